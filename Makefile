@@ -1,0 +1,39 @@
+# trt-action: `make` builds bin/trt-action (and every backend whose headers it
+# is given), `make test` runs every test, `make demo` runs the demo matrix on
+# the simulator.
+
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+BIN       := bin/trt-action
+LIBDIR    := bin/lib
+GOFLAGS_BUILD := -trimpath -ldflags "-s -w -X github.com/trt-action/trt-action/internal/cli.Version=$(VERSION)"
+
+export CGO_ENABLED := 1
+
+# Backends compiled from native/backends/ when their headers are given:
+# TRT_RTX_INCLUDE (scripts/setup-tensorrt-rtx prints it), TRT10_INCLUDE, TRT11_INCLUDE.
+-include native/backends/backends.mk
+
+.PHONY: all build test demo bench fuzz lint clean FORCE
+
+all: build
+
+build: $(BIN) $(BACKEND_LIBS)
+
+$(BIN): FORCE
+	@mkdir -p $(dir $@)
+	$(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/trt-action
+
+# Every test: set-up of TensorRT-RTX and the test models, vet, the race
+# detector, brief fuzzing, actionlint. The README's test command.
+test:
+	scripts/test
+
+demo: $(BIN)
+	$(BIN) build -f examples/trt-builds.yml --report bin/demo-report.json --summary bin/demo-summary.md
+
+bench:
+	scripts/bench
+
+clean:
+	rm -rf bin

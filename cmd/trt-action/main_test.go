@@ -1,0 +1,246 @@
+package main
+
+// End-to-end tests of the real binary: what a user or a runner sees.
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// binary is the trt-action under test: $TRT_ACTION_BIN (make test sets it)
+// or one built here.
+var binary string
+
+func TestMain(m *testing.M) {
+	binary = os.Getenv("TRT_ACTION_BIN")
+	if binary == "" {
+		dir, err := os.MkdirTemp("", "trt-action-e2e")
+		if err != nil {
+			panic(err)
+		}
+		binary = filepath.Join(dir, "trt-action")
+		if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
+			fmt.Fprintf(os.Stderr, "building the binary: %v\n%s", err, out)
+			os.Exit(1)
+		}
+		defer os.RemoveAll(dir)
+	}
+	code := m.Run()
+	os.Exit(code)
+}
+
+// run starts the binary in dir with a clean, non-Actions environment plus env.
+func command(dir string, env []string, args ...string) *exec.Cmd {
+	cmd := exec.Command(binary, args...)
+	cmd.Dir = dir
+	cmd.Env = append([]string{"PATH=" + os.Getenv("PATH"), "HOME=" + os.Getenv("HOME")}, env...)
+	return cmd
+}
+
+func writeFile(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readReport(t *testing.T, path string) *report.Report {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("report: %v", err)
+	}
+	var r report.Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		t.Fatalf("report is not valid JSON: %v\n%s", err, data)
+	}
+	return &r
+}
+
+func exitCode(err error) int {
+	if ee, ok := err.(*exec.ExitError); ok {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+const slowMatrix = `version: 1
+defaults:
+  backend: sim
+  sim: {step: 2ms}
+builds:
+  - name: slow-${{ matrix.n }}
+    engine: out/slow-${{ matrix.n }}.engine
+    matrix:
+      n: [1, 2, 3]
+`
+
+func TestSIGINTStopsWithin2sAndLeavesAValidPartialReport(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
+	cmd := command(dir, nil, "build", "--jobs", "2", "--summary", "summary.md")
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, &out, "▸", 10*time.Second) // a progress line: builds are running
+	sent := time.Now()
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	err := cmd.Wait()
+	took := time.Since(sent)
+	if code := exitCode(err); code != 130 {
+		t.Fatalf("exit code %d, want 130\n%s", code, out.String())
+	}
+	if took > 2*time.Second {
+		t.Errorf("exited %v after SIGINT, want within 2s", took)
+	}
+	r := readReport(t, filepath.Join(dir, "trt-report.json"))
+	if r.Complete || !strings.HasPrefix(r.Interrupted, "SIGINT") || len(r.Builds) != 3 {
+		t.Fatalf("report: complete=%v interrupted=%q builds=%d", r.Complete, r.Interrupted, len(r.Builds))
+	}
+	for _, b := range r.Builds {
+		if b.Status != report.StatusCancelled || b.Reason == "" {
+			t.Errorf("%s: %s %q, want cancelled with a reason", b.Name, b.Status, b.Reason)
+		}
+	}
+	summary, err := os.ReadFile(filepath.Join(dir, "summary.md"))
+	if err != nil || !strings.Contains(string(summary), "interrupted") {
+		t.Errorf("summary does not say it was interrupted: %v\n%s", err, summary)
+	}
+	if engines, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(engines) != 0 {
+		t.Errorf("engine files left behind: %v", engines)
+	}
+}
+
+// waitForLine waits until the output holds want.
+func waitForLine(t *testing.T, out *bytes.Buffer, want string, limit time.Duration) {
+	t.Helper()
+	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
+		if strings.Contains(out.String(), want) {
+			return
+		}
+	}
+	t.Fatalf("no %q within %v:\n%s", want, limit, out.String())
+}
+
+func TestExitCodes(t *testing.T) {
+	cases := []struct {
+		name, matrix string
+		want         int
+	}{
+		{"all ok", "builds: [{name: a, sim: {step: 10us}}]", 0},
+		{"a failure", "builds: [{name: a, sim: {step: 10us}}, {name: b, sim: {step: 10us, fault: fail}}]", 1},
+		{"over budget only", "builds: [{name: a, sim: {step: 1ms}, budgets: {phases: {Timing*: 50ms}}}]", 3},
+		{"invalid", "builds: [{name: a, bogus: 1}]", 2},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\ndefaults: {backend: sim}\n"+c.matrix+"\n")
+			out, err := command(dir, nil, "build").CombinedOutput()
+			if code := exitCode(err); code != c.want {
+				t.Errorf("exit %d, want %d\n%s", code, c.want, out)
+			}
+		})
+	}
+}
+
+func TestInvalidMatrixReportsEveryErrorWithPosition(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.yml"), "version: 1\nbuilds:\n  - name: a\n    backend: cuda\n  - name: b\n    budgets: {build: soon}\n")
+	out, err := command(dir, nil, "validate", "-f", "m.yml").CombinedOutput()
+	if exitCode(err) != 2 {
+		t.Fatalf("exit %d, want 2\n%s", exitCode(err), out)
+	}
+	for _, want := range []string{"m.yml:4:14:", "m.yml:6:22:"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+}
+
+// hostileTrace is a tiny trace whose phase names try to run workflow commands.
+const hostileTrace = `{"t_ms":0,"thread":1,"ev":"start","phase":"::error::from a phase","parent":null,"steps":2}
+{"t_ms":1,"thread":1,"ev":"start","phase":"x ##[error]old form","parent":"::error::from a phase","steps":1}
+{"t_ms":2,"thread":1,"ev":"step","phase":"x ##[error]old form","step":0}
+{"t_ms":3,"thread":1,"ev":"finish","phase":"x ##[error]old form"}
+{"t_ms":4,"thread":1,"ev":"step","phase":"::error::from a phase","step":0}
+{"t_ms":5,"thread":1,"ev":"start","phase":"::set-output name=engines::{}","parent":"::error::from a phase","steps":1}
+{"t_ms":6,"thread":1,"ev":"finish","phase":"::set-output name=engines::{}"}
+{"t_ms":7,"thread":1,"ev":"finish","phase":"::error::from a phase"}
+`
+
+func TestHostilePhaseNamesRunNoWorkflowCommand(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "hostile.jsonl"), hostileTrace)
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), `version: 1
+builds:
+  - {name: hostile, backend: sim, sim: {trace: hostile.jsonl, step: 20ms}}
+  - {name: over, backend: sim, sim: {trace: hostile.jsonl, step: 20ms}, budgets: {phases: {"::*": 30ms}}}
+`)
+	outputFile := filepath.Join(dir, "github_output")
+	writeFile(t, outputFile, "")
+	env := []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary.md")}
+	out, _ := command(dir, env, "build", "--depth", "3").CombinedOutput()
+	for _, line := range actions.RunnerCommands(string(out)) {
+		if !ownCommand(line) {
+			t.Errorf("the runner would execute %q\n%s", line, out)
+		}
+	}
+	if !strings.Contains(string(out), "::error::from a phase") {
+		t.Errorf("the hostile phase name should still be shown (fenced):\n%s", out)
+	}
+	outputs, _ := os.ReadFile(outputFile)
+	keys := outputKeys(string(outputs))
+	if want := "report summary succeeded failed engines"; strings.Join(keys, " ") != want {
+		t.Errorf("output keys %v, want %s\n%s", keys, want, outputs)
+	}
+}
+
+// ownCommand reports whether a command line is one trt-action itself writes:
+// groups, fences, and annotations (which always carry a title property, so
+// "::error::..." from a phase name is never one of ours).
+func ownCommand(line string) bool {
+	t := strings.TrimSpace(line)
+	for _, prefix := range []string{"::group::", "::endgroup::", "::stop-commands::", "::error title=", "::warning title=", "::notice title="} {
+		if strings.HasPrefix(t, prefix) {
+			return true
+		}
+	}
+	// The end of a fence: "::TOKEN::" with our 32-hex token.
+	return len(t) == 36 && strings.HasPrefix(t, "::") && strings.HasSuffix(t, "::")
+}
+
+// outputKeys parses GITHUB_OUTPUT heredoc records: name<<DELIM ... DELIM.
+func outputKeys(s string) []string {
+	var keys []string
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		keys = append(keys, name)
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+		}
+	}
+	return keys
+}

@@ -1,0 +1,150 @@
+package actions
+
+import (
+	"crypto/rand"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/sethvargo/go-githubactions"
+)
+
+// Config injects the process environment so tests never touch the real one.
+// Nil fields take the real thing.
+type Config struct {
+	Getenv func(string) string
+	// Open opens a file as os.OpenFile would.
+	Open func(name string, flag int, perm os.FileMode) (io.WriteCloser, error)
+	// Rand is the source of delimiters (crypto/rand.Reader by default).
+	Rand io.Reader
+}
+
+// Actions reads inputs and writes outputs and the step summary. Unlike
+// go-githubactions it never panics or exits, and its output delimiters are
+// random.
+type Actions struct {
+	getenv func(string) string
+	open   func(string, int, os.FileMode) (io.WriteCloser, error)
+	rand   io.Reader
+	gha    *githubactions.Action
+}
+
+// New returns Actions driven by cfg.
+func New(cfg Config) *Actions {
+	a := &Actions{getenv: cfg.Getenv, open: cfg.Open, rand: cfg.Rand}
+	if a.getenv == nil {
+		a.getenv = os.Getenv
+	}
+	if a.open == nil {
+		a.open = func(name string, flag int, perm os.FileMode) (io.WriteCloser, error) {
+			return os.OpenFile(name, flag, perm)
+		}
+	}
+	if a.rand == nil {
+		a.rand = rand.Reader
+	}
+	a.gha = githubactions.New(githubactions.WithGetenv(a.getenv), githubactions.WithWriter(io.Discard))
+	return a
+}
+
+// InActions reports whether the process runs as a GitHub Actions step.
+func (a *Actions) InActions() bool { return a.getenv("GITHUB_ACTIONS") == "true" }
+
+// Input returns the action input name, trimmed, or "". The variable is
+// INPUT_ + name upper-cased with spaces as underscores; hyphens stay, as the
+// runner keeps them ("fail-on" is INPUT_FAIL-ON).
+func (a *Actions) Input(name string) string {
+	return a.gha.GetInput(name)
+}
+
+// StepSummaryPath is the job summary file of this step, or "".
+func (a *Actions) StepSummaryPath() string { return a.getenv("GITHUB_STEP_SUMMARY") }
+
+// Errors returned by the writers.
+var (
+	ErrNoFile      = errors.New("not set by the runner")
+	ErrBadName     = errors.New("invalid output name")
+	ErrValueUnsafe = errors.New("output value contains the heredoc delimiter")
+	ErrTooLarge    = errors.New("step summary over 1 MiB")
+)
+
+// MaxSummaryBytes is the runner's per-step summary limit; a larger summary
+// is dropped whole.
+const MaxSummaryBytes = 1 << 20
+
+// SetOutput appends name=value to $GITHUB_OUTPUT in heredoc form with a
+// fresh random delimiter. It refuses, writing nothing, a name outside
+// [A-Za-z0-9_-] and a value that contains the delimiter.
+func (a *Actions) SetOutput(name, value string) error {
+	if !validName(name) {
+		return fmt.Errorf("%w %q: only A-Z, a-z, 0-9, '_' and '-' are allowed", ErrBadName, name)
+	}
+	path := a.getenv("GITHUB_OUTPUT")
+	if path == "" {
+		return fmt.Errorf("set output %s: GITHUB_OUTPUT %w", name, ErrNoFile)
+	}
+	token, err := randomHex(a.rand)
+	if err != nil {
+		return fmt.Errorf("set output %s: delimiter: %w", name, err)
+	}
+	record, err := outputRecord(name, value, "ghadelimiter_"+token)
+	if err != nil {
+		return err
+	}
+	return a.write(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, record)
+}
+
+// outputRecord is one heredoc entry: name<<D, value, D.
+func outputRecord(name, value, delim string) (string, error) {
+	if strings.Contains(value, delim) {
+		return "", fmt.Errorf("set output %s: %w", name, ErrValueUnsafe)
+	}
+	return name + "<<" + delim + "\n" + value + "\n" + delim + "\n", nil
+}
+
+// WriteStepSummary replaces this step's summary with markdown. The summary
+// is read when the step ends, also after a cancel, so callers rewrite it as
+// the run goes. It refuses a summary the runner would drop.
+func (a *Actions) WriteStepSummary(markdown string) error {
+	if len(markdown) > MaxSummaryBytes {
+		return fmt.Errorf("write step summary: %d bytes: %w", len(markdown), ErrTooLarge)
+	}
+	path := a.StepSummaryPath()
+	if path == "" {
+		return fmt.Errorf("write step summary: GITHUB_STEP_SUMMARY %w", ErrNoFile)
+	}
+	return a.write(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, markdown)
+}
+
+// write puts text into path with one Write call, so a concurrent reader
+// never sees half a record.
+func (a *Actions) write(path string, flag int, text string) (err error) {
+	f, err := a.open(path, flag, 0o644)
+	if err != nil {
+		return fmt.Errorf("open %s: %w", path, err)
+	}
+	defer func() {
+		if cerr := f.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("close %s: %w", path, cerr)
+		}
+	}()
+	if _, err := io.WriteString(f, text); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}
+
+func validName(name string) bool {
+	if name == "" {
+		return false
+	}
+	for _, r := range name {
+		ok := r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-'
+		if !ok {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,127 @@
+package actions
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"os"
+	"strings"
+	"testing"
+)
+
+// fakeFS records what Actions writes, per path.
+type fakeFS struct {
+	files map[string]*bytes.Buffer
+	flags map[string]int
+}
+
+type nopCloser struct{ io.Writer }
+
+func (nopCloser) Close() error { return nil }
+
+func (fs *fakeFS) open(name string, flag int, _ os.FileMode) (io.WriteCloser, error) {
+	if fs.files == nil {
+		fs.files, fs.flags = map[string]*bytes.Buffer{}, map[string]int{}
+	}
+	b := fs.files[name]
+	if b == nil || flag&os.O_TRUNC != 0 {
+		b = &bytes.Buffer{}
+		fs.files[name] = b
+	}
+	fs.flags[name] = flag
+	return nopCloser{b}, nil
+}
+
+func newTestActions(env map[string]string, fs *fakeFS, rand io.Reader) *Actions {
+	return New(Config{
+		Getenv: func(k string) string { return env[k] },
+		Open:   fs.open,
+		Rand:   rand,
+	})
+}
+
+func TestInput(t *testing.T) {
+	a := newTestActions(map[string]string{
+		"INPUT_FAIL-ON":     "  budget  ",
+		"INPUT_MATRIX_FILE": "m.yaml",
+		"INPUT_JOBS":        "2",
+	}, &fakeFS{}, nil)
+	for name, want := range map[string]string{"fail-on": "budget", "matrix file": "m.yaml", "jobs": "2", "absent": ""} {
+		if got := a.Input(name); got != want {
+			t.Errorf("Input(%q) = %q, want %q", name, got, want)
+		}
+	}
+}
+
+func TestEnvironmentQueries(t *testing.T) {
+	a := newTestActions(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_STEP_SUMMARY": "/s"}, &fakeFS{}, nil)
+	if !a.InActions() || a.StepSummaryPath() != "/s" {
+		t.Errorf("InActions() = %v, StepSummaryPath() = %q", a.InActions(), a.StepSummaryPath())
+	}
+	if newTestActions(map[string]string{"GITHUB_ACTIONS": "1"}, &fakeFS{}, nil).InActions() {
+		t.Error(`GITHUB_ACTIONS="1" counted as Actions; the runner sets "true"`)
+	}
+}
+
+func TestSetOutputWritesRandomHeredoc(t *testing.T) {
+	fs := &fakeFS{}
+	a := newTestActions(map[string]string{"GITHUB_OUTPUT": "/out"}, fs, bytes.NewReader(seq(32)))
+	if err := a.SetOutput("engine-path", "a\nb"); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.SetOutput("ok_count", "3"); err != nil {
+		t.Fatal(err)
+	}
+	want := "engine-path<<ghadelimiter_000102030405060708090a0b0c0d0e0f\na\nb\nghadelimiter_000102030405060708090a0b0c0d0e0f\n" +
+		"ok_count<<ghadelimiter_101112131415161718191a1b1c1d1e1f\n3\nghadelimiter_101112131415161718191a1b1c1d1e1f\n"
+	if got := fs.files["/out"].String(); got != want {
+		t.Errorf("GITHUB_OUTPUT =\n%s\nwant\n%s", got, want)
+	}
+	if fs.flags["/out"]&os.O_APPEND == 0 {
+		t.Error("GITHUB_OUTPUT not opened for appending")
+	}
+}
+
+func TestSetOutputRefusesUnsafeInput(t *testing.T) {
+	fs := &fakeFS{}
+	// The same 16 random bytes twice, so the second call's delimiter is known.
+	rand := bytes.NewReader(append(seq(16), seq(16)...))
+	a := newTestActions(map[string]string{"GITHUB_OUTPUT": "/out"}, fs, rand)
+	for _, name := range []string{"", "a b", "a\nb", "x<<EOF", "a=b", "é"} {
+		if err := a.SetOutput(name, "v"); !errors.Is(err, ErrBadName) {
+			t.Errorf("SetOutput(%q) = %v, want ErrBadName", name, err)
+		}
+	}
+	_ = a.SetOutput("first", "v") // uses the first 16 bytes
+	before := fs.files["/out"].String()
+	evil := "x\nghadelimiter_000102030405060708090a0b0c0d0e0f\ninjected<<Z\nowned\nZ"
+	if err := a.SetOutput("second", evil); !errors.Is(err, ErrValueUnsafe) {
+		t.Fatalf("SetOutput with the delimiter in the value = %v, want ErrValueUnsafe", err)
+	}
+	if got := fs.files["/out"].String(); got != before {
+		t.Errorf("a refused value was written:\n%s", strings.TrimPrefix(got, before))
+	}
+}
+
+func TestSetOutputWithoutRunnerFile(t *testing.T) {
+	a := newTestActions(nil, &fakeFS{}, nil)
+	if err := a.SetOutput("a", "b"); !errors.Is(err, ErrNoFile) {
+		t.Errorf("SetOutput without GITHUB_OUTPUT = %v, want ErrNoFile", err)
+	}
+}
+
+func TestWriteStepSummaryReplaces(t *testing.T) {
+	fs := &fakeFS{}
+	a := newTestActions(map[string]string{"GITHUB_STEP_SUMMARY": "/sum"}, fs, nil)
+	for _, md := range []string{"# first\n", "# second\n"} {
+		if err := a.WriteStepSummary(md); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := fs.files["/sum"].String(); got != "# second\n" {
+		t.Errorf("summary = %q, want only the latest", got)
+	}
+	if err := a.WriteStepSummary(strings.Repeat("x", MaxSummaryBytes+1)); !errors.Is(err, ErrTooLarge) {
+		t.Errorf("oversized summary = %v, want ErrTooLarge", err)
+	}
+}

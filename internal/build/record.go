@@ -1,0 +1,48 @@
+package build
+
+import (
+	"bufio"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/trt-action/trt-action/internal/trace"
+)
+
+// traceRecorder writes one build's callbacks as a trace file (--record-trace).
+type traceRecorder struct {
+	f   *os.File
+	buf *bufio.Writer
+	w   *trace.Writer
+}
+
+func newTraceRecorder(dir, build string) (*traceRecorder, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(filepath.Join(dir, fileSafe(build)+".jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	buf := bufio.NewWriter(f)
+	return &traceRecorder{f: f, buf: buf, w: trace.NewWriter(buf)}, nil
+}
+
+func (t *traceRecorder) write(ev trace.Event) { _ = t.w.Write(ev) }
+
+func (t *traceRecorder) close() {
+	_ = t.w.Flush()
+	_ = t.buf.Flush()
+	_ = t.f.Close()
+}
+
+// fileSafe turns a build name into a file name.
+func fileSafe(name string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, name)
+}

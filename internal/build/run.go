@@ -1,0 +1,201 @@
+package build
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"syscall"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Options configure a run.
+type Options struct {
+	Exe        string   // the binary to start as a worker (os.Executable)
+	WorkerArgs []string // its arguments (the hidden worker subcommand)
+	WorkerEnv  []string // extra environment for workers
+	LibPath    string   // --trt-lib
+
+	Jobs       int           // builds at once; default 1
+	RunBudget  time.Duration // the whole run; 0 = none
+	Heartbeat  time.Duration // how often running builds report progress; default 1s
+	PhaseDepth int           // phase start/finish events down to this depth; default 2
+	RecordDir  string        // --record-trace: one trace file per build
+
+	// InterruptGrace bounds how long builds get to stop softly after a
+	// signal before they are killed: the runner sends SIGTERM 7.5 s after
+	// SIGINT, and everything must be written by then.
+	InterruptGrace time.Duration
+
+	Matrix string // matrix file, for the report
+	Tool   string // "trt-action 0.1.0"
+
+	// OnEvent receives every event of the run, from one goroutine, in order.
+	OnEvent func(report.Event)
+	// Checkpoint is called (from the same goroutine) with the report after
+	// each build ends, and once more at the end: write the report and summary.
+	Checkpoint func(*report.Report)
+}
+
+func (o *Options) defaults() {
+	if o.Jobs < 1 {
+		o.Jobs = 1
+	}
+	if o.Heartbeat <= 0 {
+		o.Heartbeat = time.Second
+	}
+	if o.PhaseDepth <= 0 {
+		o.PhaseDepth = 2
+	}
+	if o.InterruptGrace <= 0 {
+		o.InterruptGrace = 2 * time.Second
+	}
+	if o.OnEvent == nil {
+		o.OnEvent = func(report.Event) {}
+	}
+	if o.Checkpoint == nil {
+		o.Checkpoint = func(*report.Report) {}
+	}
+}
+
+// Interrupted is the cause of a run stopped by a signal.
+type Interrupted struct{ Signal os.Signal }
+
+func (e Interrupted) Error() string { return "interrupted by " + signalName(e.Signal) }
+
+func signalName(s os.Signal) string {
+	switch s {
+	case os.Interrupt:
+		return "SIGINT"
+	case syscall.SIGTERM:
+		return "SIGTERM"
+	}
+	return s.String()
+}
+
+// runner is the owner of one run: it alone touches the report.
+type runner struct {
+	opts    Options
+	builds  []matrix.Build
+	started time.Time
+	rep     *report.Report
+	events  chan report.Event
+
+	soft    context.Context // cancelled (with cause) to stop builds softly
+	stop    context.CancelCauseFunc
+	kill    context.Context // cancelled to kill every worker now
+	killNow context.CancelFunc
+
+	noMore error // why no further build may start (signal, run budget); nil while they may
+}
+
+// Run builds everything, one worker process per build, until all builds end
+// or a signal arrives on signals (SIGINT or SIGTERM: stop softly; a second
+// SIGINT: kill). It returns the final report; context.Cause of a stopped run
+// is in report.Interrupted.
+func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.Report {
+	opts.defaults()
+	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan report.Event, 256)}
+	r.soft, r.stop = context.WithCancelCause(context.Background())
+	r.kill, r.killNow = context.WithCancel(context.Background())
+	defer r.stop(nil)
+	defer r.killNow()
+	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
+		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
+	for i, b := range builds {
+		r.rep.Builds[i] = report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending}
+	}
+	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
+	r.opts.Checkpoint(r.rep)
+	r.loop(signals)
+	r.finish()
+	return r.rep
+}
+
+func (r *runner) since() time.Duration { return time.Since(r.started) }
+
+func (r *runner) emit(ev report.Event) {
+	ev.At = r.since()
+	r.opts.OnEvent(ev)
+}
+
+func (r *runner) loop(signals <-chan os.Signal) {
+	next, running := 0, 0
+	var runOver <-chan time.Time
+	if r.opts.RunBudget > 0 {
+		t := time.NewTimer(r.opts.RunBudget)
+		defer t.Stop()
+		runOver = t.C
+	}
+	for {
+		for running < r.opts.Jobs && next < len(r.builds) && r.noMore == nil {
+			r.rep.Builds[next].Status = report.StatusRunning
+			r.rep.Builds[next].StartMs = r.since().Milliseconds()
+			go r.runBuild(next)
+			next, running = next+1, running+1
+		}
+		if running == 0 && (next == len(r.builds) || r.noMore != nil) {
+			r.cancelPending(next)
+			return
+		}
+		select {
+		case ev := <-r.events:
+			if ev.Kind == report.BuildFinished {
+				running--
+				r.rep.Builds[ev.Build] = *ev.Result
+				r.rep.DurationMs = r.since().Milliseconds()
+				r.opts.Checkpoint(r.rep)
+			}
+			r.emit(ev)
+		case sig := <-signals:
+			r.onSignal(sig)
+		case <-runOver:
+			// Running builds stop themselves through their run limit;
+			// this only keeps the rest from starting.
+			r.noMore = fmt.Errorf("run budget %s exhausted", r.opts.RunBudget)
+		}
+	}
+}
+
+func (r *runner) onSignal(sig os.Signal) {
+	if r.soft.Err() != nil {
+		if sig == os.Interrupt {
+			r.emit(report.Event{Kind: report.Stopping, Build: -1, Message: "second SIGINT: killing every build"})
+			r.killNow()
+		}
+		return
+	}
+	cause := Interrupted{Signal: sig}
+	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), round(r.since()))
+	r.noMore = cause
+	r.stop(cause)
+	r.emit(report.Event{Kind: report.Stopping, Build: -1,
+		Message: fmt.Sprintf("%s: stopping every build (up to %s); press Ctrl-C again to kill", signalName(sig), r.opts.InterruptGrace)})
+}
+
+// cancelPending marks the builds that never started.
+func (r *runner) cancelPending(from int) {
+	why := fmt.Sprintf("not started: %v", r.noMore)
+	for i := from; i < len(r.builds); i++ {
+		b := &r.rep.Builds[i]
+		b.Status, b.Reason = report.StatusCancelled, why
+		b.StartMs = r.since().Milliseconds()
+		r.emit(report.Event{Kind: report.BuildFinished, Build: i, Name: b.Name, Result: b})
+	}
+}
+
+func (r *runner) finish() {
+	r.rep.DurationMs = r.since().Milliseconds()
+	r.rep.Complete = r.noMore == nil
+	r.opts.Checkpoint(r.rep)
+	r.emit(report.Event{Kind: report.RunFinished, Build: -1, Run: r.rep})
+}
+
+// runBuild runs one build on its own goroutine and reports its end.
+func (r *runner) runBuild(i int) {
+	w := newWatch(r, i, r.builds[i])
+	res := w.run()
+	r.events <- report.Event{Kind: report.BuildFinished, Build: i, Name: res.Name, Result: res}
+}

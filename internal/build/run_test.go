@@ -1,0 +1,225 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/trace"
+)
+
+// The test binary doubles as the worker: the supervisor starts it again with
+// this variable set, exactly as the real binary starts its hidden subcommand.
+const workerEnv = "TRT_ACTION_TEST_WORKER"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(workerEnv) == "1" {
+		os.Exit(RunWorker(os.Stdin, os.NewFile(3, "proto")))
+	}
+	os.Exit(m.Run())
+}
+
+// simBuild is a quick simulated build of the built-in real phase tree.
+func simBuild(dir, name string, mod func(*matrix.Build)) matrix.Build {
+	b := matrix.Build{
+		Name: name, Backend: "sim", Engine: filepath.Join(dir, name+".engine"),
+		Budgets: matrix.Budgets{Grace: 5 * time.Second},
+		Sim:     matrix.Sim{Step: 20 * time.Microsecond, Threads: 4, Fault: matrix.Fault{Kind: "none"}},
+	}
+	if mod != nil {
+		mod(&b)
+	}
+	return b
+}
+
+func testOptions(t *testing.T) Options {
+	t.Helper()
+	return Options{Exe: os.Args[0], WorkerArgs: []string{"-test.run=^$"}, WorkerEnv: []string{workerEnv + "=1"},
+		Jobs: 3, Heartbeat: 50 * time.Millisecond}
+}
+
+func byName(r *report.Report) map[string]report.Build {
+	m := map[string]report.Build{}
+	for _, b := range r.Builds {
+		m[b.Name] = b
+	}
+	return m
+}
+
+func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
+	dir := t.TempDir()
+	fault := func(kind string, d time.Duration) func(*matrix.Build) {
+		return func(b *matrix.Build) { b.Sim.Fault = matrix.Fault{Kind: kind, Duration: d} }
+	}
+	builds := []matrix.Build{
+		simBuild(dir, "ok-1", nil),
+		simBuild(dir, "crash", fault("crash", 0)),
+		simBuild(dir, "hang", func(b *matrix.Build) {
+			fault("hang", 0)(b)
+			b.Budgets.Stall, b.Budgets.Grace = 300*time.Millisecond, 300*time.Millisecond
+		}),
+		simBuild(dir, "fail", fault("fail", 0)),
+		simBuild(dir, "silence", func(b *matrix.Build) {
+			fault("silence", 1500*time.Millisecond)(b)
+			b.Budgets.Stall = 300 * time.Millisecond
+		}),
+		simBuild(dir, "ok-2", nil),
+	}
+	var events []report.Event
+	opts := testOptions(t)
+	opts.OnEvent = func(ev report.Event) { events = append(events, ev) }
+	rep := Run(builds, opts, nil)
+	got := byName(rep)
+	want := map[string]string{
+		"ok-1": report.StatusOK, "ok-2": report.StatusOK, "crash": report.StatusCrashed,
+		"hang": report.StatusKilled, "fail": report.StatusFailed, "silence": report.StatusBudgetExceeded,
+	}
+	for name, status := range want {
+		if got[name].Status != status {
+			t.Errorf("%s: status %q (%s), want %q", name, got[name].Status, got[name].Reason, status)
+		}
+	}
+	if r := got["crash"].Reason; !strings.Contains(r, "worker crashed") || !strings.Contains(r, "SIGABRT") {
+		t.Errorf("crash reason = %q", r)
+	}
+	if r := got["hang"].Reason; !strings.Contains(r, "stalled") || !strings.Contains(r, "killed") {
+		t.Errorf("hang reason = %q", r)
+	}
+	if b := got["silence"].Budget; b == nil || b.Kind != KindStall {
+		t.Errorf("silence budget = %+v, want a stall hit", b)
+	}
+	if r := got["fail"].Reason; !strings.Contains(r, "failed after") {
+		t.Errorf("fail reason = %q", r)
+	}
+	for _, name := range []string{"ok-1", "ok-2"} {
+		e := got[name].Engine
+		if e == nil || e.Bytes == 0 || len(e.SHA256) != 64 {
+			t.Fatalf("%s engine = %+v", name, e)
+		}
+		if _, err := os.Stat(e.Path); err != nil {
+			t.Errorf("%s engine missing: %v", name, err)
+		}
+		if got[name].Callbacks < 6000 || len(got[name].Phases) == 0 {
+			t.Errorf("%s: %d callbacks, %d root phases", name, got[name].Callbacks, len(got[name].Phases))
+		}
+	}
+	assertNoPartials(t, dir)
+	if !rep.Complete || events[len(events)-1].Kind != report.RunFinished {
+		t.Errorf("run not complete or last event not RunFinished")
+	}
+}
+
+func assertNoPartials(t *testing.T, dir string) {
+	t.Helper()
+	partials, _ := filepath.Glob(filepath.Join(dir, "*.partial-*"))
+	if len(partials) > 0 {
+		t.Errorf("partial engines left behind: %v", partials)
+	}
+}
+
+func TestPhaseBudgetStopsTheBuildThroughTheMonitor(t *testing.T) {
+	dir := t.TempDir()
+	b := simBuild(dir, "tight", func(b *matrix.Build) {
+		b.Sim.Step = 200 * time.Microsecond
+		b.Budgets.Phases = []matrix.PhaseBudget{{Pattern: "Timing tactics", Limit: 100 * time.Millisecond}}
+	})
+	good := []byte("a good engine from an earlier run")
+	if err := os.WriteFile(b.Engine, good, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	got := rep.Builds[0]
+	if got.Status != report.StatusBudgetExceeded || got.Budget == nil || got.Budget.Kind != KindPhase {
+		t.Fatalf("status %q budget %+v reason %q", got.Status, got.Budget, got.Reason)
+	}
+	if !strings.HasSuffix(got.Budget.Phase, "/Timing tactics") || !strings.Contains(got.Reason, "Timing tactics") {
+		t.Errorf("budget names %q, reason %q", got.Budget.Phase, got.Reason)
+	}
+	// It stopped through stepComplete, long before the end of the trace.
+	// (How soon after the deadline is measured by BenchmarkDeadlineToEnd.)
+	if full := int64(len(trace.Default())); got.Callbacks >= full {
+		t.Errorf("%d callbacks: the build ran to the end (%d)", got.Callbacks, full)
+	}
+	if got.Budget.ElapsedMs < got.Budget.LimitMs {
+		t.Errorf("stopped at %dms, before its %dms limit", got.Budget.ElapsedMs, got.Budget.LimitMs)
+	}
+	if data, _ := os.ReadFile(b.Engine); string(data) != string(good) {
+		t.Errorf("the earlier good engine was replaced by %q", data)
+	}
+	assertNoPartials(t, dir)
+}
+
+func TestBuildBudgetWarnsThenStops(t *testing.T) {
+	dir := t.TempDir()
+	b := simBuild(dir, "slow", func(b *matrix.Build) {
+		b.Sim.Step = 200 * time.Microsecond
+		b.Budgets.Build, b.Budgets.WarnPercent = 300*time.Millisecond, 50
+	})
+	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	got := rep.Builds[0]
+	if got.Status != report.StatusBudgetExceeded || got.Budget.Kind != KindBuild {
+		t.Fatalf("status %q budget %+v", got.Status, got.Budget)
+	}
+	if len(got.Warnings) == 0 || !strings.HasPrefix(got.Warnings[0], "build used 5") {
+		t.Errorf("warnings = %q", got.Warnings)
+	}
+	if got.BudgetUse < 100 {
+		t.Errorf("budget use = %.0f%%, want >= 100", got.BudgetUse)
+	}
+}
+
+func TestSignalStopsRunningBuildsAndCancelsTheRest(t *testing.T) {
+	dir := t.TempDir()
+	var builds []matrix.Build
+	for _, name := range []string{"a", "b", "c", "d"} {
+		builds = append(builds, simBuild(dir, name, func(b *matrix.Build) { b.Sim.Step = time.Millisecond }))
+	}
+	signals := make(chan os.Signal, 1)
+	opts := testOptions(t)
+	opts.Jobs = 2
+	// Generous under the race detector on a loaded machine; the real
+	// binary's SIGINT test holds the 2 s bound.
+	opts.InterruptGrace = 10 * time.Second
+	sent := false
+	opts.OnEvent = func(ev report.Event) {
+		if ev.Kind == report.Heartbeat && ev.At > 300*time.Millisecond && !sent {
+			sent = true
+			signals <- os.Interrupt
+		}
+	}
+	begin := time.Now()
+	rep := Run(builds, opts, signals)
+	if took := time.Since(begin); took > 10*time.Second {
+		t.Errorf("stopping took %v", took)
+	}
+	if rep.Complete || !strings.HasPrefix(rep.Interrupted, "SIGINT after") {
+		t.Fatalf("complete=%v interrupted=%q", rep.Complete, rep.Interrupted)
+	}
+	for _, b := range rep.Builds {
+		if b.Status != report.StatusCancelled {
+			t.Errorf("%s: %s (%s), want cancelled", b.Name, b.Status, b.Reason)
+		}
+	}
+	if r := rep.Builds[3].Reason; !strings.Contains(r, "not started: interrupted by SIGINT") {
+		t.Errorf("pending build reason = %q", r)
+	}
+	assertNoPartials(t, dir)
+}
+
+func TestRecordTraceWritesEveryCallback(t *testing.T) {
+	dir := t.TempDir()
+	opts := testOptions(t)
+	opts.RecordDir = filepath.Join(dir, "traces")
+	rep := Run([]matrix.Build{simBuild(dir, "rec/one", nil)}, opts, nil)
+	data, err := os.ReadFile(filepath.Join(opts.RecordDir, "rec_one.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lines := strings.Count(string(data), "\n"); int64(lines) != rep.Builds[0].Callbacks {
+		t.Errorf("recorded %d lines for %d callbacks", lines, rep.Builds[0].Callbacks)
+	}
+}

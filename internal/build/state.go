@@ -1,0 +1,193 @@
+// Package build runs a build matrix: one worker process per build, a
+// supervisor that owns each build's state, budgets that stop builds through
+// the progress monitor, and the signals that stop them all.
+package build
+
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/trace"
+)
+
+// phase is one instance of a phase in a build's tree.
+type phase struct {
+	name     string
+	parent   *phase
+	path     string // names from the root down, joined by "/"
+	depth    int    // 1 for a root phase
+	start    time.Duration
+	end      time.Duration // -1 while running
+	done     int
+	steps    int
+	children []*phase
+	limits   []phaseLimit // phase budgets that match this instance
+}
+
+// State is one build's phase tree as its callbacks describe it. One
+// goroutine owns it; nothing here locks.
+type State struct {
+	roots   []*phase
+	running map[string][]*phase // running phases by name; a stack, newest last
+	newest  *phase              // the most recently started phase still running
+
+	callbacks      int64
+	anomalies      int64 // callbacks that broke the monitor contract (ignored)
+	last           time.Duration
+	longestSilence time.Duration
+}
+
+// NewState returns the state of a build that has not called back yet.
+func NewState() *State {
+	return &State{running: map[string][]*phase{}}
+}
+
+// Change says what an applied callback did to the tree.
+type Change struct {
+	Started  *phase
+	Finished *phase
+}
+
+// Apply records one callback. Events must come in the order they were made.
+func (s *State) Apply(ev trace.Event) Change {
+	s.callbacks++
+	if gap := ev.T - s.last; gap > s.longestSilence {
+		s.longestSilence = gap
+	}
+	if ev.T > s.last {
+		s.last = ev.T
+	}
+	switch ev.Kind {
+	case trace.Start:
+		return Change{Started: s.start(ev)}
+	case trace.Step:
+		if p := s.find(ev.Phase); p != nil {
+			p.done = max(p.done, ev.Step+1)
+		} else {
+			s.anomalies++
+		}
+	case trace.Finish:
+		return Change{Finished: s.finish(ev)}
+	}
+	return Change{}
+}
+
+func (s *State) start(ev trace.Event) *phase {
+	p := &phase{name: ev.Phase, start: ev.T, end: -1, steps: ev.Steps, depth: 1, path: ev.Phase}
+	if ev.Parent != "" {
+		if parent := s.find(ev.Parent); parent != nil {
+			p.parent, p.depth, p.path = parent, parent.depth+1, parent.path+"/"+ev.Phase
+			parent.children = append(parent.children, p)
+		} else {
+			s.anomalies++
+		}
+	}
+	if p.parent == nil {
+		s.roots = append(s.roots, p)
+	}
+	s.running[ev.Phase] = append(s.running[ev.Phase], p)
+	s.newest = p
+	return p
+}
+
+func (s *State) finish(ev trace.Event) *phase {
+	stack := s.running[ev.Phase]
+	if len(stack) == 0 {
+		s.anomalies++
+		return nil
+	}
+	p := stack[len(stack)-1]
+	if len(stack) == 1 {
+		delete(s.running, ev.Phase)
+	} else {
+		s.running[ev.Phase] = stack[:len(stack)-1]
+	}
+	p.end = ev.T
+	if s.newest == p {
+		s.newest = s.newestRunningAncestor(p)
+	}
+	return p
+}
+
+// newestRunningAncestor finds what is innermost once p has finished: its
+// nearest running ancestor (TensorRT's phases nest, so that is the chain).
+func (s *State) newestRunningAncestor(p *phase) *phase {
+	for q := p.parent; q != nil; q = q.parent {
+		if q.end < 0 {
+			return q
+		}
+	}
+	return nil
+}
+
+func (s *State) find(name string) *phase {
+	stack := s.running[name]
+	if len(stack) == 0 {
+		return nil
+	}
+	return stack[len(stack)-1]
+}
+
+// Callbacks counts every callback applied.
+func (s *State) Callbacks() int64 { return s.callbacks }
+
+// LastCallback is the time of the newest callback.
+func (s *State) LastCallback() time.Duration { return s.last }
+
+// LongestSilence is the longest gap between two callbacks seen so far.
+func (s *State) LongestSilence() time.Duration { return s.longestSilence }
+
+// activeChain returns the running phases from the root to the innermost.
+func (s *State) activeChain() []*phase {
+	var chain []*phase
+	for p := s.newest; p != nil; p = p.parent {
+		chain = append(chain, p)
+	}
+	for i, j := 0, len(chain)-1; i < j; i, j = i+1, j-1 {
+		chain[i], chain[j] = chain[j], chain[i]
+	}
+	return chain
+}
+
+// Active describes the running chain at time now.
+func (s *State) Active(now time.Duration) []report.ActivePhase {
+	chain := s.activeChain()
+	out := make([]report.ActivePhase, len(chain))
+	for i, p := range chain {
+		out[i] = report.ActivePhase{Name: p.name, Done: p.done, Steps: p.steps, Elapsed: now - p.start}
+	}
+	return out
+}
+
+// Tree copies the phase tree for a report. Phases still running get end -1.
+func (s *State) Tree() []*report.Phase {
+	return copyPhases(s.roots)
+}
+
+func copyPhases(ps []*phase) []*report.Phase {
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make([]*report.Phase, len(ps))
+	for i, p := range ps {
+		end := int64(-1)
+		if p.end >= 0 {
+			end = p.end.Milliseconds()
+		}
+		out[i] = &report.Phase{
+			Name: p.name, StartMs: p.start.Milliseconds(), EndMs: end,
+			Done: p.done, Steps: p.steps, Children: copyPhases(p.children),
+		}
+	}
+	return out
+}
+
+// names lists the phase's names from the root down. Names may themselves
+// contain "/", so this walks the chain rather than splitting the path.
+func (p *phase) names() []string {
+	names := make([]string, p.depth)
+	for q, i := p, p.depth-1; q != nil && i >= 0; q, i = q.parent, i-1 {
+		names[i] = q.name
+	}
+	return names
+}

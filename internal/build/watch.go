@@ -1,0 +1,422 @@
+package build
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/trace"
+	"github.com/trt-action/trt-action/native"
+	"golang.org/x/sys/unix"
+)
+
+// maxLogLines bounds the library log lines kept per build.
+const maxLogLines = 200
+
+// watch supervises one build's worker. It owns the build's State and Budget.
+type watch struct {
+	r     *runner
+	index int
+	spec  matrix.Build
+
+	started  time.Time
+	offset   time.Duration // build clock when the worker's clock started
+	state    *State
+	budget   *Budget
+	lastSeen time.Duration // build clock of the newest callback batch
+	peakUse  float64
+
+	res       report.Build
+	hit       *report.BudgetHit // the limit that stopped the build
+	stopWhy   string            // set once a soft stop was sent
+	stopAt    time.Duration     // build clock of the deadline or signal that stopped it
+	killed    bool
+	result    *message
+	output    tail // the worker's own stdout and stderr
+	recording *traceRecorder
+	engineTmp string
+	stdin     io.WriteCloser
+	exitErr   error
+}
+
+func newWatch(r *runner, i int, spec matrix.Build) *watch {
+	var runLeft time.Duration
+	if r.opts.RunBudget > 0 {
+		runLeft = max(r.opts.RunBudget-r.since(), time.Millisecond)
+	}
+	return &watch{r: r, index: i, spec: spec, state: NewState(), budget: NewBudget(spec.Budgets, runLeft),
+		res: r.rep.Builds[i]}
+}
+
+func (w *watch) now() time.Duration { return time.Since(w.started) }
+
+func (w *watch) emit(ev report.Event) {
+	ev.Build, ev.Name = w.index, w.spec.Name
+	w.r.events <- ev
+}
+
+// run starts the worker and follows it to its end.
+func (w *watch) run() *report.Build {
+	w.started = time.Now()
+	w.emit(report.Event{Kind: report.BuildStarted})
+	cmd, msgs, exited, err := w.start()
+	if err != nil {
+		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error())
+	}
+	w.follow(cmd, msgs, exited)
+	return w.classify()
+}
+
+// start launches the worker in a process group of its own, so the terminal's
+// Ctrl-C reaches only the supervisor, and a kill takes all it started.
+func (w *watch) start() (*exec.Cmd, <-chan message, <-chan error, error) {
+	spec, err := w.workerSpec()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	protoR, protoW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	cmd := exec.Command(w.r.opts.Exe, w.r.opts.WorkerArgs...)
+	cmd.Env = append(os.Environ(), w.r.opts.WorkerEnv...)
+	cmd.ExtraFiles = []*os.File{protoW}
+	cmd.Stdout, cmd.Stderr = &w.output, &w.output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	protoW.Close()
+	if err != nil {
+		protoR.Close()
+		return nil, nil, nil, err
+	}
+	line, _ := json.Marshal(spec)
+	_, _ = stdin.Write(append(line, '\n'))
+	msgs := make(chan message, 64)
+	go func() { readMessages(protoR, msgs); protoR.Close() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	w.stdin = stdin
+	return cmd, msgs, exited, nil
+}
+
+func (w *watch) workerSpec() (workerSpec, error) {
+	b := w.spec
+	w.engineTmp = fmt.Sprintf("%s.partial-%d-%d", b.Engine, os.Getpid(), w.index)
+	if err := os.MkdirAll(filepath.Dir(b.Engine), 0o755); err != nil {
+		return workerSpec{}, err
+	}
+	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
+		Targets: b.Targets, TimingCache: b.TimingCache}
+	if len(b.Shapes) > 0 {
+		req.Shapes = map[string]native.Shape{}
+		for k, s := range b.Shapes {
+			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
+		}
+	}
+	if b.Backend == "sim" {
+		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Threads: b.Sim.Threads,
+			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
+	}
+	if w.r.opts.RecordDir != "" {
+		rec, err := newTraceRecorder(w.r.opts.RecordDir, b.Name)
+		if err != nil {
+			return workerSpec{}, err
+		}
+		w.recording = rec
+	}
+	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
+}
+
+// follow handles the worker's messages, budgets, heartbeats and stops until
+// the worker has exited and its messages are all read.
+func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) {
+	beat := time.NewTicker(w.r.opts.Heartbeat)
+	defer beat.Stop()
+	check := time.NewTimer(time.Hour)
+	defer check.Stop()
+	var grace <-chan time.Time
+	soft, kill := w.r.soft.Done(), w.r.kill.Done()
+	exitedYet := false
+	for msgs != nil || !exitedYet {
+		w.armCheck(check)
+		select {
+		case m, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			w.handle(m)
+		case err := <-exited:
+			exitedYet, exited = true, nil
+			w.exitErr = err
+		case <-check.C:
+		case <-beat.C:
+			w.heartbeat()
+		case <-soft:
+			// A signal shortens any grace already running: the runner
+			// kills us 10 s after its SIGINT.
+			soft = nil
+			g := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
+			if w.stopWhy == "" {
+				w.stopAt = w.now()
+				w.softStop(fmt.Sprint(context.Cause(w.r.soft)))
+			}
+			grace = time.After(g)
+		case <-grace:
+			grace = nil
+			w.killGroup(cmd)
+		case <-kill:
+			kill = nil
+			w.killGroup(cmd)
+		}
+		if w.stopWhy == "" && !exitedYet {
+			if hit := w.checkBudgets(); hit != nil {
+				w.hit = hit
+				w.stopAt = w.now() - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
+				w.softStop(describeHit(hit))
+				grace = time.After(w.spec.Budgets.Grace)
+			}
+		}
+	}
+	if w.recording != nil {
+		w.recording.close()
+	}
+}
+
+// armCheck sets the timer to the next moment a budget could run out or warn.
+func (w *watch) armCheck(t *time.Timer) {
+	now := w.now()
+	next, ok := w.budget.Next(w.state, now, w.lastSeen)
+	if !ok {
+		next = now + time.Hour
+	}
+	t.Reset(max(next-now, time.Millisecond))
+}
+
+func (w *watch) handle(m message) {
+	switch m.M {
+	case msgHello:
+		w.offset = w.now()
+	case msgEvents:
+		w.lastSeen = w.now()
+		for _, we := range m.Events {
+			ev := we.event()
+			if w.recording != nil {
+				w.recording.write(ev)
+			}
+			ev.T += w.offset
+			w.apply(ev)
+		}
+	case msgLogs:
+		for _, l := range m.Logs {
+			if len(w.res.Log) < maxLogLines && l.Severity != "verbose" {
+				w.res.Log = append(w.res.Log, l)
+			}
+		}
+	case msgResult:
+		w.result = &m
+	}
+}
+
+func (w *watch) apply(ev trace.Event) {
+	ch := w.state.Apply(ev)
+	if p := ch.Started; p != nil {
+		w.budget.Attach(p)
+		if p.depth <= w.r.opts.PhaseDepth {
+			w.emit(report.Event{Kind: report.PhaseStarted, Path: p.names(), Steps: p.steps})
+		}
+	}
+	if p := ch.Finished; p != nil {
+		w.notePhaseUse(p)
+		if p.depth <= w.r.opts.PhaseDepth {
+			w.emit(report.Event{Kind: report.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
+		}
+	}
+}
+
+// notePhaseUse keeps the highest share of a phase budget any finished phase used.
+func (w *watch) notePhaseUse(p *phase) {
+	for _, l := range p.limits {
+		w.peakUse = max(w.peakUse, float64(p.end-p.start)*100/float64(l.limit))
+	}
+}
+
+func (w *watch) checkBudgets() *report.BudgetHit {
+	now := w.now()
+	v := w.budget.Check(w.state, now, w.lastSeen)
+	w.peakUse = max(w.peakUse, w.budget.Use(w.state, now, w.lastSeen))
+	for _, msg := range v.Warnings {
+		w.res.Warnings = append(w.res.Warnings, msg)
+		w.emit(report.Event{Kind: report.BudgetWarning, Message: msg})
+	}
+	return v.Hit
+}
+
+func (w *watch) heartbeat() {
+	now := w.now()
+	left, name := w.budget.Nearest(w.state, now, w.lastSeen)
+	w.emit(report.Event{Kind: report.Heartbeat, Progress: &report.Progress{
+		Elapsed: now, Active: w.state.Active(now), Callbacks: w.state.Callbacks(),
+		Silent: now - w.lastSeen, BudgetLeft: left, BudgetName: name,
+	}})
+}
+
+// softStop asks the build to stop through the monitor: its stepComplete
+// returns false from now on.
+func (w *watch) softStop(why string) {
+	w.stopWhy = why
+	_, _ = io.WriteString(w.stdin, `{"m":"stop"}`+"\n")
+	w.emit(report.Event{Kind: report.Stopping, Message: why})
+}
+
+func (w *watch) killGroup(cmd *exec.Cmd) {
+	if cmd.Process == nil || w.killed {
+		return
+	}
+	w.killed = true
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+}
+
+// describeHit words a budget hit for people.
+func describeHit(h *report.BudgetHit) string {
+	limit, took := time.Duration(h.LimitMs)*time.Millisecond, time.Duration(h.ElapsedMs)*time.Millisecond
+	switch h.Kind {
+	case KindPhase:
+		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, round(took), limit, h.Pattern)
+	case KindStall:
+		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", round(took), limit)
+	case KindRun:
+		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", round(took), limit)
+	}
+	return fmt.Sprintf("build budget exceeded after %s (limit %s)", round(took), limit)
+}
+
+// classify decides the build's status from how its worker ended.
+func (w *watch) classify() *report.Build {
+	took := round(w.now())
+	switch {
+	case w.result != nil && w.result.Status == "ok" && !w.killed:
+		if err := w.keepEngine(); err != nil {
+			return w.conclude(report.StatusFailed, "engine could not be kept: "+err.Error())
+		}
+		return w.conclude(report.StatusOK, "")
+	case w.killed && w.stopWhy != "":
+		return w.conclude(report.StatusKilled, fmt.Sprintf("%s; did not stop within its grace, killed after %s", w.stopWhy, took))
+	case w.killed:
+		return w.conclude(report.StatusKilled, fmt.Sprintf("killed after %s", took))
+	case w.result != nil && w.stopWhy != "" && w.result.Status != "unavailable":
+		if w.hit != nil {
+			return w.conclude(report.StatusBudgetExceeded, w.stopWhy)
+		}
+		return w.conclude(report.StatusCancelled, fmt.Sprintf("%s after %s", w.stopWhy, took))
+	case w.result != nil && w.result.Status == "cancelled":
+		return w.conclude(report.StatusCancelled, fmt.Sprintf("cancelled after %s", took))
+	case w.result != nil:
+		return w.conclude(report.StatusFailed, fmt.Sprintf("failed after %s: %s", took, w.failure()))
+	}
+	return w.conclude(report.StatusCrashed, fmt.Sprintf("worker crashed after %s: %s%s", took, exitDescription(w.exitErr), w.output.lastLine()))
+}
+
+func (w *watch) failure() string {
+	if w.result.Error != "" {
+		return w.result.Error
+	}
+	for i := len(w.res.Log) - 1; i >= 0; i-- {
+		if w.res.Log[i].Severity == "error" {
+			return w.res.Log[i].Text
+		}
+	}
+	return "the library returned no engine"
+}
+
+func exitDescription(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + unix.SignalName(ws.Signal())
+		}
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "exited without a result"
+}
+
+// conclude fills in the report entry; any engine that is not kept is removed.
+func (w *watch) conclude(status, reason string) *report.Build {
+	if status != report.StatusOK && w.engineTmp != "" {
+		_ = os.Remove(w.engineTmp)
+	}
+	b := &w.res
+	b.Status, b.Reason, b.Budget = status, reason, w.hit
+	b.DurationMs = w.now().Milliseconds()
+	b.Callbacks = w.state.Callbacks()
+	b.LongestSilenceMs = w.state.LongestSilence().Milliseconds()
+	b.Phases = w.state.Tree()
+	b.BudgetUse = w.peakUse
+	if w.stopWhy != "" {
+		b.StopLatencyMs = max(w.now()-w.stopAt, 0).Milliseconds()
+	}
+	if w.result != nil && w.result.Library != "" {
+		b.Library = w.result.Library
+	}
+	return b
+}
+
+// keepEngine renames the complete engine into place and fingerprints it.
+func (w *watch) keepEngine() error {
+	f, err := os.Open(w.engineTmp)
+	if err != nil {
+		return err
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, f)
+	f.Close()
+	if err != nil {
+		return err
+	}
+	if err := os.Rename(w.engineTmp, w.spec.Engine); err != nil {
+		return err
+	}
+	w.res.Engine = &report.Engine{Path: w.spec.Engine, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+	return nil
+}
+
+// tail keeps the last lines a worker printed, to explain a crash.
+type tail struct {
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 8<<10 {
+		t.buf = t.buf[len(t.buf)-4<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	if last := strings.TrimSpace(lines[len(lines)-1]); last != "" {
+		return " (last output: " + last + ")"
+	}
+	return ""
+}

@@ -1,0 +1,176 @@
+package build
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/trace"
+	"github.com/trt-action/trt-action/native"
+)
+
+// drainEvery is how often a worker hands callbacks on. It bounds how late a
+// budget is noticed, and costs the build nothing: callbacks only queue.
+const drainEvery = 10 * time.Millisecond
+
+// orphanGrace is how long a worker whose supervisor vanished keeps trying to
+// stop its build softly before it exits anyway.
+const orphanGrace = 3 * time.Second
+
+// RunWorker is the hidden worker subcommand: it reads its spec from stdin,
+// runs one build, and reports on proto. It returns the process exit code.
+func RunWorker(stdin io.Reader, proto io.Writer) int {
+	in := bufio.NewReader(stdin)
+	line, err := in.ReadBytes('\n')
+	var spec workerSpec
+	if err == nil {
+		err = json.Unmarshal(line, &spec)
+	}
+	out := json.NewEncoder(proto)
+	if err != nil {
+		_ = out.Encode(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
+		return 2
+	}
+	_ = out.Encode(message{M: msgHello})
+	b, err := startNative(spec)
+	if err != nil {
+		status := "failed"
+		if errors.Is(err, errUnavailable) {
+			status = "unavailable"
+		}
+		_ = out.Encode(message{M: msgResult, Status: status, Error: err.Error()})
+		return 0
+	}
+	defer b.Close()
+	go obeySupervisor(in, b)
+	pump(b, out)
+	return 0
+}
+
+var errUnavailable = errors.New("backend unavailable")
+
+func startNative(spec workerSpec) (*native.Build, error) {
+	if spec.Backend == "sim" {
+		events, err := simTrace(spec.SimTrace)
+		if err != nil {
+			return nil, err
+		}
+		req := spec.Request
+		sim := *req.Sim
+		sim.Trace = toSimEvents(events)
+		req.Sim = &sim
+		return native.StartSim(req)
+	}
+	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %v", errUnavailable, err)
+	}
+	return native.StartBackend(so, spec.Request)
+}
+
+func simTrace(path string) ([]trace.Event, error) {
+	if path == "" {
+		return trace.Default(), nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return trace.Read(f, path)
+}
+
+func toSimEvents(events []trace.Event) []native.SimEvent {
+	kinds := map[trace.Kind]int32{trace.Start: 1, trace.Step: 2, trace.Finish: 3}
+	out := make([]native.SimEvent, len(events))
+	for i, ev := range events {
+		n := int32(ev.Steps)
+		if ev.Kind == trace.Step {
+			n = int32(ev.Step)
+		}
+		out[i] = native.SimEvent{TNs: int64(ev.T), Kind: kinds[ev.Kind], N: n, Phase: ev.Phase, Parent: ev.Parent}
+	}
+	return out
+}
+
+// obeySupervisor turns a stop message into a soft stop. When stdin ends the
+// supervisor is gone: stop softly, and exit if that does not work soon.
+func obeySupervisor(in *bufio.Reader, b *native.Build) {
+	dec := json.NewDecoder(in)
+	for {
+		var m message
+		if err := dec.Decode(&m); err != nil {
+			b.Cancel()
+			time.AfterFunc(orphanGrace, func() { os.Exit(3) })
+			return
+		}
+		if m.M == msgStop {
+			b.Cancel()
+		}
+	}
+}
+
+// pump forwards callbacks and log lines until the build ends, then the result.
+func pump(b *native.Build, out *json.Encoder) {
+	tick := time.NewTicker(drainEvery)
+	defer tick.Stop()
+	var events []trace.Event
+	var logs []native.LogLine
+	flush := func() {
+		events, logs = b.Drain(events[:0]), b.Logs(logs[:0])
+		if len(events) > 0 {
+			wire := make([]wireEvent, len(events))
+			for i, ev := range events {
+				wire[i] = toWire(ev)
+			}
+			_ = out.Encode(message{M: msgEvents, Events: wire})
+		}
+		if len(logs) > 0 {
+			lines := make([]report.LogLine, len(logs))
+			for i, l := range logs {
+				lines[i] = report.LogLine{Severity: severityName(l.Severity), Text: l.Text}
+			}
+			_ = out.Encode(message{M: msgLogs, Logs: lines})
+		}
+	}
+	for {
+		select {
+		case <-tick.C:
+			flush()
+		case <-b.Done():
+			flush()
+			res := b.Result()
+			_ = out.Encode(message{M: msgResult, Status: statusName(res.Status), Error: res.Err, Dropped: b.Stats().Dropped})
+			return
+		}
+	}
+}
+
+func severityName(s int) string {
+	switch s {
+	case 0, 1:
+		return "error"
+	case 2:
+		return "warning"
+	case 3:
+		return "info"
+	}
+	return "verbose"
+}
+
+func statusName(s native.Status) string {
+	switch s {
+	case native.OK:
+		return "ok"
+	case native.Cancelled:
+		return "cancelled"
+	case native.Unavailable:
+		return "unavailable"
+	}
+	return "failed"
+}

@@ -1,0 +1,175 @@
+package cli
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/build"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+func init() {
+	register("build", subcommand{summary: "run the builds of a matrix file", run: runBuild})
+}
+
+// buildFlags are trt-action build's flags.
+type buildFlags struct {
+	file        string
+	backend     string
+	jobs        int
+	only        listFlag
+	report      string
+	summary     string
+	recordTrace string
+	events      string
+	trtLib      string
+	depth       int
+	noColor     bool
+	runBudget   time.Duration
+}
+
+// buildInputs maps flags to the Action inputs that can set them.
+var buildInputs = map[string]string{
+	"f": "matrix", "backend": "backend", "jobs": "jobs", "only": "only",
+	"report": "report", "summary": "summary", "record-trace": "record-trace",
+	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
+}
+
+func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
+	fs := c.newFlags("build", "[-f FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
+	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file`")
+	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` (tensorrt, tensorrt-rtx, sim)")
+	fs.IntVar(&f.jobs, "jobs", 1, "builds to run at once")
+	fs.Var(&f.only, "only", "run only builds with this `name` or glob (repeatable, or comma-separated)")
+	fs.StringVar(&f.report, "report", "trt-report.json", "write the JSON report to `file`")
+	fs.StringVar(&f.summary, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
+	fs.StringVar(&f.recordTrace, "record-trace", "", "record every build's callbacks as a trace into `dir`")
+	fs.StringVar(&f.events, "events", "", "stream JSON Lines events to `file` (- for stdout)")
+	fs.StringVar(&f.trtLib, "trt-lib", "", "the TensorRT or TensorRT-RTX library to load (`path`)")
+	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
+	fs.BoolVar(&f.noColor, "no-color", false, "no colour in terminal output")
+	fs.DurationVar(&f.runBudget, "run-budget", 0, "time budget for the whole run (overrides the file's run-budget)")
+	return fs
+}
+
+func runBuild(c *Command, args []string) (int, error) {
+	var f buildFlags
+	fs := c.buildFlagSet(&f)
+	if err := c.parse(fs, args, buildInputs); err != nil {
+		return ExitInvalid, err
+	}
+	if fs.NArg() > 0 {
+		return ExitInvalid, usagef("build takes no arguments; got %q (use -f FILE for the matrix)", fs.Arg(0))
+	}
+	file, builds, err := loadBuilds(f.file, f.only, f.backend)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	exe, err := c.Executable()
+	if err != nil {
+		return ExitFailed, fmt.Errorf("cannot find my own executable to start workers: %w", err)
+	}
+	out, err := c.newOutputs(f)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	views, heartbeat, err := c.views(f, len(builds))
+	if err != nil {
+		return ExitInvalid, err
+	}
+	signals := make(chan os.Signal, 4)
+	stopNotify := c.Notify(signals)
+	defer stopNotify()
+
+	runBudget := file.RunBudget
+	if f.runBudget > 0 {
+		runBudget = f.runBudget
+	}
+	rep := build.Run(builds, build.Options{
+		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
+		Jobs: f.jobs, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
+		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
+		OnEvent: views.Handle, Checkpoint: out.checkpoint,
+	}, signals)
+	if err := views.Close(); err != nil {
+		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+	}
+	if err := out.final(rep); err != nil {
+		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+		return ExitFailed, nil
+	}
+	return exitFor(rep, signalOf(rep)), nil
+}
+
+// loadBuilds reads the matrix file and picks the builds to run.
+func loadBuilds(path string, only []string, backend string) (*matrix.File, []matrix.Build, error) {
+	file, err := matrix.Load(path)
+	if err != nil {
+		return nil, nil, err
+	}
+	builds, err := file.Select(only)
+	if err != nil {
+		return nil, nil, usageError{err.Error()}
+	}
+	if backend != "" {
+		if err := overrideBackend(builds, backend); err != nil {
+			return nil, nil, err
+		}
+	}
+	return file, builds, nil
+}
+
+// overrideBackend applies --backend to every build.
+func overrideBackend(builds []matrix.Build, backend string) error {
+	known := false
+	for _, b := range matrix.Backends {
+		known = known || b == backend
+	}
+	if !known {
+		return usagef("--backend %q: must be one of %v", backend, matrix.Backends)
+	}
+	for i := range builds {
+		if backend != "sim" && builds[i].ONNX == "" {
+			return usagef("--backend %s: build %q has no onnx model", backend, builds[i].Name)
+		}
+		builds[i].Backend = backend
+	}
+	return nil
+}
+
+// signalOf reads back which signal interrupted a run, if any.
+func signalOf(r *report.Report) string {
+	for _, s := range []string{"SIGINT", "SIGTERM"} {
+		if len(r.Interrupted) >= len(s) && r.Interrupted[:len(s)] == s {
+			return s
+		}
+	}
+	return ""
+}
+
+// engineMap is the engines output: build name to engine path.
+func engineMap(r *report.Report) string {
+	m := map[string]string{}
+	for _, b := range r.Builds {
+		if b.Engine != nil {
+			m[b.Name] = b.Engine.Path
+		}
+	}
+	data, _ := json.Marshal(m)
+	return string(data)
+}
+
+// countOK counts the builds that succeeded.
+func countOK(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Status == report.StatusOK {
+			n++
+		}
+	}
+	return n
+}

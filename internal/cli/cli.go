@@ -1,0 +1,169 @@
+// Package cli is trt-action's command line: Command.Main(args) runs one
+// subcommand with injected streams and environment and returns the exit code.
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/debug"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/trt-action/trt-action/internal/actions"
+)
+
+// Version is set at link time (-ldflags "-X .../internal/cli.Version=...").
+var Version = "0.1.0-dev"
+
+// Command is one invocation of trt-action.
+type Command struct {
+	Streams *Streams
+	Getenv  func(string) string
+	// Executable is the binary that workers run as (the hidden worker subcommand).
+	Executable func() (string, error)
+	// Notify delivers SIGINT and SIGTERM to ch until stop is called.
+	Notify func(ch chan<- os.Signal) (stop func())
+}
+
+// New returns a Command on the process's own streams, environment and signals.
+func New() *Command {
+	return &Command{
+		Streams:    SystemStreams(),
+		Getenv:     os.Getenv,
+		Executable: os.Executable,
+		Notify: func(ch chan<- os.Signal) func() {
+			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+			return func() { signal.Stop(ch) }
+		},
+	}
+}
+
+// subcommand is one verb: trt-action VERB [flags].
+type subcommand struct {
+	summary string
+	hidden  bool
+	run     func(c *Command, args []string) (int, error)
+}
+
+// subcommands is filled by each subcommand's file.
+var subcommands = map[string]subcommand{}
+
+func register(name string, s subcommand) { subcommands[name] = s }
+
+// Main runs one subcommand and returns the process exit code.
+func (c *Command) Main(args []string) (code int) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(c.Streams.Err, "trt-action: internal error: %v\n%s", p, debug.Stack())
+			code = ExitFailed
+		}
+	}()
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
+		c.usage(c.Streams.Out)
+		if len(args) == 0 {
+			return ExitInvalid
+		}
+		return ExitOK
+	}
+	sub, ok := subcommands[args[0]]
+	if !ok {
+		fmt.Fprintf(c.Streams.Err, "trt-action: unknown command %q\n\n", args[0])
+		c.usage(c.Streams.Err)
+		return ExitInvalid
+	}
+	code, err := sub.run(c, args[1:])
+	if err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintf(c.Streams.Err, "%s\n", errorText(err))
+		}
+		if errors.Is(err, flag.ErrHelp) {
+			return ExitOK
+		}
+		return codeForError(err)
+	}
+	return code
+}
+
+func errorText(err error) string {
+	msg := err.Error()
+	if strings.Contains(msg, "\n") {
+		return msg
+	}
+	return "trt-action: " + msg
+}
+
+func (c *Command) usage(w io.Writer) {
+	fmt.Fprintf(w, "trt-action %s: build TensorRT engines from a build matrix, observably and cancelably.\n\nUsage: trt-action COMMAND [flags]\n\nCommands:\n", Version)
+	names := make([]string, 0, len(subcommands))
+	for name, s := range subcommands {
+		if !s.hidden {
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(w, "  %-10s %s\n", name, subcommands[name].summary)
+	}
+	fmt.Fprintf(w, "\nRun 'trt-action COMMAND -h' for a command's flags.\n")
+}
+
+// actions is the GitHub Actions environment as this command sees it.
+func (c *Command) actions() *actions.Actions {
+	return actions.New(actions.Config{Getenv: c.Getenv})
+}
+
+// newFlags returns a flag set that reports errors as usage errors.
+func (c *Command) newFlags(name, args string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.SetOutput(c.Streams.Err)
+	fs.Usage = func() {
+		fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n\nFlags:\n", name, args)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parse parses flags; a bad flag is a usage error. Flags the user did not
+// give are taken from the Action inputs of the same name (INPUT_*), where
+// inputs names the flags that have one (flag name to input name).
+func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]string) error {
+	if err := fs.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return err
+		}
+		return usageError{err.Error()}
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	gha := c.actions()
+	for flagName, input := range inputs {
+		if given[flagName] {
+			continue
+		}
+		if v := gha.Input(input); v != "" {
+			if err := fs.Set(flagName, v); err != nil {
+				return usagef("input %q: %v", input, err)
+			}
+		}
+	}
+	return nil
+}
+
+// listFlag is a repeatable flag that also splits commas: --only a --only b,c.
+type listFlag []string
+
+func (l *listFlag) String() string { return strings.Join(*l, ",") }
+
+func (l *listFlag) Set(v string) error {
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
+		if part = strings.TrimSpace(part); part != "" {
+			*l = append(*l, part)
+		}
+	}
+	return nil
+}

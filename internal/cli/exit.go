@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Exit codes. A run maps to exactly one of them, in exitFor.
+const (
+	ExitOK          = 0   // every build ok
+	ExitFailed      = 1   // a build failed, crashed or was killed
+	ExitInvalid     = 2   // invalid input or usage
+	ExitBudget      = 3   // a budget was exceeded and nothing else failed
+	ExitInterrupted = 130 // SIGINT
+	ExitTerminated  = 143 // SIGTERM
+)
+
+// usageError is a mistake on the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// codeForError maps an error that ended a command early to an exit code.
+func codeForError(err error) int {
+	var ue usageError
+	var me matrix.Errors
+	switch {
+	case err == nil:
+		return ExitOK
+	case errors.As(err, &ue), errors.As(err, &me):
+		return ExitInvalid
+	}
+	return ExitFailed
+}
+
+// exitFor maps a finished run to its exit code.
+func exitFor(r *report.Report, signal string) int {
+	switch signal {
+	case "SIGINT":
+		return ExitInterrupted
+	case "SIGTERM":
+		return ExitTerminated
+	}
+	code := ExitOK
+	for _, b := range r.Builds {
+		switch b.Status {
+		case report.StatusFailed, report.StatusCrashed, report.StatusKilled:
+			return ExitFailed
+		case report.StatusBudgetExceeded, report.StatusCancelled:
+			code = ExitBudget
+		}
+	}
+	return code
+}

@@ -1,0 +1,154 @@
+package cli
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/github"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// publishFlags are the GitHub integration flags shared by build and merge.
+type publishFlags struct {
+	junit    string
+	comment  string
+	checkRun bool
+}
+
+// publishInputs maps those flags to the action's inputs.
+var publishInputs = map[string]string{"junit": "junit", "comment": "comment", "check-run": "check-run"}
+
+func (p *publishFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.junit, "junit", "", "write a JUnit XML `file`: one test case per build")
+	fs.StringVar(&p.comment, "comment", github.CommentOff, "pull-request comment: off, pull-request, or always (also on commits without a pull request)")
+	fs.BoolVar(&p.checkRun, "check-run", false, "publish a check run with an annotation per build that did not succeed")
+}
+
+// publishTimeout bounds the GitHub API calls: a slow API must not hold a
+// finished run hostage.
+const publishTimeout = 60 * time.Second
+
+// writeJUnit writes the JUnit file when one was asked for.
+func writeJUnit(path string, r *report.Report) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	if err := report.WriteJUnit(f, r); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// publish posts the comment and check run, after the run's last summary
+// was written to summaryPath. It never changes the run's exit code: a token
+// that may not write gives a notice in the log and at the end of the
+// summary, any other error a warning in the log.
+func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string) {
+	if p.comment == github.CommentOff && !p.checkRun {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
+	defer cancel()
+	gha := c.actions()
+	out, err := github.Publish(ctx, github.EnvFrom(c.Getenv), github.Options{
+		Token:    c.githubToken(),
+		Comment:  p.comment,
+		CheckRun: p.checkRun,
+		Summary:  commentSummary,
+		Locate:   matrixLocator(r.Matrix),
+	}, r)
+	for _, n := range out.Notices {
+		c.note(gha, actions.LevelNotice, "GitHub", n)
+	}
+	if err := appendSummaryNotes(summaryPath, out.Notices); err != nil {
+		c.note(gha, actions.LevelWarning, "GitHub", err.Error())
+	}
+	if err != nil {
+		c.note(gha, actions.LevelWarning, "GitHub", "publishing to GitHub failed: "+err.Error())
+	}
+	if out.CommentURL != "" {
+		fmt.Fprintf(c.Streams.Err, "trt-action: comment: %s\n", out.CommentURL)
+	}
+}
+
+// appendSummaryNotes adds notes to the end of the summary file. The
+// renderer keeps the summary under 1,000,000 bytes, so a few notes stay
+// within the runner's 1 MiB limit.
+func appendSummaryNotes(path string, notes []string) error {
+	if path == "" || len(notes) == 0 {
+		return nil
+	}
+	var sb strings.Builder
+	for _, n := range notes {
+		sb.WriteString("\n> [!NOTE]\n> " + strings.Join(strings.Fields(n), " ") + "\n")
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
+	if err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	if _, err := f.WriteString(sb.String()); err != nil {
+		f.Close()
+		return fmt.Errorf("summary: %w", err)
+	}
+	return f.Close()
+}
+
+// matrixLocator points each build's annotation at its entry in the matrix
+// file, when the file can still be read (a merge job may not have checked
+// it out); nil falls back to the file's first line.
+func matrixLocator(path string) func(string) (string, int) {
+	if path == "" {
+		return nil
+	}
+	m, err := matrix.Load(path)
+	if err != nil {
+		return nil
+	}
+	pos := map[string]matrix.Pos{}
+	for _, b := range m.Builds {
+		pos[b.Name] = b.Pos
+	}
+	return func(name string) (string, int) {
+		if p, ok := pos[name]; ok && p.File != "" {
+			return filepath.ToSlash(p.File), p.Line
+		}
+		return path, 1
+	}
+}
+
+// commentSummary renders the summary small enough for a comment (64 KiB),
+// so the renderer drops whole sections rather than the comment cutting lines.
+func commentSummary(r *report.Report) string {
+	return report.Summary(r, report.SummaryOptions{MaxBytes: github.MaxCommentChars - 4096})
+}
+
+// githubToken is the github-token input, else GITHUB_TOKEN. It is never
+// taken from a flag: command lines are visible to every process.
+func (c *Command) githubToken() string {
+	if t := c.actions().Input("github-token"); t != "" {
+		return t
+	}
+	return c.Getenv("GITHUB_TOKEN")
+}
+
+// note writes an annotation in Actions (an annotation cannot be fenced, so
+// actions.Annotation neutralises the text) and a plain line elsewhere.
+func (c *Command) note(gha *actions.Actions, level, title, msg string) {
+	if gha.InActions() {
+		fmt.Fprintln(c.Streams.Out, actions.Annotation(level, title, msg, "", 0))
+		return
+	}
+	fmt.Fprintf(c.Streams.Err, "trt-action: %s\n", msg)
+}

@@ -1,0 +1,56 @@
+package cli
+
+import (
+	"fmt"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+)
+
+func init() {
+	register("validate", subcommand{summary: "check a matrix file and report every error", run: runValidate})
+	register("plan", subcommand{summary: "list the builds a matrix file expands to", run: runPlan})
+	register("schema", subcommand{summary: "print the JSON Schema of the matrix file", run: runSchema})
+}
+
+func runValidate(c *Command, args []string) (int, error) {
+	fs := c.newFlags("validate", "[-f FILE]")
+	file := fs.String("f", matrix.DefaultFile, "the matrix `file`")
+	if err := c.parse(fs, args, map[string]string{"f": "matrix"}); err != nil {
+		return ExitInvalid, err
+	}
+	m, err := matrix.Load(*file)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	fmt.Fprintf(c.Streams.Out, "%s: ok, %d builds\n", *file, len(m.Builds))
+	return ExitOK, nil
+}
+
+func runPlan(c *Command, args []string) (int, error) {
+	fs := c.newFlags("plan", "[-f FILE] [--only NAME]... [--json]")
+	file := fs.String("f", matrix.DefaultFile, "the matrix `file`")
+	asJSON := fs.Bool("json", false, "print JSON")
+	var only listFlag
+	fs.Var(&only, "only", "only builds with this `name` or glob")
+	if err := c.parse(fs, args, map[string]string{"f": "matrix", "only": "only"}); err != nil {
+		return ExitInvalid, err
+	}
+	_, builds, err := loadBuilds(*file, only, "")
+	if err != nil {
+		return ExitInvalid, err
+	}
+	if *asJSON {
+		return ExitOK, matrix.PlanJSON(c.Streams.Out, builds)
+	}
+	matrix.PlanText(c.Streams.Out, builds)
+	return ExitOK, nil
+}
+
+func runSchema(c *Command, args []string) (int, error) {
+	fs := c.newFlags("schema", "")
+	if err := c.parse(fs, args, nil); err != nil {
+		return ExitInvalid, err
+	}
+	_, err := c.Streams.Out.Write(matrix.Schema)
+	return ExitOK, err
+}

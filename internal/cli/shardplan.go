@@ -1,0 +1,64 @@
+package cli
+
+import (
+	"flag"
+	"fmt"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/shard"
+)
+
+// maxMatrixJobs is GitHub's limit on jobs one matrix may generate.
+const maxMatrixJobs = 256
+
+// shardFlags are plan's fan-out flags.
+type shardFlags struct {
+	githubMatrix bool
+	shards       int
+	baseline     string
+}
+
+func (s *shardFlags) register(fs *flag.FlagSet) {
+	fs.BoolVar(&s.githubMatrix, "github-matrix", false, "print the builds as shards for strategy.matrix (JSON for fromJSON); in Actions also set output matrix")
+	fs.IntVar(&s.shards, "shards", 0, "with --github-matrix: number of shards (default: one per build, at most 256)")
+	fs.StringVar(&s.baseline, "baseline", "", "with --github-matrix: balance shards by the durations in this report `file`")
+}
+
+// printShardPlan handles --github-matrix: it prints the shard plan as one
+// line of JSON and, in Actions, sets the step output "matrix" to it. It
+// reports false when --github-matrix was not given, so plan goes on as usual.
+func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, error) {
+	if !s.githubMatrix {
+		return false, nil
+	}
+	if len(builds) == 0 {
+		return true, usagef("plan --github-matrix: no builds selected")
+	}
+	n := s.shards
+	if n <= 0 {
+		n = len(builds)
+	}
+	if n > maxMatrixJobs {
+		return true, usagef("--shards %d: GitHub runs at most %d jobs per matrix", n, maxMatrixJobs)
+	}
+	var baseline *report.Report
+	if s.baseline != "" {
+		r, err := report.ReadJSON(s.baseline)
+		if err != nil {
+			return true, err
+		}
+		baseline = r
+	}
+	data, err := shard.GitHubMatrix(shard.Plan(builds, n, baseline))
+	if err != nil {
+		return true, err
+	}
+	fmt.Fprintln(c.Streams.Out, string(data))
+	if gha := c.actions(); gha.InActions() {
+		if err := gha.SetOutput("matrix", string(data)); err != nil {
+			return true, fmt.Errorf("output matrix: %w", err)
+		}
+	}
+	return true, nil
+}

@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"crypto/rand"
+	"errors"
+	"os"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/events"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/tui"
+)
+
+// viewSet sends each event to every view.
+type viewSet struct {
+	views  []report.View
+	closer []func() error
+}
+
+func (v *viewSet) Handle(ev report.Event) {
+	for _, view := range v.views {
+		view.Handle(ev)
+	}
+}
+
+func (v *viewSet) Close() error {
+	var errs []error
+	for _, view := range v.views {
+		errs = append(errs, view.Close())
+	}
+	for _, c := range v.closer {
+		errs = append(errs, c())
+	}
+	return errors.Join(errs...)
+}
+
+// views picks how the run is shown: a live view in a terminal, groups and
+// fenced lines in GitHub Actions, bounded plain lines elsewhere; plus the
+// event stream when asked for. It also says how often builds report progress.
+func (c *Command) views(f buildFlags, builds int) (*viewSet, time.Duration, error) {
+	set := &viewSet{}
+	heartbeat := time.Second
+	human := c.Streams.Out
+	if f.events == "-" {
+		human = c.Streams.Err // the stream owns stdout
+	}
+	humanTTY := (f.events == "-" && c.Streams.ErrTTY) || (f.events != "-" && c.Streams.OutTTY)
+	gha := c.actions()
+	switch {
+	case gha.InActions():
+		fence, err := actions.NewFence(rand.Reader)
+		if err != nil {
+			return nil, 0, err
+		}
+		set.views = append(set.views, report.NewActionsView(human, fence, report.ActionsOptions{Jobs: f.jobs, File: f.file, Plain: report.PlainOptions{Depth: f.depth}}))
+	case humanTTY:
+		heartbeat = 100 * time.Millisecond
+		set.views = append(set.views, tui.New(human, tui.Options{Width: c.Streams.Width, Color: !f.noColor && !c.Streams.NoColor}))
+	default:
+		set.views = append(set.views, report.NewPlainView(human, report.PlainOptions{Depth: f.depth}))
+	}
+	if f.events != "" {
+		w := c.Streams.Out
+		if f.events != "-" {
+			file, err := os.Create(f.events)
+			if err != nil {
+				return nil, 0, usagef("--events: %v", err)
+			}
+			set.closer = append(set.closer, file.Close)
+			w = file
+		}
+		set.views = append(set.views, events.New(w, events.Options{Depth: f.depth}))
+	}
+	return set, heartbeat, nil
+}

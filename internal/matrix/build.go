@@ -1,0 +1,271 @@
+package matrix
+
+import (
+	"cmp"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// buildName keeps names safe as file names, in tables and in workflow
+// output: they start with a letter or digit, so a name can never begin a
+// workflow command line ("::").
+var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=@,-]{0,127}$`)
+
+// build decodes one expanded build from its merged node.
+func (d *decoder) build(n *yaml.Node, at Pos) Build {
+	fs := d.w.fields(n, "build", buildKeys)
+	b := Build{Axes: d.combo.asMap(), Pos: at}
+
+	if p, ok := fs.get("name"); !ok {
+		d.w.errs.add(at, "build: name is required")
+	} else if name, ok := d.str(p.val, "name"); ok {
+		if buildName.MatchString(name) {
+			b.Name = name
+		} else {
+			d.w.errs.add(d.w.pos(p.val), "name: %q is not a valid build name; use up to 128 letters, digits and . _ - + = @ , starting with a letter or digit", name)
+		}
+	}
+	backendOK := false
+	if p, ok := fs.get("backend"); !ok {
+		d.w.errs.add(at, "build: backend is required; one of %s", choices(Backends))
+	} else {
+		b.Backend, backendOK = d.enum(p.val, "backend", Backends)
+	}
+
+	d.model(fs, &b, at, backendOK)
+	d.options(fs, &b)
+	if p, ok := fs.get("budgets"); ok {
+		b.Budgets = d.budgets(p.val)
+	}
+	b.Budgets.Grace = cmp.Or(b.Budgets.Grace, DefaultGrace)
+	d.sim(fs, &b, backendOK)
+	return b
+}
+
+// model reads the input and output files.
+func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
+	if p, ok := fs.get("onnx"); ok {
+		b.ONNX, _ = d.existingPath(p.val, "onnx")
+	} else if backendOK && b.Backend != "sim" {
+		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
+	}
+	if p, ok := fs.get("engine"); ok {
+		b.Engine, _ = d.path(p.val, "engine")
+	} else if b.Name != "" {
+		b.Engine = d.w.resolvePath(b.Name + ".engine")
+	}
+	if p, ok := fs.get("timing-cache"); ok {
+		b.TimingCache, _ = d.path(p.val, "timing-cache")
+	}
+}
+
+// options reads the builder settings.
+func (d *decoder) options(fs fieldSet, b *Build) {
+	if p, ok := fs.get("workspace"); ok {
+		b.WorkspaceBytes, _ = d.byteSize(p.val, "workspace")
+	}
+	if p, ok := fs.get("opt-level"); ok {
+		if v, ok := d.intIn(p.val, "opt-level", 0, 5); ok {
+			b.OptLevel = &v
+		}
+	}
+	if p, ok := fs.get("precision"); ok {
+		b.Precision, _ = d.enumList(p.val, "precision", Precisions)
+	}
+	if p, ok := fs.get("shapes"); ok {
+		b.Shapes = d.shapes(p.val)
+	}
+	if p, ok := fs.get("targets"); ok {
+		if b.Backend != "" && b.Backend != "tensorrt-rtx" {
+			d.w.errs.add(d.w.pos(p.key), "targets: only allowed with backend tensorrt-rtx (this build uses %s)", b.Backend)
+		}
+		b.Targets, _ = d.enumList(p.val, "targets", Targets)
+	}
+}
+
+func (d *decoder) shapes(n *yaml.Node) map[string]Shape {
+	ps := d.w.pairs(n, "shapes")
+	if len(ps) == 0 {
+		return nil
+	}
+	out := make(map[string]Shape, len(ps))
+	for _, p := range ps {
+		what := "shapes." + p.key.Value
+		fs := d.w.fields(p.val, what, shapeKeys)
+		var s Shape
+		ok := true
+		for _, k := range shapeKeys {
+			kp, has := fs.get(k)
+			if !has {
+				d.w.errs.add(d.w.pos(p.key), "%s: %s is required (min, opt and max are all needed)", what, k)
+				ok = false
+				continue
+			}
+			dims, good := d.dims(kp.val, what+"."+k)
+			ok = ok && good
+			switch k {
+			case "min":
+				s.Min = dims
+			case "opt":
+				s.Opt = dims
+			case "max":
+				s.Max = dims
+			}
+		}
+		if ok {
+			d.checkShape(s, what, p.key)
+		}
+		out[p.key.Value] = s
+	}
+	return out
+}
+
+// checkShape wants min <= opt <= max in every dimension, all of one rank.
+func (d *decoder) checkShape(s Shape, what string, at *yaml.Node) {
+	if len(s.Min) != len(s.Opt) || len(s.Opt) != len(s.Max) {
+		d.w.errs.add(d.w.pos(at), "%s: min, opt and max must have the same number of dimensions (%d, %d, %d)", what, len(s.Min), len(s.Opt), len(s.Max))
+		return
+	}
+	for i := range s.Min {
+		if s.Min[i] > s.Opt[i] || s.Opt[i] > s.Max[i] {
+			d.w.errs.add(d.w.pos(at), "%s: dimension %d must satisfy min <= opt <= max, got %d, %d, %d", what, i, s.Min[i], s.Opt[i], s.Max[i])
+			return
+		}
+	}
+}
+
+func (d *decoder) budgets(n *yaml.Node) Budgets {
+	var b Budgets
+	for key, p := range d.w.fields(n, "budgets", budgetKeys).all() {
+		what := "budgets." + key
+		switch key {
+		case "build":
+			b.Build, _ = d.duration(p.val, what)
+		case "stall":
+			b.Stall, _ = d.duration(p.val, what)
+		case "grace":
+			b.Grace, _ = d.duration(p.val, what)
+		case "warn":
+			b.WarnPercent, _ = d.percent(p.val, what, 100)
+		case "phases":
+			b.Phases = d.phases(p.val)
+		}
+	}
+	return b
+}
+
+func (d *decoder) phases(n *yaml.Node) []PhaseBudget {
+	var out []PhaseBudget
+	for _, p := range d.w.pairs(n, "budgets.phases") {
+		pattern := p.key.Value
+		if err := checkPhasePattern(pattern); err != nil {
+			d.w.errs.add(d.w.pos(p.key), "budgets.phases: %q: %v; use a phase name, a glob like \"Timing*\" or a path like \"Building engine/Timing tactics\"", pattern, err)
+			continue
+		}
+		if limit, ok := d.duration(p.val, "budgets.phases."+pattern); ok {
+			out = append(out, PhaseBudget{Pattern: pattern, Limit: limit, Pos: d.w.pos(p.key)})
+		}
+	}
+	return out
+}
+
+// sim reads the simulator settings and applies their defaults.
+func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
+	b.Sim = Sim{Threads: 4, Fault: Fault{Kind: "none"}}
+	stepSet := false
+	if p, ok := fs.get("sim"); ok {
+		for key, sp := range d.w.fields(p.val, "sim", simKeys).all() {
+			what := "sim." + key
+			switch key {
+			case "trace":
+				if backendOK && b.Backend != "sim" {
+					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend sim (this build uses %s)", b.Backend)
+				}
+				b.Sim.Trace, _ = d.existingPath(sp.val, what)
+			case "step":
+				b.Sim.Step, stepSet = d.duration(sp.val, what)
+			case "threads":
+				b.Sim.Threads, _ = d.intIn(sp.val, what, 1, 64)
+			case "fault":
+				b.Sim.Fault, _ = d.fault(sp.val, what)
+			}
+		}
+	}
+	if !stepSet && b.Sim.Trace == "" {
+		// The built-in tree has no timings of its own.
+		b.Sim.Step = 2 * time.Millisecond
+	}
+}
+
+// fault reads none | crash | hang | fail | silence:DURATION.
+func (d *decoder) fault(n *yaml.Node, what string) (Fault, bool) {
+	s, ok := d.text(n, what, "a fault: "+choices(FaultKinds))
+	if !ok {
+		return Fault{Kind: "none"}, false
+	}
+	kind, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
+	bad := func(format string, args ...any) (Fault, bool) {
+		d.w.errs.add(d.w.pos(n), what+": "+format, args...)
+		return Fault{Kind: "none"}, false
+	}
+	switch {
+	case !slices.Contains(FaultKinds, kind):
+		return bad("unknown fault %q; allowed: none, crash, hang, fail, silence:DURATION (like silence:5s)", s)
+	case kind == "silence" && !hasArg:
+		return bad("silence needs a duration, like silence:5s")
+	case kind != "silence" && hasArg:
+		return bad("fault %s takes no duration, got %q", kind, s)
+	case kind != "silence":
+		return Fault{Kind: kind}, true
+	}
+	dur, err := time.ParseDuration(strings.TrimSpace(arg))
+	if err != nil || dur <= 0 {
+		return bad("invalid silence duration %q; use a positive Go duration like 5s", arg)
+	}
+	return Fault{Kind: kind, Duration: dur}, true
+}
+
+// path reads a path, relative to the matrix file's directory.
+func (d *decoder) path(n *yaml.Node, what string) (string, bool) {
+	s, ok := d.str(n, what)
+	if !ok {
+		return "", false
+	}
+	if strings.TrimSpace(s) == "" {
+		d.w.errs.add(d.w.pos(n), "%s: expected a path, got an empty string", what)
+		return "", false
+	}
+	return d.w.resolvePath(s), true
+}
+
+// existingPath is path for inputs, which must exist.
+func (d *decoder) existingPath(n *yaml.Node, what string) (string, bool) {
+	p, ok := d.path(n, what)
+	if ok && !d.w.exists(p) {
+		d.w.errs.add(d.w.pos(n), "%s: file %q not found (relative paths are relative to %q)", what, p, d.w.dir)
+		return p, false
+	}
+	return p, ok
+}
+
+func (w *walker) resolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return filepath.Clean(p)
+	}
+	return filepath.Join(w.dir, p)
+}
+
+func (w *walker) exists(p string) bool {
+	if e, seen := w.stats[p]; seen {
+		return e
+	}
+	_, err := os.Stat(p)
+	w.stats[p] = err == nil
+	return err == nil
+}

@@ -1,0 +1,105 @@
+package matrix
+
+import (
+	"bytes"
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// TestGolden parses every testdata/*.yml: a file with mistakes must give
+// exactly the error text in its .golden file; a valid file gives its plan.
+func TestGolden(t *testing.T) {
+	inputs, err := filepath.Glob("testdata/*.yml")
+	if err != nil || len(inputs) == 0 {
+		t.Fatalf("no testdata: %v", err)
+	}
+	for _, in := range inputs {
+		t.Run(strings.TrimSuffix(filepath.Base(in), ".yml"), func(t *testing.T) {
+			got := goldenOutput(t, in)
+			golden := strings.TrimSuffix(in, ".yml") + ".golden"
+			if *update {
+				if err := os.WriteFile(golden, got, 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(golden)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if !bytes.Equal(got, want) {
+				t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
+			}
+		})
+	}
+}
+
+func goldenOutput(t *testing.T, path string) []byte {
+	t.Helper()
+	f, err := Load(path)
+	var buf bytes.Buffer
+	if err != nil {
+		var errs Errors
+		if !errors.As(err, &errs) {
+			t.Fatalf("error is %T, want Errors: %v", err, err)
+		}
+		buf.WriteString(err.Error())
+		buf.WriteString("\n")
+		return buf.Bytes()
+	}
+	PlanText(&buf, f.Builds)
+	return buf.Bytes()
+}
+
+// TestErrorsSortedAndComplete checks the error list is in file order and
+// that one file can report many problems at once.
+func TestErrorsSortedAndComplete(t *testing.T) {
+	_, err := Load("testdata/enums.yml")
+	var errs Errors
+	if !errors.As(err, &errs) {
+		t.Fatalf("want Errors, got %v", err)
+	}
+	if len(errs) < 8 {
+		t.Errorf("want every problem reported, got %d:\n%v", len(errs), err)
+	}
+	for i := 1; i < len(errs); i++ {
+		if errs[i].Pos.before(errs[i-1].Pos) {
+			t.Errorf("errors out of order: %v before %v", errs[i-1], errs[i])
+		}
+	}
+	for _, e := range errs {
+		if e.Pos.File != "testdata/enums.yml" || e.Pos.Line == 0 || e.Pos.Column == 0 {
+			t.Errorf("error without a full position: %#v", e)
+		}
+	}
+}
+
+func TestExampleLoads(t *testing.T) {
+	f, err := Load("../../examples/trt-builds.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := len(f.Builds); n < 4 || n > 6 {
+		t.Errorf("demo has %d builds, want 4 to 6", n)
+	}
+	exceeded := 0
+	for _, b := range f.Builds {
+		if b.Backend != "sim" {
+			t.Errorf("demo build %s uses %s, want sim", b.Name, b.Backend)
+		}
+		for _, p := range b.Budgets.Phases {
+			if p.Limit <= 1e9 {
+				exceeded++
+			}
+		}
+	}
+	if exceeded != 1 {
+		t.Errorf("want exactly one build with a deliberately tight phase budget, got %d", exceeded)
+	}
+}

@@ -1,0 +1,414 @@
+package matrix
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Keys each mapping allows. schema.json must list the same keys
+// (schema_test.go checks).
+var (
+	topKeys        = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
+	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
+	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
+	simKeys        = []string{"trace", "step", "threads", "fault"}
+	regressionKeys = []string{"warn", "fail", "min"}
+	shapeKeys      = []string{"min", "opt", "max"}
+	matrixKeys     = []string{"include", "exclude"} // besides axis names
+)
+
+// Values some keys allow.
+var (
+	Precisions = []string{"fp32", "fp16", "bf16", "int8", "fp8", "tf32", "best"}
+	Targets    = []string{"sm75", "sm80", "sm86", "sm89", "sm120", "sm121"}
+	FaultKinds = []string{"none", "crash", "hang", "fail", "silence"}
+)
+
+const (
+	// maxBuilds bounds a whole file's expansion.
+	maxBuilds = 200000
+	// maxExpandedNodes bounds the document after alias expansion, against
+	// "billion laughs" files.
+	maxExpandedNodes = 5000000
+)
+
+// walker holds what one Parse call shares across builds.
+type walker struct {
+	file  string // the path as given, for positions
+	dir   string // relative paths in the file are relative to this
+	errs  collector
+	stats map[string]bool // path -> exists; many builds name the same model
+	axes  map[string]bool // every axis of every build, for top-level excludes
+	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
+	topExcludeKeys []*yaml.Node
+}
+
+func (w *walker) pos(n *yaml.Node) Pos {
+	if n == nil {
+		return Pos{File: w.file}
+	}
+	return Pos{File: w.file, Line: n.Line, Column: n.Column}
+}
+
+// Load reads, parses, expands and validates the matrix file at path.
+func Load(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return Parse(path, data)
+}
+
+// Parse is Load without reading: data is the file's content. Relative paths
+// inside are resolved (and checked to exist) against filepath.Dir(path).
+// The error, if any, is an Errors listing every problem by position.
+func Parse(path string, data []byte) (*File, error) {
+	w := &walker{file: path, dir: filepath.Dir(path), stats: map[string]bool{}, axes: map[string]bool{}}
+	doc, ok := w.parseYAML(data)
+	if !ok {
+		return nil, w.errs.result()
+	}
+	f := w.topLevel(doc)
+	if err := w.errs.result(); err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parseYAML returns the document's root node.
+func (w *walker) parseYAML(data []byte) (root *yaml.Node, ok bool) {
+	var doc yaml.Node
+	if err := safeUnmarshal(data, &doc); err != nil {
+		w.errs.add(syntaxPos(w.file, data, err), "%s", syntaxMessage(err))
+		return nil, false
+	}
+	if len(doc.Content) == 0 {
+		w.errs.add(Pos{File: w.file, Line: 1, Column: 1}, "the file is empty; it needs at least version: 1 and builds")
+		return nil, false
+	}
+	root = doc.Content[0]
+	if expandedSize(root, map[*yaml.Node]int{}) > maxExpandedNodes {
+		w.errs.add(w.pos(root), "the document is too large after expanding aliases")
+		return nil, false
+	}
+	return root, true
+}
+
+// safeUnmarshal turns a panic inside the YAML library into an error, so a
+// malformed file can never crash the program.
+func safeUnmarshal(data []byte, out *yaml.Node) (err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("yaml: cannot parse: %v", r)
+		}
+	}()
+	return yaml.Unmarshal(data, out)
+}
+
+var yamlLine = regexp.MustCompile(`^yaml: line (\d+): `)
+
+// maxSearchLines bounds the prefix search in syntaxPos.
+const maxSearchLines = 20000
+
+// syntaxPos finds where a YAML syntax error is. The library reports only a
+// line, and for many errors it is the line where the enclosing block began
+// rather than the offending one. The offending line is the first whose
+// inclusion makes a prefix of the file fail with the same message, found by
+// bisection. The column is that line's first non-blank character.
+func syntaxPos(file string, data []byte, err error) Pos {
+	lines := strings.SplitAfter(string(data), "\n")
+	line := 0
+	if m := yamlLine.FindStringSubmatch(err.Error()); m != nil {
+		line, _ = strconv.Atoi(m[1])
+	}
+	if len(lines) <= maxSearchLines {
+		if found := firstFailingLine(lines, syntaxMessage(err)); found > 0 {
+			line = found
+		}
+	}
+	if line < 1 || line > len(lines) {
+		return Pos{File: file, Line: max(line, 1), Column: 1}
+	}
+	text := lines[line-1]
+	col := 1 + len(text) - len(strings.TrimLeft(text, " \t"))
+	return Pos{File: file, Line: line, Column: col}
+}
+
+// firstFailingLine returns the smallest n such that the first n lines fail
+// to parse with message msg, or 0.
+func firstFailingLine(lines []string, msg string) int {
+	fails := func(n int) bool {
+		var doc yaml.Node
+		err := safeUnmarshal([]byte(strings.Join(lines[:n], "")), &doc)
+		return err != nil && syntaxMessage(err) == msg
+	}
+	lo, hi := 1, len(lines)
+	if !fails(hi) {
+		return 0
+	}
+	for lo < hi {
+		mid := (lo + hi) / 2
+		if fails(mid) {
+			hi = mid
+		} else {
+			lo = mid + 1
+		}
+	}
+	return lo
+}
+
+func syntaxMessage(err error) string {
+	msg := yamlLine.ReplaceAllString(err.Error(), "")
+	return "YAML syntax: " + strings.TrimPrefix(msg, "yaml: ")
+}
+
+// expandedSize counts nodes with aliases expanded; memo makes it linear.
+// A node being counted is marked -1 so a cycle counts as too large.
+func expandedSize(n *yaml.Node, memo map[*yaml.Node]int) int {
+	if n == nil {
+		return 0
+	}
+	if s, seen := memo[n]; seen {
+		if s < 0 {
+			return maxExpandedNodes + 1
+		}
+		return s
+	}
+	memo[n] = -1
+	size := 1
+	if n.Kind == yaml.AliasNode {
+		size += expandedSize(n.Alias, memo)
+	}
+	for _, c := range n.Content {
+		size += expandedSize(c, memo)
+		if size > maxExpandedNodes {
+			break
+		}
+	}
+	memo[n] = size
+	return size
+}
+
+// topLevel reads the whole file from its root mapping.
+func (w *walker) topLevel(root *yaml.Node) *File {
+	top := w.fields(root, "the file", topKeys)
+	d := &decoder{w: w}
+	f := &File{Path: w.file, Version: d.version(top, root)}
+	if p, ok := top.get("run-budget"); ok {
+		f.RunBudget, _ = d.duration(p.val, "run-budget")
+	}
+	if p, ok := top.get("regression"); ok {
+		f.Regression = d.regression(p.val)
+	}
+	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
+	defaults := w.readDefaults(top.val("defaults"))
+	f.Builds = w.builds(top, root, defaults, topMatrix)
+	w.checkTopExcludes()
+	w.checkUniqueNames(f.Builds)
+	w.checkUniqueEngines(f.Builds)
+	return f
+}
+
+// version returns 1, the only version, or reports why not.
+func (d *decoder) version(top fieldSet, root *yaml.Node) int {
+	p, ok := top.get("version")
+	if !ok {
+		d.w.errs.add(d.w.pos(root), "version is required; write version: 1")
+		return 0
+	}
+	v, ok := d.text(p.val, "version", "1")
+	if !ok {
+		return 0
+	}
+	if strings.TrimSpace(v) != "1" {
+		d.w.errs.add(d.w.pos(p.val), "version: unsupported version %q; the only version is 1", v)
+		return 0
+	}
+	return 1
+}
+
+// builds expands every item of the builds list, in file order.
+func (w *walker) builds(top fieldSet, root, defaults *yaml.Node, topMatrix *matrixSpec) []Build {
+	p, ok := top.get("builds")
+	if !ok {
+		w.errs.add(w.pos(root), "builds is required: a list of builds, each with at least name and backend")
+		return nil
+	}
+	items, ok := w.items(p.val, "builds", "a list of builds")
+	if ok && len(items) == 0 {
+		w.errs.add(w.pos(p.val), "builds: the list is empty; add at least one build")
+	}
+	var out []Build
+	for _, item := range items {
+		out = append(out, w.expandBuild(item, defaults, topMatrix)...)
+		if len(out) > maxBuilds {
+			w.errs.add(w.pos(p.key), "builds: the matrix expands to more than %d builds", maxBuilds)
+			return out
+		}
+	}
+	return out
+}
+
+func (d *decoder) regression(n *yaml.Node) *Regression {
+	r := &Regression{}
+	for key, p := range d.w.fields(n, "regression", regressionKeys).all() {
+		switch key {
+		case "warn":
+			r.WarnPercent, _ = d.percent(p.val, "regression.warn", 0)
+		case "fail":
+			r.FailPercent, _ = d.percent(p.val, "regression.fail", 0)
+		case "min":
+			r.Min, _ = d.duration(p.val, "regression.min")
+		}
+	}
+	if r.WarnPercent > 0 && r.FailPercent > 0 && r.WarnPercent > r.FailPercent {
+		d.w.errs.add(d.w.pos(n), "regression: warn (%g%%) must not be above fail (%g%%)", r.WarnPercent, r.FailPercent)
+	}
+	return r
+}
+
+// readDefaults keeps the valid build keys of defaults, reporting the rest
+// once here rather than once per build.
+func (w *walker) readDefaults(n *yaml.Node) *yaml.Node {
+	if isNull(n) {
+		return nil
+	}
+	allowed := slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" })
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
+	for _, p := range w.pairs(n, "defaults") {
+		switch {
+		case p.key.Value == "matrix":
+			w.errs.add(w.pos(p.key), "defaults: matrix is not allowed here; put shared axes in the top-level matrix")
+		case !slices.Contains(allowed, p.key.Value):
+			w.errs.add(w.pos(p.key), "%s", unknownKey(p.key.Value, "defaults", allowed))
+		default:
+			out.Content = append(out.Content, p.key, p.val)
+		}
+	}
+	return out
+}
+
+// merge lays own over def: mappings merge key by key, recursively (so
+// budgets.phases merge by phase pattern); anything else in own replaces
+// def. A null in own inherits def.
+func (w *walker) merge(def, own *yaml.Node) *yaml.Node {
+	def, own = resolve(def), resolve(own)
+	if isNull(own) {
+		return def
+	}
+	if isNull(def) || def.Kind != yaml.MappingNode || own.Kind != yaml.MappingNode {
+		return own
+	}
+	defPairs, ownPairs := w.pairs(def, "defaults"), w.pairs(own, "build")
+	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: own.Line, Column: own.Column}
+	inOwn := make(map[string]bool, len(ownPairs))
+	for _, op := range ownPairs {
+		inOwn[op.key.Value] = true
+		val := op.val
+		for _, dp := range defPairs {
+			if dp.key.Value == op.key.Value {
+				val = w.merge(dp.val, op.val)
+				break
+			}
+		}
+		out.Content = append(out.Content, op.key, val)
+	}
+	for _, dp := range defPairs {
+		if !inOwn[dp.key.Value] {
+			out.Content = append(out.Content, dp.key, dp.val)
+		}
+	}
+	return out
+}
+
+// expandBuild turns one builds item into its expanded builds.
+func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) []Build {
+	item = resolve(item)
+	if item.Kind != yaml.MappingNode {
+		w.errs.add(w.pos(item), "builds: expected a build (a mapping with name, backend, ...), got %s", describe(item))
+		return nil
+	}
+	own := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: item.Line, Column: item.Column}
+	var ownMatrix *matrixSpec
+	for _, p := range w.pairs(item, "build") {
+		if p.key.Value == "matrix" {
+			ownMatrix = w.readMatrix(p.val, "matrix", false)
+			continue
+		}
+		own.Content = append(own.Content, p.key, p.val)
+	}
+	merged := w.merge(defaults, own)
+	spec := combine(topMatrix, ownMatrix)
+	if spec != nil {
+		for _, name := range spec.axisNames() {
+			w.axes[name] = true
+		}
+	}
+	combos := w.expand(spec, w.pos(item))
+	builds := make([]Build, 0, len(combos))
+	for _, c := range combos {
+		d := &decoder{w: w, combo: c, inBuild: true}
+		builds = append(builds, d.build(merged, w.pos(item)))
+	}
+	return builds
+}
+
+func (w *walker) checkTopExcludes() {
+	known := make([]string, 0, len(w.axes))
+	for name := range w.axes {
+		known = append(known, name)
+	}
+	slices.Sort(known)
+	for _, k := range w.topExcludeKeys {
+		if !w.axes[k.Value] {
+			w.errs.add(w.pos(k), "matrix.exclude: %q is not a matrix axis of any build; axes: %s", k.Value, choices(known))
+		}
+	}
+}
+
+func (w *walker) checkUniqueNames(builds []Build) {
+	first := make(map[string]int, len(builds))
+	for i, b := range builds {
+		if b.Name == "" {
+			continue
+		}
+		j, dup := first[b.Name]
+		if !dup {
+			first[b.Name] = i
+			continue
+		}
+		prev := builds[j]
+		if prev.Pos == b.Pos {
+			w.errs.add(b.Pos, "build name %q is the same for matrix combinations %s and %s; put ${{ matrix.AXIS }} in the name",
+				b.Name, axesText(prev.Axes), axesText(b.Axes))
+		} else {
+			w.errs.add(b.Pos, "duplicate build name %q (first at %s)", b.Name, prev.Pos)
+		}
+	}
+}
+
+// checkUniqueEngines rejects two builds writing the same engine file.
+func (w *walker) checkUniqueEngines(builds []Build) {
+	first := make(map[string]int, len(builds))
+	for i, b := range builds {
+		if b.Engine == "" || b.Name == "" {
+			continue
+		}
+		if j, dup := first[b.Engine]; dup {
+			if builds[j].Name == b.Name {
+				continue // already reported as a duplicate name
+			}
+			w.errs.add(b.Pos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
+				b.Engine, b.Name, builds[j].Name, builds[j].Pos)
+			continue
+		}
+		first[b.Engine] = i
+	}
+}

@@ -1,0 +1,202 @@
+package matrix
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sort"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+)
+
+// PlanText writes builds as a table: name, backend, engine, budgets, axes.
+func PlanText(w io.Writer, builds []Build) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tBACKEND\tENGINE\tBUDGETS\tAXES")
+	for _, b := range builds {
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n",
+			printable(b.Name), b.Backend, printable(b.Engine), budgetsText(b.Budgets), printable(axesText(b.Axes)))
+	}
+	tw.Flush()
+	fmt.Fprintf(w, "%d build%s\n", len(builds), plural(len(builds)))
+}
+
+// budgetsText summarises budgets in one cell: "build 15m stall 2m phases 2 warn 80%".
+func budgetsText(b Budgets) string {
+	var parts []string
+	if b.Build > 0 {
+		parts = append(parts, "build "+shortDuration(b.Build))
+	}
+	if b.Stall > 0 {
+		parts = append(parts, "stall "+shortDuration(b.Stall))
+	}
+	if n := len(b.Phases); n > 0 {
+		parts = append(parts, "phases "+strconv.Itoa(n))
+	}
+	if b.WarnPercent > 0 {
+		parts = append(parts, "warn "+strconv.FormatFloat(b.WarnPercent, 'g', -1, 64)+"%")
+	}
+	if len(parts) == 0 {
+		return "-"
+	}
+	return strings.Join(parts, " ")
+}
+
+// shortDuration drops Go's zero units: 15m0s -> 15m, 1h0m0s -> 1h.
+func shortDuration(d time.Duration) string {
+	s := d.String()
+	if strings.HasSuffix(s, "m0s") {
+		s = strings.TrimSuffix(s, "0s")
+	}
+	if strings.HasSuffix(s, "h0m") {
+		s = strings.TrimSuffix(s, "0m")
+	}
+	return s
+}
+
+// axesText renders a combination as "batch=8 precision=fp16", keys sorted.
+func axesText(axes map[string]string) string {
+	if len(axes) == 0 {
+		return "-"
+	}
+	keys := make([]string, 0, len(axes))
+	for k := range axes {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = k + "=" + axes[k]
+	}
+	return strings.Join(parts, " ")
+}
+
+// printable escapes control characters so file-controlled text cannot
+// move the cursor or break the table.
+func printable(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
+}
+
+func plural(n int) string {
+	if n == 1 {
+		return ""
+	}
+	return "s"
+}
+
+// planBuild is the JSON form of a Build. Durations are Go duration strings
+// ("15m0s"); zero limits are omitted.
+type planBuild struct {
+	Name           string               `json:"name"`
+	Backend        string               `json:"backend"`
+	ONNX           string               `json:"onnx,omitempty"`
+	Engine         string               `json:"engine"`
+	WorkspaceBytes int64                `json:"workspace_bytes,omitempty"`
+	OptLevel       *int                 `json:"opt_level,omitempty"`
+	Precision      []string             `json:"precision,omitempty"`
+	Shapes         map[string]planShape `json:"shapes,omitempty"`
+	Targets        []string             `json:"targets,omitempty"`
+	TimingCache    string               `json:"timing_cache,omitempty"`
+	Budgets        planBudgets          `json:"budgets"`
+	Sim            *planSim             `json:"sim,omitempty"`
+	Axes           map[string]string    `json:"axes,omitempty"`
+	Pos            string               `json:"pos"`
+}
+
+type planBudgets struct {
+	Build  string      `json:"build,omitempty"`
+	Stall  string      `json:"stall,omitempty"`
+	Phases []planPhase `json:"phases,omitempty"`
+	Warn   float64     `json:"warn_percent,omitempty"`
+	Grace  string      `json:"grace"`
+}
+
+type planShape struct {
+	Min []int64 `json:"min"`
+	Opt []int64 `json:"opt"`
+	Max []int64 `json:"max"`
+}
+
+type planPhase struct {
+	Pattern string `json:"pattern"`
+	Limit   string `json:"limit"`
+}
+
+type planSim struct {
+	Trace         string `json:"trace,omitempty"`
+	Step          string `json:"step"`
+	Threads       int    `json:"threads"`
+	Fault         string `json:"fault"`
+	FaultDuration string `json:"fault_duration,omitempty"`
+}
+
+// PlanJSON writes builds as a JSON array, one build per line, whose field
+// order is fixed and whose maps have sorted keys, so equal plans give equal
+// bytes and plans diff line by line.
+func PlanJSON(w io.Writer, builds []Build) error {
+	var one bytes.Buffer
+	enc := json.NewEncoder(&one)
+	enc.SetEscapeHTML(false) // paths may hold & or <
+	bw := bufio.NewWriter(w)
+	bw.WriteString("[")
+	for i, b := range builds {
+		one.Reset()
+		if err := enc.Encode(toPlan(b)); err != nil {
+			return err
+		}
+		if i > 0 {
+			bw.WriteString(",")
+		}
+		bw.WriteString("\n")
+		bw.Write(bytes.TrimSuffix(one.Bytes(), []byte("\n")))
+	}
+	if len(builds) > 0 {
+		bw.WriteString("\n")
+	}
+	bw.WriteString("]\n")
+	return bw.Flush()
+}
+
+func toPlan(b Build) planBuild {
+	p := planBuild{
+		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
+		Targets: b.Targets, TimingCache: b.TimingCache,
+		Budgets: planBudgets{
+			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),
+			Warn: b.Budgets.WarnPercent, Grace: b.Budgets.Grace.String(),
+		},
+		Axes: b.Axes, Pos: b.Pos.String(),
+	}
+	if len(b.Shapes) > 0 {
+		p.Shapes = make(map[string]planShape, len(b.Shapes))
+		for name, s := range b.Shapes {
+			p.Shapes[name] = planShape(s)
+		}
+	}
+	for _, ph := range b.Budgets.Phases {
+		p.Budgets.Phases = append(p.Budgets.Phases, planPhase{Pattern: ph.Pattern, Limit: ph.Limit.String()})
+	}
+	if b.Backend == "sim" {
+		p.Sim = &planSim{
+			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Threads: b.Sim.Threads,
+			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),
+		}
+	}
+	return p
+}
+
+func durationOrEmpty(d time.Duration) string {
+	if d == 0 {
+		return ""
+	}
+	return d.String()
+}

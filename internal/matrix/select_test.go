@@ -1,0 +1,157 @@
+package matrix
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func loadValid(t *testing.T) *File {
+	t.Helper()
+	f, err := Load("testdata/valid-plan.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+func TestSelect(t *testing.T) {
+	f := loadValid(t)
+	tests := []struct {
+		only []string
+		want string
+	}{
+		{nil, "resnet-fp16-b1 resnet-fp16-b8 resnet-fp32-b1 resnet-fp16-b32 rtx-fp16 rtx-fp32 sim-silence"},
+		{[]string{"rtx-fp32"}, "rtx-fp32"},
+		{[]string{"resnet-*-b1", "sim-silence"}, "resnet-fp16-b1 resnet-fp32-b1 sim-silence"},
+		// File order, each build once, whatever the order of patterns.
+		{[]string{"sim-*", "*fp16*"}, "resnet-fp16-b1 resnet-fp16-b8 resnet-fp16-b32 rtx-fp16 sim-silence"},
+	}
+	for _, tt := range tests {
+		got, err := f.Select(tt.only)
+		if err != nil {
+			t.Errorf("Select(%q): %v", tt.only, err)
+			continue
+		}
+		var names []string
+		for _, b := range got {
+			names = append(names, b.Name)
+		}
+		if s := strings.Join(names, " "); s != tt.want {
+			t.Errorf("Select(%q) = %s, want %s", tt.only, s, tt.want)
+		}
+	}
+}
+
+func TestSelectUnknown(t *testing.T) {
+	f := loadValid(t)
+	_, err := f.Select([]string{"rtx-fp61", "nothing*"})
+	want := `testdata/valid-plan.yml: no build matches "rtx-fp61" (did you mean "rtx-fp16"?), "nothing*"; builds: resnet-fp16-b1, resnet-fp16-b8, resnet-fp32-b1, resnet-fp16-b32, rtx-fp16, rtx-fp32, sim-silence`
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
+	}
+	if _, err := f.Select([]string{"["}); err == nil {
+		t.Error("bad glob accepted")
+	}
+}
+
+func TestSelectListsAtMostTenNames(t *testing.T) {
+	f := &File{Path: "f.yml"}
+	for i := range 25 {
+		f.Builds = append(f.Builds, Build{Name: "b" + string(rune('a'+i))})
+	}
+	_, err := f.Select([]string{"zzz"})
+	if err == nil || !strings.HasSuffix(err.Error(), "bj and 15 more") {
+		t.Errorf("got %v", err)
+	}
+}
+
+func TestPlanJSON(t *testing.T) {
+	f := loadValid(t)
+	var a, b bytes.Buffer
+	if err := PlanJSON(&a, f.Builds); err != nil {
+		t.Fatal(err)
+	}
+	if err := PlanJSON(&b, f.Builds); err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatal("PlanJSON is not stable")
+	}
+	var plan []struct {
+		Name    string `json:"name"`
+		Engine  string `json:"engine"`
+		Budgets struct {
+			Build  string `json:"build"`
+			Grace  string `json:"grace"`
+			Phases []struct{ Pattern, Limit string }
+		} `json:"budgets"`
+		Shapes map[string]struct{ Opt []int64 } `json:"shapes"`
+		Sim    *struct {
+			Fault         string `json:"fault"`
+			FaultDuration string `json:"fault_duration"`
+		} `json:"sim"`
+		Axes map[string]string `json:"axes"`
+		Pos  string            `json:"pos"`
+	}
+	if err := json.Unmarshal(a.Bytes(), &plan); err != nil {
+		t.Fatal(err)
+	}
+	if len(plan) != 7 {
+		t.Fatalf("%d builds, want 7", len(plan))
+	}
+	b8 := plan[1]
+	if b8.Name != "resnet-fp16-b8" || b8.Engine != "testdata/out/resnet-fp16-b8.engine" ||
+		b8.Budgets.Build != "20m0s" || b8.Budgets.Grace != "30s" || len(b8.Budgets.Phases) != 3 ||
+		b8.Shapes["input"].Opt[0] != 8 || b8.Axes["batch"] != "8" || b8.Pos != "testdata/valid-plan.yml:10:5" || b8.Sim != nil {
+		t.Errorf("resnet-fp16-b8 = %+v", b8)
+	}
+	if s := plan[6].Sim; s == nil || s.Fault != "silence" || s.FaultDuration != "5s" {
+		t.Errorf("sim-silence sim = %+v", s)
+	}
+}
+
+func TestPlanTextEscapesControlCharacters(t *testing.T) {
+	var buf bytes.Buffer
+	PlanText(&buf, []Build{{Name: "a", Backend: "sim", Engine: "x\x1b[2J\n::error::y.engine"}})
+	if strings.ContainsAny(buf.String(), "\x1b") || strings.Contains(buf.String(), "\n::") {
+		t.Errorf("control characters reached the table:\n%q", buf.String())
+	}
+}
+
+// TestPlanJSONLayout pins the layout: an array with one build per line.
+func TestPlanJSONLayout(t *testing.T) {
+	f := loadValid(t)
+	tests := []struct {
+		builds []Build
+		lines  int
+	}{{nil, 1}, {f.Builds[:1], 3}, {f.Builds, 9}}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		if err := PlanJSON(&buf, tt.builds); err != nil {
+			t.Fatal(err)
+		}
+		out := buf.String()
+		if n := strings.Count(out, "\n"); n != tt.lines {
+			t.Errorf("%d builds: %d lines, want %d:\n%s", len(tt.builds), n, tt.lines, out)
+		}
+		var v []map[string]any
+		if err := json.Unmarshal(buf.Bytes(), &v); err != nil || len(v) != len(tt.builds) {
+			t.Errorf("%d builds: not a JSON array of them: %v\n%s", len(tt.builds), err, out)
+		}
+	}
+	var buf bytes.Buffer
+	PlanJSON(&buf, nil)
+	if buf.String() != "[]\n" {
+		t.Errorf("no builds: %q", buf.String())
+	}
+}
+
+func TestErrorsStayOnOneLine(t *testing.T) {
+	src := "version: 1\nbuilds:\n  - name: a\n    backend: sim\n    onnx: \"x\\n::error::forged\"\n"
+	_, err := Parse("t.yml", []byte(src))
+	if err == nil || strings.Contains(err.Error(), "\n") {
+		t.Errorf("got %q", err)
+	}
+}

@@ -1,0 +1,97 @@
+// Package matrix reads the build matrix file (trt-builds.yml): it walks the
+// YAML as nodes so every error names FILE:LINE:COL, expands matrix axes like
+// a workflow's strategy.matrix, and validates the result.
+package matrix
+
+import "time"
+
+// DefaultFile is the matrix file read when none is named.
+const DefaultFile = "trt-builds.yml"
+
+// Backends a build may name.
+var Backends = []string{"tensorrt", "tensorrt-rtx", "sim"}
+
+// File is a parsed, expanded, validated matrix file.
+type File struct {
+	Path       string
+	Version    int
+	RunBudget  time.Duration // top-level run-budget: the whole run; 0 = none
+	Regression *Regression   // top-level regression thresholds; nil = none
+	Builds     []Build       // expanded, in file order
+}
+
+// Pos is where something was written.
+type Pos struct {
+	File   string
+	Line   int
+	Column int
+}
+
+// Build is one expanded build: defaults applied, ${{ matrix.X }} substituted.
+type Build struct {
+	Name    string
+	Backend string
+	ONNX    string
+	Engine  string
+
+	WorkspaceBytes int64            // workspace: "1GiB", "512MiB"; 0 = library default
+	OptLevel       *int             // opt-level: 0..5
+	Precision      []string         // precision: fp16 | [fp16, int8]
+	Shapes         map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
+	Targets        []string         // targets (tensorrt-rtx): sm75 ...
+	TimingCache    string           // timing-cache: path
+
+	Budgets Budgets
+	Sim     Sim
+
+	Axes map[string]string // this build's matrix values, for display
+	Pos  Pos               // where the build (list item) starts
+}
+
+// Shape is an optimization-profile entry for one dynamic input.
+type Shape struct {
+	Min, Opt, Max []int64
+}
+
+// Budgets are a build's time limits. Zero means no limit.
+type Budgets struct {
+	Build       time.Duration
+	Stall       time.Duration
+	Phases      []PhaseBudget
+	WarnPercent float64       // 0 = no warning; 80 means warn at 80% of any limit
+	Grace       time.Duration // after a soft stop, how long before the worker is killed
+}
+
+// DefaultGrace applies when budgets.grace is not given.
+const DefaultGrace = 30 * time.Second
+
+// PhaseBudget limits each instance of a matching phase, from its start.
+// Pattern is a phase name, a glob (path.Match syntax), or a path of names
+// joined by "/" matched against the end of the phase's parent chain
+// ("Building engine/Timing tactics").
+type PhaseBudget struct {
+	Pattern string
+	Limit   time.Duration
+	Pos     Pos
+}
+
+// Sim configures the simulator backend.
+type Sim struct {
+	Trace   string        // trace file (JSON Lines); "" = the built-in real tree
+	Step    time.Duration // time per callback; 0 = the trace's own timing
+	Threads int           // callback threads; default 4
+	Fault   Fault
+}
+
+// Fault is an injected simulator failure.
+type Fault struct {
+	Kind     string        // none, crash, hang, fail, silence
+	Duration time.Duration // silence only
+}
+
+// Regression holds the baseline comparison thresholds (see issue 4).
+type Regression struct {
+	WarnPercent float64
+	FailPercent float64
+	Min         time.Duration
+}

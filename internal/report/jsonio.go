@@ -1,0 +1,110 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// WriteJSON writes r to path atomically (see WriteFileAtomic).
+func WriteJSON(path string, r *Report) error {
+	data, err := json.MarshalIndent(r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode report: %w", err)
+	}
+	return WriteFileAtomic(path, append(data, '\n'))
+}
+
+// WriteFileAtomic writes data to path atomically: a temporary file in the
+// same directory is written, synced and renamed over path, so a reader (or a
+// cancel that kills us mid-write) sees either the old file or the new one.
+func WriteFileAtomic(path string, data []byte) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	syncDir(dir)
+	return nil
+}
+
+// syncDir makes the rename durable where the platform allows; failure only
+// weakens durability, never correctness, so it is ignored.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}
+
+// ReadJSON reads a report written by WriteJSON. Syntax errors name
+// file:line:col; a report from a newer schema is refused.
+func ReadJSON(path string) (*Report, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read report: %w", err)
+	}
+	var r Report
+	if err := json.Unmarshal(data, &r); err != nil {
+		return nil, jsonError(path, data, err)
+	}
+	switch {
+	case r.Version == 0:
+		return nil, fmt.Errorf("%s: not a trt-action report (no \"version\")", path)
+	case r.Version > SchemaVersion:
+		return nil, fmt.Errorf("%s: report version %d is newer than this tool reads (up to %d)", path, r.Version, SchemaVersion)
+	}
+	return &r, nil
+}
+
+func jsonError(path string, data []byte, err error) error {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	offset := int64(-1)
+	switch {
+	case errors.As(err, &syn):
+		offset = syn.Offset
+	case errors.As(err, &typ):
+		offset = typ.Offset
+	}
+	if offset < 0 {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	// Offset counts the offending byte as read; point at it.
+	line, col := lineCol(data, max(0, offset-1))
+	return fmt.Errorf("%s:%d:%d: %w", path, line, col, err)
+}
+
+// lineCol turns a byte offset into 1-based line and column.
+func lineCol(data []byte, offset int64) (int, int) {
+	offset = min(offset, int64(len(data)))
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := len(before) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}

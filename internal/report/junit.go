@@ -1,0 +1,177 @@
+package report
+
+import (
+	"encoding/xml"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// JUnit XML is the lingua franca of test-report tools: writing builds as test
+// cases lets CI systems that know nothing about TensorRT show them.
+
+type junitSuites struct {
+	XMLName  xml.Name     `xml:"testsuites"`
+	Name     string       `xml:"name,attr"`
+	Tests    int          `xml:"tests,attr"`
+	Failures int          `xml:"failures,attr"`
+	Errors   int          `xml:"errors,attr"`
+	Skipped  int          `xml:"skipped,attr"`
+	Time     string       `xml:"time,attr"`
+	Suites   []junitSuite `xml:"testsuite"`
+}
+
+type junitSuite struct {
+	Name      string      `xml:"name,attr"`
+	Tests     int         `xml:"tests,attr"`
+	Failures  int         `xml:"failures,attr"`
+	Errors    int         `xml:"errors,attr"`
+	Skipped   int         `xml:"skipped,attr"`
+	Time      string      `xml:"time,attr"`
+	Timestamp string      `xml:"timestamp,attr,omitempty"`
+	Cases     []junitCase `xml:"testcase"`
+}
+
+type junitCase struct {
+	Name      string        `xml:"name,attr"`
+	Classname string        `xml:"classname,attr"`
+	Time      string        `xml:"time,attr"`
+	Failure   *junitProblem `xml:"failure,omitempty"`
+	Skipped   *junitProblem `xml:"skipped,omitempty"`
+	SystemOut string        `xml:"system-out,omitempty"`
+}
+
+type junitProblem struct {
+	Message string `xml:"message,attr,omitempty"`
+	Type    string `xml:"type,attr,omitempty"`
+	Body    string `xml:",chardata"`
+}
+
+// WriteJUnit writes r as JUnit XML: one test case per build (class name
+// "trt-action.<backend>", time in seconds), a failure for failed,
+// budget-exceeded, crashed and killed builds (message = reason, type =
+// status), and skipped for builds that never finished (cancelled, pending,
+// running in a partial report).
+func WriteJUnit(w io.Writer, r *Report) error {
+	suite := junitSuite{
+		Name:  junitSuiteName(r),
+		Time:  junitSeconds(r.DurationMs),
+		Cases: make([]junitCase, 0, len(r.Builds)),
+	}
+	if !r.StartedAt.IsZero() {
+		suite.Timestamp = r.StartedAt.UTC().Format(time.RFC3339)
+	}
+	for i := range r.Builds {
+		c := junitTestCase(&r.Builds[i])
+		suite.Tests++
+		if c.Failure != nil {
+			suite.Failures++
+		}
+		if c.Skipped != nil {
+			suite.Skipped++
+		}
+		suite.Cases = append(suite.Cases, c)
+	}
+	doc := junitSuites{
+		Name:     suite.Name,
+		Tests:    suite.Tests,
+		Failures: suite.Failures,
+		Skipped:  suite.Skipped,
+		Time:     suite.Time,
+		Suites:   []junitSuite{suite},
+	}
+	if _, err := io.WriteString(w, xml.Header); err != nil {
+		return err
+	}
+	enc := xml.NewEncoder(w)
+	enc.Indent("", "  ")
+	if err := enc.Encode(doc); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	_, err := io.WriteString(w, "\n")
+	return err
+}
+
+func junitSuiteName(r *Report) string {
+	if r.Matrix == "" {
+		return "trt-action"
+	}
+	return "trt-action " + r.Matrix
+}
+
+func junitTestCase(b *Build) junitCase {
+	c := junitCase{
+		Name:      b.Name,
+		Classname: "trt-action." + b.Backend,
+		Time:      junitSeconds(b.DurationMs),
+		SystemOut: junitSystemOut(b),
+	}
+	switch {
+	case isJUnitFailure(b.Status):
+		c.Failure = &junitProblem{Message: junitMessage(b), Type: b.Status, Body: junitFailureBody(b)}
+	case b.Status != StatusOK:
+		c.Skipped = &junitProblem{Message: junitMessage(b)}
+	}
+	return c
+}
+
+// isJUnitFailure reports whether a status counts as a failure (as opposed to a
+// success or a build that never got to finish).
+func isJUnitFailure(status string) bool {
+	switch status {
+	case StatusFailed, StatusBudgetExceeded, StatusCrashed, StatusKilled:
+		return true
+	}
+	return false
+}
+
+func junitMessage(b *Build) string {
+	if b.Reason != "" {
+		return b.Reason
+	}
+	return b.Status
+}
+
+// junitFailureBody is the failure body: the budget that ran out and TensorRT's own
+// error lines, which is what someone reading a red test wants first.
+func junitFailureBody(b *Build) string {
+	var sb strings.Builder
+	if h := b.Budget; h != nil {
+		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, time.Duration(h.ElapsedMs)*time.Millisecond, time.Duration(h.LimitMs)*time.Millisecond)
+		if h.Phase != "" {
+			fmt.Fprintf(&sb, " in %s", h.Phase)
+		}
+		sb.WriteString("\n")
+	}
+	for _, l := range b.Log {
+		if l.Severity == "error" {
+			sb.WriteString(l.Text)
+			sb.WriteString("\n")
+		}
+	}
+	return sb.String()
+}
+
+// junitSystemOut is the test case's standard output: the library, GPU and engine,
+// plus warnings, so nothing in the report is lost to JUnit readers.
+func junitSystemOut(b *Build) string {
+	var sb strings.Builder
+	if b.Library != "" {
+		fmt.Fprintf(&sb, "library: %s\n", b.Library)
+	}
+	if b.GPU != "" {
+		fmt.Fprintf(&sb, "gpu: %s\n", b.GPU)
+	}
+	if e := b.Engine; e != nil {
+		fmt.Fprintf(&sb, "engine: %s (%d bytes, sha256 %s)\n", e.Path, e.Bytes, e.SHA256)
+	}
+	for _, w := range b.Warnings {
+		fmt.Fprintf(&sb, "warning: %s\n", w)
+	}
+	return sb.String()
+}
+
+func junitSeconds(ms int64) string {
+	return fmt.Sprintf("%.3f", float64(ms)/1000)
+}

@@ -1,0 +1,87 @@
+// Package report holds the run report (the JSON written with --report) and
+// the pure functions that render it: the job summary, plain progress lines,
+// annotations and outputs.
+package report
+
+import "time"
+
+// SchemaVersion is bumped when the JSON report changes incompatibly.
+const SchemaVersion = 1
+
+// Build statuses.
+const (
+	StatusPending        = "pending" // not started yet (only in partial reports)
+	StatusRunning        = "running" // still running (only in partial reports)
+	StatusOK             = "ok"
+	StatusFailed         = "failed"
+	StatusBudgetExceeded = "budget-exceeded"
+	StatusCancelled      = "cancelled"
+	StatusCrashed        = "crashed"
+	StatusKilled         = "killed"
+)
+
+// Report is the whole run; it is rewritten atomically after every build.
+type Report struct {
+	Version     int       `json:"version"`
+	Tool        string    `json:"tool"` // "trt-action 0.1.0"
+	Matrix      string    `json:"matrix"`
+	StartedAt   time.Time `json:"started_at"`
+	DurationMs  int64     `json:"duration_ms"`
+	Complete    bool      `json:"complete"`              // false while running or after an interrupt
+	Interrupted string    `json:"interrupted,omitempty"` // "SIGINT after 3m12s"
+	Builds      []Build   `json:"builds"`
+}
+
+// Build is one build's outcome.
+type Build struct {
+	Name             string            `json:"name"`
+	Backend          string            `json:"backend"`
+	Axes             map[string]string `json:"axes,omitempty"`
+	Status           string            `json:"status"`
+	Reason           string            `json:"reason,omitempty"`          // one human sentence
+	Budget           *BudgetHit        `json:"budget,omitempty"`          // which limit stopped it
+	BudgetUse        float64           `json:"budget_use_pct"`            // highest share of any limit used, in percent; 0 = no limits
+	StopLatencyMs    int64             `json:"stop_latency_ms,omitempty"` // from the budget deadline (or signal) to the build's end
+	Warnings         []string          `json:"warnings,omitempty"`
+	StartMs          int64             `json:"start_ms"` // offset from the run's start
+	DurationMs       int64             `json:"duration_ms"`
+	GPU              string            `json:"gpu,omitempty"`
+	Callbacks        int64             `json:"callbacks"`
+	LongestSilenceMs int64             `json:"longest_silence_ms"`
+	Phases           []*Phase          `json:"phases"`
+	Engine           *Engine           `json:"engine,omitempty"`
+	Log              []LogLine         `json:"log,omitempty"`     // TensorRT's own lines, warnings and errors
+	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
+}
+
+// BudgetHit says which limit ran out.
+type BudgetHit struct {
+	Kind      string `json:"kind"`            // build, stall, phase, run
+	Phase     string `json:"phase,omitempty"` // phase path "Building engine/Timing tactics"
+	Pattern   string `json:"pattern,omitempty"`
+	LimitMs   int64  `json:"limit_ms"`
+	ElapsedMs int64  `json:"elapsed_ms"`
+}
+
+// Phase is one instance of a phase, with its children.
+type Phase struct {
+	Name     string   `json:"name"`
+	StartMs  int64    `json:"start_ms"` // offset from the build's start
+	EndMs    int64    `json:"end_ms"`   // -1 while running / never finished
+	Done     int      `json:"steps_done"`
+	Steps    int      `json:"steps"`
+	Children []*Phase `json:"children,omitempty"`
+}
+
+// Engine is a completed engine file.
+type Engine struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+// LogLine is one line TensorRT logged.
+type LogLine struct {
+	Severity string `json:"severity"` // error, warning, info, verbose
+	Text     string `json:"text"`
+}

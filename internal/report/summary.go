@@ -1,0 +1,366 @@
+package report
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// DefaultSummaryBytes keeps the summary under the runner's 1 MiB per-step
+// limit (a larger summary is dropped whole) with room to spare.
+const DefaultSummaryBytes = 1_000_000
+
+// SummaryOptions shape the job summary.
+type SummaryOptions struct {
+	MaxBytes  int // default DefaultSummaryBytes
+	TopPhases int // phases listed per build (default 8)
+}
+
+// Limits that keep each part of the summary readable and bounded.
+const (
+	maxProblemSections = 50     // builds that did not succeed, with reasons
+	maxGanttBytes      = 40_000 // Mermaid refuses diagrams over 50,000 characters
+	maxGanttTasks      = 24     // per build
+	maxLogLines        = 5      // TensorRT lines quoted per failed build
+	noteRoom           = 400    // bytes kept free for the notes about omissions
+)
+
+// Summary renders the job summary as GitHub-flavoured Markdown: a headline,
+// a table of builds, a section per build that did not succeed, each build's
+// top phases, and a Mermaid timeline. It stays within opts.MaxBytes by
+// dropping, in order, the timeline, the phase details, and then table rows
+// (with a note pointing at the JSON report).
+func Summary(r *Report, opts SummaryOptions) string {
+	if opts.MaxBytes <= 0 {
+		opts.MaxBytes = DefaultSummaryBytes
+	}
+	if opts.TopPhases <= 0 {
+		opts.TopPhases = 8
+	}
+	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
+	head, problems := s.head(), s.problems()
+	rows := s.rows()
+	base := len(head) + len(tableHeader) + len(problems)
+	for _, row := range rows {
+		base += len(row)
+	}
+	if base+noteRoom > opts.MaxBytes {
+		return s.truncated(head, rows, problems)
+	}
+	table := tableHeader + strings.Join(rows, "")
+	room := opts.MaxBytes - base - noteRoom
+	details, ok := s.details(room)
+	if !ok {
+		return head + table + problems + "\n_Phase details and timeline left out to keep the summary under the size limit; see the JSON report._\n"
+	}
+	timeline := s.timeline(room - len(details))
+	return head + table + problems + details + timeline
+}
+
+type summary struct {
+	r    *Report
+	opts SummaryOptions
+	agg  []*aggNode // per build, computed once
+}
+
+func (s *summary) aggregate(i int) *aggNode {
+	if s.agg[i] == nil {
+		s.agg[i] = aggregate(&s.r.Builds[i])
+	}
+	return s.agg[i]
+}
+
+func (s *summary) head() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "## %s\n\n", md(Headline(s.r)))
+	var meta []string
+	for _, m := range []string{s.r.Tool, s.r.Matrix} {
+		if m != "" {
+			meta = append(meta, htmlText(m))
+		}
+	}
+	if !s.r.StartedAt.IsZero() {
+		meta = append(meta, "started "+s.r.StartedAt.UTC().Format("2006-01-02 15:04:05 UTC"))
+	}
+	if len(meta) > 0 {
+		fmt.Fprintf(&b, "<sub>%s</sub>\n\n", strings.Join(meta, " · "))
+	}
+	return b.String()
+}
+
+const tableHeader = "| Build | Status | Backend | Time | Slowest phase | Budget used |\n|---|---|---|--:|---|--:|\n"
+
+func (s *summary) rows() []string {
+	rows := make([]string, len(s.r.Builds))
+	for i := range s.r.Builds {
+		b := &s.r.Builds[i]
+		slow := "—"
+		if p, ok := slowest(s.aggregate(i), b.DurationMs); ok {
+			slow = md(p.Leaf())
+			if p.Share > 0 {
+				slow += " · " + percent(p.Share)
+			}
+		}
+		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
+			md(b.Name), statusLabel(b.Status), md(b.Backend), fmtDur(ms(b.DurationMs)), slow, budgetUse(b))
+	}
+	return rows
+}
+
+func statusLabel(status string) string {
+	emoji := map[string]string{
+		StatusOK: "✅", StatusFailed: "❌", StatusBudgetExceeded: "⏱️", StatusCancelled: "🚫",
+		StatusCrashed: "💥", StatusKilled: "🛑", StatusPending: "⏸️", StatusRunning: "⏳",
+	}[status]
+	if emoji == "" {
+		emoji = "❔"
+	}
+	return emoji + " " + md(status)
+}
+
+// budgetUse is the share of the tightest limit used: the supervisor's
+// BudgetUse (percent), or for a build stopped by a limit, that limit's share.
+func budgetUse(b *Build) string {
+	use := b.BudgetUse / 100
+	if use == 0 && b.Budget != nil && b.Budget.LimitMs > 0 {
+		use = float64(b.Budget.ElapsedMs) / float64(b.Budget.LimitMs)
+	}
+	if use <= 0 {
+		return "—"
+	}
+	return percent(use)
+}
+
+func failed(b *Build) bool {
+	switch b.Status {
+	case StatusOK, StatusPending, StatusRunning:
+		return false
+	}
+	return true
+}
+
+// problems is a section per build that did not succeed, with its reason,
+// the limit it hit, and TensorRT's last errors.
+func (s *summary) problems() string {
+	var b strings.Builder
+	shown, more := 0, 0
+	for i := range s.r.Builds {
+		build := &s.r.Builds[i]
+		if !failed(build) {
+			continue
+		}
+		if shown == maxProblemSections {
+			more++
+			continue
+		}
+		shown++
+		problemSection(&b, build)
+	}
+	if more > 0 {
+		fmt.Fprintf(&b, "_… and %d more builds that did not succeed; see the table and the JSON report._\n\n", more)
+	}
+	return b.String()
+}
+
+func problemSection(b *strings.Builder, build *Build) {
+	fmt.Fprintf(b, "\n### %s — %s\n\n", md(build.Name), statusLabel(build.Status))
+	fmt.Fprintf(b, "%s after %s%s\n\n", md(build.Status), fmtDur(ms(build.DurationMs)), md(clip(reasonSuffix(build), 1000)))
+	if build.Budget != nil && build.Reason != "" {
+		fmt.Fprintf(b, "Budget: %s\n\n", md(budgetText(build.Budget)))
+	}
+	for _, w := range build.Warnings[:min(len(build.Warnings), 5)] {
+		fmt.Fprintf(b, "- ⚠️ %s\n", md(clip(w, 300)))
+	}
+	if len(build.Warnings) > 0 {
+		b.WriteString("\n")
+	}
+	if lines := lastLog(build.Log); len(lines) > 0 {
+		b.WriteString("<pre>\n")
+		for _, l := range lines {
+			fmt.Fprintf(b, "%s: %s\n", htmlText(l.Severity), htmlText(clip(l.Text, 300)))
+		}
+		b.WriteString("</pre>\n\n")
+	}
+}
+
+// lastLog is TensorRT's last errors, or its last warnings when it logged no
+// error.
+func lastLog(log []LogLine) []LogLine {
+	for _, severity := range []string{"error", "warning"} {
+		var picked []LogLine
+		for _, l := range log {
+			if l.Severity == severity {
+				picked = append(picked, l)
+			}
+		}
+		if len(picked) > 0 {
+			return picked[max(0, len(picked)-maxLogLines):]
+		}
+	}
+	return nil
+}
+
+// details is each build's top phases in a collapsed block; ok is false when
+// they do not fit in room.
+func (s *summary) details(room int) (string, bool) {
+	var b strings.Builder
+	b.WriteString("\n### Phases\n\n")
+	for i := range s.r.Builds {
+		build := &s.r.Builds[i]
+		top := topPhases(s.aggregate(i), build.DurationMs, s.opts.TopPhases)
+		if len(top) == 0 {
+			continue
+		}
+		fmt.Fprintf(&b, "<details><summary>%s: top %d phases</summary>\n\n", htmlText(build.Name), len(top))
+		b.WriteString("| Phase | Total | Instances | Share |\n|---|--:|--:|--:|\n")
+		for _, p := range top {
+			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", phasePath(p.Path), fmtDur(p.Total), p.Count, percent(p.Share))
+		}
+		b.WriteString("\n</details>\n\n")
+		if b.Len() > room {
+			return "", false
+		}
+	}
+	return b.String(), true
+}
+
+// phasePath shows a path as "… › B › C", keeping the three innermost names.
+func phasePath(path []string) string {
+	var parts []string
+	if len(path) > 3 {
+		parts = append(parts, "…")
+		path = path[len(path)-3:]
+	}
+	for _, p := range path {
+		parts = append(parts, md(clip(p, 80)))
+	}
+	return strings.Join(parts, " › ")
+}
+
+// timeline is a Mermaid gantt chart of each build's phases down to depth 2,
+// on the run's clock in seconds. Builds are added while the chart stays
+// under Mermaid's size limit and room.
+func (s *summary) timeline(room int) string {
+	limit := min(room, maxGanttBytes)
+	var sections []string
+	size, withPhases := 0, 0
+	for i := range s.r.Builds {
+		build := &s.r.Builds[i]
+		if len(build.Phases) == 0 {
+			continue
+		}
+		withPhases++
+		section := ganttSection(build)
+		if size+len(section) > limit {
+			continue
+		}
+		size += len(section)
+		sections = append(sections, section)
+	}
+	if len(sections) == 0 {
+		return ""
+	}
+	var b strings.Builder
+	b.WriteString("\n### Timeline\n\n")
+	if len(sections) < withPhases {
+		fmt.Fprintf(&b, "_%d of %d builds shown; the rest would exceed the diagram size limit._\n\n", len(sections), withPhases)
+	}
+	b.WriteString("```mermaid\ngantt\n  dateFormat x\n  axisFormat %s\n")
+	for _, sec := range sections {
+		b.WriteString(sec)
+	}
+	b.WriteString("```\n")
+	return b.String()
+}
+
+type ganttTask struct {
+	name       string
+	start, end int64 // ms on the run's clock
+}
+
+func ganttSection(build *Build) string {
+	var tasks []ganttTask
+	var walk func(phases []*Phase, depth int)
+	walk = func(phases []*Phase, depth int) {
+		for _, p := range phases {
+			if p == nil {
+				continue
+			}
+			end := p.EndMs
+			if end < 0 {
+				end = build.DurationMs
+			}
+			tasks = append(tasks, ganttTask{mermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
+			if depth < 2 {
+				walk(p.Children, depth+1)
+			}
+		}
+	}
+	walk(build.Phases, 1)
+	if len(tasks) > maxGanttTasks { // keep the longest, in time order
+		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
+		tasks = tasks[:maxGanttTasks]
+		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "  section %s\n", mermaidName(build.Name))
+	for _, t := range tasks {
+		fmt.Fprintf(&b, "  %s :%d, %d\n", t.name, t.start, t.end)
+	}
+	return b.String()
+}
+
+// truncated is the summary when even the table does not fit: as many rows
+// as fit, then a note. The problem sections go too if they alone overflow.
+func (s *summary) truncated(head string, rows []string, problems string) string {
+	fixed := len(head) + len(tableHeader) + noteRoom
+	if fixed+len(problems) > s.opts.MaxBytes {
+		problems = ""
+	}
+	if fixed > s.opts.MaxBytes {
+		return clipBytes(head, s.opts.MaxBytes)
+	}
+	var b strings.Builder
+	b.WriteString(head)
+	b.WriteString(tableHeader)
+	room := s.opts.MaxBytes - fixed - len(problems)
+	n := 0
+	for _, row := range rows {
+		if len(row) > room {
+			break
+		}
+		room -= len(row)
+		b.WriteString(row)
+		n++
+	}
+	if n < len(rows) {
+		fmt.Fprintf(&b, "\n_… and %d more builds, see the JSON report._\n", len(rows)-n)
+	}
+	b.WriteString(problems)
+	if problems == "" && hasProblems(s.r) {
+		b.WriteString("\n_Reasons for builds that did not succeed are in the JSON report._\n")
+	}
+	return b.String()
+}
+
+func hasProblems(r *Report) bool {
+	for i := range r.Builds {
+		if failed(&r.Builds[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// clipBytes cuts s to at most n bytes on a line boundary.
+func clipBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	s = s[:n]
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		return s[:i+1]
+	}
+	return ""
+}

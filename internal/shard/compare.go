@@ -1,0 +1,173 @@
+package shard
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Verdicts of the regression gate.
+const (
+	VerdictOK      = "ok"
+	VerdictWarn    = "warn"
+	VerdictFail    = "fail"
+	VerdictNew     = "new"     // no successful baseline to compare with
+	VerdictSkipped = "skipped" // not judged: see Delta.Note
+)
+
+// Delta is one build's time compared with the baseline.
+type Delta struct {
+	Name       string  `json:"name"`
+	BaselineMs int64   `json:"baseline_ms"` // 0 for new builds
+	CurrentMs  int64   `json:"current_ms"`
+	Percent    float64 `json:"percent"` // (current-baseline)/baseline*100; positive = slower
+	Verdict    string  `json:"verdict"`
+	Note       string  `json:"note,omitempty"` // why a build was not judged
+}
+
+// Compare judges every build of r against baseline with the thresholds th,
+// in r's build order. Only builds that succeeded in both reports are
+// compared: a failed or stopped build's time is not its build time. Builds
+// shorter than th.Min in both reports are skipped, since a few seconds of
+// noise would swing their percentages. A threshold of 0 is off. A build is
+// judged warn or fail when it is slower by strictly more than the threshold.
+func Compare(r, baseline *report.Report, th matrix.Regression) []Delta {
+	base := map[string]report.Build{}
+	if baseline != nil {
+		for _, b := range baseline.Builds {
+			base[b.Name] = b
+		}
+	}
+	deltas := make([]Delta, 0, len(r.Builds))
+	for _, b := range r.Builds {
+		prev, found := base[b.Name]
+		deltas = append(deltas, judge(b, prev, found, th))
+	}
+	return deltas
+}
+
+func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
+	d := Delta{Name: cur.Name, CurrentMs: cur.DurationMs}
+	switch {
+	case cur.Status != report.StatusOK:
+		d.Verdict, d.Note = VerdictSkipped, "build did not succeed ("+cur.Status+")"
+		return d
+	case !found || prev.Status != report.StatusOK:
+		d.Verdict = VerdictNew
+		return d
+	}
+	d.BaselineMs = prev.DurationMs
+	minMs := th.Min.Milliseconds()
+	switch {
+	case cur.DurationMs < minMs && prev.DurationMs < minMs:
+		d.Verdict, d.Note = VerdictSkipped, "shorter than "+th.Min.String()+" in both runs"
+		return d
+	case prev.DurationMs <= 0:
+		d.Verdict, d.Note = VerdictSkipped, "baseline took no measurable time"
+		return d
+	}
+	d.Percent = float64(cur.DurationMs-prev.DurationMs) / float64(prev.DurationMs) * 100
+	switch {
+	case th.FailPercent > 0 && d.Percent > th.FailPercent:
+		d.Verdict = VerdictFail
+	case th.WarnPercent > 0 && d.Percent > th.WarnPercent:
+		d.Verdict = VerdictWarn
+	default:
+		d.Verdict = VerdictOK
+	}
+	return d
+}
+
+// Worst is the gate's overall verdict: fail if any build failed the gate,
+// else warn if any warned, else ok.
+func Worst(deltas []Delta) string {
+	worst := VerdictOK
+	for _, d := range deltas {
+		switch d.Verdict {
+		case VerdictFail:
+			return VerdictFail
+		case VerdictWarn:
+			worst = VerdictWarn
+		}
+	}
+	return worst
+}
+
+// DefaultRegression applies when the matrix file has no regression block but
+// a baseline is given: report deltas, fail nothing.
+var DefaultRegression = matrix.Regression{WarnPercent: 10, Min: 30 * time.Second}
+
+// DeltaTable renders deltas as a Markdown section for the job summary and
+// the pull-request comment: every judged build, worst first, then a count
+// of the builds that were new or not judged.
+func DeltaTable(deltas []Delta, th matrix.Regression) string {
+	var judged []Delta
+	unjudged := 0
+	for _, d := range deltas {
+		if d.Verdict == VerdictNew || d.Verdict == VerdictSkipped {
+			unjudged++
+			continue
+		}
+		judged = append(judged, d)
+	}
+	sort.SliceStable(judged, func(i, j int) bool { return judged[i].Percent > judged[j].Percent })
+
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "### Build times against the baseline\n\n")
+	fmt.Fprintf(&sb, "Thresholds: %s.\n\n", thresholds(th))
+	if len(judged) > 0 {
+		sb.WriteString("| Build | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---|\n")
+		for _, d := range judged {
+			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", mdEscape(d.Name), msString(d.BaselineMs), msString(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
+		}
+		sb.WriteString("\n")
+	}
+	if unjudged > 0 {
+		noun := "builds were"
+		if unjudged == 1 {
+			noun = "build was"
+		}
+		fmt.Fprintf(&sb, "%d %s not judged (new, failed, or shorter than the minimum).\n", unjudged, noun)
+	}
+	return sb.String()
+}
+
+var verdictLabel = map[string]string{VerdictOK: "ok", VerdictWarn: "⚠️ warn", VerdictFail: "❌ fail"}
+
+func thresholds(th matrix.Regression) string {
+	var parts []string
+	if th.WarnPercent > 0 {
+		parts = append(parts, fmt.Sprintf("warn over +%g%%", th.WarnPercent))
+	}
+	if th.FailPercent > 0 {
+		parts = append(parts, fmt.Sprintf("fail over +%g%%", th.FailPercent))
+	}
+	if th.Min > 0 {
+		parts = append(parts, "builds under "+th.Min.String()+" not judged")
+	}
+	if len(parts) == 0 {
+		return "none"
+	}
+	return strings.Join(parts, ", ")
+}
+
+// mdEscape keeps a name from breaking the table or rendering as markdown
+// (a build may be called "x@team", which would mention a team).
+func mdEscape(s string) string {
+	var sb strings.Builder
+	for _, r := range s {
+		if strings.ContainsRune("\\`*_[]|<>@#~", r) {
+			sb.WriteByte('\\')
+		}
+		sb.WriteRune(r)
+	}
+	return sb.String()
+}
+
+func msString(v int64) string {
+	return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String()
+}

@@ -1,0 +1,78 @@
+package shard
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Merge joins shard reports into one report for the whole matrix. Builds keep
+// the order of the reports given, their start offsets are rebased onto the
+// earliest shard's start, and the merged duration spans from that start to
+// the end of the last shard. The result is complete only if every shard is.
+// A build name found in two shards is an error: the plan gave it to one.
+func Merge(reports []*report.Report) (*report.Report, error) {
+	if len(reports) == 0 {
+		return nil, errors.New("merge: no reports given")
+	}
+	if err := checkVersions(reports); err != nil {
+		return nil, err
+	}
+	start := earliestStart(reports)
+	out := &report.Report{
+		Version:   reports[0].Version,
+		Tool:      reports[0].Tool,
+		Matrix:    reports[0].Matrix,
+		StartedAt: start,
+		Complete:  true,
+	}
+	seen := map[string]int{} // build name -> 1-based shard that has it
+	var end time.Time
+	var interrupts []string
+	for i, r := range reports {
+		offset := r.StartedAt.Sub(start).Milliseconds()
+		for _, b := range r.Builds {
+			if prev, dup := seen[b.Name]; dup {
+				return nil, fmt.Errorf("merge: build %q is in report %d and report %d; each build must come from one shard", b.Name, prev, i+1)
+			}
+			seen[b.Name] = i + 1
+			b.StartMs += offset
+			out.Builds = append(out.Builds, b)
+		}
+		if e := r.StartedAt.Add(time.Duration(r.DurationMs) * time.Millisecond); e.After(end) {
+			end = e
+		}
+		out.Complete = out.Complete && r.Complete
+		if r.Interrupted != "" {
+			interrupts = append(interrupts, fmt.Sprintf("shard %d: %s", i+1, r.Interrupted))
+		}
+	}
+	out.DurationMs = end.Sub(start).Milliseconds()
+	out.Interrupted = strings.Join(interrupts, "; ")
+	return out, nil
+}
+
+func checkVersions(reports []*report.Report) error {
+	for i, r := range reports {
+		if r == nil {
+			return fmt.Errorf("merge: report %d is empty", i+1)
+		}
+		if r.Version != reports[0].Version {
+			return fmt.Errorf("merge: report %d has schema version %d, report 1 has %d; merge reports written by the same trt-action version", i+1, r.Version, reports[0].Version)
+		}
+	}
+	return nil
+}
+
+func earliestStart(reports []*report.Report) time.Time {
+	start := reports[0].StartedAt
+	for _, r := range reports[1:] {
+		if r.StartedAt.Before(start) {
+			start = r.StartedAt
+		}
+	}
+	return start
+}

@@ -1,0 +1,307 @@
+package shard
+
+import (
+	"encoding/json"
+	"maps"
+	"path"
+	"reflect"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+func builds(names ...string) []matrix.Build {
+	out := make([]matrix.Build, len(names))
+	for i, n := range names {
+		out[i] = matrix.Build{Name: n, Backend: "sim"}
+	}
+	return out
+}
+
+func baselineOf(durations map[string]int64) *report.Report {
+	r := &report.Report{Version: report.SchemaVersion, Complete: true}
+	for _, n := range slices.Sorted(maps.Keys(durations)) {
+		r.Builds = append(r.Builds, report.Build{Name: n, Status: report.StatusOK, DurationMs: durations[n]})
+	}
+	return r
+}
+
+func TestPlanBalancesByBaseline(t *testing.T) {
+	// 100 + 20 + 20 + 20 + 20 + 20 seconds over two shards: the big build
+	// alone on one shard is the only balanced plan (100 vs 100).
+	bs := builds("a", "big", "b", "c", "d", "e")
+	base := baselineOf(map[string]int64{"a": 20e3, "big": 100e3, "b": 20e3, "c": 20e3, "d": 20e3, "e": 20e3})
+	got := Plan(bs, 2, base)
+	if len(got) != 2 {
+		t.Fatalf("want 2 shards, got %d", len(got))
+	}
+	want := []Shard{
+		{Index: 1, Of: 2, Only: "big", Builds: 1, EstimateS: 100, Names: []string{"big"}},
+		{Index: 2, Of: 2, Only: "a,b,c,d,e", Builds: 5, EstimateS: 100, Names: []string{"a", "b", "c", "d", "e"}},
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("Plan = %+v\nwant %+v", got, want)
+	}
+}
+
+func TestPlanUsesMedianForUnknownBuilds(t *testing.T) {
+	// Known: 10s, 30s, 50s -> median 30s for "new".
+	bs := builds("x", "y", "z", "new")
+	base := baselineOf(map[string]int64{"x": 10e3, "y": 30e3, "z": 50e3})
+	base.Builds = append(base.Builds, report.Build{Name: "new", Status: report.StatusFailed, DurationMs: 999e3})
+	got := Plan(bs, 1, base)
+	if got[0].EstimateS != 10+30+50+30 {
+		t.Errorf("estimate = %ds, want 120s (a failed baseline build counts as unknown)", got[0].EstimateS)
+	}
+}
+
+func TestPlanWithoutBaselineSplitsEvenly(t *testing.T) {
+	got := Plan(builds("a", "b", "c", "d", "e"), 2, nil)
+	if got[0].Builds != 3 || got[1].Builds != 2 {
+		t.Errorf("builds per shard = %d,%d, want 3,2", got[0].Builds, got[1].Builds)
+	}
+	if got[0].EstimateS != 3*int64(DefaultEstimate/time.Second) {
+		t.Errorf("estimate = %d", got[0].EstimateS)
+	}
+}
+
+func TestPlanNeverEmitsEmptyShards(t *testing.T) {
+	got := Plan(builds("a", "b"), 5, nil)
+	if len(got) != 2 {
+		t.Fatalf("want 2 shards for 2 builds, got %d", len(got))
+	}
+	for _, s := range got {
+		if s.Only == "" || s.Of != 2 {
+			t.Errorf("shard %+v", s)
+		}
+	}
+	if Plan(nil, 3, nil) != nil {
+		t.Error("no builds should give no shards")
+	}
+	if n := len(Plan(builds("a", "b"), 0, nil)); n != 1 {
+		t.Errorf("0 shards should mean 1, got %d", n)
+	}
+}
+
+func TestGitHubMatrixShape(t *testing.T) {
+	out, err := GitHubMatrix(Plan(builds("a", "b", "c"), 2, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Include []map[string]any `json:"include"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Include) != 2 {
+		t.Fatalf("include = %s", out)
+	}
+	first := got.Include[0]
+	for _, key := range []string{"shard", "of", "only", "builds", "estimate_s"} {
+		if _, ok := first[key]; !ok {
+			t.Errorf("entry lacks %q: %s", key, out)
+		}
+	}
+	if _, ok := first["Names"]; ok {
+		t.Errorf("Names must not reach the matrix JSON: %s", out)
+	}
+	empty, _ := GitHubMatrix(nil)
+	if string(empty) != `{"include":[]}` {
+		t.Errorf("empty matrix = %s", empty)
+	}
+}
+
+func TestOnlyRoundTripMatchesExactlyItsNames(t *testing.T) {
+	names := []string{"plain", "with,comma", "star*", "q?", "br[ack]et", `back\slash`, "spa ce"}
+	items := SplitOnly(JoinOnly(names))
+	if len(items) != len(names) {
+		t.Fatalf("SplitOnly(JoinOnly) = %q", items)
+	}
+	for i, pattern := range items {
+		for j, name := range names {
+			ok, err := path.Match(pattern, name)
+			if err != nil {
+				t.Fatalf("pattern %q: %v", pattern, err)
+			}
+			if ok != (i == j) {
+				t.Errorf("pattern %q matches %q = %v", pattern, name, ok)
+			}
+		}
+	}
+	if got := SplitOnly(" a , b*,,c\nd\r\n"); !reflect.DeepEqual(got, []string{"a", "b*", "c", "d"}) {
+		t.Errorf("SplitOnly user list = %q", got)
+	}
+}
+
+func shardReport(start time.Time, durMs int64, complete bool, bs ...report.Build) *report.Report {
+	return &report.Report{Version: report.SchemaVersion, Tool: "trt-action test", Matrix: "trt-builds.yml",
+		StartedAt: start, DurationMs: durMs, Complete: complete, Builds: bs}
+}
+
+func TestPlanThenMergeRoundTrip(t *testing.T) {
+	bs := builds("a", "b", "c", "d", "e")
+	plan := Plan(bs, 2, nil)
+	t0 := time.Date(2025, 1, 1, 10, 0, 0, 0, time.UTC)
+	var reports []*report.Report
+	for i, s := range plan {
+		// Each shard "builds" what its --only selects, starting i seconds later.
+		var done []report.Build
+		for _, b := range bs {
+			if matchesAny(SplitOnly(s.Only), b.Name) {
+				done = append(done, report.Build{Name: b.Name, Status: report.StatusOK, StartMs: 100, DurationMs: 1000})
+			}
+		}
+		reports = append(reports, shardReport(t0.Add(time.Duration(i)*time.Second), 5000, true, done...))
+	}
+	merged, err := Merge(reports)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range merged.Builds {
+		got = append(got, b.Name)
+	}
+	slices.Sort(got)
+	if !reflect.DeepEqual(got, []string{"a", "b", "c", "d", "e"}) {
+		t.Errorf("merged builds = %v", got)
+	}
+	if !merged.Complete || !merged.StartedAt.Equal(t0) {
+		t.Errorf("merged complete=%v start=%v", merged.Complete, merged.StartedAt)
+	}
+	if merged.DurationMs != 6000 { // second shard starts 1s later and runs 5s
+		t.Errorf("merged duration = %d, want 6000", merged.DurationMs)
+	}
+	last := merged.Builds[len(merged.Builds)-1]
+	if last.StartMs != 1100 {
+		t.Errorf("second shard's build start = %d, want 1100 (rebased)", last.StartMs)
+	}
+}
+
+func matchesAny(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok {
+			return true
+		}
+	}
+	return false
+}
+
+func TestMergeErrors(t *testing.T) {
+	t0 := time.Now()
+	a := shardReport(t0, 1, true, report.Build{Name: "x"})
+	b := shardReport(t0, 1, true, report.Build{Name: "x"})
+	if _, err := Merge([]*report.Report{a, b}); err == nil || !strings.Contains(err.Error(), `"x" is in report 1 and report 2`) {
+		t.Errorf("duplicate build: err = %v", err)
+	}
+	if _, err := Merge(nil); err == nil {
+		t.Error("no reports should be an error")
+	}
+	c := shardReport(t0, 1, true)
+	c.Version = 99
+	if _, err := Merge([]*report.Report{a, c}); err == nil || !strings.Contains(err.Error(), "schema version") {
+		t.Errorf("version mismatch: err = %v", err)
+	}
+}
+
+func TestMergeIncompleteShard(t *testing.T) {
+	t0 := time.Now()
+	a := shardReport(t0, 1, true, report.Build{Name: "a"})
+	b := shardReport(t0, 1, false, report.Build{Name: "b"})
+	b.Interrupted = "SIGINT after 3s"
+	m, err := Merge([]*report.Report{a, b})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Complete || m.Interrupted != "shard 2: SIGINT after 3s" {
+		t.Errorf("complete=%v interrupted=%q", m.Complete, m.Interrupted)
+	}
+}
+
+func TestCompareThresholds(t *testing.T) {
+	th := matrix.Regression{WarnPercent: 10, FailPercent: 25, Min: 30 * time.Second}
+	base := &report.Report{Builds: []report.Build{
+		{Name: "steady", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "warned", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "edge", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "failed", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "faster", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "tiny", Status: report.StatusOK, DurationMs: 5e3},
+		{Name: "grew", Status: report.StatusOK, DurationMs: 5e3},
+		{Name: "brokebefore", Status: report.StatusFailed, DurationMs: 100e3},
+		{Name: "broken", Status: report.StatusOK, DurationMs: 100e3},
+	}}
+	cur := &report.Report{Builds: []report.Build{
+		{Name: "steady", Status: report.StatusOK, DurationMs: 105e3},
+		{Name: "warned", Status: report.StatusOK, DurationMs: 115e3},
+		{Name: "edge", Status: report.StatusOK, DurationMs: 125e3},
+		{Name: "failed", Status: report.StatusOK, DurationMs: 140e3},
+		{Name: "faster", Status: report.StatusOK, DurationMs: 50e3},
+		{Name: "tiny", Status: report.StatusOK, DurationMs: 20e3},
+		{Name: "grew", Status: report.StatusOK, DurationMs: 40e3},
+		{Name: "brokebefore", Status: report.StatusOK, DurationMs: 100e3},
+		{Name: "broken", Status: report.StatusBudgetExceeded, DurationMs: 300e3},
+		{Name: "fresh", Status: report.StatusOK, DurationMs: 100e3},
+	}}
+	want := map[string]string{
+		"steady": VerdictOK, "warned": VerdictWarn, "edge": VerdictWarn, "failed": VerdictFail,
+		"faster": VerdictOK, "tiny": VerdictSkipped, "grew": VerdictFail,
+		"brokebefore": VerdictNew, "broken": VerdictSkipped, "fresh": VerdictNew,
+	}
+	deltas := Compare(cur, base, th)
+	if len(deltas) != len(cur.Builds) {
+		t.Fatalf("got %d deltas", len(deltas))
+	}
+	for i, d := range deltas {
+		if d.Name != cur.Builds[i].Name {
+			t.Errorf("delta %d is %q, want report order", i, d.Name)
+		}
+		if d.Verdict != want[d.Name] {
+			t.Errorf("%s: verdict %s (%.1f%%, note %q), want %s", d.Name, d.Verdict, d.Percent, d.Note, want[d.Name])
+		}
+	}
+	if deltas[4].Percent != -50 || deltas[3].Percent != 40 {
+		t.Errorf("percent faster=%v failed=%v", deltas[4].Percent, deltas[3].Percent)
+	}
+	if Worst(deltas) != VerdictFail || Worst(deltas[:2]) != VerdictWarn || Worst(deltas[:1]) != VerdictOK {
+		t.Error("Worst does not rank fail > warn > ok")
+	}
+}
+
+func TestCompareZeroThresholdsNeverJudge(t *testing.T) {
+	base := &report.Report{Builds: []report.Build{{Name: "a", Status: report.StatusOK, DurationMs: 1000}}}
+	cur := &report.Report{Builds: []report.Build{{Name: "a", Status: report.StatusOK, DurationMs: 9000}}}
+	if d := Compare(cur, base, matrix.Regression{}); d[0].Verdict != VerdictOK || d[0].Percent != 800 {
+		t.Errorf("delta = %+v", d[0])
+	}
+	if d := Compare(cur, nil, matrix.Regression{}); d[0].Verdict != VerdictNew {
+		t.Errorf("no baseline: %+v", d[0])
+	}
+}
+
+func TestDeltaTable(t *testing.T) {
+	th := matrix.Regression{WarnPercent: 10, FailPercent: 25, Min: 30 * time.Second}
+	deltas := []Delta{
+		{Name: "ok_one", BaselineMs: 100e3, CurrentMs: 101e3, Percent: 1, Verdict: VerdictOK},
+		{Name: "x@team", BaselineMs: 100e3, CurrentMs: 140e3, Percent: 40, Verdict: VerdictFail},
+		{Name: "n", Verdict: VerdictNew},
+	}
+	got := DeltaTable(deltas, th)
+	for _, want := range []string{
+		"Thresholds: warn over +10%, fail over +25%, builds under 30s not judged.",
+		"| x\\@team | 1m40s | 2m20s | +40.0% | ❌ fail |",
+		"| ok\\_one | 1m40s | 1m41s | +1.0% | ok |",
+		"1 build was not judged",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("DeltaTable lacks %q:\n%s", want, got)
+		}
+	}
+	if strings.Index(got, "x\\@team") > strings.Index(got, "ok\\_one") {
+		t.Errorf("worst build should come first:\n%s", got)
+	}
+}

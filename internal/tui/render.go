@@ -1,0 +1,280 @@
+package tui
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/eta"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// StopHint is what the live area shows once the run is stopping gracefully.
+const StopHint = "stopping… (Ctrl-C again to kill)"
+
+// Render draws one frame of the live area: a result line per finished
+// build, then each running build's header and its active phases as nested
+// bars, then how many builds wait, then the stopping state. No line is
+// wider than width cells. Colour codes appear only when color is set.
+func Render(s State, width int, color bool) []string {
+	return all.render(s, width, color)
+}
+
+// RenderFit is Render for a terminal height lines tall: when the frame is
+// taller, it collapses finished builds into one line, then shows fewer
+// phase levels, then fewer running builds. A height of 0 or less means no
+// limit. A live area taller than the screen cannot be redrawn in place.
+func RenderFit(s State, width, height int, color bool) []string {
+	l := all
+	lines := l.render(s, width, color)
+	if height <= 0 || len(lines) <= height {
+		return lines
+	}
+	l.collapseFinished = true
+	for l.maxDepth = deepestChain(s); l.maxDepth >= 0; l.maxDepth-- {
+		if lines = l.render(s, width, color); len(lines) <= height {
+			return lines
+		}
+	}
+	l.maxDepth = 0
+	for l.maxRunning = runningCount(s) - 1; l.maxRunning >= 0; l.maxRunning-- {
+		if lines = l.render(s, width, color); len(lines) <= height {
+			return lines
+		}
+	}
+	if s.Stopping && height > 1 {
+		// The stop hint is the line someone who pressed Ctrl-C looks for.
+		return append(lines[:height-1:height-1], lines[len(lines)-1])
+	}
+	return lines[:height]
+}
+
+// layout says how much of the state a frame shows.
+type layout struct {
+	collapseFinished bool // one summary line for all finished builds
+	maxDepth         int  // phase levels shown per build; -1 for all
+	maxRunning       int  // running builds shown; -1 for all
+}
+
+// all shows everything.
+var all = layout{maxDepth: -1, maxRunning: -1}
+
+func (l layout) render(s State, w int, color bool) []string {
+	var lines []string
+	if l.collapseFinished {
+		if len(s.Finished) > 0 {
+			lines = append(lines, line(finishedSummary(s), w, color))
+		}
+	} else {
+		for _, i := range s.Finished {
+			lines = append(lines, line(resultLine(s.Builds[i].Result), w, color))
+		}
+	}
+	shown, hidden := 0, 0
+	for i := range s.Builds {
+		b := &s.Builds[i]
+		if !b.running() {
+			continue
+		}
+		if l.maxRunning >= 0 && shown >= l.maxRunning {
+			hidden++
+			continue
+		}
+		shown++
+		lines = append(lines, line(header(s, b), w, color))
+		for depth, p := range visibleChain(b, l.maxDepth) {
+			lines = append(lines, line(phaseLine(s, b, p, depth, w), w, color))
+		}
+	}
+	if hidden > 0 {
+		lines = append(lines, line([]seg{{text: fmt.Sprintf("… %d more running", hidden), style: dim}}, w, color))
+	}
+	if n := waiting(s); n > 0 {
+		lines = append(lines, line([]seg{{text: fmt.Sprintf("○ %d waiting", n), style: dim}}, w, color))
+	}
+	if s.Stopping {
+		lines = append(lines, line([]seg{
+			{text: "■ " + StopHint, style: yellow},
+			{text: " " + clean(s.StopMessage), style: dim, drop: 1, flex: true},
+		}, w, color))
+	}
+	return lines
+}
+
+func visibleChain(b *Build, maxDepth int) []report.ActivePhase {
+	if maxDepth >= 0 && len(b.Beat.Active) > maxDepth {
+		return b.Beat.Active[:maxDepth]
+	}
+	return b.Beat.Active
+}
+
+// drift is how long ago the build's heartbeat was: elapsed times move on
+// between heartbeats so the clock on screen does not stutter.
+func drift(s State, b *Build) time.Duration { return max(0, s.Now-b.BeatAt) }
+
+// budgetStyle colours a build by its nearest budget: red once it has run
+// out, yellow after the supervisor warned about it.
+func budgetStyle(s State, b *Build) style {
+	switch {
+	case b.Beat.BudgetLeft >= 0 && b.Beat.BudgetLeft-drift(s, b) <= 0:
+		return red
+	case b.Warned:
+		return yellow
+	}
+	return plain
+}
+
+func header(s State, b *Build) []seg {
+	elapsed := s.Now - b.StartedAt
+	segs := []seg{
+		{text: "▶ ", style: cyan},
+		{text: clean(b.Name), style: bold, flex: true},
+		{text: " " + duration(elapsed)},
+	}
+	if b.Stopping {
+		segs = append(segs, seg{text: " · stopping", style: yellow})
+	}
+	if b.Beat.BudgetLeft >= 0 {
+		left := b.Beat.BudgetLeft - drift(s, b)
+		text := " · " + duration(left) + " left"
+		if left <= 0 {
+			text = " · over budget"
+		}
+		segs = append(segs, seg{text: text, style: budgetStyle(s, b), drop: 3})
+		if b.Beat.BudgetName != "" {
+			segs = append(segs, seg{text: " (" + clean(b.Beat.BudgetName) + ")", style: dim, drop: 5})
+		}
+	}
+	if text := etaText(s, b, elapsed); text != "" {
+		segs = append(segs, seg{text: " · " + text, drop: 4})
+	}
+	return segs
+}
+
+// etaText is the build's estimate, or "" where there is none to give.
+func etaText(s State, b *Build, elapsed time.Duration) string {
+	active := append([]report.ActivePhase(nil), b.Beat.Active...)
+	if len(active) > 0 {
+		active[0].Elapsed += drift(s, b)
+	}
+	e := eta.For(s.Baseline[b.Name], elapsed, active)
+	switch {
+	case e.Source == eta.Baseline && e.Overdue > 0:
+		return "overdue " + duration(e.Overdue)
+	case e.Source == eta.Baseline:
+		return "ETA " + duration(e.Left)
+	case e.Source == eta.Progress:
+		return "ETA ~" + duration(e.Left)
+	}
+	return ""
+}
+
+// barWidth suits the bar to the terminal so names keep most of the room.
+func barWidth(w int) int {
+	switch {
+	case w >= 100:
+		return 20
+	case w >= 60:
+		return 12
+	default:
+		return 6
+	}
+}
+
+// indentWidth is the indent per phase level; deep TensorRT chains (up to 8
+// levels) would push names off a narrow terminal at two cells a level.
+func indentWidth(w int) int {
+	if w >= 60 {
+		return 2
+	}
+	return 1
+}
+
+func phaseLine(s State, b *Build, p report.ActivePhase, depth, w int) []seg {
+	return []seg{
+		{text: strings.Repeat(" ", (depth+1)*indentWidth(w))},
+		// Narrow terminals lose the elapsed time first, then the name gives
+		// up cells (down to 12), then the step count, then the bar.
+		{text: bar(p.Done, p.Steps, barWidth(w)) + " ", style: barStyle(s, b), drop: 2},
+		{text: clean(p.Name), flex: true, drop: 4, min: 12},
+		{text: fmt.Sprintf(" %d/%d", min(p.Done, p.Steps), p.Steps), drop: 3},
+		{text: " " + duration(p.Elapsed+drift(s, b)), style: dim, drop: 5},
+	}
+}
+
+func barStyle(s State, b *Build) style {
+	if st := budgetStyle(s, b); st != plain {
+		return st
+	}
+	return cyan
+}
+
+// bar draws done of steps as a bar n cells wide.
+func bar(done, steps, n int) string {
+	filled := 0
+	if steps > 0 {
+		filled = min(n, max(0, done*n/steps))
+	}
+	return strings.Repeat("█", filled) + strings.Repeat("░", n-filled)
+}
+
+func resultLine(r *report.Build) []seg {
+	mark, st := "✔ ", green
+	if r.Status != report.StatusOK {
+		mark, st = "✖ ", red
+	}
+	return []seg{
+		{text: mark, style: st},
+		{text: clean(r.Name), flex: true},
+		{text: " " + r.Status, style: st},
+		{text: " " + duration(time.Duration(r.DurationMs)*time.Millisecond), style: dim, drop: 1},
+	}
+}
+
+// finishedSummary stands for all finished builds when the screen is short:
+// "✔ 18 ok  ✖ 2 failed".
+func finishedSummary(s State) []seg {
+	ok, failed := 0, 0
+	for _, i := range s.Finished {
+		if s.Builds[i].Result.Status == report.StatusOK {
+			ok++
+		} else {
+			failed++
+		}
+	}
+	segs := []seg{{text: fmt.Sprintf("✔ %d ok", ok), style: green}}
+	if failed > 0 {
+		segs = append(segs, seg{text: fmt.Sprintf("  ✖ %d not ok", failed), style: red})
+	}
+	return segs
+}
+
+func waiting(s State) int {
+	started := 0
+	for i := range s.Builds {
+		if s.Builds[i].Started || s.Builds[i].Result != nil {
+			started++
+		}
+	}
+	return max(0, s.Total-started)
+}
+
+func runningCount(s State) int {
+	n := 0
+	for i := range s.Builds {
+		if s.Builds[i].running() {
+			n++
+		}
+	}
+	return n
+}
+
+func deepestChain(s State) int {
+	d := 0
+	for i := range s.Builds {
+		if s.Builds[i].running() {
+			d = max(d, len(s.Builds[i].Beat.Active))
+		}
+	}
+	return d
+}

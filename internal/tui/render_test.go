@@ -1,0 +1,349 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
+
+// visible shows escape sequences in golden files: ␛ stands for ESC.
+func visible(s string) string { return strings.ReplaceAll(s, "\x1b", "␛") }
+
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	got = visible(got)
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/tui -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("%s differs from the golden file\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
+	}
+}
+
+func frame(lines []string) string { return strings.Join(lines, "\n") + "\n" }
+
+const s = time.Second
+
+// ev builders keep the scenarios readable.
+func started(at time.Duration, i int, name string) report.Event {
+	return report.Event{Kind: report.BuildStarted, At: at, Build: i, Name: name}
+}
+
+func beat(at time.Duration, i int, elapsed, budgetLeft time.Duration, budget string, chain ...report.ActivePhase) report.Event {
+	return report.Event{Kind: report.Heartbeat, At: at, Build: i, Progress: &report.Progress{
+		Elapsed: elapsed, Active: chain, BudgetLeft: budgetLeft, BudgetName: budget,
+	}}
+}
+
+func ph(name string, done, steps int, elapsed time.Duration) report.ActivePhase {
+	return report.ActivePhase{Name: name, Done: done, Steps: steps, Elapsed: elapsed}
+}
+
+func finished(at time.Duration, i int, name, status string, d time.Duration, reason string) report.Event {
+	return report.Event{Kind: report.BuildFinished, At: at, Build: i, Name: name, Result: &report.Build{
+		Name: name, Status: status, DurationMs: d.Milliseconds(), Reason: reason,
+	}}
+}
+
+// trtChain is a real TensorRT 10.16 active chain, five levels deep.
+func trtChain(scale time.Duration) []report.ActivePhase {
+	return []report.ActivePhase{
+		ph("Building engine", 3, 6, 40*scale),
+		ph("Building engine from subgraph", 0, 1, 38*scale),
+		ph("Computing profile costs", 0, 10, 30*scale),
+		ph("Timing tactics", 1, 3, 20*scale),
+		ph("Timing graph nodes", 7, 12, 5*scale),
+	}
+}
+
+// nested: one finished build, two running ones (one with a baseline ETA and
+// a build budget, one with an ETA from its progress), two waiting.
+func nestedState() State {
+	var st State
+	st.Baseline = map[string]time.Duration{"resnet50-fp16-bs8": 90 * s}
+	for _, e := range []report.Event{
+		{Kind: report.RunStarted, Total: 5},
+		started(0, 0, "mnist-fp32"),
+		started(0, 1, "resnet50-fp16-bs8"),
+		started(2*s, 2, "bert-large-int8-seq384-dynamic-shapes"),
+		finished(12*s, 0, "mnist-fp32", report.StatusOK, 12*s, ""),
+		beat(42*s, 1, 42*s, 138*s, "build", trtChain(s)...),
+		beat(42*s, 2, 40*s, -1, "", ph("Building engine", 2, 6, 36*s), ph("Optimizing graph", 14, 33, 9*s)),
+	} {
+		st.Apply(e)
+	}
+	st.Now = 42*s + 300*time.Millisecond
+	return st
+}
+
+// many: ten running builds and twenty finished ones.
+func manyState() State {
+	var st State
+	st.Apply(report.Event{Kind: report.RunStarted, Total: 30})
+	for i := range 30 {
+		name := fmt.Sprintf("model-%02d-fp16", i)
+		st.Apply(started(time.Duration(i)*s, i, name))
+	}
+	for i := range 20 {
+		status, reason := report.StatusOK, ""
+		if i%7 == 3 {
+			status, reason = report.StatusFailed, "parser rejected the model"
+		}
+		st.Apply(finished(time.Duration(30+i)*s, i, fmt.Sprintf("model-%02d-fp16", i), status, time.Duration(20+i)*s, reason))
+	}
+	for i := 20; i < 30; i++ {
+		st.Apply(beat(60*s, i, time.Duration(60-i)*s, -1, "",
+			ph("Building engine", 1, 6, 20*s), ph("Building engine from subgraph", 0, 1, 18*s), ph("Optimizing graph", i, 33, 3*s)))
+	}
+	return st
+}
+
+func TestRenderGolden(t *testing.T) {
+	tests := []struct {
+		name  string
+		state State
+		width int
+		color bool
+	}{
+		{"nested", nestedState(), 100, false},
+		{"nested_color", nestedState(), 100, true},
+		{"nested_80", nestedState(), 80, false},
+		{"narrow_30", nestedState(), 30, false},
+		{"many", manyState(), 80, false},
+		{"early_finish", earlyFinishState(), 80, false},
+		{"budget_color", budgetState(), 80, true},
+		{"stopping", stoppingState(), 80, false},
+		{"stopping_color", stoppingState(), 80, true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			lines := Render(tc.state, tc.width, tc.color)
+			assertFits(t, lines, tc.width)
+			golden(t, "render_"+tc.name, frame(lines))
+		})
+	}
+}
+
+func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
+	st := manyState()
+	full := Render(st, 80, false)
+	if len(full) != 20+10*4 {
+		t.Fatalf("full frame has %d lines, want 60 (20 results, 10 builds with 3 phases)", len(full))
+	}
+	lines := RenderFit(st, 80, 23, false)
+	if len(lines) > 23 {
+		t.Fatalf("RenderFit gave %d lines for a height of 23", len(lines))
+	}
+	golden(t, "render_many_fit_23", frame(lines))
+
+	// A roomy terminal gets the whole frame.
+	if got := RenderFit(st, 80, 100, false); len(got) != len(full) {
+		t.Errorf("RenderFit with room to spare gave %d lines, want %d", len(got), len(full))
+	}
+	// A tiny one still gets no more lines than it has.
+	if got := RenderFit(st, 80, 3, false); len(got) != 3 {
+		t.Errorf("RenderFit for 3 lines gave %d", len(got))
+	}
+	// Even then a stop request stays visible.
+	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: -1})
+	if got := RenderFit(st, 80, 3, false); len(got) != 3 || !strings.Contains(got[2], StopHint) {
+		t.Errorf("RenderFit for 3 lines while stopping = %q", got)
+	}
+}
+
+// earlyFinish: a phase finished at 28 of 33 steps between two heartbeats;
+// its bar must go at once instead of hanging at 28/33, and a phase started
+// after it shows before the next heartbeat.
+func earlyFinishState() State {
+	var st State
+	for _, e := range []report.Event{
+		{Kind: report.RunStarted, Total: 1},
+		started(0, 0, "yolo-v8n"),
+		beat(10*s, 0, 10*s, -1, "", ph("Building engine", 2, 6, 10*s), ph("Building engine from subgraph", 0, 1, 8*s), ph("Optimizing graph", 27, 33, 4*s)),
+		{Kind: report.PhaseFinished, At: 10*s + 50*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Optimizing graph"}, Done: 28, Steps: 33},
+		{Kind: report.PhaseStarted, At: 10*s + 60*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Computing profile costs"}, Steps: 10},
+	} {
+		st.Apply(e)
+	}
+	st.Now = 10*s + 90*time.Millisecond
+	return st
+}
+
+func TestPhaseEventsBetweenHeartbeats(t *testing.T) {
+	st := earlyFinishState()
+	got := st.Builds[0].Beat.Active
+	if len(got) != 3 || got[2].Name != "Computing profile costs" || got[2].Steps != 10 {
+		t.Fatalf("chain after finish+start = %+v", got)
+	}
+	// The new phase started 30ms before Now: that is what it must show.
+	if e := got[2].Elapsed + drift(st, &st.Builds[0]); e != 30*time.Millisecond {
+		t.Errorf("new phase elapsed = %v, want 30ms", e)
+	}
+	// A phase event for a chain we do not hold changes nothing.
+	st.Apply(report.Event{Kind: report.PhaseFinished, At: st.Now, Build: 0, Path: []string{"Other root"}})
+	if len(st.Builds[0].Beat.Active) != 3 {
+		t.Error("a finish outside the chain cut it")
+	}
+}
+
+// budgetState: one build warned (yellow), one past its budget (red).
+func budgetState() State {
+	var st State
+	for _, e := range []report.Event{
+		{Kind: report.RunStarted, Total: 2},
+		started(0, 0, "warned"),
+		started(0, 1, "over"),
+		beat(50*s, 0, 50*s, 10*s, "build", ph("Building engine", 3, 6, 49*s)),
+		{Kind: report.BudgetWarning, At: 50 * s, Build: 0, Message: "build budget 80% used"},
+		beat(50*s, 1, 50*s, 0, "phase Timing tactics", ph("Building engine", 3, 6, 49*s), ph("Timing tactics", 1, 3, 30*s)),
+	} {
+		st.Apply(e)
+	}
+	return st
+}
+
+func TestBudgetWarningClearsWhenTheBudgetChanges(t *testing.T) {
+	st := budgetState()
+	if budgetStyle(st, &st.Builds[0]) != yellow || budgetStyle(st, &st.Builds[1]) != red {
+		t.Fatalf("styles = %v, %v; want yellow, red", budgetStyle(st, &st.Builds[0]), budgetStyle(st, &st.Builds[1]))
+	}
+	st.Apply(beat(51*s, 0, 51*s, 40*s, "phase Timing tactics", ph("Building engine", 3, 6, 50*s)))
+	if got := budgetStyle(st, &st.Builds[0]); got != plain {
+		t.Errorf("after the nearest budget changed the style is %v, want plain", got)
+	}
+}
+
+func stoppingState() State {
+	st := nestedState()
+	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: 1, Message: "build budget of 3m passed"})
+	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: -1, Message: "SIGINT: stopping builds gracefully"})
+	return st
+}
+
+func TestStoppingState(t *testing.T) {
+	lines := Render(stoppingState(), 80, false)
+	if last := lines[len(lines)-1]; !strings.Contains(last, StopHint) {
+		t.Errorf("last line %q does not show %q", last, StopHint)
+	}
+}
+
+var escapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
+
+func assertFits(t *testing.T, lines []string, w int) {
+	t.Helper()
+	for _, l := range lines {
+		if n := width(escapes.ReplaceAllString(l, "")); n > w {
+			t.Errorf("line is %d cells wide, more than %d: %q", n, w, l)
+		}
+	}
+}
+
+func TestEveryWidthFits(t *testing.T) {
+	run := finalReport()
+	for _, st := range []State{nestedState(), manyState(), stoppingState(), budgetState(), earlyFinishState()} {
+		for w := 10; w <= 130; w++ {
+			assertFits(t, Render(st, w, true), w)
+			assertFits(t, RenderFinal(run, w, true), w)
+		}
+	}
+}
+
+func TestNamesCannotInjectEscapes(t *testing.T) {
+	var st State
+	st.Apply(started(0, 0, "evil\x1b[2J\rname"))
+	st.Apply(beat(s, 0, s, -1, "", ph("phase\x1b]0;title\a", 0, 1, s)))
+	for _, l := range Render(st, 80, false) {
+		if strings.ContainsAny(l, "\x1b\r\a") {
+			t.Errorf("control character reached the frame: %q", l)
+		}
+	}
+}
+
+func TestNarrowNamesAreEllipsized(t *testing.T) {
+	lines := Render(nestedState(), 30, false)
+	joined := strings.Join(lines, "\n")
+	if !strings.Contains(joined, "…") {
+		t.Errorf("no name was shortened at 30 columns:\n%s", joined)
+	}
+}
+
+func finalReport() *report.Report {
+	return &report.Report{
+		DurationMs: 252_000, Complete: false, Interrupted: "SIGINT after 4m12s",
+		Builds: []report.Build{
+			{Name: "mnist-fp32", Status: report.StatusOK, DurationMs: 12_000, Phases: []*report.Phase{
+				{Name: "Building engine", StartMs: 0, EndMs: 11_900, Children: []*report.Phase{
+					{Name: "Cloning network graph", StartMs: 0, EndMs: 400},
+					{Name: "Building engine from subgraph", StartMs: 500, EndMs: 11_800, Children: []*report.Phase{
+						{Name: "Optimizing graph", StartMs: 500, EndMs: 2_000},
+						{Name: "Computing profile costs", StartMs: 2_000, EndMs: 11_700, Children: []*report.Phase{
+							{Name: "Timing tactics", StartMs: 2_000, EndMs: 11_000},
+						}},
+					}},
+				}},
+			}},
+			{Name: "resnet50-fp16-bs8", Status: report.StatusBudgetExceeded, DurationMs: 180_000,
+				Reason: "the build budget of 3m passed in phase Timing tactics", Phases: []*report.Phase{
+					{Name: "Building engine", StartMs: 0, EndMs: -1, Children: []*report.Phase{
+						{Name: "Optimizing graph", StartMs: 0, EndMs: 30_000},
+						{Name: "Computing profile costs", StartMs: 30_000, EndMs: -1},
+					}},
+				}},
+			{Name: "bert-large-int8-seq384-dynamic-shapes", Status: report.StatusCancelled, DurationMs: 60_000,
+				Reason: "cancelled by SIGINT"},
+		},
+	}
+}
+
+func TestRenderFinalGolden(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		width int
+		color bool
+	}{{"final", 100, false}, {"final_color", 100, true}, {"final_60", 60, false}, {"final_30", 30, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			golden(t, "render_"+tc.name, frame(RenderFinal(finalReport(), tc.width, tc.color)))
+		})
+	}
+}
+
+func TestSlowestPhaseFollowsTheTime(t *testing.T) {
+	b := finalReport().Builds
+	if got := slowestPhase(b[0]); got != "Timing tactics 9.0s" {
+		t.Errorf("slowest phase = %q, want the phase that holds the time", got)
+	}
+	// An unfinished phase ran until the build ended: 150s of 180s.
+	if got := slowestPhase(b[1]); got != "Computing profile costs 2m30s" {
+		t.Errorf("slowest phase = %q", got)
+	}
+	if got := slowestPhase(b[2]); got != "" {
+		t.Errorf("slowest phase without phases = %q", got)
+	}
+}
+
+func TestDuration(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		-s: "0.0s", 4200 * time.Millisecond: "4.2s", 42 * s: "42s", 65 * s: "1m05s", 3720 * s: "1h02m",
+	} {
+		if got := duration(d); got != want {
+			t.Errorf("duration(%v) = %q, want %q", d, got, want)
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package native
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// backendDir makes a backend folder holding the named (empty) shared
+// objects and points TRT_ACTION_BACKEND_DIR at it.
+func backendDir(t *testing.T, files ...string) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, f := range files {
+		if err := os.WriteFile(filepath.Join(dir, f), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TRT_ACTION_BACKEND_DIR", dir)
+	return dir
+}
+
+// fakeProbe answers tam_backend_info per shared object file name.
+func fakeProbe(t *testing.T, answers map[string]string) *[]string {
+	t.Helper()
+	var calls []string
+	old := probeBackend
+	probeBackend = func(soPath, libPath string) (string, error) {
+		calls = append(calls, filepath.Base(soPath)+"|"+libPath)
+		a, ok := answers[filepath.Base(soPath)]
+		if !ok {
+			return "", errors.New("unexpected probe of " + soPath)
+		}
+		return a, nil
+	}
+	t.Cleanup(func() { probeBackend = old })
+	return &calls
+}
+
+const (
+	info11Mismatch = `{"backend":"tensorrt","abi":1,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
+	info10OK       = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
+	info10Missing  = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried:\n  libnvinfer.so.10 (on the library search path): not found"}`
+)
+
+func TestResolveRTX(t *testing.T) {
+	dir := backendDir(t, "libtam_rtx.so")
+	got, err := ResolveBackend("tensorrt-rtx", "")
+	if err != nil || got != filepath.Join(dir, "libtam_rtx.so") {
+		t.Fatalf("ResolveBackend = %q, %v; want the .so in %s", got, err, dir)
+	}
+}
+
+func TestResolveRTXNotBuilt(t *testing.T) {
+	backendDir(t, "libtam_trt10.so")
+	_, err := ResolveBackend("tensorrt-rtx", "")
+	if err == nil || !strings.Contains(err.Error(), "built without the tensorrt-rtx backend") ||
+		!strings.Contains(err.Error(), "scripts/setup-tensorrt-rtx") {
+		t.Fatalf("err = %v; want it to say the backend was not built and how to build it", err)
+	}
+}
+
+func TestResolveTensorRTPicksTheMajorOfTheLoadedLibrary(t *testing.T) {
+	dir := backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
+	calls := fakeProbe(t, map[string]string{"libtam_trt11.so": info11Mismatch, "libtam_trt10.so": info10OK})
+	got, err := ResolveBackend("tensorrt", "/opt/trt/lib")
+	if err != nil || got != filepath.Join(dir, "libtam_trt10.so") {
+		t.Fatalf("ResolveBackend = %q, %v; want libtam_trt10.so", got, err)
+	}
+	want := []string{"libtam_trt11.so|/opt/trt/lib", "libtam_trt10.so|/opt/trt/lib"}
+	if strings.Join(*calls, ",") != strings.Join(want, ",") {
+		t.Fatalf("probes = %v, want %v (newest first, with the --trt-lib path)", *calls, want)
+	}
+}
+
+func TestResolveTensorRTStopsAtTheFirstFit(t *testing.T) {
+	backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
+	calls := fakeProbe(t, map[string]string{
+		"libtam_trt11.so": strings.Replace(info10OK, "10.16.0.72", "11.1.0.106", -1),
+	})
+	got, err := ResolveBackend("tensorrt", "")
+	if err != nil || filepath.Base(got) != "libtam_trt11.so" || len(*calls) != 1 {
+		t.Fatalf("ResolveBackend = %q, %v after probes %v; want libtam_trt11.so after one probe", got, err, *calls)
+	}
+}
+
+func TestResolveTensorRTReportsEveryFlavoursProblem(t *testing.T) {
+	backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
+	fakeProbe(t, map[string]string{"libtam_trt11.so": info11Mismatch, "libtam_trt10.so": info10Missing})
+	_, err := ResolveBackend("tensorrt", "")
+	if err == nil {
+		t.Fatal("want an error when no flavour fits")
+	}
+	for _, want := range []string{"libtam_trt11.so (TensorRT 11.x): /usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72",
+		"libtam_trt10.so (TensorRT 10.x): cannot load the TensorRT library"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+}
+
+func TestResolveTensorRTNotBuilt(t *testing.T) {
+	backendDir(t, "libtam_rtx.so")
+	fakeProbe(t, nil)
+	_, err := ResolveBackend("tensorrt", "")
+	if err == nil || !strings.Contains(err.Error(), "built without the tensorrt backend") || !strings.Contains(err.Error(), "TRT10_INCLUDE") {
+		t.Fatalf("err = %v; want it to say the backend was not built and how to build it", err)
+	}
+}
+
+func TestResolveRefusesAnotherABI(t *testing.T) {
+	backendDir(t, "libtam_trt10.so")
+	fakeProbe(t, map[string]string{"libtam_trt10.so": strings.Replace(info10OK, `"abi":1`, `"abi":2`, 1)})
+	_, err := ResolveBackend("tensorrt", "")
+	if err == nil || !strings.Contains(err.Error(), "ABI 2, this binary ABI 1") {
+		t.Fatalf("err = %v; want an ABI mismatch", err)
+	}
+}
+
+func TestResolveUnknownBackend(t *testing.T) {
+	backendDir(t)
+	if _, err := ResolveBackend("sim", ""); err == nil || !strings.Contains(err.Error(), `"sim"`) {
+		t.Fatalf("err = %v; want it to name the backend", err)
+	}
+}
+
+func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
+	dir := backendDir(t, "libtam_rtx.so", "libtam_trt10.so")
+	fakeProbe(t, map[string]string{
+		"libtam_rtx.so":   `{"backend":"tensorrt-rtx","abi":1,"compiled_against":"1.7.1.116","library":"1.7.1.116","library_path":"/c/libtensorrt_rtx.so.1","error":""}`,
+		"libtam_trt10.so": info10Missing,
+	})
+	got := CompiledBackends("")
+	if len(got) != 3 {
+		t.Fatalf("got %d backends, want rtx, trt10, trt11", len(got))
+	}
+	want := []string{
+		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
+		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried:",
+		"libtam_trt11.so: not built (build with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
+	}
+	for i, b := range got {
+		if d := b.Describe(); d != want[i] {
+			t.Errorf("backend %d (%s): Describe() = %q\nwant %q", i, b.Name, d, want[i])
+		}
+	}
+	if got[0].Path != filepath.Join(dir, "libtam_rtx.so") || got[1].Name != "tensorrt" || got[2].Path != "" {
+		t.Errorf("unexpected fields: %+v", got)
+	}
+}

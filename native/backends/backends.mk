@@ -1,0 +1,66 @@
+# native/backends/backends.mk: the TensorRT backend shared objects. Included by
+# the top Makefile; paths are relative to the repository root.
+#
+# One source (shim.cc) is compiled once per TensorRT flavour whose headers are
+# given; a flavour without headers is simply not built:
+#
+#   TRT_RTX_INCLUDE  TensorRT-RTX 1.x headers (eval "$(scripts/setup-tensorrt-rtx)")
+#   TRT10_INCLUDE    TensorRT 10.x headers (NvInfer.h, NvOnnxParser.h)
+#   TRT11_INCLUDE    TensorRT 11.x headers
+#
+# BACKEND_LIBS lists what will be built. `make backends-test` runs the
+# backends' own tests, which need no TensorRT.
+
+# Included before the top Makefile's own targets: keep its default goal.
+backends_saved_default_goal := $(.DEFAULT_GOAL)
+
+BACKEND_LIBDIR ?= $(if $(LIBDIR),$(LIBDIR),bin/lib)
+BACKEND_CXX ?= $(if $(CXX),$(CXX),g++)
+BACKEND_CXXFLAGS ?= -std=c++17 -O2 -Wall -Wextra
+BACKEND_SRC := native/backends/shim.cc
+BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
+	native/backends/cuda-stub/cuda_runtime_api.h
+
+# The TensorRT headers are -isystem (their deprecation warnings are not ours);
+# the CUDA stand-in comes last so a real toolkit on the path wins.
+backend_compile = $(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -fvisibility=hidden \
+	-D$(1) -Inative -isystem $(2) -idirafter native/backends/cuda-stub \
+	-o $@ $(BACKEND_SRC) -ldl
+
+BACKEND_LIBS :=
+ifneq ($(TRT_RTX_INCLUDE),)
+BACKEND_LIBS += $(BACKEND_LIBDIR)/libtam_rtx.so
+endif
+ifneq ($(TRT10_INCLUDE),)
+BACKEND_LIBS += $(BACKEND_LIBDIR)/libtam_trt10.so
+endif
+ifneq ($(TRT11_INCLUDE),)
+BACKEND_LIBS += $(BACKEND_LIBDIR)/libtam_trt11.so
+endif
+
+.PHONY: backends backends-test
+
+backends: $(BACKEND_LIBS)
+
+$(BACKEND_LIBDIR)/libtam_rtx.so: $(BACKEND_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_compile,TAM_FLAVOR_RTX,$(TRT_RTX_INCLUDE))
+
+$(BACKEND_LIBDIR)/libtam_trt10.so: $(BACKEND_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_compile,TAM_FLAVOR_TRT10,$(TRT10_INCLUDE))
+
+$(BACKEND_LIBDIR)/libtam_trt11.so: $(BACKEND_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_compile,TAM_FLAVOR_TRT11,$(TRT11_INCLUDE))
+
+# The request decoder's tests, under the sanitizers. Prints "N passed, N failed".
+BACKEND_TEST_BIN ?= bin/backends-request-test
+backends-test: $(BACKEND_TEST_BIN)
+	$(BACKEND_TEST_BIN)
+
+$(BACKEND_TEST_BIN): native/backends/request_test.cc native/backends/request.h native/backends/json.h
+	@mkdir -p $(dir $@)
+	$(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -o $@ native/backends/request_test.cc
+
+.DEFAULT_GOAL := $(backends_saved_default_goal)

@@ -1,0 +1,110 @@
+// request.h: the build request a backend receives, decoded from the JSON that
+// native/request.go (type Request) writes. Field names are that file's json
+// tags; change both together. Independent of TensorRT so it can be tested
+// without it.
+#ifndef TAM_BACKENDS_REQUEST_H
+#define TAM_BACKENDS_REQUEST_H
+
+#include <cstdint>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "json.h"
+
+namespace tam {
+
+struct ShapeRange {
+  std::vector<int64_t> min, opt, max;
+};
+
+struct BuildRequest {
+  std::string name;
+  std::string onnx;
+  std::string engine_tmp;
+  std::string lib_path;
+  int64_t workspace_bytes = 0;  // 0: TensorRT's default
+  bool has_opt_level = false;
+  int32_t opt_level = 0;
+  std::vector<std::string> precision;
+  bool strongly_typed = false;
+  std::map<std::string, ShapeRange> shapes;
+  std::vector<std::string> targets;
+  std::string timing_cache;
+};
+
+namespace detail {
+
+inline std::vector<int64_t> dims(const tamjson::Value& v, const std::string& what) {
+  if (v.kind != tamjson::Value::kArray) throw std::runtime_error(what + ": want an array of integers");
+  std::vector<int64_t> out;
+  for (const auto& item : v.items) out.push_back(item.as_int64(what.c_str()));
+  return out;
+}
+
+inline std::vector<std::string> strings(const tamjson::Value& v, const char* what) {
+  if (v.kind != tamjson::Value::kArray) throw std::runtime_error(std::string(what) + ": want an array of strings");
+  std::vector<std::string> out;
+  for (const auto& item : v.items) out.push_back(item.as_string(what));
+  return out;
+}
+
+inline std::string string_field(const tamjson::Value& doc, const char* key) {
+  const tamjson::Value* v = doc.find(key);
+  return v ? v->as_string(key) : std::string();
+}
+
+}  // namespace detail
+
+// decode_request reads and checks the request; it throws std::runtime_error
+// naming the offending field.
+inline BuildRequest decode_request(const std::string& json) {
+  tamjson::Value doc = tamjson::parse(json);
+  if (doc.kind != tamjson::Value::kObject) throw std::runtime_error("request JSON: want an object");
+
+  BuildRequest r;
+  r.name = detail::string_field(doc, "name");
+  r.onnx = detail::string_field(doc, "onnx");
+  r.engine_tmp = detail::string_field(doc, "engine_tmp");
+  r.lib_path = detail::string_field(doc, "lib_path");
+  r.timing_cache = detail::string_field(doc, "timing_cache");
+  if (r.onnx.empty()) throw std::runtime_error("request: onnx (the model path) is required");
+  if (r.engine_tmp.empty()) throw std::runtime_error("request: engine_tmp is required");
+
+  if (const auto* v = doc.find("workspace_bytes")) {
+    r.workspace_bytes = v->as_int64("workspace_bytes");
+    if (r.workspace_bytes < 0) throw std::runtime_error("request: workspace_bytes must not be negative");
+  }
+  if (const auto* v = doc.find("opt_level")) {
+    int64_t level = v->as_int64("opt_level");
+    if (level < 0 || level > 5) throw std::runtime_error("request: opt_level must be 0 to 5, got " + v->text);
+    r.has_opt_level = true;
+    r.opt_level = static_cast<int32_t>(level);
+  }
+  if (const auto* v = doc.find("precision")) r.precision = detail::strings(*v, "precision");
+  if (const auto* v = doc.find("strongly_typed")) r.strongly_typed = v->as_bool("strongly_typed");
+  if (const auto* v = doc.find("targets")) r.targets = detail::strings(*v, "targets");
+  if (const auto* v = doc.find("shapes")) {
+    if (v->kind != tamjson::Value::kObject) throw std::runtime_error("shapes: want an object keyed by input name");
+    for (const auto& [input, shape] : v->fields) {
+      const std::string where = "shapes." + input;
+      ShapeRange range;
+      const tamjson::Value* min = shape.find("min");
+      const tamjson::Value* opt = shape.find("opt");
+      const tamjson::Value* max = shape.find("max");
+      if (!min || !opt || !max) throw std::runtime_error(where + ": needs min, opt and max");
+      range.min = detail::dims(*min, where + ".min");
+      range.opt = detail::dims(*opt, where + ".opt");
+      range.max = detail::dims(*max, where + ".max");
+      if (range.min.size() != range.opt.size() || range.opt.size() != range.max.size())
+        throw std::runtime_error(where + ": min, opt and max must have the same rank");
+      r.shapes[input] = range;
+    }
+  }
+  return r;
+}
+
+}  // namespace tam
+
+#endif

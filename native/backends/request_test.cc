@@ -1,0 +1,99 @@
+// request_test.cc: tests for json.h and request.h, which need no TensorRT.
+// Built and run by `make backends-test` (native/backends/backends.mk).
+#include <cstdio>
+#include <functional>
+#include <string>
+
+#include "request.h"
+
+namespace {
+
+int passed = 0, failed = 0;
+
+void check(bool ok, const char* what) {
+  if (ok) {
+    ++passed;
+  } else {
+    ++failed;
+    std::printf("FAIL: %s\n", what);
+  }
+}
+
+// throws_with reports whether fn throws an error whose message contains want.
+bool throws_with(const std::function<void()>& fn, const std::string& want) {
+  try {
+    fn();
+  } catch (const std::exception& e) {
+    if (std::string(e.what()).find(want) != std::string::npos) return true;
+    std::printf("  message was: %s\n", e.what());
+    return false;
+  }
+  return false;
+}
+
+void test_full_request() {
+  // What encoding/json writes for a native.Request, including its escapes
+  // (\u003c for '<', non-ASCII kept as UTF-8).
+  const std::string json =
+      R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l",)"
+      R"("workspace_bytes":1073741824,"opt_level":0,"precision":["fp16","int8"],"strongly_typed":true,)"
+      R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
+      R"("timing_cache":"/c/t\u00e9.cache","sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5}})";
+  tam::BuildRequest r = tam::decode_request(json);
+  check(r.name == "cnn <fp16>", "name unescaped");
+  check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l", "paths");
+  check(r.workspace_bytes == 1073741824, "workspace_bytes");
+  check(r.has_opt_level && r.opt_level == 0, "opt_level 0 is kept, not taken for absent");
+  check(r.precision.size() == 2 && r.precision[1] == "int8", "precision");
+  check(r.strongly_typed, "strongly_typed");
+  check(r.shapes.count("input") == 1 && r.shapes["input"].opt[0] == 4 && r.shapes["input"].max[1] == 64, "shapes");
+  check(r.targets.size() == 2 && r.targets[0] == "sm86", "targets");
+  check(r.timing_cache == "/c/t\xc3\xa9.cache", "\\u00e9 becomes UTF-8");
+}
+
+void test_minimal_request() {
+  tam::BuildRequest r = tam::decode_request(R"( {"name":"m","onnx":"a.onnx","engine_tmp":"e"} )");
+  check(!r.has_opt_level && r.workspace_bytes == 0 && r.shapes.empty() && !r.strongly_typed, "defaults");
+}
+
+void test_strings() {
+  tamjson::Value v = tamjson::parse(R"(["a\"b\\c\/\n\t", "\ud83d\ude00", "\u20ac"])");
+  check(v.items[0].text == "a\"b\\c/\n\t", "simple escapes");
+  check(v.items[1].text == "\xf0\x9f\x98\x80", "surrogate pair becomes one 4-byte UTF-8 sequence");
+  check(v.items[2].text == "\xe2\x82\xac", "3-byte UTF-8");
+  check(tamjson::quote("a\"b\\\n") == R"("a\"b\\\u000a")", "quote escapes");
+}
+
+void test_errors() {
+  check(throws_with([] { tamjson::parse("{\"a\":1,}"); }, "byte 7: expected a member name"), "trailing comma names offset");
+  check(throws_with([] { tamjson::parse("[1 2]"); }, "expected ']'"), "missing comma");
+  check(throws_with([] { tamjson::parse("\"abc"); }, "unterminated string"), "unterminated string");
+  check(throws_with([] { tamjson::parse("\"\\ud800x\""); }, "surrogate"), "lone high surrogate");
+  check(throws_with([] { tamjson::parse("{} x"); }, "after the value"), "trailing text");
+  check(throws_with([] { tamjson::parse(std::string(100, '[')); }, "nested too deeply"), "depth limit");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":7})"); }, "opt_level must be 0 to 5"),
+        "opt level range");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":1.5})"); }, "want an integer"),
+        "fractional integer refused");
+  check(throws_with([] { tam::decode_request(R"({"engine_tmp":"e"})"); }, "onnx"), "onnx required");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1]}}})"); },
+                    "shapes.x: needs min, opt and max"),
+        "shape needs all three");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1,2],"max":[1]}}})"); },
+                    "same rank"),
+        "shape ranks agree");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","workspace_bytes":99999999999999999999})"); },
+                    "want an integer"),
+        "int64 overflow refused");
+}
+
+}  // namespace
+
+int main() {
+  test_full_request();
+  test_minimal_request();
+  test_strings();
+  test_errors();
+  std::printf("%d passed, %d failed\n", passed, failed);
+  return failed == 0 ? 0 : 1;
+}

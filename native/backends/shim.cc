@@ -1,0 +1,723 @@
+// shim.cc: a TensorRT build backend (see native/trtaction.h, "backend ABI").
+//
+// One source, compiled once per TensorRT flavour against that flavour's
+// headers, because their class layouts differ:
+//
+//   -DTAM_FLAVOR_RTX    TensorRT-RTX 1.x   -> libtam_rtx.so
+//   -DTAM_FLAVOR_TRT10  TensorRT 10.x      -> libtam_trt10.so
+//   -DTAM_FLAVOR_TRT11  TensorRT 11.x      -> libtam_trt11.so
+//
+// The TensorRT library is dlopen'ed at run time, never linked, so one binary
+// serves machines with or without it, and reports clearly which is missing.
+// Only the C entry points are looked up (createInferBuilder_INTERNAL and
+// friends); everything else is a virtual call through the objects they return.
+#include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <NvInfer.h>
+#include <NvOnnxParser.h>
+
+#include "request.h"
+#include "trtaction.h"
+
+#if defined(TAM_FLAVOR_RTX)
+#ifndef TRT_MAJOR_RTX
+#error "TAM_FLAVOR_RTX must be compiled against the TensorRT-RTX headers (TRT_RTX_INCLUDE)"
+#endif
+#elif defined(TAM_FLAVOR_TRT10)
+#if NV_TENSORRT_MAJOR != 10 || defined(TRT_MAJOR_RTX)
+#error "TAM_FLAVOR_TRT10 must be compiled against TensorRT 10.x headers (TRT10_INCLUDE)"
+#endif
+#elif defined(TAM_FLAVOR_TRT11)
+#if NV_TENSORRT_MAJOR != 11 || defined(TRT_MAJOR_RTX)
+#error "TAM_FLAVOR_TRT11 must be compiled against TensorRT 11.x headers (TRT11_INCLUDE)"
+#endif
+#else
+#error "define one of TAM_FLAVOR_RTX, TAM_FLAVOR_TRT10, TAM_FLAVOR_TRT11"
+#endif
+
+#define TAM_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace {
+
+// ------------------------------------------------------------ flavour facts
+
+#if defined(TAM_FLAVOR_RTX)
+constexpr char kBackend[] = "tensorrt-rtx";
+constexpr char kProduct[] = "TensorRT-RTX";
+constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
+constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
+constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
+constexpr char kInstallHint[] =
+    "install the PyPI wheel tensorrt-rtx-cu12-libs (or -cu13-libs), e.g. with scripts/setup-tensorrt-rtx, "
+    "and pass its tensorrt_rtx_libs folder with --trt-lib or TRT_ACTION_RTX_LIB";
+#else
+constexpr char kBackend[] = "tensorrt";
+constexpr char kProduct[] = "TensorRT";
+#if NV_TENSORRT_MAJOR == 10
+constexpr char kInferSoname[] = "libnvinfer.so.10";
+constexpr char kParserSoname[] = "libnvonnxparser.so.10";
+#else
+constexpr char kInferSoname[] = "libnvinfer.so.11";
+constexpr char kParserSoname[] = "libnvonnxparser.so.11";
+#endif
+constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
+constexpr char kInstallHint[] =
+    "run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt) or install TensorRT from NVIDIA, "
+    "and pass the folder holding libnvinfer with --trt-lib or TRT_ACTION_TRT_LIB";
+#endif
+
+// Networks are always strongly typed on TensorRT 11 and TensorRT-RTX: the
+// ONNX model's types decide the precision, and the precision flags are gone.
+#if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
+constexpr bool kAlwaysStronglyTyped = false;
+#else
+constexpr bool kAlwaysStronglyTyped = true;
+#endif
+
+std::string version_string(int64_t major, int64_t minor, int64_t patch, int64_t build) {
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) + "." +
+         std::to_string(build);
+}
+
+const std::string& compiled_version() {
+  static const std::string v = version_string(NV_TENSORRT_MAJOR, NV_TENSORRT_MINOR, NV_TENSORRT_PATCH, NV_TENSORRT_BUILD);
+  return v;
+}
+
+// ------------------------------------------------------------ errors
+
+// BuildError carries a status and a message to the extern "C" boundary.
+struct BuildError {
+  int32_t status;
+  std::string message;
+};
+
+[[noreturn]] void fail(const std::string& message) { throw BuildError{TAM_FAILED, message}; }
+
+void copy_out(const std::string& s, char* buf, size_t cap) {
+  if (buf == nullptr || cap == 0) return;
+  size_t n = s.size() < cap - 1 ? s.size() : cap - 1;
+  std::memcpy(buf, s.data(), n);
+  buf[n] = '\0';
+}
+
+// ------------------------------------------------------------ library loading
+
+using CreateBuilderFn = void* (*)(void*, int32_t);
+using CreateParserFn = void* (*)(void*, void*, int32_t);
+using VersionFn = int32_t (*)();
+
+struct Library {
+  std::string infer_path;  // as resolved by the dynamic loader
+  std::string parser_path;
+  CreateBuilderFn create_builder = nullptr;
+  CreateParserFn create_parser = nullptr;
+  int32_t major = 0, minor = 0, patch = 0, build = 0;
+
+  std::string version() const { return version_string(major, minor, patch, build); }
+};
+
+bool is_directory(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode);
+}
+
+std::string dir_of(const std::string& path) {
+  auto slash = path.rfind('/');
+  return slash == std::string::npos ? std::string(".") : path.substr(0, slash);
+}
+
+// candidate turns a --trt-lib / environment value into a file to dlopen: a
+// folder means the flavour's soname inside it.
+std::string candidate(const std::string& value, const char* soname) {
+  return is_directory(value) ? value + "/" + soname : value;
+}
+
+// loaded_path asks the loader which file a handle came from.
+std::string loaded_path(void* handle, const std::string& fallback) {
+  struct link_map* map = nullptr;
+  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && map->l_name[0] != '\0')
+    return map->l_name;
+  return fallback;
+}
+
+// open_first dlopens the first candidate that loads; on failure it throws
+// TAM_UNAVAILABLE listing every attempt and how to install the library.
+struct Candidate {
+  std::string file;
+  std::string origin;  // where the name came from, for the error message
+};
+
+void* open_first(const std::vector<Candidate>& candidates, const char* what, std::string* path) {
+  std::ostringstream tried;
+  for (const auto& c : candidates) {
+    dlerror();
+    if (void* h = dlopen(c.file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
+      *path = loaded_path(h, c.file);
+      return h;
+    }
+    const char* e = dlerror();
+    tried << "\n  " << c.file << " (" << c.origin << "): " << (e ? e : "not loadable");
+  }
+  throw BuildError{TAM_UNAVAILABLE,
+                   std::string("cannot load the ") + kProduct + " " + what + "; tried:" + tried.str() + "\nTo fix: " +
+                       kInstallHint};
+}
+
+template <typename Fn>
+Fn symbol(void* handle, const char* name, const std::string& path) {
+  void* p = dlsym(handle, name);
+  if (p == nullptr) throw BuildError{TAM_UNAVAILABLE, path + " has no symbol " + name + "; is it " + kProduct + "?"};
+  return reinterpret_cast<Fn>(p);
+}
+
+// load_library finds the builder library and the ONNX parser beside it. The
+// first of these that is given decides where: --trt-lib, the environment
+// variable, the loader's search path. A location the user named is never
+// silently replaced by another library. Handles are never closed: TensorRT
+// keeps threads and global state for the process.
+Library load_library(const std::string& lib_path) {
+  std::vector<Candidate> infer_candidates;
+  const char* env = std::getenv(kLibEnv);
+  if (!lib_path.empty())
+    infer_candidates.push_back({candidate(lib_path, kInferSoname), "from --trt-lib"});
+  else if (env != nullptr && env[0] != '\0')
+    infer_candidates.push_back({candidate(env, kInferSoname), std::string("from ") + kLibEnv});
+  else
+    infer_candidates.push_back({kInferSoname, "on the library search path"});
+
+  Library lib;
+  void* infer = open_first(infer_candidates, "library", &lib.infer_path);
+  auto major = symbol<VersionFn>(infer, "getInferLibMajorVersion", lib.infer_path);
+  lib.major = major();
+  lib.minor = symbol<VersionFn>(infer, "getInferLibMinorVersion", lib.infer_path)();
+  lib.patch = symbol<VersionFn>(infer, "getInferLibPatchVersion", lib.infer_path)();
+  lib.build = symbol<VersionFn>(infer, "getInferLibBuildVersion", lib.infer_path)();
+  lib.create_builder = symbol<CreateBuilderFn>(infer, "createInferBuilder_INTERNAL", lib.infer_path);
+
+  std::vector<Candidate> parser_candidates;
+  if (lib.infer_path.find('/') != std::string::npos)
+    parser_candidates.push_back({dir_of(lib.infer_path) + "/" + kParserSoname, "beside the library"});
+  parser_candidates.push_back({kParserSoname, "on the library search path"});
+  void* parser = open_first(parser_candidates, "ONNX parser library", &lib.parser_path);
+  lib.create_parser = symbol<CreateParserFn>(parser, "createNvOnnxParser_INTERNAL", lib.parser_path);
+  return lib;
+}
+
+// check_version refuses a library of another major version: its classes
+// have another layout, and the other backend .so must be used instead.
+void check_version(const Library& lib) {
+  if (lib.major != NV_TENSORRT_MAJOR)
+    throw BuildError{TAM_UNAVAILABLE, lib.infer_path + " is " + kProduct + " " + lib.version() + ", but this backend (" +
+                                          kBackend + ") was compiled for " + kProduct + " " +
+                                          std::to_string(NV_TENSORRT_MAJOR) + ".x"};
+}
+
+// ------------------------------------------------------------ logger
+
+// HostLogger forwards TensorRT's log to the host of the build in progress.
+// TensorRT keeps the first logger it is given for the whole process, so this
+// one is a process-wide object whose host is swapped per build.
+class HostLogger : public nvinfer1::ILogger {
+ public:
+  void log(Severity severity, const char* msg) noexcept override {
+    try {
+      if (msg == nullptr) return;
+      if (severity <= Severity::kERROR) {
+        std::lock_guard<std::mutex> lock(mu_);
+        last_error_ = msg;
+      }
+      // Verbose lines come by the thousand during tactic timing; they are
+      // not worth the queue.
+      const tam_host* host = host_.load(std::memory_order_acquire);
+      if (host != nullptr && severity <= Severity::kINFO) host->log(host->ctx, static_cast<int32_t>(severity), msg);
+    } catch (...) {
+    }
+  }
+
+  void attach(const tam_host* host) {
+    std::lock_guard<std::mutex> lock(mu_);
+    last_error_.clear();
+    host_.store(host, std::memory_order_release);
+  }
+
+  void detach() { host_.store(nullptr, std::memory_order_release); }
+
+  std::string last_error() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return last_error_;
+  }
+
+ private:
+  std::atomic<const tam_host*> host_{nullptr};
+  std::mutex mu_;
+  std::string last_error_;
+};
+
+HostLogger& logger() {
+  static HostLogger* instance = new HostLogger();  // never destroyed: TensorRT may log at exit
+  return *instance;
+}
+
+// LoggerAttachment binds the logger to one build's host for its lifetime.
+class LoggerAttachment {
+ public:
+  explicit LoggerAttachment(const tam_host* host) { logger().attach(host); }
+  ~LoggerAttachment() { logger().detach(); }
+  LoggerAttachment(const LoggerAttachment&) = delete;
+  LoggerAttachment& operator=(const LoggerAttachment&) = delete;
+};
+
+// ------------------------------------------------------------ progress monitor
+
+// HostMonitor forwards TensorRT's progress callbacks to the host and does
+// nothing else: they run on TensorRT's threads while tactics are timed.
+class HostMonitor : public nvinfer1::IProgressMonitor {
+ public:
+  explicit HostMonitor(const tam_host* host) : host_(host) {}
+
+  void phaseStart(const char* phase, const char* parent, int32_t nb_steps) noexcept override {
+    host_->phase_start(host_->ctx, phase, parent, nb_steps);
+  }
+  bool stepComplete(const char* phase, int32_t step) noexcept override {
+    return host_->step_complete(host_->ctx, phase, step) != 0;
+  }
+  void phaseFinish(const char* phase) noexcept override { host_->phase_finish(host_->ctx, phase); }
+
+ private:
+  const tam_host* host_;
+};
+
+// ------------------------------------------------------------ files
+
+std::string errno_text() { return std::strerror(errno); }
+
+void write_all(int fd, const void* data, size_t size, const std::string& path) {
+  const char* p = static_cast<const char*>(data);
+  while (size > 0) {
+    ssize_t n = ::write(fd, p, size);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) fail("writing " + path + ": " + errno_text());
+    p += n;
+    size -= static_cast<size_t>(n);
+  }
+}
+
+// write_file writes data to path and fsyncs it, so a completed build is on
+// disk before the caller renames it into place.
+void write_file(const std::string& path, const void* data, size_t size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) fail("creating " + path + ": " + errno_text());
+  try {
+    write_all(fd, data, size, path);
+    if (::fsync(fd) != 0) fail("syncing " + path + ": " + errno_text());
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  if (::close(fd) != 0) fail("closing " + path + ": " + errno_text());
+}
+
+#if !defined(TAM_FLAVOR_RTX)
+// read_file returns the file's bytes, or an empty vector when it does not exist.
+std::vector<char> read_file(const std::string& path) {
+  std::vector<char> out;
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ENOENT) return out;
+    fail("opening " + path + ": " + errno_text());
+  }
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      ::close(fd);
+      fail("reading " + path + ": " + errno_text());
+    }
+    if (n == 0) break;
+    out.insert(out.end(), buf, buf + n);
+  }
+  ::close(fd);
+  return out;
+}
+
+// FileLock holds an exclusive flock on path + ".lock" (a separate file,
+// because the cache itself is replaced by rename).
+class FileLock {
+ public:
+  explicit FileLock(const std::string& path) {
+    const std::string lock_path = path + ".lock";
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) fail("opening " + lock_path + ": " + errno_text());
+    while (::flock(fd_, LOCK_EX) != 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd_);
+      fail("locking " + lock_path + ": " + std::strerror(e));
+    }
+  }
+  ~FileLock() { ::close(fd_); }  // closing releases the lock
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+
+ private:
+  int fd_ = -1;
+};
+#endif
+
+// ------------------------------------------------------------ the build
+
+template <typename T>
+using Owned = std::unique_ptr<T>;  // TensorRT 10+ objects are freed with delete
+
+std::string dims_text(const nvinfer1::Dims& d) {
+  std::string s = "[";
+  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
+  return s + "]";
+}
+
+std::string dims_text(const std::vector<int64_t>& d) {
+  std::string s = "[";
+  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
+  return s + "]";
+}
+
+nvinfer1::Dims to_dims(const std::vector<int64_t>& v) {
+  nvinfer1::Dims d{};
+  d.nbDims = static_cast<int32_t>(v.size());
+  for (size_t i = 0; i < v.size(); ++i) d.d[i] = v[i];
+  return d;
+}
+
+void check_request_fits_flavour(const tam::BuildRequest& req) {
+  for (const auto& p : req.precision) {
+    if (p == "tf32") continue;  // BuilderFlag::kTF32 is not a type constraint; it exists everywhere
+    if (kAlwaysStronglyTyped)
+      fail(std::string("precision \"") + p + "\": " + kProduct + " " + std::to_string(NV_TENSORRT_MAJOR) +
+           ".x networks are always strongly typed, so the ONNX model's types decide precision; remove precision "
+           "(tf32 is the only one allowed) or convert the model");
+    if (req.strongly_typed)
+      fail("precision \"" + p + "\" contradicts strongly_typed: a strongly typed network takes its types from the "
+           "model; remove one of them");
+    if (p != "fp16" && p != "bf16" && p != "int8" && p != "fp8")
+      fail("precision \"" + p + "\" is unknown; allowed: fp16, bf16, int8, fp8, tf32");
+  }
+#if defined(TAM_FLAVOR_RTX)
+  if (!req.timing_cache.empty())
+    fail("timing_cache: TensorRT-RTX has no timing cache API (and a cache would need a GPU); remove timing_cache");
+#else
+  if (!req.targets.empty())
+    fail("targets apply to the tensorrt-rtx backend only; TensorRT builds for the GPU it runs on");
+#endif
+}
+
+// The precision flags are deprecated in 10.x (strong typing replaces them)
+// but still what TensorRT 10 users ask for.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+void apply_precision(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req) {
+  for (const auto& p : req.precision) {
+    if (p == "tf32") config.setFlag(nvinfer1::BuilderFlag::kTF32);
+#if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
+    else if (p == "fp16") config.setFlag(nvinfer1::BuilderFlag::kFP16);
+    else if (p == "bf16") config.setFlag(nvinfer1::BuilderFlag::kBF16);
+    else if (p == "int8") config.setFlag(nvinfer1::BuilderFlag::kINT8);
+    else if (p == "fp8") config.setFlag(nvinfer1::BuilderFlag::kFP8);
+#endif
+  }
+}
+#pragma GCC diagnostic pop
+
+#if defined(TAM_FLAVOR_RTX)
+void apply_targets(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req) {
+  using CC = nvinfer1::ComputeCapability;
+  static const std::pair<const char*, CC> kKnown[] = {{"sm75", CC::kSM75},   {"sm80", CC::kSM80},
+                                                      {"sm86", CC::kSM86},   {"sm89", CC::kSM89},
+                                                      {"sm120", CC::kSM120}, {"sm121", CC::kSM121}};
+  if (req.targets.empty()) return;  // TensorRT-RTX's own default; never kCURRENT, which needs a GPU
+  if (!config.setNbComputeCapabilities(static_cast<int32_t>(req.targets.size())))
+    fail("TensorRT-RTX refused " + std::to_string(req.targets.size()) + " targets: " + logger().last_error());
+  for (size_t i = 0; i < req.targets.size(); ++i) {
+    const std::string& t = req.targets[i];
+    const CC* cc = nullptr;
+    for (const auto& [name, value] : kKnown)
+      if (t == name) cc = &value;
+    if (cc == nullptr) fail("target \"" + t + "\" is unknown; allowed: sm75, sm80, sm86, sm89, sm120, sm121");
+    if (!config.setComputeCapability(*cc, static_cast<int32_t>(i)))
+      fail("TensorRT-RTX refused target " + t + ": " + logger().last_error());
+  }
+}
+#endif
+
+// parse_onnx fills the network; on failure the message names each refused
+// node and what the parser said about it.
+void parse_onnx(nvonnxparser::IParser& parser, const std::string& path) {
+  if (parser.parseFromFile(path.c_str(), static_cast<int32_t>(nvinfer1::ILogger::Severity::kWARNING))) return;
+  std::ostringstream msg;
+  msg << "the ONNX parser refused " << path;
+  int32_t n = parser.getNbErrors();
+  for (int32_t i = 0; i < n; ++i) {
+    const nvonnxparser::IParserError* e = parser.getError(i);
+    if (e == nullptr) continue;
+    msg << "\n  ";
+    if (e->node() >= 0) {
+      msg << "node " << e->node();
+      const char* name = e->nodeName();
+      const char* op = e->nodeOperator();
+      if (name != nullptr && name[0] != '\0') msg << " \"" << name << "\"";
+      if (op != nullptr && op[0] != '\0') msg << " (" << op << ")";
+      msg << ": ";
+    }
+    // A failed operator check reports just "false"; its function name
+    // (checkUnique, ...) says more.
+    const char* desc = e->desc() ? e->desc() : "";
+    const char* func = e->func() ? e->func() : "";
+    if (std::strcmp(desc, "false") == 0 || desc[0] == '\0')
+      msg << "refused by the parser" << (func[0] ? std::string(" in ") + func : std::string());
+    else
+      msg << desc;
+  }
+  if (n == 0) msg << ": " << logger().last_error();
+  fail(msg.str());
+}
+
+// add_profile creates the optimization profile for the network's dynamic
+// inputs. Every dynamic input needs a shape; every shape must name one.
+void add_profile(nvinfer1::IBuilder& builder, nvinfer1::INetworkDefinition& network, nvinfer1::IBuilderConfig& config,
+                 const tam::BuildRequest& req) {
+  std::string names;
+  for (int32_t i = 0; i < network.getNbInputs(); ++i) names += (i ? ", " : "") + std::string(network.getInput(i)->getName());
+  for (const auto& entry : req.shapes) {
+    bool found = false;
+    for (int32_t i = 0; i < network.getNbInputs(); ++i) found = found || entry.first == network.getInput(i)->getName();
+    if (!found) fail("shapes." + entry.first + ": the model has no input of that name; its inputs: " + names);
+  }
+
+  nvinfer1::IOptimizationProfile* profile = builder.createOptimizationProfile();  // owned by the builder
+  bool dynamic = false;
+  for (int32_t i = 0; i < network.getNbInputs(); ++i) {
+    nvinfer1::ITensor* input = network.getInput(i);
+    const std::string name = input->getName();
+    const nvinfer1::Dims d = input->getDimensions();
+    bool is_dynamic = false;
+    for (int32_t k = 0; k < d.nbDims; ++k) is_dynamic = is_dynamic || d.d[k] < 0;
+    auto it = req.shapes.find(name);
+    if (!is_dynamic) {
+      if (it != req.shapes.end())
+        fail("shapes." + name + ": input \"" + name + "\" is not dynamic (its shape is " + dims_text(d) +
+             "); shapes apply to dynamic inputs only");
+      continue;
+    }
+    if (it == req.shapes.end())
+      fail("input \"" + name + "\" has a dynamic shape " + dims_text(d) + " (-1 = dynamic); give shapes." + name +
+           " with min, opt and max");
+    const tam::ShapeRange& range = it->second;
+    if (static_cast<int32_t>(range.min.size()) != d.nbDims)
+      fail("shapes." + name + ": input \"" + name + "\" has rank " + std::to_string(d.nbDims) + " " + dims_text(d) +
+           ", but min is " + dims_text(range.min));
+    for (int32_t k = 0; k < d.nbDims; ++k) {
+      if (d.d[k] >= 0 && (range.min[k] != d.d[k] || range.opt[k] != d.d[k] || range.max[k] != d.d[k]))
+        fail("shapes." + name + ": dimension " + std::to_string(k) + " of \"" + name + "\" is fixed at " +
+             std::to_string(d.d[k]) + " " + dims_text(d));
+      if (range.min[k] > range.opt[k] || range.opt[k] > range.max[k] || range.min[k] < 0)
+        fail("shapes." + name + ": need 0 <= min <= opt <= max in every dimension; got min " + dims_text(range.min) +
+             ", opt " + dims_text(range.opt) + ", max " + dims_text(range.max));
+    }
+    using Sel = nvinfer1::OptProfileSelector;
+    if (!profile->setDimensions(name.c_str(), Sel::kMIN, to_dims(range.min)) ||
+        !profile->setDimensions(name.c_str(), Sel::kOPT, to_dims(range.opt)) ||
+        !profile->setDimensions(name.c_str(), Sel::kMAX, to_dims(range.max)))
+      fail("shapes." + name + ": " + kProduct + " refused the shape: " + logger().last_error());
+    dynamic = true;
+  }
+  if (dynamic && config.addOptimizationProfile(profile) < 0)
+    fail(std::string("the optimization profile was refused: ") + logger().last_error());
+}
+
+#if !defined(TAM_FLAVOR_RTX)
+// TimingCache holds the build's timing cache. It starts from the file (an
+// incompatible file is ignored with a warning) and afterwards merges the
+// build's timings into whatever the file holds by then, under the lock, so
+// concurrent builds sharing one file lose nothing.
+class TimingCache {
+ public:
+  TimingCache(nvinfer1::IBuilderConfig& config, const std::string& path, const tam_host* host)
+      : config_(config), path_(path) {
+    std::vector<char> blob;
+    {
+      FileLock lock(path_);
+      blob = read_file(path_);
+    }
+    cache_.reset(config_.createTimingCache(blob.data(), blob.size()));
+    if (cache_ && config_.setTimingCache(*cache_, false)) return;
+    host->log(host->ctx, TAM_SEV_WARNING,
+              ("timing cache " + path_ + " does not fit this TensorRT version or GPU; starting an empty one").c_str());
+    cache_.reset(config_.createTimingCache(nullptr, 0));
+    if (!cache_ || !config_.setTimingCache(*cache_, false))
+      fail("cannot create a timing cache: " + logger().last_error());
+  }
+
+  void save() {
+    const nvinfer1::ITimingCache* used = config_.getTimingCache();
+    if (used == nullptr) return;
+    FileLock lock(path_);
+    std::vector<char> blob = read_file(path_);
+    Owned<nvinfer1::ITimingCache> merged(config_.createTimingCache(blob.data(), blob.size()));
+    if (!merged || !merged->combine(*used, false)) merged.reset(config_.createTimingCache(nullptr, 0));
+    if (!merged || !merged->combine(*used, false)) fail("cannot merge the timing cache: " + logger().last_error());
+    Owned<nvinfer1::IHostMemory> bytes(merged->serialize());
+    if (!bytes) fail("cannot serialize the timing cache: " + logger().last_error());
+    const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
+    write_file(tmp, bytes->data(), bytes->size());
+    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
+      int e = errno;
+      ::unlink(tmp.c_str());
+      fail("replacing " + path_ + ": " + std::strerror(e));
+    }
+  }
+
+ private:
+  nvinfer1::IBuilderConfig& config_;
+  std::string path_;
+  Owned<nvinfer1::ITimingCache> cache_;  // must outlive the build
+};
+#endif
+
+int32_t network_flags(const tam::BuildRequest& req) {
+#if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
+  if (req.strongly_typed) return 1 << static_cast<int32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
+#else
+  (void)req;  // always strongly typed; kSTRONGLY_TYPED is a deprecated no-op
+#endif
+  return 0;
+}
+
+int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* err) {
+  check_request_fits_flavour(req);
+  Library lib = load_library(req.lib_path);
+  check_version(lib);
+  LoggerAttachment attach(host);
+  if (lib.minor < NV_TENSORRT_MINOR) {
+    // Within a major version class tables only grow, and everything called
+    // here is old; still, say so in case a build fails strangely.
+    const std::string warning = lib.infer_path + " is " + kProduct + " " + lib.version() +
+                                ", older than the headers this backend was compiled with (" + compiled_version() + ")";
+    host->log(host->ctx, TAM_SEV_WARNING, warning.c_str());
+  }
+
+  // Declaration order is destruction order reversed: the monitor outlives
+  // the config that points at it, the parser dies before its network.
+  HostMonitor monitor(host);
+  Owned<nvinfer1::IBuilder> builder(
+      static_cast<nvinfer1::IBuilder*>(lib.create_builder(&logger(), NV_TENSORRT_VERSION)));
+  if (!builder)
+    fail(std::string("cannot create a ") + kProduct + " builder (library " + lib.version() + ", headers " +
+         compiled_version() + "): " + logger().last_error());
+  Owned<nvinfer1::INetworkDefinition> network(builder->createNetworkV2(network_flags(req)));
+  if (!network) fail("cannot create a network: " + logger().last_error());
+  Owned<nvonnxparser::IParser> parser(
+      static_cast<nvonnxparser::IParser*>(lib.create_parser(network.get(), &logger(), NV_ONNX_PARSER_VERSION)));
+  if (!parser) fail("cannot create the ONNX parser (" + lib.parser_path + "): " + logger().last_error());
+  parse_onnx(*parser, req.onnx);
+
+  Owned<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
+  if (!config) fail("cannot create a builder config: " + logger().last_error());
+  if (req.workspace_bytes > 0)
+    config->setMemoryPoolLimit(nvinfer1::MemoryPoolType::kWORKSPACE, static_cast<size_t>(req.workspace_bytes));
+  if (req.has_opt_level) config->setBuilderOptimizationLevel(req.opt_level);
+  apply_precision(*config, req);
+#if defined(TAM_FLAVOR_RTX)
+  apply_targets(*config, req);
+#endif
+  add_profile(*builder, *network, *config, req);
+#if !defined(TAM_FLAVOR_RTX)
+  std::unique_ptr<TimingCache> timing;
+  if (!req.timing_cache.empty()) timing = std::make_unique<TimingCache>(*config, req.timing_cache, host);
+#endif
+  config->setProgressMonitor(&monitor);
+
+  if (host->cancelled(host->ctx)) throw BuildError{TAM_CANCELLED, "cancelled before the build started"};
+  Owned<nvinfer1::IHostMemory> engine(builder->buildSerializedNetwork(*network, *config));
+  if (!engine) {
+    if (host->cancelled(host->ctx)) throw BuildError{TAM_CANCELLED, "cancelled during the build"};
+    std::string last = logger().last_error();
+    fail(last.empty() ? std::string("the build failed without an error message") : last);
+  }
+  write_file(req.engine_tmp, engine->data(), engine->size());
+#if !defined(TAM_FLAVOR_RTX)
+  if (timing) timing->save();
+#endif
+  err->clear();
+  return TAM_OK;
+}
+
+std::string info_json(const std::string& lib_path) {
+  std::string library, path, error;
+  try {
+    Library lib = load_library(lib_path);
+    library = lib.version();
+    path = lib.infer_path;
+    check_version(lib);
+  } catch (const BuildError& e) {
+    error = e.message;
+  }
+  using tamjson::quote;
+  return std::string("{\"backend\":") + quote(kBackend) + ",\"abi\":" + std::to_string(TAM_BACKEND_ABI) +
+         ",\"compiled_against\":" + quote(compiled_version()) + ",\"library\":" + quote(library) +
+         ",\"library_path\":" + quote(path) + ",\"error\":" + quote(error) + "}";
+}
+
+}  // namespace
+
+// tam_backend_info: see trtaction.h. Adds "error": why the library could not
+// be used ("" when it can).
+TAM_EXPORT int64_t tam_backend_info(const char* lib_path, char* buf, size_t cap) {
+  try {
+    std::string json = info_json(lib_path ? lib_path : "");
+    copy_out(json, buf, cap);
+    return static_cast<int64_t>(json.size());
+  } catch (...) {
+    copy_out("{}", buf, cap);
+    return 2;
+  }
+}
+
+TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_json, char* err, size_t errcap) {
+  try {
+    if (host == nullptr || host->abi != TAM_BACKEND_ABI) {
+      copy_out("backend ABI mismatch: the host is not ABI " + std::to_string(TAM_BACKEND_ABI), err, errcap);
+      return TAM_FAILED;
+    }
+    tam::BuildRequest req = tam::decode_request(request_json ? request_json : "");
+    std::string message;
+    int32_t status = build(host, req, &message);
+    copy_out(message, err, errcap);
+    return status;
+  } catch (const BuildError& e) {
+    copy_out(e.message, err, errcap);
+    return e.status;
+  } catch (const std::exception& e) {
+    copy_out(e.what(), err, errcap);
+    return TAM_FAILED;
+  } catch (...) {
+    copy_out("unknown C++ exception in the backend", err, errcap);
+    return TAM_FAILED;
+  }
+}

@@ -1,0 +1,35 @@
+//go:build !cgo
+
+package native
+
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/trace"
+)
+
+// Build is one running build; without cgo there never is one.
+type Build struct{}
+
+// StartSim needs cgo.
+func StartSim(Request) (*Build, error) { return nil, ErrNoCgo }
+
+// StartBackend needs cgo.
+func StartBackend(string, Request) (*Build, error) { return nil, ErrNoCgo }
+
+// BackendInfo needs cgo.
+func BackendInfo(string, string) (string, error) { return "", ErrNoCgo }
+
+func (*Build) Drain(dst []trace.Event) []trace.Event { return dst }
+func (*Build) Logs(dst []LogLine) []LogLine          { return dst }
+func (*Build) Cancel()                               {}
+func (*Build) Stats() Stats                          { return Stats{LastCallback: -time.Nanosecond} }
+func (*Build) Result() Result                        { return Result{Status: Failed, Err: ErrNoCgo.Error()} }
+func (*Build) Close()                                {}
+
+// Done is already closed: nothing runs.
+func (*Build) Done() <-chan struct{} {
+	done := make(chan struct{})
+	close(done)
+	return done
+}

@@ -1,0 +1,628 @@
+//go:build cgo
+
+package native
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/trace"
+)
+
+// ---------------------------------------------------------------- monitor
+
+// drainWhile drains m every millisecond until stop is closed, then once more.
+func drainWhile(m *monitor, stop <-chan struct{}) <-chan []trace.Event {
+	out := make(chan []trace.Event, 1)
+	go func() {
+		var all []trace.Event
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				out <- m.drain(all)
+				return
+			case <-tick.C:
+				all = m.drain(all)
+			}
+		}
+	}()
+	return out
+}
+
+func TestMonitorHammer8Threads(t *testing.T) {
+	const threads, iters = 8, 20000
+	m, err := newMonitor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.free()
+	stop := make(chan struct{})
+	drained := drainWhile(m, stop)
+	res := m.stress(threads, iters)
+	close(stop)
+	events := <-drained
+
+	perThread := threads * (iters + 4) // two starts, iters steps, two finishes
+	if len(events) != perThread {
+		t.Fatalf("drained %d events, want %d", len(events), perThread)
+	}
+	st := m.stats()
+	if st.Callbacks != int64(perThread) || st.Dropped != 0 {
+		t.Errorf("stats = %+v, want %d callbacks and none dropped", st, perThread)
+	}
+	if res.stopped != 0 {
+		t.Errorf("%d threads saw a refused step without a cancel", res.stopped)
+	}
+	if st.LastCallback < events[len(events)-1].T {
+		t.Errorf("LastCallback %v is before the newest event at %v", st.LastCallback, events[len(events)-1].T)
+	}
+
+	byThread := map[int][]trace.Event{}
+	for _, ev := range events {
+		byThread[ev.Thread] = append(byThread[ev.Thread], ev)
+	}
+	if len(byThread) != threads {
+		t.Fatalf("events came from %d thread numbers, want %d", len(byThread), threads)
+	}
+	for num, evs := range byThread {
+		if num < 1 || num > threads {
+			t.Errorf("thread number %d outside 1..%d", num, threads)
+		}
+		checkStressChain(t, num, evs, iters)
+	}
+}
+
+// checkStressChain checks one stress thread's events arrived complete and in
+// the order it made them.
+func checkStressChain(t *testing.T, num int, evs []trace.Event, iters int) {
+	t.Helper()
+	if len(evs) != iters+4 {
+		t.Errorf("thread %d: %d events, want %d", num, len(evs), iters+4)
+		return
+	}
+	root, leaf := evs[0].Phase, evs[1].Phase
+	if !strings.HasPrefix(root, "Stress thread ") || leaf != strings.Replace(root, "thread", "steps", 1) {
+		t.Errorf("thread %d: phases %q > %q, want a matching Stress thread/steps pair", num, root, leaf)
+	}
+	want := []trace.Event{{Kind: trace.Start, Phase: root, Steps: 1}, {Kind: trace.Start, Phase: leaf, Parent: root, Steps: iters}}
+	for i := 0; i < iters; i++ {
+		want = append(want, trace.Event{Kind: trace.Step, Phase: leaf, Step: i})
+	}
+	want = append(want, trace.Event{Kind: trace.Finish, Phase: leaf}, trace.Event{Kind: trace.Finish, Phase: root})
+	for i := range want {
+		got := evs[i]
+		if i > 0 && got.T < evs[i-1].T {
+			t.Errorf("thread %d: event %d at %v is before event %d at %v", num, i, got.T, i-1, evs[i-1].T)
+			return
+		}
+		got.T, got.Thread = 0, 0
+		if got != want[i] {
+			t.Errorf("thread %d: event %d = %+v, want %+v", num, i, got, want[i])
+			return
+		}
+	}
+}
+
+func TestMonitorCancelStopsEveryThread(t *testing.T) {
+	const threads = 8
+	m, err := newMonitor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.free()
+	stop := make(chan struct{})
+	drained := drainWhile(m, stop)
+	done := make(chan stressResult, 1)
+	go func() { done <- m.stress(threads, 50_000_000) }()
+
+	for m.stats().Callbacks < 10000 {
+		time.Sleep(time.Millisecond)
+	}
+	m.cancel()
+	var res stressResult
+	select {
+	case res = <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("stress threads still running 10s after cancel")
+	}
+	close(stop)
+	events := <-drained
+	if res.stopped != threads {
+		t.Errorf("%d of %d threads saw step_complete return 0", res.stopped, threads)
+	}
+	finishes := 0
+	for _, ev := range events {
+		if ev.Kind == trace.Finish {
+			finishes++
+		}
+	}
+	st := m.stats()
+	if st.Callbacks != int64(len(events))+st.Dropped {
+		t.Errorf("stats %+v do not add up to %d drained events", st, len(events))
+	}
+	switch {
+	case st.Dropped > 0: // a slow machine let the queue fill; finishes may be among the lost
+		t.Logf("queue overflowed (%d dropped); not counting finishes", st.Dropped)
+	case finishes != 2*threads:
+		t.Errorf("%d finish events after cancel, want %d", finishes, 2*threads)
+	}
+}
+
+func TestMonitorStatsBeforeAnyCallback(t *testing.T) {
+	m, err := newMonitor()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.free()
+	if st := m.stats(); st != (Stats{LastCallback: -1}) {
+		t.Errorf("fresh monitor stats = %+v", st)
+	}
+	if evs := m.drain(nil); len(evs) != 0 {
+		t.Errorf("fresh monitor drained %d events", len(evs))
+	}
+}
+
+// ---------------------------------------------------------------- simulator
+
+var smallTrace = []trace.Event{
+	{Kind: trace.Start, Phase: "Building engine", Steps: 3},
+	{Kind: trace.Step, Phase: "Building engine", Step: 0},
+	{Kind: trace.Start, Phase: "Cloning network graph", Parent: "Building engine", Steps: 2},
+	{Kind: trace.Step, Phase: "Cloning network graph", Step: 0},
+	{Kind: trace.Step, Phase: "Cloning network graph", Step: 1},
+	{Kind: trace.Finish, Phase: "Cloning network graph"},
+	{Kind: trace.Step, Phase: "Building engine", Step: 1},
+	{Kind: trace.Start, Phase: "Timing", Parent: "Building engine", Steps: 1},
+	{Kind: trace.Step, Phase: "Timing", Step: 0},
+	{Kind: trace.Finish, Phase: "Timing"},
+	{Kind: trace.Step, Phase: "Building engine", Step: 2},
+	{Kind: trace.Finish, Phase: "Building engine"},
+}
+
+// longTrace is one root phase around a phase of n steps.
+func longTrace(n int) []trace.Event {
+	evs := []trace.Event{
+		{Kind: trace.Start, Phase: "Building engine", Steps: 1},
+		{Kind: trace.Start, Phase: "Tactic timing", Parent: "Building engine", Steps: n},
+	}
+	for i := 0; i < n; i++ {
+		evs = append(evs, trace.Event{Kind: trace.Step, Phase: "Tactic timing", Step: i})
+	}
+	return append(evs, trace.Event{Kind: trace.Finish, Phase: "Tactic timing"}, trace.Event{Kind: trace.Finish, Phase: "Building engine"})
+}
+
+func simEvents(evs []trace.Event) []SimEvent {
+	kinds := map[trace.Kind]int32{trace.Start: 1, trace.Step: 2, trace.Finish: 3}
+	out := make([]SimEvent, len(evs))
+	for i, ev := range evs {
+		n := int32(ev.Steps)
+		if ev.Kind == trace.Step {
+			n = int32(ev.Step)
+		}
+		out[i] = SimEvent{TNs: int64(ev.T), Kind: kinds[ev.Kind], N: n, Phase: ev.Phase, Parent: ev.Parent}
+	}
+	return out
+}
+
+func simRequest(t *testing.T, evs []trace.Event, sim SimRequest) Request {
+	sim.Trace = simEvents(evs)
+	return Request{Name: "mnist-fp16", EngineTmp: filepath.Join(t.TempDir(), "engine.tmp"), Sim: &sim}
+}
+
+// runToEnd drains b until it ends and returns everything it produced.
+func runToEnd(t *testing.T, b *Build, timeout time.Duration) ([]trace.Event, []LogLine, Result) {
+	t.Helper()
+	var events []trace.Event
+	var logs []LogLine
+	deadline := time.After(timeout)
+	for {
+		select {
+		case <-b.Done():
+			return b.Drain(events), b.Logs(logs), b.Result()
+		case <-deadline:
+			b.Cancel()
+			t.Fatalf("build still running after %v", timeout)
+		case <-time.After(2 * time.Millisecond):
+			events, logs = b.Drain(events), b.Logs(logs)
+		}
+	}
+}
+
+func stripTiming(evs []trace.Event) []trace.Event {
+	out := make([]trace.Event, len(evs))
+	for i, ev := range evs {
+		ev.T, ev.Thread = 0, 0
+		out[i] = ev
+	}
+	return out
+}
+
+func TestSimReplaysInOrderFromSeveralThreads(t *testing.T) {
+	const step = 2 * time.Millisecond
+	req := simRequest(t, smallTrace, SimRequest{StepNs: int64(step), Threads: 4})
+	b, err := StartSim(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, logs, res := runToEnd(t, b, 10*time.Second)
+
+	if res.Status != OK || res.Err != "" {
+		t.Fatalf("result = %+v, want OK", res)
+	}
+	if got := stripTiming(events); fmt.Sprint(got) != fmt.Sprint(smallTrace) {
+		t.Errorf("replayed events:\n%v\nwant:\n%v", got, smallTrace)
+	}
+	threads := map[int]bool{}
+	for i, ev := range events {
+		threads[ev.Thread] = true
+		if i > 0 && ev.Thread == events[i-1].Thread {
+			t.Errorf("events %d and %d both came from thread %d; turns should alternate", i-1, i, ev.Thread)
+		}
+		if i > 0 && ev.T < events[i-1].T {
+			t.Errorf("event %d at %v is before event %d at %v", i, ev.T, i-1, events[i-1].T)
+		}
+	}
+	if len(threads) != 4 {
+		t.Errorf("callbacks came from %d thread numbers, want 4", len(threads))
+	}
+	if last := events[len(events)-1].T; last < time.Duration(len(events)-1)*step {
+		t.Errorf("last event at %v; pacing at %v per event wants at least %v", last, step, time.Duration(len(events)-1)*step)
+	}
+	if len(logs) == 0 || logs[0] != (LogLine{Severity: 3, Text: "simulating 12 callbacks on 4 threads"}) {
+		t.Errorf("logs = %+v, want the info line first", logs)
+	}
+	if st := b.Stats(); st.Callbacks != int64(len(smallTrace)) || st.Dropped != 0 {
+		t.Errorf("stats = %+v", st)
+	}
+
+	engine, err := os.ReadFile(req.EngineTmp)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(string(engine), "TRTACTION-SIM-ENGINE v1\nmnist-fp16\nevents 12\nphases-fnv1a ") {
+		t.Errorf("engine = %q", engine)
+	}
+}
+
+func TestSimEngineChecksumFollowsPhaseNames(t *testing.T) {
+	engineFor := func(evs []trace.Event) string {
+		req := simRequest(t, evs, SimRequest{StepNs: 1, Threads: 2})
+		b, err := StartSim(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if _, _, res := runToEnd(t, b, 10*time.Second); res.Status != OK {
+			t.Fatalf("result = %+v", res)
+		}
+		data, err := os.ReadFile(req.EngineTmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(data)
+	}
+	renamed := append([]trace.Event(nil), smallTrace...)
+	renamed[0].Phase = "Building Engine"
+	if a, b := engineFor(smallTrace), engineFor(renamed); a == b {
+		t.Errorf("engines of differently named traces are identical: %q", a)
+	}
+}
+
+func TestSimCancelFinishesActivePhasesInnermostFirst(t *testing.T) {
+	req := simRequest(t, longTrace(500), SimRequest{StepNs: int64(10 * time.Millisecond), Threads: 3})
+	b, err := StartSim(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	for b.Stats().Callbacks < 5 {
+		time.Sleep(time.Millisecond)
+	}
+	b.Cancel()
+	events, _, res := runToEnd(t, b, 2*time.Second)
+
+	if res.Status != Cancelled {
+		t.Fatalf("result = %+v, want Cancelled", res)
+	}
+	if len(events) > 100 {
+		t.Errorf("%d callbacks delivered; the cancel should have stopped the replay early", len(events))
+	}
+	n := len(events)
+	tail := stripTiming(events[n-2:])
+	want := []trace.Event{{Kind: trace.Finish, Phase: "Tactic timing"}, {Kind: trace.Finish, Phase: "Building engine"}}
+	if fmt.Sprint(tail) != fmt.Sprint(want) {
+		t.Errorf("last events %v, want the two finishes innermost first", tail)
+	}
+	if events[n-3].Kind != trace.Step {
+		t.Errorf("event before the finishes is %+v, want the refused step", events[n-3])
+	}
+	if _, err := os.Stat(req.EngineTmp); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("a cancelled simulation wrote an engine (stat: %v)", err)
+	}
+}
+
+func TestSimCloseBeforeDoneCancels(t *testing.T) {
+	b, err := StartSim(simRequest(t, longTrace(500), SimRequest{StepNs: int64(10 * time.Millisecond), Threads: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b.Close()
+	select {
+	case <-b.Done():
+	case <-time.After(2 * time.Second):
+		t.Fatal("Close did not stop the build")
+	}
+	if res := b.Result(); res.Status != Cancelled {
+		t.Errorf("result = %+v, want Cancelled", res)
+	}
+	if evs := b.Drain(nil); len(evs) != 0 {
+		t.Errorf("a closed build still drained %d events", len(evs))
+	}
+}
+
+func TestSimFailFault(t *testing.T) {
+	const steps = 100
+	req := simRequest(t, longTrace(steps), SimRequest{StepNs: int64(100 * time.Microsecond), Threads: 2, Fault: "fail", FaultAtFrac: 0.5})
+	b, err := StartSim(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, logs, res := runToEnd(t, b, 10*time.Second)
+
+	strike := (steps + 4) / 2
+	if res.Status != Failed || !strings.Contains(res.Err, fmt.Sprintf("simulated failure after %d of %d callbacks", strike, steps+4)) {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(events) != strike+2 {
+		t.Errorf("%d events, want %d delivered before the fault plus two finishes", len(events), strike+2)
+	}
+	checkBalanced(t, events)
+	var errorLines []string
+	for _, l := range logs {
+		if l.Severity == 1 {
+			errorLines = append(errorLines, l.Text)
+		}
+	}
+	if len(errorLines) != 1 || errorLines[0] != res.Err {
+		t.Errorf("error log lines = %q, want exactly the failure message", errorLines)
+	}
+}
+
+// checkBalanced checks every started phase was finished, innermost first.
+func checkBalanced(t *testing.T, events []trace.Event) {
+	t.Helper()
+	var stack []string
+	for _, ev := range events {
+		switch ev.Kind {
+		case trace.Start:
+			stack = append(stack, ev.Phase)
+		case trace.Finish:
+			if len(stack) == 0 || stack[len(stack)-1] != ev.Phase {
+				t.Errorf("finish of %q while the innermost phase is %v", ev.Phase, stack)
+				return
+			}
+			stack = stack[:len(stack)-1]
+		}
+	}
+	if len(stack) != 0 {
+		t.Errorf("phases never finished: %v", stack)
+	}
+}
+
+func TestSimSilenceFault(t *testing.T) {
+	const silence = 150 * time.Millisecond
+	req := simRequest(t, longTrace(36), SimRequest{StepNs: int64(time.Millisecond), Threads: 2, Fault: "silence", FaultNs: int64(silence), FaultAtFrac: 0.5})
+	b, err := StartSim(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, _, res := runToEnd(t, b, 10*time.Second)
+	if res.Status != OK {
+		t.Fatalf("result = %+v", res)
+	}
+	if len(events) != 40 {
+		t.Fatalf("%d events, want all 40", len(events))
+	}
+	widest, at := time.Duration(0), 0
+	for i := 1; i < len(events); i++ {
+		if gap := events[i].T - events[i-1].T; gap > widest {
+			widest, at = gap, i
+		}
+	}
+	if widest < silence || at != 20 {
+		t.Errorf("widest gap %v before event %d, want >= %v before event 20", widest, at, silence)
+	}
+}
+
+func TestSimTraceTimesPaceTheReplay(t *testing.T) {
+	evs := append([]trace.Event(nil), smallTrace...)
+	for i := range evs {
+		evs[i].T = time.Duration(i) * 3 * time.Millisecond
+	}
+	b, err := StartSim(simRequest(t, evs, SimRequest{Threads: 2}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, _, res := runToEnd(t, b, 10*time.Second)
+	if res.Status != OK {
+		t.Fatalf("result = %+v", res)
+	}
+	if last := events[len(events)-1].T; last < evs[len(evs)-1].T {
+		t.Errorf("last event at %v, before its trace time %v", last, evs[len(evs)-1].T)
+	}
+}
+
+func TestSimLongPhaseNameResolves(t *testing.T) {
+	long := strings.Repeat("Tactic ", 200)
+	evs := []trace.Event{{Kind: trace.Start, Phase: long, Steps: 1}, {Kind: trace.Finish, Phase: long}}
+	b, err := StartSim(simRequest(t, evs, SimRequest{StepNs: 1, Threads: 1}))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, _, _ := runToEnd(t, b, 10*time.Second)
+	if len(events) != 2 || events[0].Phase != long || events[1].Phase != long {
+		t.Errorf("long name not resolved: %d events", len(events))
+	}
+}
+
+func TestStartSimRejectsBadRequests(t *testing.T) {
+	if _, err := StartSim(Request{Name: "x"}); err == nil {
+		t.Error("StartSim without Sim succeeded")
+	}
+	_, err := StartSim(simRequest(t, smallTrace, SimRequest{Fault: "explode"}))
+	if err == nil || !strings.Contains(err.Error(), `"explode"`) || !strings.Contains(err.Error(), "silence") {
+		t.Errorf("unknown fault error = %v, want the name and the allowed faults", err)
+	}
+}
+
+// ---------------------------------------------------------------- loader
+
+// fakeBackend compiles testdata/fake_backend.cc into a shared object.
+func fakeBackend(t *testing.T) string {
+	t.Helper()
+	cxx, err := exec.LookPath("g++")
+	if err != nil {
+		t.Skip("no g++ to build the fake backend")
+	}
+	so := filepath.Join(t.TempDir(), "libtam_fake.so")
+	out, err := exec.Command(cxx, "-std=c++17", "-shared", "-fPIC", "-o", so, "testdata/fake_backend.cc").CombinedOutput()
+	if err != nil {
+		t.Fatalf("building fake backend: %v\n%s", err, out)
+	}
+	return so
+}
+
+func TestBackendLoadsAndBuilds(t *testing.T) {
+	so := fakeBackend(t)
+	info, err := BackendInfo(so, "/opt/lib/libnvinfer.so.10")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info != `{"backend":"fake","abi":1,"library_path":"/opt/lib/libnvinfer.so.10"}` {
+		t.Errorf("info = %s", info)
+	}
+
+	req := Request{Name: "resnet", ONNX: "model.onnx", EngineTmp: "/tmp/never"}
+	b, err := StartBackend(so, req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	events, logs, res := runToEnd(t, b, 10*time.Second)
+	if res.Status != Failed || res.Err != "fake backend builds no engine" {
+		t.Errorf("result = %+v", res)
+	}
+	if len(events) != 4 || events[0].Phase != "Fake phase" || events[3].Kind != trace.Finish {
+		t.Errorf("events = %+v", events)
+	}
+	var echoed Request
+	if len(logs) != 1 || json.Unmarshal([]byte(logs[0].Text), &echoed) != nil || echoed.Name != "resnet" || echoed.ONNX != "model.onnx" {
+		t.Errorf("backend did not receive the request JSON: logs = %+v", logs)
+	}
+}
+
+func TestBackendMissingIsUnavailable(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "libtam_nothere.so")
+	_, err := StartBackend(missing, Request{})
+	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) {
+		t.Errorf("StartBackend error = %v, want ErrUnavailable naming %s", err, missing)
+	}
+	if _, err := BackendInfo(missing, ""); !errors.Is(err, ErrUnavailable) {
+		t.Errorf("BackendInfo error = %v, want ErrUnavailable", err)
+	}
+}
+
+// ---------------------------------------------------------------- benchmarks
+
+// benchRound is how many callbacks one timed round makes: half the queue,
+// so a round never overflows it and the figures are those of the full path,
+// not of the cheaper drop path.
+const benchRound = 256 << 10
+
+// benchStress runs b.N callbacks split over threads, in rounds, while a
+// goroutine drains every millisecond as the worker does (every 10ms). It
+// reports wall time and process CPU time (drainer included) per callback.
+func benchStress(b *testing.B, threads int, run func(iters int) stressResult, drain func()) {
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		tick := time.NewTicker(time.Millisecond)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				drain()
+			}
+		}
+	}()
+	var wall time.Duration
+	calls := 0
+	cpu0 := cpuTime(b)
+	b.ResetTimer()
+	for left := b.N; left > 0; left -= benchRound {
+		iters := min(left, benchRound)/threads + 1
+		wall += run(iters).wall
+		calls += threads * (iters + 4)
+		b.StopTimer()
+		drain() // empty the queue between rounds, untimed
+		b.StartTimer()
+	}
+	b.StopTimer()
+	cpu := cpuTime(b) - cpu0
+	close(stop)
+	wg.Wait()
+	b.ReportMetric(float64(wall)/float64(calls), "wall-ns/callback")
+	b.ReportMetric(float64(cpu)/float64(calls), "cpu-ns/callback")
+}
+
+// cpuTime is the process's user and system time so far.
+func cpuTime(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+func benchNative(b *testing.B, threads int) {
+	m, err := newMonitor()
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer m.free()
+	var buf []trace.Event
+	benchStress(b, threads, func(iters int) stressResult { return m.stress(threads, iters) }, func() { buf = m.drain(buf[:0]) })
+	if d := m.stats().Dropped; d != 0 {
+		b.Errorf("%d callbacks dropped; the figures include the drop path", d)
+	}
+}
+
+func BenchmarkStepComplete8Threads(b *testing.B) { benchNative(b, 8) }
+
+func BenchmarkStepComplete1Thread(b *testing.B) { benchNative(b, 1) }
+
+func BenchmarkStepCompleteNaiveGo8Threads(b *testing.B) {
+	nm := &naiveMonitor{born: time.Now()}
+	var buf []trace.Event
+	benchStress(b, 8, func(iters int) stressResult { return stressNaive(nm, 8, iters) }, func() { buf = nm.take(buf[:0]) })
+}

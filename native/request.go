@@ -1,0 +1,47 @@
+package native
+
+// Request is what a backend is asked to build; it crosses the C boundary as
+// JSON (tam_backend_build's request_json). Field names are the contract with
+// the C++ backends: change both sides together.
+type Request struct {
+	Name      string `json:"name"`
+	ONNX      string `json:"onnx,omitempty"`
+	EngineTmp string `json:"engine_tmp"` // write here; the caller renames when complete
+	LibPath   string `json:"lib_path,omitempty"`
+
+	WorkspaceBytes int64            `json:"workspace_bytes,omitempty"`
+	OptLevel       *int             `json:"opt_level,omitempty"`
+	Precision      []string         `json:"precision,omitempty"` // fp16, bf16, int8, fp8, tf32 (TensorRT 10 only)
+	StronglyTyped  bool             `json:"strongly_typed,omitempty"`
+	Shapes         map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
+	Targets        []string         `json:"targets,omitempty"` // tensorrt-rtx: sm75, sm80, sm86, sm89, sm120, sm121
+	TimingCache    string           `json:"timing_cache,omitempty"`
+
+	Sim *SimRequest `json:"sim,omitempty"`
+}
+
+// Shape is one optimization-profile entry for a dynamic input.
+type Shape struct {
+	Min []int64 `json:"min"`
+	Opt []int64 `json:"opt"`
+	Max []int64 `json:"max"`
+}
+
+// SimRequest drives the built-in simulator.
+type SimRequest struct {
+	Trace       []SimEvent `json:"-"`        // passed as a C array, not JSON
+	StepNs      int64      `json:"step_ns"`  // time per callback; 0 = use the trace's own times
+	Threads     int        `json:"threads"`  // callback threads
+	Fault       string     `json:"fault"`    // none, crash, hang, fail, silence
+	FaultNs     int64      `json:"fault_ns"` // silence length
+	FaultAtFrac float64    `json:"fault_at"` // where in the trace the fault strikes, 0..1
+}
+
+// SimEvent is one callback for the simulator to replay.
+type SimEvent struct {
+	TNs    int64
+	Kind   int32 // TAM_EV_*
+	N      int32
+	Phase  string
+	Parent string
+}

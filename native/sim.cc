@@ -1,0 +1,291 @@
+//go:build cgo
+
+// sim.cc: the simulator backend. It replays a callback sequence in order, but
+// hands each event to the next of several threads in turn, so the monitor
+// sees what TensorRT gives it: callbacks from more than one thread, one at a
+// time, paced in time. Faults reproduce what the supervisor must survive.
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "sim.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::nanoseconds;
+
+// How often pacing looks at the cancel flag: a cancel never waits longer.
+constexpr auto kCancelPoll = std::chrono::milliseconds(5);
+
+class Replay {
+ public:
+  Replay(const tam_host* host, const tam_sim_config* cfg)
+      : host_(host), cfg_(cfg), threads_(std::max<int32_t>(cfg->threads, 1)), done_(cfg->count == 0) {
+    double at = std::min(std::max(cfg->fault_at, 0.0), 1.0);
+    strike_ = static_cast<size_t>(at * static_cast<double>(cfg->count));
+    if (strike_ > cfg->count) strike_ = cfg->count;
+  }
+
+  int32_t run() {
+    char line[128];
+    std::snprintf(line, sizeof line, "simulating %zu callbacks on %d threads", cfg_->count, threads_);
+    host_->log(host_->ctx, TAM_SEV_INFO, line);
+
+    start_ = Clock::now();
+    replay_on_threads();
+    if (!stopped_ && cfg_->fault != TAM_FAULT_NONE && !struck_) strike();  // fault_at == 1
+    if (stopped_) return status_;
+    return write_engine();
+  }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  void replay_on_threads() {
+    std::vector<std::thread> workers;
+    bool launched = true;
+    try {
+      for (int i = 0; i < threads_; ++i) workers.emplace_back([this, i] { take_turns(i); });
+    } catch (...) {
+      launched = false;
+      std::lock_guard<std::mutex> lock(mu_);
+      done_ = true;  // the threads already running stop after their current event
+      turn_.notify_all();
+    }
+    for (auto& w : workers) w.join();
+    if (!launched) {
+      finish_active();
+      stop(TAM_FAILED, "simulator: could not start its callback threads");
+    }
+  }
+
+  // Thread i delivers events i, i+T, i+2T, ...: each only after the one
+  // before it, so order is kept while callbacks come from T threads.
+  void take_turns(int i) {
+    try {
+      for (;;) {
+        size_t k;
+        {
+          std::unique_lock<std::mutex> lock(mu_);
+          turn_.wait(lock, [&] { return done_ || next_ % threads_ == static_cast<size_t>(i); });
+          if (done_) return;
+          k = next_;
+        }
+        deliver(k);  // this thread alone owns the replay state until next_ moves
+        std::lock_guard<std::mutex> lock(mu_);
+        ++next_;
+        if (stopped_ || next_ >= cfg_->count) done_ = true;
+        turn_.notify_all();
+      }
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop(TAM_FAILED, "simulator: internal error");
+      done_ = true;
+      turn_.notify_all();
+    }
+  }
+
+  void deliver(size_t k) {
+    if (cfg_->fault != TAM_FAULT_NONE && !struck_ && k == strike_) {
+      strike();
+      if (stopped_) return;
+    }
+    pace(k);
+    const tam_sim_event& ev = cfg_->events[k];
+    switch (ev.kind) {
+      case TAM_EV_START:
+        host_->phase_start(host_->ctx, ev.phase, ev.parent, ev.n);
+        active_.push_back(ev.phase);
+        break;
+      case TAM_EV_STEP:
+        if (host_->step_complete(host_->ctx, ev.phase, ev.n) == 0) {
+          finish_active();
+          stop(TAM_CANCELLED, "cancelled: step_complete returned false");
+        }
+        break;
+      case TAM_EV_FINISH:
+        host_->phase_finish(host_->ctx, ev.phase);
+        forget(ev.phase);
+        break;
+      default:
+        finish_active();
+        stop(TAM_FAILED, "simulator: event " + std::to_string(k) + " has unknown kind " + std::to_string(ev.kind));
+    }
+  }
+
+  // Waits until event k is due. Once a cancel is seen the rest come at once,
+  // as TensorRT only stops at the next stepComplete.
+  void pace(size_t k) {
+    if (cancel_seen_) return;
+    nanoseconds due = cfg_->step_ns > 0 ? nanoseconds(cfg_->step_ns * static_cast<int64_t>(k))
+                                        : nanoseconds(cfg_->events[k].t_ns);
+    Clock::time_point deadline = start_ + shift_ + due;
+    for (;;) {
+      Clock::time_point now = Clock::now();
+      if (now >= deadline) return;
+      if (host_->cancelled(host_->ctx) != 0) {
+        cancel_seen_ = true;
+        return;
+      }
+      std::this_thread::sleep_until(std::min(deadline, now + kCancelPoll));
+    }
+  }
+
+  void strike() {
+    struck_ = true;
+    switch (cfg_->fault) {
+      case TAM_FAULT_CRASH:
+        std::abort();
+      case TAM_FAULT_HANG:
+        for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
+      case TAM_FAULT_FAIL: {
+        finish_active();
+        std::string msg = "simulated failure after " + std::to_string(strike_) + " of " +
+                          std::to_string(cfg_->count) + " callbacks";
+        host_->log(host_->ctx, TAM_SEV_ERROR, msg.c_str());
+        stop(TAM_FAILED, msg);
+        return;
+      }
+      case TAM_FAULT_SILENCE:
+        // Like one long tactic: no callback and no look at the cancel flag.
+        std::this_thread::sleep_for(nanoseconds(cfg_->fault_ns));
+        shift_ += nanoseconds(cfg_->fault_ns);  // the rest keeps its spacing
+        return;
+      default:
+        stop(TAM_FAILED, "simulator: unknown fault " + std::to_string(cfg_->fault));
+    }
+  }
+
+  void finish_active() {
+    for (auto it = active_.rbegin(); it != active_.rend(); ++it) host_->phase_finish(host_->ctx, *it);
+    active_.clear();
+  }
+
+  void forget(const char* phase) {
+    for (auto it = active_.rbegin(); it != active_.rend(); ++it) {
+      if (std::strcmp(*it, phase) == 0) {
+        active_.erase(std::next(it).base());
+        return;
+      }
+    }
+  }
+
+  void stop(int32_t status, std::string msg) {
+    if (stopped_) return;
+    stopped_ = true;
+    status_ = status;
+    error_ = std::move(msg);
+  }
+
+  // The fake engine: a header, the build name, the event count and a
+  // checksum of the phase names, so its size and digest mean something.
+  int32_t write_engine() {
+    if (cfg_->engine_tmp == nullptr || cfg_->engine_tmp[0] == '\0') {
+      error_ = "simulator: no engine_tmp path";
+      return TAM_FAILED;
+    }
+    uint64_t sum = 1469598103934665603ull;
+    for (size_t k = 0; k < cfg_->count; ++k) {
+      for (const char* p = cfg_->events[k].phase; p != nullptr && *p; ++p) {
+        sum ^= static_cast<unsigned char>(*p);
+        sum *= 1099511628211ull;
+      }
+      sum ^= '\n';
+      sum *= 1099511628211ull;
+    }
+    char tail[96];
+    std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", cfg_->count,
+                  static_cast<unsigned long long>(sum));
+    std::string body = "TRTACTION-SIM-ENGINE v1\n";
+    body += cfg_->name == nullptr ? "" : cfg_->name;
+    body += tail;
+    return write_file(cfg_->engine_tmp, body);
+  }
+
+  int32_t write_file(const char* path, const std::string& body) {
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0) return io_error("open", path);
+    size_t off = 0;
+    while (off < body.size()) {
+      ssize_t w = ::write(fd, body.data() + off, body.size() - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) {
+        int32_t st = io_error("write", path);
+        ::close(fd);
+        return st;
+      }
+      off += static_cast<size_t>(w);
+    }
+    if (::fsync(fd) != 0) {
+      int32_t st = io_error("fsync", path);
+      ::close(fd);
+      return st;
+    }
+    if (::close(fd) != 0) return io_error("close", path);
+    return TAM_OK;
+  }
+
+  int32_t io_error(const char* op, const char* path) {
+    error_ = std::string("simulator: ") + op + " " + path + ": " + std::strerror(errno);
+    return TAM_FAILED;
+  }
+
+  const tam_host* host_;
+  const tam_sim_config* cfg_;
+  const int threads_;
+  size_t strike_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable turn_;
+  size_t next_ = 0;    // guarded by mu_
+  bool done_;          // guarded by mu_
+
+  // Owned by whichever thread holds the turn; the hand-over through mu_
+  // orders each owner after the previous one.
+  Clock::time_point start_;
+  nanoseconds shift_{0};
+  bool struck_ = false;
+  bool cancel_seen_ = false;
+  bool stopped_ = false;
+  int32_t status_ = TAM_OK;
+  std::string error_;
+  std::vector<const char*> active_;
+};
+
+void copy_error(const std::string& msg, char* err, size_t errcap) {
+  if (err == nullptr || errcap == 0) return;
+  size_t n = std::min(msg.size(), errcap - 1);
+  std::memcpy(err, msg.data(), n);
+  err[n] = '\0';
+}
+
+}  // namespace
+
+extern "C" int32_t tam_sim_build(const tam_host* host, const tam_sim_config* cfg, char* err, size_t errcap) {
+  try {
+    if (host == nullptr || cfg == nullptr || (cfg->count > 0 && cfg->events == nullptr)) {
+      copy_error("simulator: missing host, config or events", err, errcap);
+      return TAM_FAILED;
+    }
+    Replay replay(host, cfg);
+    int32_t status = replay.run();
+    copy_error(status == TAM_OK ? std::string() : replay.error(), err, errcap);
+    return status;
+  } catch (...) {
+    copy_error("simulator: internal error", err, errcap);
+    return TAM_FAILED;
+  }
+}

@@ -1,0 +1,48 @@
+/*
+ * sim.h: the built-in simulator backend. It replays a recorded callback
+ * sequence through a tam_host exactly as a TensorRT backend would, from
+ * several threads, and can inject the faults a real build suffers.
+ */
+#ifndef TRTACTION_SIM_H
+#define TRTACTION_SIM_H
+
+#include "trtaction.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tam_sim_event {
+  int64_t t_ns;       /* when, since the build started */
+  int32_t kind;       /* enum tam_event_kind */
+  int32_t n;          /* nbSteps for START, step for STEP */
+  const char* phase;
+  const char* parent; /* NULL for a root phase */
+} tam_sim_event;
+
+enum tam_sim_fault {
+  TAM_FAULT_NONE = 0,
+  TAM_FAULT_CRASH = 1,   /* std::abort(): the whole process dies */
+  TAM_FAULT_HANG = 2,    /* the delivering thread blocks forever, ignoring cancel */
+  TAM_FAULT_FAIL = 3,    /* finish active phases, log an error, return TAM_FAILED */
+  TAM_FAULT_SILENCE = 4  /* no callback for fault_ns, ignoring cancel, then go on */
+};
+
+typedef struct tam_sim_config {
+  const tam_sim_event* events;
+  size_t count;
+  int64_t step_ns;    /* > 0: event k is due at k*step_ns; 0: at its own t_ns */
+  int32_t threads;    /* callback threads taking turns; < 1 means 1 */
+  int32_t fault;      /* enum tam_sim_fault */
+  int64_t fault_ns;   /* silence length */
+  double fault_at;    /* the fault strikes once fault_at*count events were delivered */
+  const char* engine_tmp;
+  const char* name;   /* the build's name, written into the fake engine */
+} tam_sim_config;
+
+int32_t tam_sim_build(const tam_host* host, const tam_sim_config* cfg, char* err, size_t errcap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

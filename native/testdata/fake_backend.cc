@@ -1,0 +1,27 @@
+// fake_backend.cc: a backend shared object for the loader test. It speaks
+// the tam_backend ABI without TensorRT: one phase of two steps, one log line,
+// and the request JSON echoed into the "engine".
+
+#include <cstdio>
+#include <cstring>
+
+#include "../trtaction.h"
+
+extern "C" int64_t tam_backend_info(const char* lib_path, char* buf, size_t cap) {
+  return std::snprintf(buf, cap, "{\"backend\":\"fake\",\"abi\":%d,\"library_path\":\"%s\"}", TAM_BACKEND_ABI,
+                       lib_path == nullptr ? "" : lib_path);
+}
+
+extern "C" int32_t tam_backend_build(const tam_host* host, const char* request_json, char* err, size_t errcap) {
+  host->log(host->ctx, TAM_SEV_WARNING, request_json);
+  host->phase_start(host->ctx, "Fake phase", nullptr, 2);
+  for (int i = 0; i < 2; ++i) {
+    if (!host->step_complete(host->ctx, "Fake phase", i)) {
+      host->phase_finish(host->ctx, "Fake phase");
+      return TAM_CANCELLED;
+    }
+  }
+  host->phase_finish(host->ctx, "Fake phase");
+  std::snprintf(err, errcap, "fake backend builds no engine");
+  return TAM_FAILED;
+}

@@ -1,0 +1,128 @@
+/*
+ * trtaction.h: the one C interface between Go and every build backend.
+ *
+ * Two halves:
+ *   1. The monitor (tam_monitor_*): an opaque, thread-safe event sink that a
+ *      backend's IProgressMonitor forwards TensorRT's callbacks to. Callbacks
+ *      never enter Go: they append to a lock-free queue and read a cancel
+ *      flag. Go drains the queue a few times a second and sets the flag.
+ *   2. The backend ABI (tam_backend_*): what a backend shared object exports
+ *      (tensorrt 10, tensorrt 11, tensorrt-rtx), or what the built-in
+ *      simulator implements. A backend reaches the monitor only through the
+ *      tam_host function table, so a backend .so links against nothing of ours.
+ *
+ * Every function here is noexcept in practice: C++ implementations catch
+ * every exception at the boundary.
+ */
+#ifndef TRTACTION_H
+#define TRTACTION_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ---------------------------------------------------------------- monitor */
+
+typedef struct tam_monitor tam_monitor; /* opaque */
+
+enum tam_event_kind {
+  TAM_EV_START = 1,  /* phaseStart(phase, parent, n = nbSteps) */
+  TAM_EV_STEP = 2,   /* stepComplete(phase, n = step) */
+  TAM_EV_FINISH = 3  /* phaseFinish(phase) */
+};
+
+/* One callback as recorded. Names are interned: phase and parent are ids
+ * (0 = none) resolved with tam_monitor_name. */
+typedef struct tam_event {
+  int64_t t_ns;    /* monotonic, since tam_monitor_new */
+  uint64_t phase;  /* interned name id */
+  uint64_t parent; /* interned parent name id, 0 for a root phase */
+  int32_t kind;    /* enum tam_event_kind */
+  int32_t n;       /* nbSteps for START, step for STEP, 0 for FINISH */
+  int32_t thread;  /* small per-monitor thread number, from 1 */
+  int32_t _pad;
+} tam_event;
+
+tam_monitor* tam_monitor_new(void);
+/* Only after every thread that may call the monitor has stopped. */
+void tam_monitor_free(tam_monitor* m);
+
+/* The three TensorRT callbacks. step_complete returns 0 once cancelled. */
+void tam_phase_start(tam_monitor* m, const char* phase, const char* parent, int32_t nb_steps);
+int tam_step_complete(tam_monitor* m, const char* phase, int32_t step);
+void tam_phase_finish(tam_monitor* m, const char* phase);
+
+/* Ask the build to stop: every later step_complete returns 0. */
+void tam_monitor_cancel(tam_monitor* m);
+int tam_monitor_cancelled(tam_monitor* m);
+
+/* Copy up to cap queued events, oldest first, into out; returns the count.
+ * Single consumer. */
+size_t tam_monitor_drain(tam_monitor* m, tam_event* out, size_t cap);
+/* Copy the name behind an id into buf (NUL-terminated, truncated to cap-1);
+ * returns the full length, or -1 for an unknown id. */
+int64_t tam_monitor_name(tam_monitor* m, uint64_t id, char* buf, size_t cap);
+
+typedef struct tam_monitor_stats {
+  int64_t callbacks;        /* all three kinds */
+  int64_t last_callback_ns; /* t_ns of the newest callback, -1 before any */
+  int64_t dropped;          /* events lost because the queue was full */
+} tam_monitor_stats;
+void tam_monitor_stats_get(tam_monitor* m, tam_monitor_stats* out);
+
+/* TensorRT log lines, kept beside the events (rare; a mutex is fine). */
+void tam_monitor_log(tam_monitor* m, int32_t severity, const char* msg);
+/* Pops the oldest log line into buf; returns its full length, -1 if none. */
+int64_t tam_monitor_pop_log(tam_monitor* m, int32_t* severity, char* buf, size_t cap);
+
+/* ---------------------------------------------------------------- backend ABI */
+
+#define TAM_BACKEND_ABI 1
+
+/* Severity as TensorRT's ILogger::Severity. */
+enum tam_severity {
+  TAM_SEV_INTERNAL_ERROR = 0,
+  TAM_SEV_ERROR = 1,
+  TAM_SEV_WARNING = 2,
+  TAM_SEV_INFO = 3,
+  TAM_SEV_VERBOSE = 4
+};
+
+/* What a backend may call. ctx is the tam_monitor*; the pointers are the
+ * tam_* functions above. A backend must not keep any of them past build(). */
+typedef struct tam_host {
+  int32_t abi; /* TAM_BACKEND_ABI */
+  void* ctx;
+  void (*phase_start)(void* ctx, const char* phase, const char* parent, int32_t nb_steps);
+  int (*step_complete)(void* ctx, const char* phase, int32_t step);
+  void (*phase_finish)(void* ctx, const char* phase);
+  void (*log)(void* ctx, int32_t severity, const char* msg);
+  int (*cancelled)(void* ctx);
+} tam_host;
+
+enum tam_status {
+  TAM_OK = 0,        /* engine written completely to the requested path */
+  TAM_FAILED = 1,    /* the library refused the model or failed; err says why */
+  TAM_CANCELLED = 2, /* stopped because step_complete returned 0 */
+  TAM_UNAVAILABLE = 3 /* the library could not be loaded; err says what was looked for */
+};
+
+/* A backend shared object exports these two symbols.
+ *
+ * tam_backend_info writes a short JSON object into buf:
+ *   {"backend":"tensorrt-rtx","abi":1,"compiled_against":"1.2.0","library":"1.2.0.54","library_path":"..."}
+ * loading the library if it can (library fields empty if not). Returns the length.
+ *
+ * tam_backend_build runs one build. request_json is a JSON object (see
+ * internal/build.NativeRequest); the engine goes to request.engine_tmp, which the
+ * caller renames. err receives a message on failure. Blocks until the build ends. */
+typedef int64_t (*tam_backend_info_fn)(const char* lib_path, char* buf, size_t cap);
+typedef int32_t (*tam_backend_build_fn)(const tam_host* host, const char* request_json, char* err, size_t errcap);
+
+#ifdef __cplusplus
+}
+#endif
+#endif
