@@ -17,6 +17,11 @@ type Request struct {
 	Targets        []string         `json:"targets,omitempty"` // tensorrt-rtx: sm75, sm80, sm86, sm89, sm120, sm121
 	TimingCache    string           `json:"timing_cache,omitempty"`
 
+	// NoMonitor builds without installing the progress monitor: no
+	// callbacks, so no progress, budgets or soft cancel. Only for measuring
+	// the monitor's overhead (scripts/bench-real); the simulator ignores it.
+	NoMonitor bool `json:"no_monitor,omitempty"`
+
 	Sim *SimRequest `json:"sim,omitempty"`
 }
 

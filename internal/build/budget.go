@@ -193,13 +193,16 @@ func (b *Budget) Next(s *State, now, lastSeen time.Duration) (next time.Duration
 }
 
 // Nearest is the time left to the closest deadline and which limit it is;
-// left is -1 when no limit applies.
+// left is -1 when no limit applies. The stall limit restarts with every
+// callback, so it only counts once the build has been quiet for half of it.
 func (b *Budget) Nearest(s *State, now, lastSeen time.Duration) (left time.Duration, name string) {
-	ls := b.limits(s, lastSeen)
-	if len(ls) == 0 {
-		return -1, ""
+	for _, l := range b.limits(s, lastSeen) {
+		if l.kind == KindStall && now-l.start < l.limit/2 {
+			continue
+		}
+		return max(l.deadline-now, 0), l.label()
 	}
-	return max(ls[0].deadline-now, 0), ls[0].label()
+	return -1, ""
 }
 
 // Use is the largest share of any limit used so far, in percent (0 when no

@@ -182,9 +182,11 @@ func TestWarningFiresOncePerLimitInstance(t *testing.T) {
 func TestNearestAndUse(t *testing.T) {
 	b := NewBudget(matrix.Budgets{Build: time.Second, Stall: 300 * ms}, 0)
 	s := NewState()
-	left, name := b.Nearest(s, 100*ms, 50*ms)
-	if left != 250*ms || name != "stall" {
-		t.Fatalf("nearest = %v %q, want 250ms stall", left, name)
+	if left, name := b.Nearest(s, 100*ms, 50*ms); left != 900*ms || name != "build" {
+		t.Fatalf("nearest = %v %q, want 900ms build: a stall limit counts only once quiet for half of it", left, name)
+	}
+	if left, name := b.Nearest(s, 300*ms, 100*ms); left != 100*ms || name != "stall" {
+		t.Fatalf("nearest = %v %q, want 100ms stall", left, name)
 	}
 	if use := b.Use(s, 500*ms, 400*ms); use != 50 {
 		t.Fatalf("use = %v, want 50 (build 500ms of 1s beats stall 100ms of 300ms)", use)

@@ -7,6 +7,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -19,6 +20,7 @@ type Options struct {
 	LibPath    string   // --trt-lib
 
 	Jobs       int           // builds at once; default 1
+	GPUs       *gpus.Pool    // when set, each worker gets one GPU from it
 	RunBudget  time.Duration // the whole run; 0 = none
 	Heartbeat  time.Duration // how often running builds report progress; default 1s
 	PhaseDepth int           // phase start/finish events down to this depth; default 2
@@ -50,7 +52,7 @@ func (o *Options) defaults() {
 		o.PhaseDepth = 2
 	}
 	if o.InterruptGrace <= 0 {
-		o.InterruptGrace = 2 * time.Second
+		o.InterruptGrace = DefaultInterruptGrace
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(report.Event) {}
@@ -59,6 +61,12 @@ func (o *Options) defaults() {
 		o.Checkpoint = func(*report.Report) {}
 	}
 }
+
+// DefaultInterruptGrace is how long running builds get to stop softly after
+// SIGINT or SIGTERM before they are killed. TensorRT can go seconds without
+// a callback, and only a callback can honour a soft stop; this keeps the
+// whole exit, report included, under 2 s.
+const DefaultInterruptGrace = 1500 * time.Millisecond
 
 // Interrupted is the cause of a run stopped by a signal.
 type Interrupted struct{ Signal os.Signal }
@@ -196,6 +204,17 @@ func (r *runner) finish() {
 // runBuild runs one build on its own goroutine and reports its end.
 func (r *runner) runBuild(i int) {
 	w := newWatch(r, i, r.builds[i])
-	res := w.run()
+	var res *report.Build
+	if r.opts.GPUs == nil {
+		res = w.run()
+	} else if dev, release, err := r.opts.GPUs.Acquire(r.soft); err != nil {
+		res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.soft)))
+	} else {
+		// The GPU is freed only once the end is queued, so views see this
+		// build finish before the next one starts on it.
+		defer release()
+		w.gpu = dev
+		res = w.run()
+	}
 	r.events <- report.Event{Kind: report.BuildFinished, Build: i, Name: res.Name, Result: res}
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
@@ -92,7 +93,7 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	if b := got["silence"].Budget; b == nil || b.Kind != KindStall {
 		t.Errorf("silence budget = %+v, want a stall hit", b)
 	}
-	if r := got["fail"].Reason; !strings.Contains(r, "failed after") {
+	if r := got["fail"].Reason; !strings.Contains(r, "simulated failure after") {
 		t.Errorf("fail reason = %q", r)
 	}
 	for _, name := range []string{"ok-1", "ok-2"} {
@@ -221,5 +222,41 @@ func TestRecordTraceWritesEveryCallback(t *testing.T) {
 	}
 	if lines := strings.Count(string(data), "\n"); int64(lines) != rep.Builds[0].Callbacks {
 		t.Errorf("recorded %d lines for %d callbacks", lines, rep.Builds[0].Callbacks)
+	}
+}
+
+func TestGPUsGetOneBuildAtATime(t *testing.T) {
+	dir := t.TempDir()
+	var builds []matrix.Build
+	for _, name := range []string{"a", "b", "c", "d"} {
+		builds = append(builds, simBuild(dir, name, nil))
+	}
+	opts := testOptions(t)
+	opts.Jobs = 4 // more than the GPUs: the pool must hold builds back
+	opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
+	active, most := map[string]int{}, 0
+	opts.OnEvent = func(ev report.Event) {
+		switch ev.Kind {
+		case report.BuildStarted:
+			gpu := strings.TrimPrefix(ev.Message, "on GPU ")
+			active[gpu]++
+			most = max(most, active[gpu])
+		case report.BuildFinished:
+			active[ev.Result.GPU]--
+		}
+	}
+	rep := Run(builds, opts, nil)
+	used := map[string]int{}
+	for _, b := range rep.Builds {
+		if b.Status != report.StatusOK || (b.GPU != "0" && b.GPU != "1") {
+			t.Fatalf("%s: status %s on GPU %q", b.Name, b.Status, b.GPU)
+		}
+		used[b.GPU]++
+	}
+	if most != 1 {
+		t.Errorf("at most %d builds ran at once on one GPU, want 1", most)
+	}
+	if used["0"] == 0 || used["1"] == 0 {
+		t.Errorf("builds per GPU: %v, want both GPUs used", used)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
@@ -42,6 +43,7 @@ type watch struct {
 	hit       *report.BudgetHit // the limit that stopped the build
 	stopWhy   string            // set once a soft stop was sent
 	stopAt    time.Duration     // build clock of the deadline or signal that stopped it
+	graceUsed time.Duration     // the grace the stop was given
 	killed    bool
 	result    *message
 	output    tail // the worker's own stdout and stderr
@@ -49,6 +51,7 @@ type watch struct {
 	engineTmp string
 	stdin     io.WriteCloser
 	exitErr   error
+	gpu       string // the GPU this build runs on, "" when not assigned
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
@@ -57,7 +60,7 @@ func newWatch(r *runner, i int, spec matrix.Build) *watch {
 		runLeft = max(r.opts.RunBudget-r.since(), time.Millisecond)
 	}
 	return &watch{r: r, index: i, spec: spec, state: NewState(), budget: NewBudget(spec.Budgets, runLeft),
-		res: r.rep.Builds[i]}
+		res: r.rep.Builds[i], started: time.Now()}
 }
 
 func (w *watch) now() time.Duration { return time.Since(w.started) }
@@ -70,7 +73,11 @@ func (w *watch) emit(ev report.Event) {
 // run starts the worker and follows it to its end.
 func (w *watch) run() *report.Build {
 	w.started = time.Now()
-	w.emit(report.Event{Kind: report.BuildStarted})
+	started := report.Event{Kind: report.BuildStarted}
+	if w.gpu != "" {
+		started.Message = "on GPU " + w.gpu
+	}
+	w.emit(started)
 	cmd, msgs, exited, err := w.start()
 	if err != nil {
 		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error())
@@ -92,6 +99,10 @@ func (w *watch) start() (*exec.Cmd, <-chan message, <-chan error, error) {
 	}
 	cmd := exec.Command(w.r.opts.Exe, w.r.opts.WorkerArgs...)
 	cmd.Env = append(os.Environ(), w.r.opts.WorkerEnv...)
+	if w.gpu != "" {
+		cmd.Env = append(cmd.Env, gpus.Env(w.gpu))
+		w.res.GPU = w.gpu
+	}
 	cmd.ExtraFiles = []*os.File{protoW}
 	cmd.Stdout, cmd.Stderr = &w.output, &w.output
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -178,7 +189,7 @@ func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) 
 				w.stopAt = w.now()
 				w.softStop(fmt.Sprint(context.Cause(w.r.soft)))
 			}
-			grace = time.After(g)
+			grace, w.graceUsed = time.After(g), g
 		case <-grace:
 			grace = nil
 			w.killGroup(cmd)
@@ -191,7 +202,7 @@ func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) 
 				w.hit = hit
 				w.stopAt = w.now() - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
 				w.softStop(describeHit(hit))
-				grace = time.After(w.spec.Budgets.Grace)
+				grace, w.graceUsed = time.After(w.spec.Budgets.Grace), w.spec.Budgets.Grace
 			}
 		}
 	}
@@ -214,6 +225,7 @@ func (w *watch) handle(m message) {
 	switch m.M {
 	case msgHello:
 		w.offset = w.now()
+		w.res.Library = m.Library
 	case msgEvents:
 		w.lastSeen = w.now()
 		for _, we := range m.Events {
@@ -308,9 +320,9 @@ func describeHit(h *report.BudgetHit) string {
 	return fmt.Sprintf("build budget exceeded after %s (limit %s)", round(took), limit)
 }
 
-// classify decides the build's status from how its worker ended.
+// classify decides the build's status from how its worker ended. Reasons
+// leave out the duration: every view shows it beside the status.
 func (w *watch) classify() *report.Build {
-	took := round(w.now())
 	switch {
 	case w.result != nil && w.result.Status == "ok" && !w.killed:
 		if err := w.keepEngine(); err != nil {
@@ -318,20 +330,20 @@ func (w *watch) classify() *report.Build {
 		}
 		return w.conclude(report.StatusOK, "")
 	case w.killed && w.stopWhy != "":
-		return w.conclude(report.StatusKilled, fmt.Sprintf("%s; did not stop within its grace, killed after %s", w.stopWhy, took))
+		return w.conclude(report.StatusKilled, fmt.Sprintf("%s; did not stop within its %s grace, so it was killed", w.stopWhy, w.graceUsed))
 	case w.killed:
-		return w.conclude(report.StatusKilled, fmt.Sprintf("killed after %s", took))
+		return w.conclude(report.StatusKilled, "killed at once (second SIGINT)")
 	case w.result != nil && w.stopWhy != "" && w.result.Status != "unavailable":
 		if w.hit != nil {
 			return w.conclude(report.StatusBudgetExceeded, w.stopWhy)
 		}
-		return w.conclude(report.StatusCancelled, fmt.Sprintf("%s after %s", w.stopWhy, took))
+		return w.conclude(report.StatusCancelled, w.stopWhy)
 	case w.result != nil && w.result.Status == "cancelled":
-		return w.conclude(report.StatusCancelled, fmt.Sprintf("cancelled after %s", took))
+		return w.conclude(report.StatusCancelled, "the library stopped the build although nobody asked it to")
 	case w.result != nil:
-		return w.conclude(report.StatusFailed, fmt.Sprintf("failed after %s: %s", took, w.failure()))
+		return w.conclude(report.StatusFailed, w.failure())
 	}
-	return w.conclude(report.StatusCrashed, fmt.Sprintf("worker crashed after %s: %s%s", took, exitDescription(w.exitErr), w.output.lastLine()))
+	return w.conclude(report.StatusCrashed, fmt.Sprintf("worker crashed: %s%s", exitDescription(w.exitErr), w.output.lastLine()))
 }
 
 func (w *watch) failure() string {
@@ -374,9 +386,6 @@ func (w *watch) conclude(status, reason string) *report.Build {
 	b.BudgetUse = w.peakUse
 	if w.stopWhy != "" {
 		b.StopLatencyMs = max(w.now()-w.stopAt, 0).Milliseconds()
-	}
-	if w.result != nil && w.result.Library != "" {
-		b.Library = w.result.Library
 	}
 	return b
 }

@@ -36,11 +36,11 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 		_ = out.Encode(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
 		return 2
 	}
-	_ = out.Encode(message{M: msgHello})
+	_ = out.Encode(message{M: msgHello, Library: libraryName(spec)})
 	b, err := startNative(spec)
 	if err != nil {
 		status := "failed"
-		if errors.Is(err, errUnavailable) {
+		if errors.Is(err, errUnavailable) || errors.Is(err, native.ErrUnavailable) {
 			status = "unavailable"
 		}
 		_ = out.Encode(message{M: msgResult, Status: status, Error: err.Error()})
@@ -173,4 +173,26 @@ func statusName(s native.Status) string {
 		return "unavailable"
 	}
 	return "failed"
+}
+
+// libraryName says which TensorRT library a build runs on, for the report:
+// "TensorRT-RTX 1.7.1.116". Empty for the simulator or when it cannot tell.
+func libraryName(spec workerSpec) string {
+	if spec.Backend == "sim" {
+		return ""
+	}
+	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
+	if err != nil {
+		return ""
+	}
+	raw, err := native.BackendInfo(so, spec.Request.LibPath)
+	if err != nil {
+		return ""
+	}
+	var info struct{ Library string }
+	if json.Unmarshal([]byte(raw), &info) != nil || info.Library == "" {
+		return ""
+	}
+	name := map[string]string{"tensorrt-rtx": "TensorRT-RTX", "tensorrt": "TensorRT"}[spec.Backend]
+	return name + " " + info.Library
 }

@@ -30,6 +30,12 @@ type buildFlags struct {
 	depth       int
 	noColor     bool
 	runBudget   time.Duration
+	baseline    string
+	gpus        string
+	perGPU      int
+	failOn      string
+	publish     publishFlags
+	given       map[string]bool // flags set on the command line or by an input
 }
 
 // buildInputs maps flags to the Action inputs that can set them.
@@ -37,6 +43,13 @@ var buildInputs = map[string]string{
 	"f": "matrix", "backend": "backend", "jobs": "jobs", "only": "only",
 	"report": "report", "summary": "summary", "record-trace": "record-trace",
 	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
+	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
+}
+
+func init() {
+	for flagName, input := range publishInputs {
+		buildInputs[flagName] = input
+	}
 }
 
 func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
@@ -53,6 +66,11 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
 	fs.BoolVar(&f.noColor, "no-color", false, "no colour in terminal output")
 	fs.DurationVar(&f.runBudget, "run-budget", 0, "time budget for the whole run (overrides the file's run-budget)")
+	fs.StringVar(&f.baseline, "baseline", "", "an earlier JSON `report`: ETAs, and build times compared with the file's regression thresholds")
+	fs.StringVar(&f.gpus, "gpus", "", "`all` or a list like 0,1: one GPU per worker (CUDA_VISIBLE_DEVICES)")
+	fs.IntVar(&f.perGPU, "builds-per-gpu", 1, "builds at once on one GPU")
+	fs.StringVar(&f.failOn, "fail-on", failOnBudget, "what fails the step: failure, budget (failures, blown budgets, regressions) or never")
+	f.publish.register(fs)
 	return fs
 }
 
@@ -62,10 +80,16 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err := c.parse(fs, args, buildInputs); err != nil {
 		return ExitInvalid, err
 	}
+	f.given = map[string]bool{}
+	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if fs.NArg() > 0 {
 		return ExitInvalid, usagef("build takes no arguments; got %q (use -f FILE for the matrix)", fs.Arg(0))
 	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	run, err := c.prepareRun(&f, file)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -77,7 +101,8 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	views, heartbeat, err := c.views(f, len(builds))
+	out.extra = run.regressionSection
+	views, heartbeat, err := c.views(f, run.baseline)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -91,7 +116,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	}
 	rep := build.Run(builds, build.Options{
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
-		Jobs: f.jobs, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
+		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.checkpoint,
 	}, signals)
@@ -102,7 +127,17 @@ func runBuild(c *Command, args []string) (int, error) {
 		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
 		return ExitFailed, nil
 	}
-	return exitFor(rep, signalOf(rep)), nil
+	if err := writeJUnit(f.publish.junit, rep); err != nil {
+		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+		return ExitFailed, nil
+	}
+	sig := signalOf(rep)
+	if sig == "" {
+		// Publishing can take a while; after a signal the runner's
+		// SIGTERM is at most 7.5 s away, so it is left out.
+		c.publish(f.publish, rep, out.summaryPath)
+	}
+	return exitFor(rep, sig, f.failOn, run.regressionVerdict(rep)), nil
 }
 
 // loadBuilds reads the matrix file and picks the builds to run.

@@ -15,6 +15,7 @@ import (
 	"syscall"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/shard"
 )
 
 // Version is set at link time (-ldflags "-X .../internal/cli.Version=...").
@@ -160,10 +161,7 @@ type listFlag []string
 func (l *listFlag) String() string { return strings.Join(*l, ",") }
 
 func (l *listFlag) Set(v string) error {
-	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return r == ',' || r == '\n' }) {
-		if part = strings.TrimSpace(part); part != "" {
-			*l = append(*l, part)
-		}
-	}
+	// Names may hold commas; plan --github-matrix writes them as \, .
+	*l = append(*l, shard.SplitOnly(v)...)
 	return nil
 }

@@ -38,15 +38,31 @@ func codeForError(err error) int {
 	return ExitFailed
 }
 
-// exitFor maps a finished run to its exit code.
-func exitFor(r *report.Report, signal string) int {
+// What fails the step (--fail-on).
+const (
+	failOnFailure = "failure" // failed, crashed or killed builds
+	failOnBudget  = "budget"  // those, and blown budgets and regressions
+	failOnNever   = "never"   // only invalid input and signals
+)
+
+var failOnChoices = []string{failOnFailure, failOnBudget, failOnNever}
+
+// exitFor maps a finished run to its exit code. regression is the worst
+// verdict of the baseline comparison ("fail" counts as a blown budget).
+func exitFor(r *report.Report, signal, failOn, regression string) int {
 	switch signal {
 	case "SIGINT":
 		return ExitInterrupted
 	case "SIGTERM":
 		return ExitTerminated
 	}
+	if failOn == failOnNever {
+		return ExitOK
+	}
 	code := ExitOK
+	if regression == "fail" {
+		code = ExitBudget
+	}
 	for _, b := range r.Builds {
 		switch b.Status {
 		case report.StatusFailed, report.StatusCrashed, report.StatusKilled:
@@ -54,6 +70,9 @@ func exitFor(r *report.Report, signal string) int {
 		case report.StatusBudgetExceeded, report.StatusCancelled:
 			code = ExitBudget
 		}
+	}
+	if failOn == failOnFailure {
+		return ExitOK
 	}
 	return code
 }

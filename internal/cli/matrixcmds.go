@@ -27,17 +27,25 @@ func runValidate(c *Command, args []string) (int, error) {
 }
 
 func runPlan(c *Command, args []string) (int, error) {
-	fs := c.newFlags("plan", "[-f FILE] [--only NAME]... [--json]")
+	fs := c.newFlags("plan", "[-f FILE] [--only NAME]... [--json] [--github-matrix [--shards N] [--baseline REPORT]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file`")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
+	var sf shardFlags
+	sf.register(fs)
 	if err := c.parse(fs, args, map[string]string{"f": "matrix", "only": "only"}); err != nil {
 		return ExitInvalid, err
 	}
 	_, builds, err := loadBuilds(*file, only, "")
 	if err != nil {
 		return ExitInvalid, err
+	}
+	if handled, err := c.printShardPlan(sf, builds); handled {
+		if err != nil {
+			return ExitInvalid, err
+		}
+		return ExitOK, nil
 	}
 	if *asJSON {
 		return ExitOK, matrix.PlanJSON(c.Streams.Out, builds)

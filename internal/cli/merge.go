@@ -32,13 +32,13 @@ func runMerge(c *Command, args []string) (int, error) {
 	for _, path := range fs.Args() {
 		r, err := report.ReadJSON(path)
 		if err != nil {
-			return ExitInvalid, err
+			return ExitInvalid, usageError{err.Error()}
 		}
 		reports = append(reports, r)
 	}
 	merged, err := shard.Merge(reports)
 	if err != nil {
-		return ExitInvalid, err
+		return ExitInvalid, usageError{err.Error()}
 	}
 	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})
 	if err != nil {
@@ -53,5 +53,5 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	c.publish(pub, merged, out.summaryPath)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
-	return exitFor(merged, ""), nil
+	return exitFor(merged, "", failOnBudget, ""), nil
 }

@@ -17,7 +17,7 @@ import (
 func fanoutCommand(env map[string]string) (*Command, *bytes.Buffer, *bytes.Buffer) {
 	var out, errb bytes.Buffer
 	c := &Command{
-		Streams: &Streams{Out: &out, Err: &errb, Width: func() int { return 80 }},
+		Streams: &Streams{Out: &out, Err: &errb},
 		Getenv:  func(k string) string { return env[k] },
 	}
 	return c, &out, &errb

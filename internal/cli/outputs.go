@@ -14,8 +14,8 @@ type outputs struct {
 	gha         *actions.Actions
 	reportPath  string
 	summaryPath string
-	errs        []error // first failure of each kind, reported once at the end
-	warned      bool
+	errs        []error                     // the first failure, reported once at the end
+	extra       func(*report.Report) string // appended to the summary (the baseline comparison)
 }
 
 func (c *Command) newOutputs(f buildFlags) (*outputs, error) {
@@ -34,7 +34,11 @@ func (o *outputs) checkpoint(r *report.Report) {
 		o.errs = append(o.errs, fmt.Errorf("writing the report: %w", err))
 	}
 	if o.summaryPath != "" {
-		if err := report.WriteFileAtomic(o.summaryPath, []byte(report.Summary(r, report.SummaryOptions{}))); err != nil && len(o.errs) == 0 {
+		summary := report.Summary(r, report.SummaryOptions{})
+		if o.extra != nil {
+			summary += o.extra(r)
+		}
+		if err := report.WriteFileAtomic(o.summaryPath, []byte(summary)); err != nil && len(o.errs) == 0 {
 			o.errs = append(o.errs, fmt.Errorf("writing the summary: %w", err))
 		}
 	}

@@ -15,8 +15,9 @@ type Streams struct {
 
 	OutTTY  bool
 	ErrTTY  bool
-	Width   func() int // terminal width of Out; 80 when unknown
-	NoColor bool       // NO_COLOR is set
+	OutSize func() (width, height int) // terminal size of Out; 0, 0 when unknown
+	ErrSize func() (width, height int) // terminal size of Err
+	NoColor bool                       // NO_COLOR is set
 }
 
 // SystemStreams describes the process's own streams.
@@ -27,11 +28,17 @@ func SystemStreams() *Streams {
 		In: os.Stdin, Out: os.Stdout, Err: os.Stderr,
 		OutTTY: term.IsTerminal(outFd), ErrTTY: term.IsTerminal(errFd),
 		NoColor: noColor,
-		Width: func() int {
-			if w, _, err := term.GetSize(outFd); err == nil && w > 0 {
-				return w
-			}
-			return 80
-		},
+		OutSize: termSize(outFd), ErrSize: termSize(errFd),
+	}
+}
+
+// termSize reads a terminal's size each time, so a resize is seen.
+func termSize(fd int) func() (int, int) {
+	return func() (int, int) {
+		w, h, err := term.GetSize(fd)
+		if err != nil {
+			return 0, 0
+		}
+		return w, h
 	}
 }

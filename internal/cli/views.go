@@ -38,7 +38,7 @@ func (v *viewSet) Close() error {
 // views picks how the run is shown: a live view in a terminal, groups and
 // fenced lines in GitHub Actions, bounded plain lines elsewhere; plus the
 // event stream when asked for. It also says how often builds report progress.
-func (c *Command) views(f buildFlags, builds int) (*viewSet, time.Duration, error) {
+func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.Duration, error) {
 	set := &viewSet{}
 	heartbeat := time.Second
 	human := c.Streams.Out
@@ -55,8 +55,17 @@ func (c *Command) views(f buildFlags, builds int) (*viewSet, time.Duration, erro
 		}
 		set.views = append(set.views, report.NewActionsView(human, fence, report.ActionsOptions{Jobs: f.jobs, File: f.file, Plain: report.PlainOptions{Depth: f.depth}}))
 	case humanTTY:
-		heartbeat = 100 * time.Millisecond
-		set.views = append(set.views, tui.New(human, tui.Options{Width: c.Streams.Width, Color: !f.noColor && !c.Streams.NoColor}))
+		heartbeat = 100 * time.Millisecond // the live view redraws at up to 10 frames a second
+		size := c.Streams.OutSize
+		if f.events == "-" {
+			size = c.Streams.ErrSize
+		}
+		set.views = append(set.views, tui.New(human, tui.Options{
+			Width:    func() int { w, _ := size(); return w },
+			Height:   func() int { _, h := size(); return h },
+			Color:    !f.noColor && !c.Streams.NoColor,
+			Baseline: baseline,
+		}))
 	default:
 		set.views = append(set.views, report.NewPlainView(human, report.PlainOptions{Depth: f.depth}))
 	}

@@ -46,7 +46,7 @@ func overBudgetBuild(name string, startMs, durMs int64) Build {
 
 func sampleReport() *Report {
 	failed := Build{
-		Name: "bert|large", Backend: "tensorrt", Status: StatusFailed, StartMs: 40_000, DurationMs: 1_500,
+		Name: "bert|large", Backend: "tensorrt", GPU: "1", Status: StatusFailed, StartMs: 40_000, DurationMs: 1_500,
 		Reason:   "parser error: unsupported op <NonZero> & friends",
 		Warnings: []string{"timing cache ignored: version mismatch"},
 		Log:      []LogLine{{Severity: "error", Text: "ModelImporter.cpp:123: <b>NonZero</b> not supported"}},

@@ -102,8 +102,12 @@ func (s *summary) rows() []string {
 				slow += " · " + percent(p.Share)
 			}
 		}
+		backend := md(b.Backend)
+		if b.GPU != "" {
+			backend += " · GPU " + md(b.GPU) // which GPU built what
+		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
-			md(b.Name), statusLabel(b.Status), md(b.Backend), fmtDur(ms(b.DurationMs)), slow, budgetUse(b))
+			md(b.Name), statusLabel(b.Status), backend, fmtDur(ms(b.DurationMs)), slow, budgetUse(b))
 	}
 	return rows
 }

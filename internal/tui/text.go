@@ -18,6 +18,26 @@ var cells = &runewidth.Condition{EastAsianWidth: false}
 // width is the number of terminal cells s takes.
 func width(s string) int { return cells.StringWidth(s) }
 
+// visibleWidth is the number of cells a painted line takes: its colour
+// codes (CSI sequences, the only escapes a frame holds) take none.
+func visibleWidth(line string) int {
+	n := 0
+	for {
+		i := strings.Index(line, "\x1b[")
+		if i < 0 {
+			return n + width(line)
+		}
+		n += width(line[:i])
+		line = line[i+2:]
+		// A CSI sequence ends with its first byte in 0x40..0x7e.
+		end := strings.IndexFunc(line, func(r rune) bool { return r >= 0x40 && r <= 0x7e })
+		if end < 0 {
+			return n
+		}
+		line = line[end+1:]
+	}
+}
+
 // ellipsize shortens s to at most w cells, ending it with "…" when cut.
 func ellipsize(s string, w int) string {
 	if w <= 0 {

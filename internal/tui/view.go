@@ -55,7 +55,10 @@ type view struct {
 	state    State
 	drawn    bool          // a frame is on screen
 	lastDraw time.Duration // run clock at the last frame
-	err      error         // the first write error; drawing stops after it
+	// shown holds the cell widths of the lines on screen that the next
+	// write replaces: a frame's, none after the final table.
+	shown []int
+	err   error // the first write error; drawing stops after it
 }
 
 // New returns the terminal view writing to w, which should be a terminal.
@@ -92,16 +95,20 @@ func (v *view) Handle(ev report.Event) {
 	}
 }
 
-func (v *view) width() int {
+// columns is the terminal's width in cells.
+func (v *view) columns() int {
 	if v.opts.Width != nil {
 		if w := v.opts.Width(); w >= 20 {
-			// One cell short: a line that fills the last column leaves some
-			// terminals waiting to wrap, and the next cursor move is off by one.
-			return w - 1
+			return w
 		}
 	}
-	return 79
+	return 80
 }
+
+// width is how wide frames are drawn: one cell short of the terminal, as a
+// line that fills the last column leaves some terminals waiting to wrap,
+// and the next cursor move is off by one.
+func (v *view) width() int { return v.columns() - 1 }
 
 func (v *view) height() int {
 	if v.opts.Height == nil {
@@ -113,15 +120,12 @@ func (v *view) height() int {
 	return 0
 }
 
-// draw replaces the live area with a frame. cupwriter writes the frame and
-// then queues the cursor move back to its top, so the next write (a frame
-// or the final table) overwrites it.
+// draw replaces the live area with a frame.
 func (v *view) draw(now time.Duration) {
 	if v.err != nil {
 		return
 	}
-	lines := RenderFit(v.state, v.width(), v.height(), v.opts.Color)
-	v.write(lines, len(lines))
+	v.write(RenderFit(v.state, v.width(), v.height(), v.opts.Color), true)
 	v.drawn, v.lastDraw = true, now
 }
 
@@ -130,25 +134,69 @@ func (v *view) finish(run *report.Report) {
 	if v.err != nil {
 		return
 	}
-	v.write(RenderFinal(run, v.width(), v.opts.Color), 0)
+	v.write(RenderFinal(run, v.width(), v.opts.Color), false)
 	v.drawn = false
 }
 
-// write puts lines on screen; keep is how many of them the next write
-// replaces. Flush first sends the queued move to the top of the previous
-// frame (and clears below it), so even an empty write clears the area.
-func (v *view) write(lines []string, keep int) {
+// write replaces the lines on screen with new ones (even none clears the
+// area); live says whether the next write replaces these in turn.
+func (v *view) write(lines []string, live bool) {
+	v.backToTop()
 	for _, l := range lines {
 		v.out.WriteString(l)
 		v.out.WriteString("\n")
 	}
-	v.err = v.out.Flush(keep)
+	v.flush(0)
+	v.shown = v.shown[:0]
+	if live {
+		for _, l := range lines {
+			v.shown = append(v.shown, visibleWidth(l))
+		}
+	}
+}
+
+// backToTop starts the next flush at the top of the lines on screen, with
+// everything from there down cleared: cupwriter queues that move when
+// flushing, so it is queued here, just before the frame, sized to the
+// screen as it is now rather than as it was when the old lines were drawn.
+func (v *view) backToTop() {
+	rows := rowsTaken(v.shown, v.columns())
+	if rows == 0 {
+		return
+	}
+	// The terminal echoes keys typed between frames, ^C above all, and
+	// leaves the cursor after them; the move up keeps the column. Without
+	// the carriage return the frame starts two cells in, its widest line
+	// wraps, and from then on every move up falls a row short, leaving a
+	// stale line above the live area.
+	v.out.WriteString("\r")
+	v.flush(rows)
+}
+
+// flush writes what is buffered and queues a move up by rows, which the
+// next flush sends first; it keeps the first error.
+func (v *view) flush(rows int) {
+	if err := v.out.Flush(rows); err != nil && v.err == nil {
+		v.err = err
+	}
+}
+
+// rowsTaken is how many terminal rows lines of these cell widths take in
+// a terminal cols wide. After the terminal narrows, lines drawn for the
+// old width wrap (terminals that reflow, as tmux, VTE, kitty, iTerm2 and
+// Windows Terminal do, rewrap them; the rest cut them), and the move back
+// up must cover every row they now take.
+func rowsTaken(widths []int, cols int) int {
+	rows := 0
+	for _, w := range widths {
+		rows += max(1, (w+cols-1)/cols)
+	}
+	return rows
 }
 
 // Close leaves the screen as it is: after RunFinished the table is there;
 // after an interrupt the last frame stays as the record of where builds
 // were. It reports the first write error.
 func (v *view) Close() error {
-	v.out.Reset() // drop the queued cursor move; nothing follows
 	return v.err
 }

@@ -32,6 +32,7 @@ struct BuildRequest {
   std::map<std::string, ShapeRange> shapes;
   std::vector<std::string> targets;
   std::string timing_cache;
+  bool no_monitor = false;  // benchmarks only: build without the progress monitor
 };
 
 namespace detail {
@@ -84,6 +85,7 @@ inline BuildRequest decode_request(const std::string& json) {
   }
   if (const auto* v = doc.find("precision")) r.precision = detail::strings(*v, "precision");
   if (const auto* v = doc.find("strongly_typed")) r.strongly_typed = v->as_bool("strongly_typed");
+  if (const auto* v = doc.find("no_monitor")) r.no_monitor = v->as_bool("no_monitor");
   if (const auto* v = doc.find("targets")) r.targets = detail::strings(*v, "targets");
   if (const auto* v = doc.find("shapes")) {
     if (v->kind != tamjson::Value::kObject) throw std::runtime_error("shapes: want an object keyed by input name");

@@ -54,6 +54,14 @@ void test_full_request() {
 void test_minimal_request() {
   tam::BuildRequest r = tam::decode_request(R"( {"name":"m","onnx":"a.onnx","engine_tmp":"e"} )");
   check(!r.has_opt_level && r.workspace_bytes == 0 && r.shapes.empty() && !r.strongly_typed, "defaults");
+  check(!r.no_monitor, "the monitor is installed unless asked otherwise");
+}
+
+void test_no_monitor() {
+  tam::BuildRequest r = tam::decode_request(R"({"onnx":"a.onnx","engine_tmp":"e","no_monitor":true})");
+  check(r.no_monitor, "no_monitor true");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","no_monitor":1})"); }, "no_monitor"),
+        "no_monitor must be a boolean");
 }
 
 void test_strings() {
@@ -92,6 +100,7 @@ void test_errors() {
 int main() {
   test_full_request();
   test_minimal_request();
+  test_no_monitor();
   test_strings();
   test_errors();
   std::printf("%d passed, %d failed\n", passed, failed);

@@ -651,7 +651,8 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   std::unique_ptr<TimingCache> timing;
   if (!req.timing_cache.empty()) timing = std::make_unique<TimingCache>(*config, req.timing_cache, host);
 #endif
-  config->setProgressMonitor(&monitor);
+  // no_monitor exists to measure what the monitor costs (scripts/bench-real).
+  if (!req.no_monitor) config->setProgressMonitor(&monitor);
 
   if (host->cancelled(host->ctx)) throw BuildError{TAM_CANCELLED, "cancelled before the build started"};
   Owned<nvinfer1::IHostMemory> engine(builder->buildSerializedNetwork(*network, *config));
