@@ -29,8 +29,13 @@ $(BIN): FORCE
 test:
 	scripts/test
 
+# The demo matrix on the simulator: no GPU, no TensorRT. One build blows its
+# phase budget on purpose, so trt-action exits 3; the demo still succeeds.
 demo: $(BIN)
-	$(BIN) build -f examples/trt-builds.yml --report bin/demo-report.json --summary bin/demo-summary.md
+	@$(BIN) build -f examples/trt-builds.yml --jobs 3 --report bin/demo-report.json --summary bin/demo-summary.md; \
+	code=$$?; \
+	if [ $$code -eq 3 ]; then echo "exit code 3: a build went over its budget (on purpose in this demo); report bin/demo-report.json, summary bin/demo-summary.md"; \
+	else exit $$code; fi
 
 bench:
 	scripts/bench

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 
@@ -29,6 +30,7 @@ type phaseLimit struct {
 type limit struct {
 	kind     string
 	phase    string // phase path, for phase limits
+	leaf     string // the phase's own name
 	pattern  string
 	limit    time.Duration
 	start    time.Duration // when the limited span began
@@ -40,7 +42,7 @@ func (l limit) key() string { return l.kind + "\x00" + l.phase + "\x00" + fmt.Sp
 func (l limit) label() string {
 	switch l.kind {
 	case KindPhase:
-		return "phase " + l.phase
+		return "phase " + strconv.Quote(l.leaf)
 	case KindStall:
 		return "stall"
 	case KindRun:
@@ -132,7 +134,7 @@ func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
 	for _, stack := range s.running {
 		for _, p := range stack {
 			for _, pl := range p.limits {
-				out = append(out, limit{kind: KindPhase, phase: p.path, pattern: pl.pattern,
+				out = append(out, limit{kind: KindPhase, phase: p.path, leaf: p.name, pattern: pl.pattern,
 					limit: pl.limit, start: p.start, deadline: p.start + pl.limit})
 			}
 		}

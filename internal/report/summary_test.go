@@ -143,7 +143,8 @@ func hugePhaseTree() []*Phase {
 	}}}
 }
 
-func TestSummaryOfAHugeMatrixStaysUnderTheLimit(t *testing.T) {
+// hugeReport is 10,000 builds, each with the same 2,000-instance phase tree.
+func hugeReport() *Report {
 	phases := hugePhaseTree()
 	r := &Report{Version: SchemaVersion, Complete: true, DurationMs: 3_600_000}
 	for i := range 10_000 {
@@ -156,6 +157,22 @@ func TestSummaryOfAHugeMatrixStaysUnderTheLimit(t *testing.T) {
 			DurationMs: 60_000, StartMs: int64(i) * 100, Phases: phases, BudgetUse: 50,
 		})
 	}
+	return r
+}
+
+// BenchmarkSummary10k renders the job summary of 10,000 builds; it reports
+// the summary's size (the limit is 1 MiB).
+func BenchmarkSummary10k(b *testing.B) {
+	r := hugeReport()
+	size := 0
+	for b.Loop() {
+		size = len(Summary(r, SummaryOptions{}))
+	}
+	b.ReportMetric(float64(size), "summary-bytes")
+}
+
+func TestSummaryOfAHugeMatrixStaysUnderTheLimit(t *testing.T) {
+	r := hugeReport()
 	start := time.Now()
 	got := Summary(r, SummaryOptions{})
 	t.Logf("%d bytes in %v", len(got), time.Since(start))

@@ -9,8 +9,13 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// StopHint is what the live area shows once the run is stopping gracefully.
-const StopHint = "stopping… (Ctrl-C again to kill)"
+// StopHint is what the live area shows once the run is stopping gracefully;
+// ShortStopHint says the same where StopHint does not fit, because a hint
+// cut short would hide what the second Ctrl-C does.
+const (
+	StopHint      = "stopping… (Ctrl-C again to kill)"
+	ShortStopHint = "stopping… ^C again kills"
+)
 
 // Render draws one frame of the live area: a result line per finished
 // build, then each running build's header and its active phases as nested
@@ -93,12 +98,25 @@ func (l layout) render(s State, w int, color bool) []string {
 		lines = append(lines, line([]seg{{text: fmt.Sprintf("○ %d waiting", n), style: dim}}, w, color))
 	}
 	if s.Stopping {
-		lines = append(lines, line([]seg{
-			{text: "■ " + StopHint, style: yellow},
-			{text: " " + clean(s.StopMessage), style: dim, drop: 1, flex: true},
-		}, w, color))
+		lines = append(lines, line(stopLine(s, w), w, color))
 	}
 	return lines
+}
+
+// stopLine shows that the run is stopping and what a second Ctrl-C does,
+// then why it stops (the supervisor's message) in the room left.
+func stopLine(s State, w int) []seg {
+	hint := "■ " + StopHint
+	if width(hint) > w {
+		hint = "■ " + ShortStopHint
+	}
+	segs := []seg{{text: hint, style: yellow}}
+	// A reason cut to a few cells ("SIGIN…") says nothing; leave it out.
+	const minReason = 10
+	if s.StopMessage != "" && w-width(hint) > minReason {
+		segs = append(segs, seg{text: " " + clean(s.StopMessage), style: dim, flex: true})
+	}
+	return segs
 }
 
 func visibleChain(b *Build, maxDepth int) []report.ActivePhase {

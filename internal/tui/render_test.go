@@ -15,8 +15,11 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// visible shows escape sequences in golden files: ␛ stands for ESC.
-func visible(s string) string { return strings.ReplaceAll(s, "\x1b", "␛") }
+// visible shows escape sequences in golden files: ␛ stands for ESC, ␍ for
+// a carriage return.
+func visible(s string) string {
+	return strings.NewReplacer("\x1b", "␛", "\r", "␍").Replace(s)
+}
 
 func golden(t *testing.T, name, got string) {
 	t.Helper()
@@ -241,6 +244,24 @@ func TestStoppingState(t *testing.T) {
 	lines := Render(stoppingState(), 80, false)
 	if last := lines[len(lines)-1]; !strings.Contains(last, StopHint) {
 		t.Errorf("last line %q does not show %q", last, StopHint)
+	}
+}
+
+// A narrow terminal shows the short hint whole rather than the long one cut.
+func TestStopHintFitsTheWidth(t *testing.T) {
+	st := stoppingState()
+	for w := 20; w <= 100; w++ {
+		last := Render(st, w, false)
+		hint := last[len(last)-1]
+		full := width("■ "+StopHint) <= w
+		switch {
+		case full && !strings.HasPrefix(hint, "■ "+StopHint):
+			t.Errorf("at %d cells the stop line is %q, want the full hint", w, hint)
+		case !full && width("■ "+ShortStopHint) <= w && !strings.HasPrefix(hint, "■ "+ShortStopHint):
+			t.Errorf("at %d cells the stop line is %q, want the short hint", w, hint)
+		case width(hint) > w:
+			t.Errorf("at %d cells the stop line %q is wider", w, hint)
+		}
 	}
 }
 
