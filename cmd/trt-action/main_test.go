@@ -220,8 +220,14 @@ builds:
 // "::error::..." from a phase name is never one of ours).
 func ownCommand(line string) bool {
 	t := strings.TrimSpace(line)
-	for _, prefix := range []string{"::group::", "::endgroup::", "::stop-commands::", "::error title=", "::warning title=", "::notice title="} {
+	for _, prefix := range []string{"::group::", "::endgroup::", "::stop-commands::"} {
 		if strings.HasPrefix(t, prefix) {
+			return true
+		}
+	}
+	for _, level := range []string{"::error ", "::warning ", "::notice "} {
+		props, _, ok := strings.Cut(strings.TrimPrefix(t, level), "::")
+		if strings.HasPrefix(t, level) && ok && strings.Contains(props, "title=") {
 			return true
 		}
 	}

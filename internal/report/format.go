@@ -21,6 +21,19 @@ func fmtDur(d time.Duration) string {
 	return d.Round(time.Second).String()
 }
 
+// fmtLimit is a duration compared with a budget: as precise as the limit
+// needs ("30ms", "1.2s", "5m1s").
+func fmtLimit(d time.Duration) string {
+	d = max(d, 0)
+	switch {
+	case d < time.Second:
+		return d.Round(time.Millisecond).String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
 // fmtDurCoarse is a duration in whole seconds, for headlines: "42s", "3m0s".
 func fmtDurCoarse(d time.Duration) string {
 	return max(0, d).Round(time.Second).String()

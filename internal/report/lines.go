@@ -214,7 +214,7 @@ func reasonSuffix(b *Build) string {
 // budgetText says which limit ran out, e.g.
 // `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
 func budgetText(h *BudgetHit) string {
-	limit, ran := fmtDur(ms(h.LimitMs)), fmtDur(ms(h.ElapsedMs))
+	limit, ran := fmtLimit(ms(h.LimitMs)), fmtLimit(ms(h.ElapsedMs))
 	switch h.Kind {
 	case "phase":
 		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)

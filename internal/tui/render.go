@@ -113,10 +113,23 @@ func stopLine(s State, w int) []seg {
 	segs := []seg{{text: hint, style: yellow}}
 	// A reason cut to a few cells ("SIGIN…") says nothing; leave it out.
 	const minReason = 10
-	if s.StopMessage != "" && w-width(hint) > minReason {
-		segs = append(segs, seg{text: " " + clean(s.StopMessage), style: dim, flex: true})
+	if why := stopReason(s.StopMessage); why != "" && w-width(hint) > minReason {
+		segs = append(segs, seg{text: " " + why, style: dim, flex: true})
 	}
 	return segs
+}
+
+// stopReason is the supervisor's stop message without the clauses that
+// say what Ctrl-C does: the hint beside it says that already, and the
+// message says it for views that have no hint.
+func stopReason(msg string) string {
+	var keep []string
+	for _, clause := range strings.Split(clean(msg), "; ") {
+		if !strings.Contains(clause, "Ctrl-C") {
+			keep = append(keep, clause)
+		}
+	}
+	return strings.Join(keep, "; ")
 }
 
 func visibleChain(b *Build, maxDepth int) []report.ActivePhase {

@@ -265,6 +265,19 @@ func TestStopHintFitsTheWidth(t *testing.T) {
 	}
 }
 
+func TestStopReasonLeavesOutTheHint(t *testing.T) {
+	for msg, want := range map[string]string{
+		"SIGINT: stopping every build (up to 1.5s); press Ctrl-C again to kill": "SIGINT: stopping every build (up to 1.5s)",
+		"run budget of 30m passed":   "run budget of 30m passed",
+		"press Ctrl-C again to kill": "",
+		"a; Ctrl-C kills; b\x1b[2J":  "a; b?[2J",
+	} {
+		if got := stopReason(msg); got != want {
+			t.Errorf("stopReason(%q) = %q, want %q", msg, got, want)
+		}
+	}
+}
+
 var escapes = regexp.MustCompile("\x1b\\[[0-9;]*[A-Za-z]")
 
 func assertFits(t *testing.T, lines []string, w int) {
