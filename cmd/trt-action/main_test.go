@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -96,7 +97,7 @@ func TestSIGINTStopsWithin2sAndLeavesAValidPartialReport(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
 	cmd := command(dir, nil, "build", "--jobs", "2", "--summary", "summary.md")
-	var out bytes.Buffer
+	var out syncBuffer
 	cmd.Stdout, cmd.Stderr = &out, &out
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -130,8 +131,26 @@ func TestSIGINTStopsWithin2sAndLeavesAValidPartialReport(t *testing.T) {
 	}
 }
 
+// syncBuffer is a buffer the command writes while the test reads it.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
 // waitForLine waits until the output holds want.
-func waitForLine(t *testing.T, out *bytes.Buffer, want string, limit time.Duration) {
+func waitForLine(t *testing.T, out *syncBuffer, want string, limit time.Duration) {
 	t.Helper()
 	for end := time.Now().Add(limit); time.Now().Before(end); time.Sleep(20 * time.Millisecond) {
 		if strings.Contains(out.String(), want) {

@@ -23,8 +23,12 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// maxLogLines bounds the library log lines kept per build.
-const maxLogLines = 200
+// maxLogLines bounds the library log lines kept per build in the report;
+// maxShownLogs the warnings and errors shown in its log.
+const (
+	maxLogLines  = 200
+	maxShownLogs = 30
+)
 
 // watch supervises one build's worker. It owns the build's State and Budget.
 type watch struct {
@@ -52,6 +56,7 @@ type watch struct {
 	stdin     io.WriteCloser
 	exitErr   error
 	gpu       string // the GPU this build runs on, "" when not assigned
+	shownLogs int    // library warnings and errors seen so far
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
@@ -238,12 +243,32 @@ func (w *watch) handle(m message) {
 		}
 	case msgLogs:
 		for _, l := range m.Logs {
-			if len(w.res.Log) < maxLogLines && l.Severity != "verbose" {
-				w.res.Log = append(w.res.Log, l)
-			}
+			w.noteLog(l)
 		}
 	case msgResult:
 		w.result = &m
+	}
+}
+
+// noteLog keeps a library log line for the report and shows warnings and
+// errors in the build's log, both bounded: a library can log thousands.
+func (w *watch) noteLog(l report.LogLine) {
+	if l.Severity == "verbose" {
+		return
+	}
+	if len(w.res.Log) < maxLogLines {
+		w.res.Log = append(w.res.Log, l)
+	}
+	if l.Severity != "error" && l.Severity != "warning" {
+		return
+	}
+	w.shownLogs++
+	switch {
+	case w.shownLogs <= maxShownLogs:
+		w.emit(report.Event{Kind: report.LibraryLog, Severity: l.Severity, Message: l.Text})
+	case w.shownLogs == maxShownLogs+1:
+		w.emit(report.Event{Kind: report.LibraryLog, Severity: "warning",
+			Message: fmt.Sprintf("more than %d warnings and errors; the rest are in the JSON report (up to %d lines)", maxShownLogs, maxLogLines)})
 	}
 }
 

@@ -128,6 +128,13 @@ func (s *stream) line(ev report.Event) any {
 			build
 			Message string `json:"message"`
 		}{h("budget_warning"), b, ev.Message}
+	case report.LibraryLog:
+		return struct {
+			header
+			build
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+		}{h("library_log"), b, ev.Severity, ev.Message}
 	case report.Stopping:
 		return struct {
 			header

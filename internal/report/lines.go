@@ -74,7 +74,7 @@ func (l *liner) lines(ev Event) []string {
 func (l *liner) rawLines(ev Event) []string {
 	switch ev.Kind {
 	case RunStarted:
-		return []string{fmt.Sprintf("▶ %d builds", ev.Total)}
+		return []string{"▶ " + builds(ev.Total)}
 	case RunFinished:
 		if ev.Run == nil {
 			return nil
@@ -123,6 +123,8 @@ func (l *liner) rawLines(ev Event) []string {
 		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress)}
 	case BudgetWarning:
 		return []string{prefix(since) + "⚠ " + ev.Message}
+	case LibraryLog:
+		return []string{prefix(since) + "TensorRT " + ev.Severity + ": " + ev.Message}
 	case Stopping:
 		return []string{prefix(since) + "■ stopping: " + ev.Message}
 	case BuildFinished:
@@ -260,6 +262,14 @@ func Headline(r *Report) string {
 	case count[StatusOK] == total:
 		return fmt.Sprintf("✅ %d of %d builds ok in %s", total, total, took)
 	default:
-		return fmt.Sprintf("❌ %s — %d builds in %s", outcome, total, took)
+		return fmt.Sprintf("❌ %s — %s in %s", outcome, builds(total), took)
 	}
+}
+
+// builds is "1 build" or "N builds".
+func builds(n int) string {
+	if n == 1 {
+		return "1 build"
+	}
+	return fmt.Sprintf("%d builds", n)
 }

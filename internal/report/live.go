@@ -13,6 +13,7 @@ const (
 	Heartbeat                          // Progress, about once a second per running build
 	BudgetWarning                      // Message: a budget passed its warn percentage
 	Stopping                           // Message: soft stop requested (budget, signal); Build -1 = all
+	LibraryLog                         // Message, Severity: a warning or error TensorRT logged
 	BuildFinished                      // Result
 	RunFinished                        // Run: the final report
 )
@@ -30,6 +31,7 @@ type Event struct {
 	Done     int
 	Elapsed  time.Duration // PhaseFinished: the phase's own duration
 	Message  string
+	Severity string // LibraryLog: error or warning
 	Progress *Progress
 	Result   *Build
 	Run      *Report

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"os/exec"
@@ -45,6 +46,7 @@ const hangBuild = `  - name: hangs-forever
 type pane struct {
 	t      *testing.T
 	socket string
+	dir    string // where the run works: its matrix, report and events
 }
 
 func screenBinary(t *testing.T) string {
@@ -83,7 +85,7 @@ func startPane(t *testing.T, bin, matrix string, cols, rows int, args ...string)
 	// open after the run so the final screen can be read.
 	cmd := fmt.Sprintf("cd %q && env -u GITHUB_ACTIONS -u NO_COLOR %q build -f m.yml --report r.json %s; echo \"[exit $?]\"; sleep 600",
 		dir, bin, strings.Join(args, " "))
-	p := &pane{t: t, socket: fmt.Sprintf("trt-screen-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	p := &pane{t: t, socket: fmt.Sprintf("trt-screen-%d-%d", os.Getpid(), time.Now().UnixNano()), dir: dir}
 	p.tmux("-f", "/dev/null", "new-session", "-d", "-s", "s", "-x", fmt.Sprint(cols), "-y", fmt.Sprint(rows), cmd)
 	t.Cleanup(func() { _ = exec.Command("tmux", "-L", p.socket, "kill-server").Run() })
 	return p
@@ -116,6 +118,43 @@ func (p *pane) waitFor(what string, timeout time.Duration, ok func(string) bool)
 		}
 		time.Sleep(40 * time.Millisecond)
 	}
+}
+
+// event is the part of an --events line the tests read.
+type event struct {
+	Type     string `json:"type"`
+	Name     string `json:"name"`
+	SilentMs int64  `json:"silent_ms"`
+}
+
+// waitForEvent polls the run's --events file (name relative to the run's
+// directory) until an event satisfies ok.
+func (p *pane) waitForEvent(name, what string, timeout time.Duration, ok func(event) bool) {
+	p.t.Helper()
+	deadline := time.Now().Add(timeout)
+	for {
+		data, _ := os.ReadFile(filepath.Join(p.dir, name))
+		for _, l := range strings.Split(string(data), "\n") {
+			var e event
+			if json.Unmarshal([]byte(l), &e) == nil && ok(e) {
+				return
+			}
+		}
+		if time.Now().After(deadline) {
+			p.t.Fatalf("waited %v for %s; the screen:\n%s", timeout, what, p.screen())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+}
+
+// stoppingRow is the screen's line that shows the run stopping, or "".
+func stoppingRow(screen string) string {
+	for _, l := range strings.Split(screen, "\n") {
+		if strings.HasPrefix(l, "■ stopping") {
+			return l
+		}
+	}
+	return ""
 }
 
 // barLine is a phase line: an indent, then a bar.
@@ -181,27 +220,64 @@ func TestScreenRun(t *testing.T) {
 func TestScreenNarrowStopAndKill(t *testing.T) {
 	bin := screenBinary(t)
 	const cols, rows = 34, 30
-	p := startPane(t, bin, fmt.Sprintf(screenMatrix, "3ms", hangBuild), cols, rows, "--jobs", "4")
+	p := startPane(t, bin, fmt.Sprintf(screenMatrix, "3ms", hangBuild), cols, rows,
+		"--jobs", "4", "--events", "events.jsonl")
 	live := p.waitFor("nested bars", 60*time.Second, hasNestedBars)
 	assertLinesFit(t, live, cols)
 	if !strings.Contains(live, "…") {
 		t.Errorf("no name was shortened in a %d-column pane:\n%s", cols, live)
 	}
 
-	// Let the hanging build reach its hang (a few milliseconds into it)
-	// before the first Ctrl-C.
-	time.Sleep(time.Second)
-	p.tmux("send-keys", "-t", "s", "C-c")
-	stopping := p.waitFor("the stopping state", 10*time.Second, func(s string) bool {
-		return strings.Contains(s, StopHint)
+	// Ctrl-C only once the hanging build hangs: before, it would stop
+	// gently at its next callback and the stopping state could flash by.
+	// Hung, it cannot stop, so the state stays until the second Ctrl-C (or
+	// the supervisor's grace, 1.5s) kills it.
+	p.waitForEvent("events.jsonl", "the hanging build to go silent", 60*time.Second, func(e event) bool {
+		return e.Type == "heartbeat" && e.Name == "hangs-forever" && e.SilentMs >= 300
 	})
+	p.tmux("send-keys", "-t", "s", "C-c")
+	stopping := p.waitFor("the stopping state", 10*time.Second, func(s string) bool { return stoppingRow(s) != "" })
+	// What matters at this width: the state is there, whole, and says what
+	// the second Ctrl-C does; and no line wraps (a wrapped line would also
+	// leave stale rows behind, as the ^C the terminal echoes once did).
+	if l := stoppingRow(stopping); !strings.HasPrefix(l, "■ "+ShortStopHint) && !strings.HasPrefix(l, "■ "+StopHint) {
+		t.Errorf("the stop line %q does not hold a whole hint:\n%s", l, stopping)
+	}
 	assertLinesFit(t, stopping, cols)
+	assertNoStaleRows(t, stopping)
 
 	// The hanging build cannot stop gently; the second Ctrl-C kills it.
 	p.tmux("send-keys", "-t", "s", "C-c")
 	end := p.waitFor("the final table after the kill", 20*time.Second, finalTable)
-	if !strings.Contains(end, "hangs-fore") {
-		t.Errorf("the final table lacks the killed build:\n%s", end)
+	if !regexp.MustCompile(`(?m)^✖ hangs-fore\S* +killed `).MatchString(end) {
+		t.Errorf("the final table does not show the hanging build killed:\n%s", end)
+	}
+	assertLinesFit(t, end, cols)
+	assertNoStaleRows(t, end)
+}
+
+// assertNoStaleRows checks that the screen is the live area or the final
+// table alone: a row left from an older frame sits above it and shows as
+// a build header or a phase bar before the first row of the newest one.
+func assertNoStaleRows(t *testing.T, screen string) {
+	t.Helper()
+	lines := strings.Split(strings.TrimRight(screen, "\n "), "\n")
+	for i, l := range lines {
+		// Marks start rows; one further in is an old row's start that a
+		// new row, starting a few cells in, did not cover.
+		if _, rest, _ := strings.Cut(l, " "); strings.ContainsAny(rest, "▶✔✖■") {
+			t.Errorf("row %d holds two frames' text: %q\n%s", i, l, screen)
+		}
+	}
+	if finalTable(screen) {
+		for _, l := range lines {
+			if strings.HasPrefix(l, "▶ ") || barLine.MatchString(l) {
+				t.Errorf("a row of the live area stayed above the final table: %q\n%s", l, screen)
+			}
+			if strings.HasPrefix(l, "  build ") {
+				break
+			}
+		}
 	}
 }
 
