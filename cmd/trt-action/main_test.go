@@ -269,3 +269,89 @@ func outputKeys(s string) []string {
 	}
 	return keys
 }
+
+// childrenOf lists the processes whose parent is pid, from /proc.
+func childrenOf(pid int) []int {
+	var kids []int
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	for _, path := range stats {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...: comm may hold spaces, so parse after ')'.
+		rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+		var state string
+		var child, ppid int
+		if _, err := fmt.Sscan(rest, &state, &ppid); err == nil && ppid == pid {
+			fmt.Sscan(string(data), &child)
+			kids = append(kids, child)
+		}
+	}
+	return kids
+}
+
+func alive(pid int) bool {
+	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	rest := string(data[strings.LastIndexByte(string(data), ')')+1:])
+	return !strings.HasPrefix(strings.TrimSpace(rest), "Z") // a zombie has ended
+}
+
+func TestNoWorkerOutlivesAKilledSupervisor(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
+	cmd := command(dir, nil, "build", "--jobs", "2")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, &out, "▸", 10*time.Second)
+	workers := childrenOf(cmd.Process.Pid)
+	if len(workers) != 2 {
+		t.Fatalf("want 2 workers running, found %v", workers)
+	}
+	_ = cmd.Process.Kill() // SIGKILL: the supervisor gets no chance to clean up
+	_ = cmd.Wait()
+	for end := time.Now().Add(5 * time.Second); time.Now().Before(end); time.Sleep(50 * time.Millisecond) {
+		left := 0
+		for _, pid := range workers {
+			if alive(pid) {
+				left++
+			}
+		}
+		if left == 0 {
+			return
+		}
+	}
+	t.Errorf("workers %v still alive 5s after the supervisor was killed", workers)
+}
+
+func TestBaselineRegressionGatesTheStep(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), `version: 1
+regression: {warn: 10%, fail: 25%, min: 1ms}
+builds:
+  - {name: a, backend: sim, sim: {step: 100us}}
+`)
+	baseline := report.Report{Version: report.SchemaVersion, Complete: true,
+		Builds: []report.Build{{Name: "a", Backend: "sim", Status: report.StatusOK, DurationMs: 50}}}
+	data, _ := json.Marshal(baseline)
+	writeFile(t, filepath.Join(dir, "base.json"), string(data))
+	for _, c := range []struct {
+		failOn string
+		want   int
+	}{{"budget", 3}, {"failure", 0}} {
+		out, err := command(dir, nil, "build", "--baseline", "base.json", "--summary", "s.md", "--fail-on", c.failOn).CombinedOutput()
+		if code := exitCode(err); code != c.want {
+			t.Errorf("--fail-on %s: exit %d, want %d\n%s", c.failOn, code, c.want, out)
+		}
+		summary, _ := os.ReadFile(filepath.Join(dir, "s.md"))
+		if !strings.Contains(string(summary), "Build times against the baseline") || !strings.Contains(string(summary), "| a | 50ms |") || !strings.Contains(string(summary), "fail |") {
+			t.Errorf("summary lacks the comparison:\n%s", summary)
+		}
+	}
+}

@@ -135,7 +135,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if sig == "" {
 		// Publishing can take a while; after a signal the runner's
 		// SIGTERM is at most 7.5 s away, so it is left out.
-		c.publish(f.publish, rep, out.summaryPath)
+		c.publish(f.publish, rep, out.summaryPath, run.regressionSection)
 	}
 	return exitFor(rep, sig, f.failOn, run.regressionVerdict(rep)), nil
 }

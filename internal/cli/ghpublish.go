@@ -55,7 +55,7 @@ func writeJUnit(path string, r *report.Report) error {
 // was written to summaryPath. It never changes the run's exit code: a token
 // that may not write gives a notice in the log and at the end of the
 // summary, any other error a warning in the log.
-func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string) {
+func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, extra func(*report.Report) string) {
 	if p.comment == github.CommentOff && !p.checkRun {
 		return
 	}
@@ -66,7 +66,7 @@ func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string) 
 		Token:    c.githubToken(),
 		Comment:  p.comment,
 		CheckRun: p.checkRun,
-		Summary:  commentSummary,
+		Summary:  withSection(commentSummary, extra),
 		Locate:   matrixLocator(r.Matrix),
 	}, r)
 	for _, n := range out.Notices {
@@ -132,6 +132,14 @@ func matrixLocator(path string) func(string) (string, int) {
 // so the renderer drops whole sections rather than the comment cutting lines.
 func commentSummary(r *report.Report) string {
 	return report.Summary(r, report.SummaryOptions{MaxBytes: github.MaxCommentChars - 4096})
+}
+
+// withSection adds a section (the baseline comparison) to a summary renderer.
+func withSection(summary func(*report.Report) string, section func(*report.Report) string) func(*report.Report) string {
+	if section == nil {
+		return summary
+	}
+	return func(r *report.Report) string { return summary(r) + section(r) }
 }
 
 // githubToken is the github-token input, else GITHUB_TOKEN. It is never

@@ -51,7 +51,7 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err := writeJUnit(pub.junit, merged); err != nil {
 		return ExitFailed, err
 	}
-	c.publish(pub, merged, out.summaryPath)
+	c.publish(pub, merged, out.summaryPath, nil)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
 	return exitFor(merged, "", failOnBudget, ""), nil
 }

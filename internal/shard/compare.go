@@ -168,6 +168,15 @@ func mdEscape(s string) string {
 	return sb.String()
 }
 
+// msString shows a build time as precisely as its size needs: a 50 ms build
+// must not read as 100ms beside a +1332% change.
 func msString(v int64) string {
-	return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String()
+	d := time.Duration(v) * time.Millisecond
+	switch {
+	case d < time.Second:
+		return d.String()
+	case d < time.Minute:
+		return d.Round(100 * time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
 }
