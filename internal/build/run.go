@@ -36,8 +36,9 @@ type Options struct {
 
 	// OnEvent receives every event of the run, from one goroutine, in order.
 	OnEvent func(report.Event)
-	// Checkpoint is called (from the same goroutine) with the report after
-	// each build ends, and once more at the end: write the report and summary.
+	// Checkpoint is called (from the same goroutine) with the report at the
+	// start, soon after each build ends (builds ending together share one
+	// call), and at the end: write the report and summary.
 	Checkpoint func(*report.Report)
 }
 
@@ -97,6 +98,10 @@ type runner struct {
 	killNow context.CancelFunc
 
 	noMore error // why no further build may start (signal, run budget); nil while they may
+
+	lastCheckpoint time.Time
+	checkpointCost time.Duration   // how long the last checkpoint took
+	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
 }
 
 // Run builds everything, one worker process per build, until all builds end
@@ -116,7 +121,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 		r.rep.Builds[i] = report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending}
 	}
 	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
-	r.opts.Checkpoint(r.rep)
+	r.checkpoint(true)
 	r.loop(signals)
 	r.finish()
 	return r.rep
@@ -153,10 +158,11 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			if ev.Kind == report.BuildFinished {
 				running--
 				r.rep.Builds[ev.Build] = *ev.Result
-				r.rep.DurationMs = r.since().Milliseconds()
-				r.opts.Checkpoint(r.rep)
+				r.checkpoint(false)
 			}
 			r.emit(ev)
+		case <-r.checkpointDue:
+			r.checkpoint(true)
 		case sig := <-signals:
 			r.onSignal(sig)
 		case <-runOver:
@@ -195,10 +201,28 @@ func (r *runner) cancelPending(from int) {
 }
 
 func (r *runner) finish() {
-	r.rep.DurationMs = r.since().Milliseconds()
 	r.rep.Complete = r.noMore == nil
-	r.opts.Checkpoint(r.rep)
+	r.checkpoint(true)
 	r.emit(report.Event{Kind: report.RunFinished, Build: -1, Run: r.rep})
+}
+
+// checkpoint hands the report to be written (JSON report, summary). Builds
+// that end in a burst are written together: a write waits until a second,
+// or ten times the last write's cost, has passed since the last one, so a
+// matrix of thousands of builds does not spend its time rewriting reports.
+func (r *runner) checkpoint(force bool) {
+	gap := max(time.Second, 10*r.checkpointCost)
+	if wait := gap - time.Since(r.lastCheckpoint); !force && wait > 0 {
+		if r.checkpointDue == nil {
+			r.checkpointDue = time.After(wait)
+		}
+		return
+	}
+	r.checkpointDue = nil
+	r.rep.DurationMs = r.since().Milliseconds()
+	start := time.Now()
+	r.opts.Checkpoint(r.rep)
+	r.lastCheckpoint, r.checkpointCost = time.Now(), time.Since(start)
 }
 
 // runBuild runs one build on its own goroutine and reports its end.

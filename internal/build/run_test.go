@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -262,4 +263,37 @@ func TestGPUsGetOneBuildAtATime(t *testing.T) {
 	if used["0"] == 0 || used["1"] == 0 {
 		t.Errorf("builds per GPU: %v, want both GPUs used", used)
 	}
+}
+
+func TestCheckpointsAreThrottledButTheLastIsComplete(t *testing.T) {
+	dir := t.TempDir()
+	var builds []matrix.Build
+	for i := range 12 {
+		builds = append(builds, simBuild(dir, fmt.Sprintf("b%02d", i), func(b *matrix.Build) { b.Sim.Step = time.Microsecond }))
+	}
+	opts := testOptions(t)
+	opts.Jobs = 4
+	var calls []report.Report
+	opts.Checkpoint = func(r *report.Report) { calls = append(calls, *r) }
+	begin := time.Now()
+	Run(builds, opts, nil)
+	took := time.Since(begin)
+	// One at the start, one at the end, and at most one a second between.
+	if limit := 2 + int(took/time.Second) + 1; len(calls) > limit {
+		t.Errorf("%d checkpoints in %v, want at most %d", len(calls), took, limit)
+	}
+	last := calls[len(calls)-1]
+	if !last.Complete || countStatus(last, report.StatusOK) != len(builds) {
+		t.Errorf("last checkpoint: complete=%v, %d ok of %d", last.Complete, countStatus(last, report.StatusOK), len(builds))
+	}
+}
+
+func countStatus(r report.Report, status string) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Status == status {
+			n++
+		}
+	}
+	return n
 }
