@@ -355,3 +355,21 @@ builds:
 		}
 	}
 }
+
+func TestHostileMatrixValuesInErrorsAndPlansRunNoWorkflowCommand(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bad.yml"), "version: 1\nbuilds:\n  - name: \"a##[error]x\"\n    backend: sim\n  - {name: b, backend: sim, bogus: \"::error::y\"}\n")
+	writeFile(t, filepath.Join(dir, "good.yml"), "version: 1\nbuilds:\n  - {name: a, backend: sim, engine: \"out/##[error]z.engine\"}\n")
+	env := []string{"GITHUB_ACTIONS=true"}
+	for _, args := range [][]string{{"validate", "-f", "bad.yml"}, {"plan", "-f", "good.yml"}, {"plan", "-f", "good.yml", "--json"}} {
+		out, _ := command(dir, env, args...).CombinedOutput()
+		if !strings.Contains(string(out), "error]") {
+			t.Errorf("%v: the hostile text should still be shown (fenced):\n%s", args, out)
+		}
+		for _, line := range actions.RunnerCommands(string(out)) {
+			if !ownCommand(line) {
+				t.Errorf("%v: the runner would execute %q\n%s", args, line, out)
+			}
+		}
+	}
+}

@@ -5,6 +5,7 @@
 package actions
 
 import (
+	"bytes"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -152,4 +153,12 @@ func SafeTitle(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// InertJSON makes JSON text safe to print in a workflow log without a fence,
+// so it stays valid for a file or a pipe: a line of JSON never starts with
+// "::", and "##[" can only stand inside a string, where "#" may be written
+// as \u0023 without changing the value.
+func InertJSON(data []byte) []byte {
+	return bytes.ReplaceAll(data, []byte("##["), []byte(`#\u0023[`))
 }

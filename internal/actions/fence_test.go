@@ -2,6 +2,8 @@ package actions
 
 import (
 	"bytes"
+	"encoding/json"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -157,4 +159,22 @@ func FuzzFence(f *testing.F) {
 			t.Fatalf("Annotation(%q) = %q is not one command line", s, ann)
 		}
 	})
+}
+
+func TestInertJSONKeepsTheValueAndRunsNothing(t *testing.T) {
+	in := []byte(`{"name":"a##[error]x","path":"##[##["}` + "\n")
+	out := InertJSON(in)
+	var before, after map[string]string
+	if err := json.Unmarshal(in, &before); err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(out, &after); err != nil {
+		t.Fatalf("not JSON any more: %v\n%s", err, out)
+	}
+	if !reflect.DeepEqual(before, after) {
+		t.Errorf("value changed: %v -> %v", before, after)
+	}
+	if cmds := RunnerCommands(string(out)); len(cmds) != 0 || bytes.Contains(out, []byte("##[")) {
+		t.Errorf("still a command: %q in %s", cmds, out)
+	}
 }

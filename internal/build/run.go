@@ -100,7 +100,7 @@ type runner struct {
 	noMore error // why no further build may start (signal, run budget); nil while they may
 
 	lastCheckpoint time.Time
-	checkpointCost time.Duration   // how long the last checkpoint took
+	checkpointCost time.Duration    // how long the last checkpoint took
 	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
 }
 

@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"crypto/rand"
 	"errors"
 	"flag"
 	"fmt"
@@ -80,7 +81,7 @@ func (c *Command) Main(args []string) (code int) {
 	code, err := sub.run(c, args[1:])
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
-			fmt.Fprintf(c.Streams.Err, "%s\n", errorText(err))
+			c.printUntrusted(c.Streams.Err, errorText(err)+"\n")
 		}
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
@@ -111,6 +112,23 @@ func (c *Command) usage(w io.Writer) {
 		fmt.Fprintf(w, "  %-10s %s\n", name, subcommands[name].summary)
 	}
 	fmt.Fprintf(w, "\nRun 'trt-action COMMAND -h' for a command's flags.\n")
+}
+
+// printUntrusted writes text that quotes input we do not control (a matrix
+// file's values, paths, library messages). In GitHub Actions it goes inside
+// a stop-commands fence, since the runner would otherwise act on a "::" line
+// start or on "##[" anywhere in a line.
+func (c *Command) printUntrusted(w io.Writer, text string) {
+	if !c.actions().InActions() {
+		io.WriteString(w, text)
+		return
+	}
+	fence, err := actions.NewFence(rand.Reader)
+	if err != nil { // no randomness: make each line inert instead
+		io.WriteString(w, actions.Neutralise(text))
+		return
+	}
+	io.WriteString(w, fence.Wrap(actions.SplitLines(strings.TrimSuffix(text, "\n"))...))
 }
 
 // actions is the GitHub Actions environment as this command sees it.

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"bytes"
 	"fmt"
 
+	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/matrix"
 )
 
@@ -22,7 +24,7 @@ func runValidate(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	fmt.Fprintf(c.Streams.Out, "%s: ok, %d builds\n", *file, len(m.Builds))
+	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %d builds\n", *file, len(m.Builds)))
 	return ExitOK, nil
 }
 
@@ -47,10 +49,17 @@ func runPlan(c *Command, args []string) (int, error) {
 		}
 		return ExitOK, nil
 	}
+	var out bytes.Buffer
 	if *asJSON {
-		return ExitOK, matrix.PlanJSON(c.Streams.Out, builds)
+		// For files and pipes: valid JSON, inert in a workflow log.
+		if err := matrix.PlanJSON(&out, builds); err != nil {
+			return ExitFailed, err
+		}
+		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
+		return ExitOK, err
 	}
-	matrix.PlanText(c.Streams.Out, builds)
+	matrix.PlanText(&out, builds)
+	c.printUntrusted(c.Streams.Out, out.String())
 	return ExitOK, nil
 }
 
