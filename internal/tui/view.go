@@ -183,9 +183,11 @@ func (v *view) flush(rows int) {
 
 // rowsTaken is how many terminal rows lines of these cell widths take in
 // a terminal cols wide. After the terminal narrows, lines drawn for the
-// old width wrap (terminals that reflow, as tmux, VTE, kitty, iTerm2 and
-// Windows Terminal do, rewrap them; the rest cut them), and the move back
-// up must cover every row they now take.
+// old width wrap (tmux, VTE, kitty, iTerm2 and Windows Terminal rewrap
+// them), and the move back up must cover every row they now take. On a
+// terminal that cuts them instead (xterm), the move overshoots once and
+// clears a few rows above the live area: the lesser harm, as an undershoot
+// leaves stale rows that no later frame clears.
 func rowsTaken(widths []int, cols int) int {
 	rows := 0
 	for _, w := range widths {
