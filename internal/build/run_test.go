@@ -297,3 +297,30 @@ func countStatus(r report.Report, status string) int {
 	}
 	return n
 }
+
+func TestSecondSIGINTKillsAndSaysSo(t *testing.T) {
+	dir := t.TempDir()
+	hang := simBuild(dir, "hang", func(b *matrix.Build) {
+		b.Sim.Fault = matrix.Fault{Kind: "hang"}
+		b.Budgets.Grace = time.Minute
+	})
+	signals := make(chan os.Signal, 2)
+	opts := testOptions(t)
+	opts.InterruptGrace = time.Minute // only the second SIGINT can end it
+	sent := 0
+	opts.OnEvent = func(ev report.Event) {
+		// Once the build hangs (silent for a while), interrupt twice.
+		if ev.Kind == report.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && sent < 2 {
+			sent++
+			signals <- os.Interrupt
+		}
+	}
+	begin := time.Now()
+	b := Run([]matrix.Build{hang}, opts, signals).Builds[0]
+	if took := time.Since(begin); took > 20*time.Second {
+		t.Errorf("took %v: the second SIGINT did not kill at once", took)
+	}
+	if b.Status != report.StatusKilled || !strings.Contains(b.Reason, "interrupted by SIGINT; killed by a second SIGINT") {
+		t.Errorf("status %s, reason %q", b.Status, b.Reason)
+	}
+}

@@ -49,6 +49,7 @@ type watch struct {
 	stopAt    time.Duration     // build clock of the deadline or signal that stopped it
 	graceUsed time.Duration     // the grace the stop was given
 	killed    bool
+	killedWhy string // what made the kill: the grace ran out, or a second SIGINT
 	result    *message
 	output    tail // the worker's own stdout and stderr
 	recording *traceRecorder
@@ -197,10 +198,10 @@ func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) 
 			grace, w.graceUsed = time.After(g), g
 		case <-grace:
 			grace = nil
-			w.killGroup(cmd)
+			w.killGroup(cmd, fmt.Sprintf("did not stop within its %s grace, so it was killed", w.graceUsed))
 		case <-kill:
 			kill = nil
-			w.killGroup(cmd)
+			w.killGroup(cmd, "killed by a second SIGINT")
 		}
 		if w.stopWhy == "" && !exitedYet {
 			if hit := w.checkBudgets(); hit != nil {
@@ -323,11 +324,12 @@ func (w *watch) softStop(why string) {
 	w.emit(report.Event{Kind: report.Stopping, Message: why})
 }
 
-func (w *watch) killGroup(cmd *exec.Cmd) {
+// killGroup kills the worker's process group; why says what made it.
+func (w *watch) killGroup(cmd *exec.Cmd, why string) {
 	if cmd.Process == nil || w.killed {
 		return
 	}
-	w.killed = true
+	w.killed, w.killedWhy = true, why
 	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
 }
 
@@ -355,9 +357,9 @@ func (w *watch) classify() *report.Build {
 		}
 		return w.conclude(report.StatusOK, "")
 	case w.killed && w.stopWhy != "":
-		return w.conclude(report.StatusKilled, fmt.Sprintf("%s; did not stop within its %s grace, so it was killed", w.stopWhy, w.graceUsed))
+		return w.conclude(report.StatusKilled, w.stopWhy+"; "+w.killedWhy)
 	case w.killed:
-		return w.conclude(report.StatusKilled, "killed at once (second SIGINT)")
+		return w.conclude(report.StatusKilled, w.killedWhy)
 	case w.result != nil && w.stopWhy != "" && w.result.Status != "unavailable":
 		if w.hit != nil {
 			return w.conclude(report.StatusBudgetExceeded, w.stopWhy)
