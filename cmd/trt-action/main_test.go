@@ -169,11 +169,14 @@ func TestExitCodes(t *testing.T) {
 		{"a failure", "builds: [{name: a, sim: {step: 10us}}, {name: b, sim: {step: 10us, fault: fail}}]", 1},
 		{"over budget only", "builds: [{name: a, sim: {step: 1ms}, budgets: {phases: {Timing*: 50ms}}}]", 3},
 		{"invalid", "builds: [{name: a, bogus: 1}]", 2},
+		{"missing file", "", 2},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			dir := t.TempDir()
-			writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\ndefaults: {backend: sim}\n"+c.matrix+"\n")
+			if c.matrix != "" {
+				writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\ndefaults: {backend: sim}\n"+c.matrix+"\n")
+			}
 			out, err := command(dir, nil, "build").CombinedOutput()
 			if code := exitCode(err); code != c.want {
 				t.Errorf("exit %d, want %d\n%s", code, c.want, out)
@@ -226,6 +229,17 @@ builds:
 	}
 	if !strings.Contains(string(out), "::error::from a phase") {
 		t.Errorf("the hostile phase name should still be shown (fenced):\n%s", out)
+	}
+	// The event stream on stdout (the log) carries the same names as JSON.
+	stream, err := command(dir, []string{"GITHUB_ACTIONS=true"}, "build", "--events", "-", "--depth", "3").Output()
+	if len(stream) == 0 {
+		t.Fatalf("no event stream on stdout: %v", err)
+	}
+	if cmds := actions.RunnerCommands(string(stream)); len(cmds) > 0 {
+		t.Errorf("the event stream would execute %q", cmds)
+	}
+	if !strings.Contains(string(stream), `"::error::from a phase"`) || !strings.Contains(string(stream), `x #\u0023[error]old form`) {
+		t.Errorf("the stream lacks the phase names:\n%s", stream)
 	}
 	outputs, _ := os.ReadFile(outputFile)
 	keys := outputKeys(string(outputs))

@@ -177,11 +177,13 @@ func (b *Budget) warning(l limit, now time.Duration) (string, bool) {
 		l.label(), float64(now-l.start)*100/float64(l.limit), l.limit, round(now-l.start)), true
 }
 
-// Next is the earliest moment after now at which Check could find something
-// new: a deadline or a warning point. ok is false when no limit applies.
+// Next is the earliest moment at which Check could find something new: a
+// deadline or a warning point not yet warned of. It can be at or before now
+// (a deadline that passed since the last Check): check at once then. ok is
+// false when no limit applies.
 func (b *Budget) Next(s *State, now, lastSeen time.Duration) (next time.Duration, ok bool) {
 	consider := func(t time.Duration) {
-		if t > now && (!ok || t < next) {
+		if !ok || t < next {
 			next, ok = t, true
 		}
 	}

@@ -116,6 +116,11 @@ func TestPhaseBudgetHitNamesThePhasePath(t *testing.T) {
 	if next, ok := b.Next(s, 149*ms, 149*ms); !ok || next != 150*ms {
 		t.Fatalf("next check = %v %v, want 150ms", next, ok)
 	}
+	// A deadline that passed since the last check is still the next one:
+	// the caller must check at once, not wait for a later limit.
+	if next, ok := b.Next(s, 170*ms, 170*ms); !ok || next != 150*ms {
+		t.Fatalf("next check after the deadline = %v %v, want 150ms", next, ok)
+	}
 	v := b.Check(s, 150*ms, 150*ms)
 	if v.Hit == nil || v.Hit.Kind != KindPhase || v.Hit.Phase != "Building engine/Timing tactics" || v.Hit.ElapsedMs != 100 || v.Hit.LimitMs != 100 {
 		t.Fatalf("hit = %+v", v.Hit)

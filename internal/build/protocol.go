@@ -74,15 +74,19 @@ func (w wireEvent) event() trace.Event {
 	return ev
 }
 
-// readMessages decodes messages until r ends, then closes out.
+// readMessages decodes messages until r ends, then closes out. A line it
+// cannot decode (a worker killed mid-write) is skipped, never the rest.
 func readMessages(r io.Reader, out chan<- message) {
 	defer close(out)
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 64<<10), 64<<20)
-	for sc.Scan() {
+	in := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := in.ReadBytes('\n')
 		var m message
-		if json.Unmarshal(sc.Bytes(), &m) == nil {
+		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
 			out <- m
+		}
+		if err != nil {
+			return
 		}
 	}
 }

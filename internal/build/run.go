@@ -97,7 +97,9 @@ type runner struct {
 	kill    context.Context // cancelled to kill every worker now
 	killNow context.CancelFunc
 
-	noMore error // why no further build may start (signal, run budget); nil while they may
+	admit      context.Context // closed, with its cause, once no further build may start
+	closeAdmit context.CancelCauseFunc
+	views      *viewQueue
 
 	lastCheckpoint time.Time
 	checkpointCost time.Duration    // how long the last checkpoint took
@@ -113,8 +115,11 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan report.Event, 256)}
 	r.soft, r.stop = context.WithCancelCause(context.Background())
 	r.kill, r.killNow = context.WithCancel(context.Background())
+	r.admit, r.closeAdmit = context.WithCancelCause(context.Background())
 	defer r.stop(nil)
 	defer r.killNow()
+	defer r.closeAdmit(nil)
+	r.views = newViewQueue(opts.OnEvent)
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
 	for i, b := range builds {
@@ -124,6 +129,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.checkpoint(true)
 	r.loop(signals)
 	r.finish()
+	r.views.close()
 	return r.rep
 }
 
@@ -131,7 +137,7 @@ func (r *runner) since() time.Duration { return time.Since(r.started) }
 
 func (r *runner) emit(ev report.Event) {
 	ev.At = r.since()
-	r.opts.OnEvent(ev)
+	r.views.send(ev)
 }
 
 func (r *runner) loop(signals <-chan os.Signal) {
@@ -143,13 +149,13 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		runOver = t.C
 	}
 	for {
-		for running < r.opts.Jobs && next < len(r.builds) && r.noMore == nil {
+		for running < r.opts.Jobs && next < len(r.builds) && r.admit.Err() == nil {
 			r.rep.Builds[next].Status = report.StatusRunning
 			r.rep.Builds[next].StartMs = r.since().Milliseconds()
 			go r.runBuild(next)
 			next, running = next+1, running+1
 		}
-		if running == 0 && (next == len(r.builds) || r.noMore != nil) {
+		if running == 0 && (next == len(r.builds) || r.admit.Err() != nil) {
 			r.cancelPending(next)
 			return
 		}
@@ -168,7 +174,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		case <-runOver:
 			// Running builds stop themselves through their run limit;
 			// this only keeps the rest from starting.
-			r.noMore = fmt.Errorf("run budget %s exhausted", r.opts.RunBudget)
+			r.closeAdmit(fmt.Errorf("run budget %s exhausted", r.opts.RunBudget))
 		}
 	}
 }
@@ -183,7 +189,7 @@ func (r *runner) onSignal(sig os.Signal) {
 	}
 	cause := Interrupted{Signal: sig}
 	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), round(r.since()))
-	r.noMore = cause
+	r.closeAdmit(cause)
 	r.stop(cause)
 	r.emit(report.Event{Kind: report.Stopping, Build: -1,
 		Message: fmt.Sprintf("%s: stopping every build (up to %s); press Ctrl-C again to kill", signalName(sig), r.opts.InterruptGrace)})
@@ -191,7 +197,7 @@ func (r *runner) onSignal(sig os.Signal) {
 
 // cancelPending marks the builds that never started.
 func (r *runner) cancelPending(from int) {
-	why := fmt.Sprintf("not started: %v", r.noMore)
+	why := fmt.Sprintf("not started: %v", context.Cause(r.admit))
 	for i := from; i < len(r.builds); i++ {
 		b := &r.rep.Builds[i]
 		b.Status, b.Reason = report.StatusCancelled, why
@@ -201,7 +207,7 @@ func (r *runner) cancelPending(from int) {
 }
 
 func (r *runner) finish() {
-	r.rep.Complete = r.noMore == nil
+	r.rep.Complete = r.admit.Err() == nil
 	r.checkpoint(true)
 	r.emit(report.Event{Kind: report.RunFinished, Build: -1, Run: r.rep})
 }
@@ -231,8 +237,8 @@ func (r *runner) runBuild(i int) {
 	var res *report.Build
 	if r.opts.GPUs == nil {
 		res = w.run()
-	} else if dev, release, err := r.opts.GPUs.Acquire(r.soft); err != nil {
-		res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.soft)))
+	} else if dev, release, err := r.opts.GPUs.Acquire(r.admit); err != nil {
+		res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
 	} else {
 		// The GPU is freed only once the end is queued, so views see this
 		// build finish before the next one starts on it.

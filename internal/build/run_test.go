@@ -324,3 +324,57 @@ func TestSecondSIGINTKillsAndSaysSo(t *testing.T) {
 		t.Errorf("status %s, reason %q", b.Status, b.Reason)
 	}
 }
+
+func TestABlockedViewDelaysNeitherSignalsNorKills(t *testing.T) {
+	dir := t.TempDir()
+	hang := simBuild(dir, "hang", func(b *matrix.Build) {
+		b.Sim.Fault = matrix.Fault{Kind: "hang"}
+		b.Sim.Step = 10 * time.Microsecond
+	})
+	signals := make(chan os.Signal, 1)
+	opts := testOptions(t)
+	opts.InterruptGrace = 300 * time.Millisecond
+	blocked := false
+	opts.OnEvent = func(ev report.Event) {
+		// Once the build hangs (silent), interrupt; then the view hangs too.
+		if ev.Kind == report.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && !blocked {
+			blocked = true
+			signals <- os.Interrupt // then the view hangs, like a paused pipe
+			time.Sleep(3 * time.Second)
+		}
+	}
+	b := Run([]matrix.Build{hang}, opts, signals).Builds[0]
+	if b.Status != report.StatusKilled {
+		t.Fatalf("status %s (%s), want killed", b.Status, b.Reason)
+	}
+	// Killed after the 300ms grace, not after the view woke up 3s later.
+	if b.DurationMs > 2000 {
+		t.Errorf("the build ended after %dms: the blocked view held up the kill", b.DurationMs)
+	}
+}
+
+func TestAGPUWaitEndsWithTheRunBudget(t *testing.T) {
+	dir := t.TempDir()
+	slow := func(b *matrix.Build) { b.Sim.Step = time.Millisecond } // ~6 s
+	builds := []matrix.Build{simBuild(dir, "first", slow), simBuild(dir, "second", slow)}
+	opts := testOptions(t)
+	opts.Jobs, opts.RunBudget = 2, 500*time.Millisecond
+	opts.GPUs = gpus.NewPool([]string{"0"}, 1)
+	begin := time.Now()
+	rep := Run(builds, opts, nil)
+	if took := time.Since(begin); took > 4*time.Second {
+		t.Errorf("the run took %v with a 500ms run budget", took)
+	}
+	// Whichever build got the GPU ran into the run budget; the other was
+	// still waiting for the GPU and never started.
+	ran, waited := rep.Builds[0], rep.Builds[1]
+	if ran.Status == report.StatusCancelled {
+		ran, waited = waited, ran
+	}
+	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != KindRun {
+		t.Errorf("%s: %s %+v, want the run budget exceeded", ran.Name, ran.Status, ran.Budget)
+	}
+	if waited.Status != report.StatusCancelled || !strings.Contains(waited.Reason, "not started: run budget") {
+		t.Errorf("%s: %s (%s), want cancelled while waiting for the GPU", waited.Name, waited.Status, waited.Reason)
+	}
+}

@@ -45,28 +45,18 @@ type watch struct {
 
 	res       report.Build
 	hit       *report.BudgetHit // the limit that stopped the build
-	stopWhy   string            // set once a soft stop was sent
-	stopAt    time.Duration     // build clock of the deadline or signal that stopped it
-	graceUsed time.Duration     // the grace the stop was given
-	killed    bool
-	killedWhy string // what made the kill: the grace ran out, or a second SIGINT
+	ctl       control           // soft stops and kills
 	result    *message
 	output    tail // the worker's own stdout and stderr
 	recording *traceRecorder
 	engineTmp string
-	stdin     io.WriteCloser
 	exitErr   error
 	gpu       string // the GPU this build runs on, "" when not assigned
 	shownLogs int    // library warnings and errors seen so far
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
-	var runLeft time.Duration
-	if r.opts.RunBudget > 0 {
-		runLeft = max(r.opts.RunBudget-r.since(), time.Millisecond)
-	}
-	return &watch{r: r, index: i, spec: spec, state: NewState(), budget: NewBudget(spec.Budgets, runLeft),
-		res: r.rep.Builds[i], started: time.Now()}
+	return &watch{r: r, index: i, spec: spec, state: NewState(), res: r.rep.Builds[i], started: time.Now()}
 }
 
 func (w *watch) now() time.Duration { return time.Since(w.started) }
@@ -76,32 +66,48 @@ func (w *watch) emit(ev report.Event) {
 	w.r.events <- ev
 }
 
-// run starts the worker and follows it to its end.
+// run starts the worker and follows it to its end. Its clock, and the run
+// budget it gets, start now: a build may have waited for a GPU.
 func (w *watch) run() *report.Build {
 	w.started = time.Now()
+	w.res.StartMs = w.r.since().Milliseconds()
+	var runLeft time.Duration
+	if w.r.opts.RunBudget > 0 {
+		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
+	}
+	w.budget = NewBudget(w.spec.Budgets, runLeft)
 	started := report.Event{Kind: report.BuildStarted}
 	if w.gpu != "" {
 		started.Message = "on GPU " + w.gpu
 	}
 	w.emit(started)
-	cmd, msgs, exited, err := w.start()
+	msgs, exited, err := w.start()
 	if err != nil {
-		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error())
+		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error(), outcome{})
 	}
-	w.follow(cmd, msgs, exited)
+	// Signals act through control, not through follow's loop, so they work
+	// even while follow waits on a slow view.
+	stopOnSignal := context.AfterFunc(w.r.soft, func() {
+		grace := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
+		w.ctl.softStop(fmt.Sprint(context.Cause(w.r.soft)), w.now(), grace)
+	})
+	killOnSecond := context.AfterFunc(w.r.kill, func() { w.ctl.kill("killed by a second SIGINT") })
+	w.follow(msgs, exited)
+	stopOnSignal()
+	killOnSecond()
 	return w.classify()
 }
 
 // start launches the worker in a process group of its own, so the terminal's
 // Ctrl-C reaches only the supervisor, and a kill takes all it started.
-func (w *watch) start() (*exec.Cmd, <-chan message, <-chan error, error) {
+func (w *watch) start() (<-chan message, <-chan error, error) {
 	spec, err := w.workerSpec()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	protoR, protoW, err := os.Pipe()
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	cmd := exec.Command(w.r.opts.Exe, w.r.opts.WorkerArgs...)
 	cmd.Env = append(os.Environ(), w.r.opts.WorkerEnv...)
@@ -120,16 +126,16 @@ func (w *watch) start() (*exec.Cmd, <-chan message, <-chan error, error) {
 	protoW.Close()
 	if err != nil {
 		protoR.Close()
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
 	line, _ := json.Marshal(spec)
 	_, _ = stdin.Write(append(line, '\n'))
+	w.ctl.stdin, w.ctl.pgid = stdin, cmd.Process.Pid
 	msgs := make(chan message, 64)
 	go func() { readMessages(protoR, msgs); protoR.Close() }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
-	w.stdin = stdin
-	return cmd, msgs, exited, nil
+	return msgs, exited, nil
 }
 
 func (w *watch) workerSpec() (workerSpec, error) {
@@ -137,6 +143,11 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	w.engineTmp = fmt.Sprintf("%s.partial-%d-%d", b.Engine, os.Getpid(), w.index)
 	if err := os.MkdirAll(filepath.Dir(b.Engine), 0o755); err != nil {
 		return workerSpec{}, err
+	}
+	if b.TimingCache != "" {
+		if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
+			return workerSpec{}, err
+		}
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
 		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
@@ -161,15 +172,13 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
 }
 
-// follow handles the worker's messages, budgets, heartbeats and stops until
-// the worker has exited and its messages are all read.
-func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) {
+// follow handles the worker's messages, budgets and heartbeats until the
+// worker has exited and its messages are all read.
+func (w *watch) follow(msgs <-chan message, exited <-chan error) {
 	beat := time.NewTicker(w.r.opts.Heartbeat)
 	defer beat.Stop()
 	check := time.NewTimer(time.Hour)
 	defer check.Stop()
-	var grace <-chan time.Time
-	soft, kill := w.r.soft.Done(), w.r.kill.Done()
 	exitedYet := false
 	for msgs != nil || !exitedYet {
 		w.armCheck(check)
@@ -183,33 +192,13 @@ func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) 
 		case err := <-exited:
 			exitedYet, exited = true, nil
 			w.exitErr = err
+			w.ctl.exited()
 		case <-check.C:
 		case <-beat.C:
 			w.heartbeat()
-		case <-soft:
-			// A signal shortens any grace already running: the runner
-			// kills us 10 s after its SIGINT.
-			soft = nil
-			g := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
-			if w.stopWhy == "" {
-				w.stopAt = w.now()
-				w.softStop(fmt.Sprint(context.Cause(w.r.soft)))
-			}
-			grace, w.graceUsed = time.After(g), g
-		case <-grace:
-			grace = nil
-			w.killGroup(cmd, fmt.Sprintf("did not stop within its %s grace, so it was killed", w.graceUsed))
-		case <-kill:
-			kill = nil
-			w.killGroup(cmd, "killed by a second SIGINT")
 		}
-		if w.stopWhy == "" && !exitedYet {
-			if hit := w.checkBudgets(); hit != nil {
-				w.hit = hit
-				w.stopAt = w.now() - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
-				w.softStop(describeHit(hit))
-				grace, w.graceUsed = time.After(w.spec.Budgets.Grace), w.spec.Budgets.Grace
-			}
+		if w.judging() {
+			w.enforceBudgets()
 		}
 	}
 	if w.recording != nil {
@@ -217,14 +206,37 @@ func (w *watch) follow(cmd *exec.Cmd, msgs <-chan message, exited <-chan error) 
 	}
 }
 
-// armCheck sets the timer to the next moment a budget could run out or warn.
+// judging is whether budgets still apply: not once the build has a result
+// (a late deadline must not turn a finished build into a stopped one), and
+// not once it is being stopped.
+func (w *watch) judging() bool {
+	return w.result == nil && !w.ctl.stopping()
+}
+
+// enforceBudgets checks every limit and stops the build softly when one has
+// run out: stepComplete returns false from then on.
+func (w *watch) enforceBudgets() {
+	hit := w.checkBudgets()
+	if hit == nil {
+		return
+	}
+	deadline := w.now() - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
+	why := describeHit(hit)
+	if w.ctl.softStop(why, deadline, w.spec.Budgets.Grace) {
+		w.hit = hit
+		w.emit(report.Event{Kind: report.Stopping, Message: why})
+	}
+}
+
+// armCheck sets the timer to the next moment a budget could run out or warn;
+// at once if one already has.
 func (w *watch) armCheck(t *time.Timer) {
 	now := w.now()
 	next, ok := w.budget.Next(w.state, now, w.lastSeen)
-	if !ok {
+	if !ok || !w.judging() {
 		next = now + time.Hour
 	}
-	t.Reset(max(next-now, time.Millisecond))
+	t.Reset(max(next-now, 0))
 }
 
 func (w *watch) handle(m message) {
@@ -316,23 +328,6 @@ func (w *watch) heartbeat() {
 	}})
 }
 
-// softStop asks the build to stop through the monitor: its stepComplete
-// returns false from now on.
-func (w *watch) softStop(why string) {
-	w.stopWhy = why
-	_, _ = io.WriteString(w.stdin, `{"m":"stop"}`+"\n")
-	w.emit(report.Event{Kind: report.Stopping, Message: why})
-}
-
-// killGroup kills the worker's process group; why says what made it.
-func (w *watch) killGroup(cmd *exec.Cmd, why string) {
-	if cmd.Process == nil || w.killed {
-		return
-	}
-	w.killed, w.killedWhy = true, why
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-}
-
 // describeHit words a budget hit for people.
 func describeHit(h *report.BudgetHit) string {
 	limit, took := time.Duration(h.LimitMs)*time.Millisecond, time.Duration(h.ElapsedMs)*time.Millisecond
@@ -350,27 +345,31 @@ func describeHit(h *report.BudgetHit) string {
 // classify decides the build's status from how its worker ended. Reasons
 // leave out the duration: every view shows it beside the status.
 func (w *watch) classify() *report.Build {
+	ctl := w.ctl.outcome()
 	switch {
-	case w.result != nil && w.result.Status == "ok" && !w.killed:
+	case w.result != nil && w.result.Status == "ok":
+		// The engine was complete and synced before the result was sent;
+		// a kill during the worker's teardown does not undo that.
+		w.hit = nil
 		if err := w.keepEngine(); err != nil {
-			return w.conclude(report.StatusFailed, "engine could not be kept: "+err.Error())
+			return w.conclude(report.StatusFailed, "engine could not be kept: "+err.Error(), ctl)
 		}
-		return w.conclude(report.StatusOK, "")
-	case w.killed && w.stopWhy != "":
-		return w.conclude(report.StatusKilled, w.stopWhy+"; "+w.killedWhy)
-	case w.killed:
-		return w.conclude(report.StatusKilled, w.killedWhy)
-	case w.result != nil && w.stopWhy != "" && w.result.Status != "unavailable":
+		return w.conclude(report.StatusOK, "", ctl)
+	case ctl.killWhy != "" && ctl.stopWhy != "":
+		return w.conclude(report.StatusKilled, ctl.stopWhy+"; "+ctl.killWhy, ctl)
+	case ctl.killWhy != "":
+		return w.conclude(report.StatusKilled, ctl.killWhy, ctl)
+	case w.result != nil && ctl.stopWhy != "" && w.result.Status != "unavailable":
 		if w.hit != nil {
-			return w.conclude(report.StatusBudgetExceeded, w.stopWhy)
+			return w.conclude(report.StatusBudgetExceeded, ctl.stopWhy, ctl)
 		}
-		return w.conclude(report.StatusCancelled, w.stopWhy)
+		return w.conclude(report.StatusCancelled, ctl.stopWhy, ctl)
 	case w.result != nil && w.result.Status == "cancelled":
-		return w.conclude(report.StatusCancelled, "the library stopped the build although nobody asked it to")
+		return w.conclude(report.StatusCancelled, "the library stopped the build although nobody asked it to", ctl)
 	case w.result != nil:
-		return w.conclude(report.StatusFailed, w.failure())
+		return w.conclude(report.StatusFailed, w.failure(), ctl)
 	}
-	return w.conclude(report.StatusCrashed, fmt.Sprintf("worker crashed: %s%s", exitDescription(w.exitErr), w.output.lastLine()))
+	return w.conclude(report.StatusCrashed, fmt.Sprintf("worker crashed: %s%s", exitDescription(w.exitErr), w.output.lastLine()), ctl)
 }
 
 func (w *watch) failure() string {
@@ -400,7 +399,7 @@ func exitDescription(err error) string {
 }
 
 // conclude fills in the report entry; any engine that is not kept is removed.
-func (w *watch) conclude(status, reason string) *report.Build {
+func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	if status != report.StatusOK && w.engineTmp != "" {
 		_ = os.Remove(w.engineTmp)
 	}
@@ -411,8 +410,11 @@ func (w *watch) conclude(status, reason string) *report.Build {
 	b.LongestSilenceMs = w.state.LongestSilence().Milliseconds()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
-	if w.stopWhy != "" {
-		b.StopLatencyMs = max(w.now()-w.stopAt, 0).Milliseconds()
+	if ctl.stopWhy != "" {
+		b.StopLatencyMs = max(w.now()-ctl.stopAt, 0).Milliseconds()
+	}
+	if w.result != nil && w.result.Dropped > 0 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%d callbacks were dropped: the worker's queue was full", w.result.Dropped))
 	}
 	return b
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
@@ -17,6 +18,9 @@ import (
 // drainEvery is how often a worker hands callbacks on. It bounds how late a
 // budget is noticed, and costs the build nothing: callbacks only queue.
 const drainEvery = 10 * time.Millisecond
+
+// maxBatch bounds the callbacks in one message to the supervisor.
+const maxBatch = 4096
 
 // orphanGrace is how long a worker whose supervisor vanished keeps trying to
 // stop its build softly before it exits anyway.
@@ -36,7 +40,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 		_ = out.Encode(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
 		return 2
 	}
-	_ = out.Encode(message{M: msgHello, Library: libraryName(spec)})
+	library := libraryName(spec)
 	b, err := startNative(spec)
 	if err != nil {
 		status := "failed"
@@ -47,6 +51,9 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 		return 0
 	}
 	defer b.Close()
+	// The monitor's clock started just now: the supervisor maps callback
+	// times to its own clock from this message.
+	_ = out.Encode(message{M: msgHello, Library: library})
 	go obeySupervisor(in, b)
 	pump(b, out)
 	return 0
@@ -123,16 +130,17 @@ func pump(b *native.Build, out *json.Encoder) {
 	var logs []native.LogLine
 	flush := func() {
 		events, logs = b.Drain(events[:0]), b.Logs(logs[:0])
-		if len(events) > 0 {
-			wire := make([]wireEvent, len(events))
-			for i, ev := range events {
+		// Bounded messages: a flood of callbacks arrives as many lines.
+		for batch := range slices.Chunk(events, maxBatch) {
+			wire := make([]wireEvent, len(batch))
+			for i, ev := range batch {
 				wire[i] = toWire(ev)
 			}
 			_ = out.Encode(message{M: msgEvents, Events: wire})
 		}
-		if len(logs) > 0 {
-			lines := make([]report.LogLine, len(logs))
-			for i, l := range logs {
+		for batch := range slices.Chunk(logs, maxBatch/16) {
+			lines := make([]report.LogLine, len(batch))
+			for i, l := range batch {
 				lines[i] = report.LogLine{Severity: severityName(l.Severity), Text: l.Text}
 			}
 			_ = out.Encode(message{M: msgLogs, Logs: lines})

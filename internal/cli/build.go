@@ -2,6 +2,7 @@ package cli
 
 import (
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -121,14 +122,14 @@ func runBuild(c *Command, args []string) (int, error) {
 		OnEvent: views.Handle, Checkpoint: out.checkpoint,
 	}, signals)
 	if err := views.Close(); err != nil {
-		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
 	if err := out.final(rep); err != nil {
-		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 		return ExitFailed, nil
 	}
 	if err := writeJUnit(f.publish.junit, rep); err != nil {
-		fmt.Fprintf(c.Streams.Err, "trt-action: %v\n", err)
+		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 		return ExitFailed, nil
 	}
 	sig := signalOf(rep)
@@ -143,6 +144,10 @@ func runBuild(c *Command, args []string) (int, error) {
 // loadBuilds reads the matrix file and picks the builds to run.
 func loadBuilds(path string, only []string, backend string) (*matrix.File, []matrix.Build, error) {
 	file, err := matrix.Load(path)
+	var problems matrix.Errors
+	if err != nil && !errors.As(err, &problems) {
+		return nil, nil, usagef("matrix file: %v", err) // unreadable: invalid input, exit 2
+	}
 	if err != nil {
 		return nil, nil, err
 	}

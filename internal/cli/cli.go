@@ -86,6 +86,9 @@ func (c *Command) Main(args []string) (code int) {
 		if errors.Is(err, flag.ErrHelp) {
 			return ExitOK
 		}
+		if code != ExitOK { // the subcommand knows best
+			return code
+		}
 		return codeForError(err)
 	}
 	return code

@@ -3,6 +3,7 @@ package cli
 import (
 	"crypto/rand"
 	"errors"
+	"io"
 	"os"
 	"time"
 
@@ -70,7 +71,8 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		set.views = append(set.views, report.NewPlainView(human, report.PlainOptions{Depth: f.depth}))
 	}
 	if f.events != "" {
-		w := c.Streams.Out
+		// On stdout the stream may be the workflow log: keep it inert.
+		var w io.Writer = inertWriter{c.Streams.Out}
 		if f.events != "-" {
 			file, err := os.Create(f.events)
 			if err != nil {
@@ -82,4 +84,15 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		set.views = append(set.views, events.New(w, events.Options{Depth: f.depth}))
 	}
 	return set, heartbeat, nil
+}
+
+// inertWriter passes JSON lines through actions.InertJSON. The event stream
+// writes each line whole, so "##[" never straddles two writes.
+type inertWriter struct{ w io.Writer }
+
+func (i inertWriter) Write(p []byte) (int, error) {
+	if _, err := i.w.Write(actions.InertJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
 }

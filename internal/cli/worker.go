@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/trt-action/trt-action/internal/build"
+	"golang.org/x/sys/unix"
 )
 
 // workerCommand is the hidden subcommand a supervisor starts for each build.
@@ -14,9 +15,9 @@ func init() {
 }
 
 func runWorker(c *Command, args []string) (int, error) {
-	proto := os.NewFile(3, "proto")
-	if proto == nil {
-		return ExitInvalid, usagef("%s is started by trt-action build, not by hand", workerCommand)
+	// Nothing the library starts may inherit the protocol pipe.
+	if _, err := unix.FcntlInt(3, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {
+		return ExitInvalid, usagef("%s is started by trt-action build, not by hand (no protocol pipe: %v)", workerCommand, err)
 	}
-	return build.RunWorker(c.Streams.In, proto), nil
+	return build.RunWorker(c.Streams.In, os.NewFile(3, "proto")), nil
 }

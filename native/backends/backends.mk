@@ -19,6 +19,7 @@ BACKEND_CXX ?= $(if $(CXX),$(CXX),g++)
 BACKEND_CXXFLAGS ?= -std=c++17 -O2 -Wall -Wextra
 BACKEND_SRC := native/backends/shim.cc
 BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
+	native/backends/files.h native/backends/host_log.h native/backends/precision.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
@@ -54,13 +55,24 @@ $(BACKEND_LIBDIR)/libtam_trt11.so: $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(call backend_compile,TAM_FLAVOR_TRT11,$(TRT11_INCLUDE))
 
-# The request decoder's tests, under the sanitizers. Prints "N passed, N failed".
+# The backends' own tests, under the sanitizers; each prints "N passed, N failed".
+#   request_test.cc  the request decoder (request.h, json.h)
+#   support_test.cc  the shim's TensorRT-free parts (files.h, precision.h, host_log.h)
 BACKEND_TEST_BIN ?= bin/backends-request-test
-backends-test: $(BACKEND_TEST_BIN)
+BACKEND_SUPPORT_TEST_BIN ?= bin/backends-support-test
+BACKEND_TEST_CXXFLAGS = $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -Inative
+backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN)
 	$(BACKEND_TEST_BIN)
+	$(BACKEND_SUPPORT_TEST_BIN)
 
-$(BACKEND_TEST_BIN): native/backends/request_test.cc native/backends/request.h native/backends/json.h
+$(BACKEND_TEST_BIN): native/backends/request_test.cc native/backends/request.h native/backends/json.h \
+		native/backends/test_check.h
 	@mkdir -p $(dir $@)
-	$(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -o $@ native/backends/request_test.cc
+	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -o $@ native/backends/request_test.cc
+
+$(BACKEND_SUPPORT_TEST_BIN): native/backends/support_test.cc native/backends/files.h native/backends/precision.h \
+		native/backends/host_log.h native/backends/test_check.h native/trtaction.h
+	@mkdir -p $(dir $@)
+	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -pthread -o $@ native/backends/support_test.cc
 
 .DEFAULT_GOAL := $(backends_saved_default_goal)

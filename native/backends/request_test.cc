@@ -1,35 +1,14 @@
 // request_test.cc: tests for json.h and request.h, which need no TensorRT.
 // Built and run by `make backends-test` (native/backends/backends.mk).
-#include <cstdio>
-#include <functional>
 #include <string>
 
 #include "request.h"
+#include "test_check.h"
 
 namespace {
 
-int passed = 0, failed = 0;
-
-void check(bool ok, const char* what) {
-  if (ok) {
-    ++passed;
-  } else {
-    ++failed;
-    std::printf("FAIL: %s\n", what);
-  }
-}
-
-// throws_with reports whether fn throws an error whose message contains want.
-bool throws_with(const std::function<void()>& fn, const std::string& want) {
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    if (std::string(e.what()).find(want) != std::string::npos) return true;
-    std::printf("  message was: %s\n", e.what());
-    return false;
-  }
-  return false;
-}
+using tamtest::check;
+using tamtest::throws_with;
 
 void test_full_request() {
   // What encoding/json writes for a native.Request, including its escapes
@@ -103,6 +82,5 @@ int main() {
   test_no_monitor();
   test_strings();
   test_errors();
-  std::printf("%d passed, %d failed\n", passed, failed);
-  return failed == 0 ? 0 : 1;
+  return tamtest::summary();
 }

@@ -12,19 +12,13 @@
 // Only the C entry points are looked up (createInferBuilder_INTERNAL and
 // friends); everything else is a virtual call through the objects they return.
 #include <dlfcn.h>
-#include <fcntl.h>
 #include <link.h>
-#include <sys/file.h>
 #include <sys/stat.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -32,6 +26,9 @@
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
+#include "files.h"
+#include "host_log.h"
+#include "precision.h"
 #include "request.h"
 #include "trtaction.h"
 
@@ -58,6 +55,7 @@ namespace {
 // ------------------------------------------------------------ flavour facts
 
 #if defined(TAM_FLAVOR_RTX)
+constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRTRTX;
 constexpr char kBackend[] = "tensorrt-rtx";
 constexpr char kProduct[] = "TensorRT-RTX";
 constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
@@ -70,9 +68,11 @@ constexpr char kInstallHint[] =
 constexpr char kBackend[] = "tensorrt";
 constexpr char kProduct[] = "TensorRT";
 #if NV_TENSORRT_MAJOR == 10
+constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRT10;
 constexpr char kInferSoname[] = "libnvinfer.so.10";
 constexpr char kParserSoname[] = "libnvonnxparser.so.10";
 #else
+constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRT11;
 constexpr char kInferSoname[] = "libnvinfer.so.11";
 constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 #endif
@@ -80,14 +80,6 @@ constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] =
     "run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt) or install TensorRT from NVIDIA, "
     "and pass the folder holding libnvinfer with --trt-lib or TRT_ACTION_TRT_LIB";
-#endif
-
-// Networks are always strongly typed on TensorRT 11 and TensorRT-RTX: the
-// ONNX model's types decide the precision, and the precision flags are gone.
-#if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
-constexpr bool kAlwaysStronglyTyped = false;
-#else
-constexpr bool kAlwaysStronglyTyped = true;
 #endif
 
 std::string version_string(int64_t major, int64_t minor, int64_t patch, int64_t build) {
@@ -231,43 +223,25 @@ void check_version(const Library& lib) {
 
 // ------------------------------------------------------------ logger
 
-// HostLogger forwards TensorRT's log to the host of the build in progress.
-// TensorRT keeps the first logger it is given for the whole process, so this
-// one is a process-wide object whose host is swapped per build.
+// HostLogger is TensorRT's view of tam::HostLogSink. TensorRT keeps the
+// first logger it is given for the whole process, so this one is a
+// process-wide object whose host is swapped per build.
 class HostLogger : public nvinfer1::ILogger {
  public:
   void log(Severity severity, const char* msg) noexcept override {
     try {
-      if (msg == nullptr) return;
-      if (severity <= Severity::kERROR) {
-        std::lock_guard<std::mutex> lock(mu_);
-        last_error_ = msg;
-      }
-      // Verbose lines come by the thousand during tactic timing; they are
-      // not worth the queue.
-      const tam_host* host = host_.load(std::memory_order_acquire);
-      if (host != nullptr && severity <= Severity::kINFO) host->log(host->ctx, static_cast<int32_t>(severity), msg);
+      sink_.log(static_cast<int32_t>(severity), msg);
     } catch (...) {
     }
   }
 
-  void attach(const tam_host* host) {
-    std::lock_guard<std::mutex> lock(mu_);
-    last_error_.clear();
-    host_.store(host, std::memory_order_release);
-  }
-
-  void detach() { host_.store(nullptr, std::memory_order_release); }
-
-  std::string last_error() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return last_error_;
-  }
+  void attach(const tam_host* host) { sink_.attach(host); }
+  // detach returns once no call into the host is in progress.
+  void detach() { sink_.detach(); }
+  std::string last_error() { return sink_.last_error(); }
 
  private:
-  std::atomic<const tam_host*> host_{nullptr};
-  std::mutex mu_;
-  std::string last_error_;
+  tam::HostLogSink sink_;
 };
 
 HostLogger& logger() {
@@ -304,84 +278,6 @@ class HostMonitor : public nvinfer1::IProgressMonitor {
   const tam_host* host_;
 };
 
-// ------------------------------------------------------------ files
-
-std::string errno_text() { return std::strerror(errno); }
-
-void write_all(int fd, const void* data, size_t size, const std::string& path) {
-  const char* p = static_cast<const char*>(data);
-  while (size > 0) {
-    ssize_t n = ::write(fd, p, size);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) fail("writing " + path + ": " + errno_text());
-    p += n;
-    size -= static_cast<size_t>(n);
-  }
-}
-
-// write_file writes data to path and fsyncs it, so a completed build is on
-// disk before the caller renames it into place.
-void write_file(const std::string& path, const void* data, size_t size) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) fail("creating " + path + ": " + errno_text());
-  try {
-    write_all(fd, data, size, path);
-    if (::fsync(fd) != 0) fail("syncing " + path + ": " + errno_text());
-  } catch (...) {
-    ::close(fd);
-    throw;
-  }
-  if (::close(fd) != 0) fail("closing " + path + ": " + errno_text());
-}
-
-#if !defined(TAM_FLAVOR_RTX)
-// read_file returns the file's bytes, or an empty vector when it does not exist.
-std::vector<char> read_file(const std::string& path) {
-  std::vector<char> out;
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    if (errno == ENOENT) return out;
-    fail("opening " + path + ": " + errno_text());
-  }
-  char buf[1 << 16];
-  for (;;) {
-    ssize_t n = ::read(fd, buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      ::close(fd);
-      fail("reading " + path + ": " + errno_text());
-    }
-    if (n == 0) break;
-    out.insert(out.end(), buf, buf + n);
-  }
-  ::close(fd);
-  return out;
-}
-
-// FileLock holds an exclusive flock on path + ".lock" (a separate file,
-// because the cache itself is replaced by rename).
-class FileLock {
- public:
-  explicit FileLock(const std::string& path) {
-    const std::string lock_path = path + ".lock";
-    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (fd_ < 0) fail("opening " + lock_path + ": " + errno_text());
-    while (::flock(fd_, LOCK_EX) != 0) {
-      if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd_);
-      fail("locking " + lock_path + ": " + std::strerror(e));
-    }
-  }
-  ~FileLock() { ::close(fd_); }  // closing releases the lock
-  FileLock(const FileLock&) = delete;
-  FileLock& operator=(const FileLock&) = delete;
-
- private:
-  int fd_ = -1;
-};
-#endif
-
 // ------------------------------------------------------------ the build
 
 template <typename T>
@@ -406,19 +302,12 @@ nvinfer1::Dims to_dims(const std::vector<int64_t>& v) {
   return d;
 }
 
+// check_request_fits_flavour refuses what this flavour cannot do before the
+// library is loaded, so a wrong matrix entry fails the same way everywhere.
 void check_request_fits_flavour(const tam::BuildRequest& req) {
-  for (const auto& p : req.precision) {
-    if (p == "tf32") continue;  // BuilderFlag::kTF32 is not a type constraint; it exists everywhere
-    if (kAlwaysStronglyTyped)
-      fail(std::string("precision \"") + p + "\": " + kProduct + " " + std::to_string(NV_TENSORRT_MAJOR) +
-           ".x networks are always strongly typed, so the ONNX model's types decide precision; remove precision "
-           "(tf32 is the only one allowed) or convert the model");
-    if (req.strongly_typed)
-      fail("precision \"" + p + "\" contradicts strongly_typed: a strongly typed network takes its types from the "
-           "model; remove one of them");
-    if (p != "fp16" && p != "bf16" && p != "int8" && p != "fp8")
-      fail("precision \"" + p + "\" is unknown; allowed: fp16, bf16, int8, fp8, tf32");
-  }
+  // Only checked here; build() applies them for the loaded library's minor
+  // version, which decides no more than what `best` includes.
+  tam::precision_flags(kFlavour, NV_TENSORRT_MINOR, req.precision, req.strongly_typed);
 #if defined(TAM_FLAVOR_RTX)
   if (!req.timing_cache.empty())
     fail("timing_cache: TensorRT-RTX has no timing cache API (and a cache would need a GPU); remove timing_cache");
@@ -429,18 +318,24 @@ void check_request_fits_flavour(const tam::BuildRequest& req) {
 }
 
 // The precision flags are deprecated in 10.x (strong typing replaces them)
-// but still what TensorRT 10 users ask for.
+// but still what TensorRT 10 users ask for; 11.x and TensorRT-RTX have none.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void apply_precision(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req) {
-  for (const auto& p : req.precision) {
-    if (p == "tf32") config.setFlag(nvinfer1::BuilderFlag::kTF32);
+void apply_precision(nvinfer1::IBuilderConfig& config, const std::vector<tam::PrecisionFlag>& flags) {
+  using P = tam::PrecisionFlag;
+  using nvinfer1::BuilderFlag;
+  for (P flag : flags) {
+    switch (flag) {
+      case P::kTF32: config.setFlag(BuilderFlag::kTF32); break;
 #if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
-    else if (p == "fp16") config.setFlag(nvinfer1::BuilderFlag::kFP16);
-    else if (p == "bf16") config.setFlag(nvinfer1::BuilderFlag::kBF16);
-    else if (p == "int8") config.setFlag(nvinfer1::BuilderFlag::kINT8);
-    else if (p == "fp8") config.setFlag(nvinfer1::BuilderFlag::kFP8);
+      case P::kFP16: config.setFlag(BuilderFlag::kFP16); break;
+      case P::kBF16: config.setFlag(BuilderFlag::kBF16); break;
+      case P::kINT8: config.setFlag(BuilderFlag::kINT8); break;
+      case P::kFP8: config.setFlag(BuilderFlag::kFP8); break;
+#else
+      default: fail("internal error: a precision flag on a strongly typed flavour");  // precision_flags refuses it
 #endif
+    }
   }
 }
 #pragma GCC diagnostic pop
@@ -555,15 +450,17 @@ void add_profile(nvinfer1::IBuilder& builder, nvinfer1::INetworkDefinition& netw
 // TimingCache holds the build's timing cache. It starts from the file (an
 // incompatible file is ignored with a warning) and afterwards merges the
 // build's timings into whatever the file holds by then, under the lock, so
-// concurrent builds sharing one file lose nothing.
+// concurrent builds sharing one file lose nothing. The file's folder is
+// created if missing: the matrix may name a cache in a folder nobody made.
 class TimingCache {
  public:
   TimingCache(nvinfer1::IBuilderConfig& config, const std::string& path, const tam_host* host)
       : config_(config), path_(path) {
     std::vector<char> blob;
     {
-      FileLock lock(path_);
-      blob = read_file(path_);
+      tam::make_parent_dirs(path_);
+      tam::FileLock lock(path_);
+      blob = tam::read_file(path_);
     }
     cache_.reset(config_.createTimingCache(blob.data(), blob.size()));
     if (cache_ && config_.setTimingCache(*cache_, false)) return;
@@ -574,26 +471,38 @@ class TimingCache {
       fail("cannot create a timing cache: " + logger().last_error());
   }
 
+  // save_or_warn merges and writes the cache. It runs after the engine is
+  // written, and a cache is only an accelerator, so a failure here is a
+  // warning: failing the build would make the supervisor delete a complete
+  // engine.
+  void save_or_warn(const tam_host* host) {
+    std::string error;
+    try {
+      save();
+      return;
+    } catch (const BuildError& e) {
+      error = e.message;
+    } catch (const std::exception& e) {
+      error = e.what();
+    }
+    const std::string warning = "timing cache " + path_ + " was not saved (the engine is complete): " + error;
+    host->log(host->ctx, TAM_SEV_WARNING, warning.c_str());
+  }
+
+ private:
   void save() {
     const nvinfer1::ITimingCache* used = config_.getTimingCache();
     if (used == nullptr) return;
-    FileLock lock(path_);
-    std::vector<char> blob = read_file(path_);
+    tam::FileLock lock(path_);
+    std::vector<char> blob = tam::read_file(path_);
     Owned<nvinfer1::ITimingCache> merged(config_.createTimingCache(blob.data(), blob.size()));
     if (!merged || !merged->combine(*used, false)) merged.reset(config_.createTimingCache(nullptr, 0));
     if (!merged || !merged->combine(*used, false)) fail("cannot merge the timing cache: " + logger().last_error());
     Owned<nvinfer1::IHostMemory> bytes(merged->serialize());
     if (!bytes) fail("cannot serialize the timing cache: " + logger().last_error());
-    const std::string tmp = path_ + ".tmp." + std::to_string(::getpid());
-    write_file(tmp, bytes->data(), bytes->size());
-    if (::rename(tmp.c_str(), path_.c_str()) != 0) {
-      int e = errno;
-      ::unlink(tmp.c_str());
-      fail("replacing " + path_ + ": " + std::strerror(e));
-    }
+    tam::replace_file(path_, bytes->data(), bytes->size());
   }
 
- private:
   nvinfer1::IBuilderConfig& config_;
   std::string path_;
   Owned<nvinfer1::ITimingCache> cache_;  // must outlive the build
@@ -642,7 +551,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   if (req.workspace_bytes > 0)
     config->setMemoryPoolLimit(nvinfer1::MemoryPoolType::kWORKSPACE, static_cast<size_t>(req.workspace_bytes));
   if (req.has_opt_level) config->setBuilderOptimizationLevel(req.opt_level);
-  apply_precision(*config, req);
+  apply_precision(*config, tam::precision_flags(kFlavour, lib.minor, req.precision, req.strongly_typed));
 #if defined(TAM_FLAVOR_RTX)
   apply_targets(*config, req);
 #endif
@@ -661,9 +570,9 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
     std::string last = logger().last_error();
     fail(last.empty() ? std::string("the build failed without an error message") : last);
   }
-  write_file(req.engine_tmp, engine->data(), engine->size());
+  tam::write_file(req.engine_tmp, engine->data(), engine->size());
 #if !defined(TAM_FLAVOR_RTX)
-  if (timing) timing->save();
+  if (timing) timing->save_or_warn(host);
 #endif
   err->clear();
   return TAM_OK;

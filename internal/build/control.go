@@ -1,0 +1,93 @@
+package build
+
+import (
+	"fmt"
+	"io"
+	"sync"
+	"syscall"
+	"time"
+)
+
+// control stops one build's worker. Its methods are safe from any goroutine,
+// so signals and grace timers reach the worker even while the goroutine that
+// follows the build is busy (a slow view, a burst of events).
+type control struct {
+	mu    sync.Mutex
+	stdin io.Writer
+	pgid  int
+
+	stopWhy   string        // the first soft stop's reason; "" while none
+	stopAt    time.Duration // build clock of the deadline or signal behind it
+	killTimer *time.Timer
+	killAt    time.Time // when the pending kill fires
+	killWhy   string    // what killed the worker; "" while it was not killed
+	ended     bool      // the worker has exited: its pid may be reused
+}
+
+// softStop asks the worker to stop through the monitor (its stepComplete
+// returns false from now on) and arms a kill grace later. A later soft stop,
+// such as a signal during a budget's grace, can only bring the kill closer.
+// It reports whether this was the first soft stop.
+func (c *control) softStop(why string, at, grace time.Duration) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended {
+		return false
+	}
+	first := c.stopWhy == ""
+	if first {
+		c.stopWhy, c.stopAt = why, at
+		_, _ = io.WriteString(c.stdin, `{"m":"stop"}`+"\n")
+	}
+	if due := time.Now().Add(grace); c.killTimer == nil || due.Before(c.killAt) {
+		if c.killTimer != nil {
+			c.killTimer.Stop()
+		}
+		c.killAt = due
+		c.killTimer = time.AfterFunc(grace, func() {
+			c.kill(fmt.Sprintf("did not stop within its %s grace, so it was killed", grace))
+		})
+	}
+	return first
+}
+
+// kill ends the worker's whole process group at once.
+func (c *control) kill(why string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.ended || c.killWhy != "" || c.pgid <= 0 {
+		return
+	}
+	c.killWhy = why
+	_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
+}
+
+// exited records that the worker is gone: no timer may signal its pid now.
+func (c *control) exited() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.ended = true
+	if c.killTimer != nil {
+		c.killTimer.Stop()
+	}
+}
+
+// stopping reports whether a soft stop was asked for.
+func (c *control) stopping() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.stopWhy != ""
+}
+
+// outcome is what control did, for the build's status.
+type outcome struct {
+	stopWhy string
+	stopAt  time.Duration
+	killWhy string
+}
+
+func (c *control) outcome() outcome {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return outcome{stopWhy: c.stopWhy, stopAt: c.stopAt, killWhy: c.killWhy}
+}

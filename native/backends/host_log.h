@@ -1,0 +1,63 @@
+// host_log.h: where the shim's TensorRT logger sends lines. Independent of
+// TensorRT so its thread safety can be tested without it.
+#ifndef TAM_BACKENDS_HOST_LOG_H
+#define TAM_BACKENDS_HOST_LOG_H
+
+#include <cstdint>
+#include <mutex>
+#include <string>
+
+#include "trtaction.h"
+
+namespace tam {
+
+// HostLogSink forwards log lines to the host of the build in progress and
+// remembers the newest error. TensorRT logs from its own threads, also
+// after a build has returned, while the host (and the monitor behind
+// host->ctx) is freed as soon as build() returns. So the host pointer is read
+// and called under a mutex that detach() also takes: once detach() returns,
+// no call into the old host is running or can start. Only INFO and worse
+// lines are forwarded (the thousands of VERBOSE lines return before the
+// lock), so holding it during the call costs nothing measurable.
+class HostLogSink {
+ public:
+  void log(int32_t severity, const char* msg) {
+    if (msg == nullptr) return;
+    if (severity <= TAM_SEV_ERROR) {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      last_error_ = msg;
+    }
+    if (severity > TAM_SEV_INFO) return;
+    std::lock_guard<std::mutex> lock(host_mu_);
+    if (host_ != nullptr) host_->log(host_->ctx, severity, msg);
+  }
+
+  void attach(const tam_host* host) {
+    {
+      std::lock_guard<std::mutex> lock(error_mu_);
+      last_error_.clear();
+    }
+    std::lock_guard<std::mutex> lock(host_mu_);
+    host_ = host;
+  }
+
+  void detach() {
+    std::lock_guard<std::mutex> lock(host_mu_);
+    host_ = nullptr;
+  }
+
+  std::string last_error() {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    return last_error_;
+  }
+
+ private:
+  std::mutex host_mu_;  // guards host_ and every call through it
+  const tam_host* host_ = nullptr;
+  std::mutex error_mu_;  // separate: last_error() is read while a line may be forwarded
+  std::string last_error_;
+};
+
+}  // namespace tam
+
+#endif
