@@ -1,6 +1,6 @@
 // Package events writes a running build matrix as JSON Lines, one object per
 // line as things happen, for tools that follow a run live (IDE plugins,
-// dashboards, agents). docs/events.md describes the format.
+// dashboards, agents). README.md ("Event stream") describes the format.
 package events
 
 import (
