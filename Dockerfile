@@ -5,8 +5,9 @@
 #   docker build -t trt-action .
 #   docker run --rm --gpus all -v "$PWD:/work" -w /work trt-action build -f trt-builds.yml
 #
-# 25.06 ships TensorRT 10.11 (CUDA 12.9). Moving to another release only
-# needs this tag changed: the backend is rebuilt against whatever it ships.
+# The tag picks the TensorRT 10.x release (see NVIDIA's container release
+# notes). Moving to another release only needs this tag changed: the
+# backend is rebuilt against whatever headers it ships.
 ARG TENSORRT_IMAGE=nvcr.io/nvidia/tensorrt:25.06-py3
 ARG GO_IMAGE=golang:1.26-bookworm
 

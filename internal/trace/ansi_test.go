@@ -126,7 +126,9 @@ func TestConvertANSIErrors(t *testing.T) {
 func readRecording(t *testing.T) []byte {
 	t.Helper()
 	data, err := os.ReadFile(recording)
-	if os.IsNotExist(err) && os.Getenv("CI") == "" {
+	// .ci/run has ../shared beside the project and sets this: there the
+	// recording must be read, never skipped.
+	if os.IsNotExist(err) && os.Getenv("TRT_ACTION_REQUIRE_SHARED") == "" {
 		t.Skipf("recording not present (%s); CI checks out ../shared beside the project", recording)
 	}
 	if err != nil {
