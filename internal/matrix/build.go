@@ -61,6 +61,10 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
 	}
 	if p, ok := fs.get("timing-cache"); ok {
+		if b.Backend == "tensorrt-rtx" {
+			// FACTS: a timing cache makes TensorRT-RTX look for a GPU.
+			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
+		}
 		b.TimingCache, _ = d.path(p.val, "timing-cache")
 	}
 }
@@ -76,7 +80,12 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 		}
 	}
 	if p, ok := fs.get("precision"); ok {
-		b.Precision, _ = d.enumList(p.val, "precision", Precisions)
+		var valid bool
+		b.Precision, valid = d.enumList(p.val, "precision", Precisions)
+		if valid && b.Backend == "tensorrt-rtx" && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
+			d.w.errs.add(d.w.pos(p.key), "precision: TensorRT-RTX networks are always strongly typed, so only tf32 is allowed; "+
+				"set types in the ONNX model instead (casts, QuantizeLinear/DequantizeLinear)")
+		}
 	}
 	if p, ok := fs.get("shapes"); ok {
 		b.Shapes = d.shapes(p.val)
