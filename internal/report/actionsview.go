@@ -277,14 +277,17 @@ func (v *ActionsView) Close() error {
 		v.out.command(actions.EndGroup())
 		v.open = -1
 	}
+	v.out.endFence()
 	v.out.flush()
 	return v.out.err
 }
 
 // emitter keeps uncontrolled text and our own commands apart: text is
-// written only inside a stop-commands fence, commands only outside it. One
-// Handle's output goes out in a single write with the fence closed, so a
-// killed process never leaves commands stopped.
+// written only inside a stop-commands fence, commands only outside it. The
+// fence stays open from one event to the next, so a build's lines read as a
+// log rather than a wall of fences; it closes before each of our commands
+// and on Close. Every exit but SIGKILL closes it, and the runner sends that
+// only while it tears the step down.
 type emitter struct {
 	w      io.Writer
 	fence  actions.Fence
@@ -321,11 +324,16 @@ func (e *emitter) line(s string) {
 	e.buf.WriteByte('\n')
 }
 
-func (e *emitter) flush() {
+// endFence lets commands run again.
+func (e *emitter) endFence() {
 	if e.fenced {
 		e.line(e.fence.End())
 		e.fenced = false
 	}
+}
+
+// flush writes what is buffered; an open fence stays open.
+func (e *emitter) flush() {
 	if e.buf.Len() > 0 && e.err == nil {
 		_, e.err = io.WriteString(e.w, e.buf.String())
 	}
