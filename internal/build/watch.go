@@ -110,9 +110,10 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 		return nil, nil, err
 	}
 	cmd := exec.Command(w.r.opts.Exe, w.r.opts.WorkerArgs...)
-	cmd.Env = append(os.Environ(), w.r.opts.WorkerEnv...)
+	cmd.Env = append(workerEnviron(os.Environ()), w.r.opts.WorkerEnv...)
 	if w.gpu != "" {
-		cmd.Env = append(cmd.Env, gpus.Env(w.gpu))
+		// nvidia-smi numbers GPUs by PCI bus; make CUDA agree with it.
+		cmd.Env = append(cmd.Env, gpus.Env(w.gpu), "CUDA_DEVICE_ORDER=PCI_BUS_ID")
 		w.res.GPU = w.gpu
 	}
 	cmd.ExtraFiles = []*os.File{protoW}
@@ -457,4 +458,21 @@ func (t *tail) lastLine() string {
 		return " (last output: " + last + ")"
 	}
 	return ""
+}
+
+// workerEnviron is the supervisor's environment without the tokens a
+// workflow gives it: a worker loads TensorRT, plugins and models, and needs
+// none of them.
+func workerEnviron(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		secret := strings.Contains(upper, "TOKEN") &&
+			(strings.HasPrefix(upper, "GITHUB_") || strings.HasPrefix(upper, "INPUT_") || strings.HasPrefix(upper, "ACTIONS_"))
+		if !secret {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

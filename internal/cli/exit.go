@@ -65,7 +65,9 @@ func exitFor(r *report.Report, signal, failOn, regression string) int {
 	}
 	for _, b := range r.Builds {
 		switch b.Status {
-		case report.StatusFailed, report.StatusCrashed, report.StatusKilled:
+		// A build still pending or running in a finished report never
+		// ended: its shard was killed, or its report is from a lost runner.
+		case report.StatusFailed, report.StatusCrashed, report.StatusKilled, report.StatusPending, report.StatusRunning:
 			return ExitFailed
 		case report.StatusBudgetExceeded, report.StatusCancelled:
 			code = ExitBudget

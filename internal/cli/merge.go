@@ -2,7 +2,9 @@ package cli
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
 )
@@ -16,17 +18,27 @@ func init() {
 // publishes the comment and check run for the whole matrix. Its exit code is
 // the one a single job running every build would have had.
 func runMerge(c *Command, args []string) (int, error) {
-	var reportPath, summaryPath string
+	var reportPath, summaryPath, matrixPath, baselinePath, failOn string
 	var pub publishFlags
-	fs := c.newFlags("merge", "[--report FILE] [--summary FILE] [--junit FILE] [--comment MODE] [--check-run] REPORT...")
+	fs := c.newFlags("merge", "[-f MATRIX] [--report FILE] [--summary FILE] [--junit FILE] [--baseline REPORT] [--fail-on WHAT] [--comment MODE] [--check-run] REPORT...")
+	fs.StringVar(&matrixPath, "f", "", "the run's matrix `file`: every build in it must be in a report (a shard that uploaded nothing shows), and its regression thresholds apply")
 	fs.StringVar(&reportPath, "report", "trt-report.json", "write the merged JSON report to `file`")
 	fs.StringVar(&summaryPath, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
+	fs.StringVar(&baselinePath, "baseline", "", "an earlier JSON `report` to compare build times with")
+	fs.StringVar(&failOn, "fail-on", failOnBudget, "what fails the step: failure, budget (failures, blown budgets, regressions) or never")
 	pub.register(fs)
-	if err := c.parse(fs, args, publishInputs); err != nil {
+	inputs := map[string]string{"f": "matrix", "baseline": "baseline", "fail-on": "fail-on"}
+	for k, v := range publishInputs {
+		inputs[k] = v
+	}
+	if err := c.parse(fs, args, inputs); err != nil {
 		return ExitInvalid, err
 	}
 	if fs.NArg() == 0 {
 		return ExitInvalid, usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
+	}
+	if !slices.Contains(failOnChoices, failOn) {
+		return ExitInvalid, usagef("--fail-on %q: must be one of %v", failOn, failOnChoices)
 	}
 	var reports []*report.Report
 	for _, path := range fs.Args() {
@@ -40,10 +52,27 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, usageError{err.Error()}
 	}
+	run := &runSetup{regression: shard.DefaultRegression}
+	if matrixPath != "" {
+		file, builds, err := loadBuilds(matrixPath, nil, "")
+		if err != nil {
+			return ExitInvalid, err
+		}
+		if file.Regression != nil {
+			run.regression = *file.Regression
+		}
+		addMissing(merged, builds)
+	}
+	if baselinePath != "" {
+		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
+			return ExitInvalid, usagef("--baseline: %v", err)
+		}
+	}
 	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})
 	if err != nil {
 		return ExitInvalid, err
 	}
+	out.extra = run.regressionSection
 	out.checkpoint(merged)
 	if err := out.final(merged); err != nil {
 		return ExitFailed, err
@@ -51,7 +80,24 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err := writeJUnit(pub.junit, merged); err != nil {
 		return ExitFailed, err
 	}
-	c.publish(pub, merged, out.summaryPath, nil)
+	c.publish(pub, merged, out.summaryPath, run.regressionSection)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
-	return exitFor(merged, "", failOnBudget, ""), nil
+	return exitFor(merged, "", failOn, run.regressionVerdict(merged)), nil
+}
+
+// addMissing adds the matrix's builds that no shard reported, as never
+// started: a shard job that died before uploading its report must not
+// leave a green run.
+func addMissing(r *report.Report, builds []matrix.Build) {
+	have := map[string]bool{}
+	for _, b := range r.Builds {
+		have[b.Name] = true
+	}
+	for _, b := range builds {
+		if !have[b.Name] {
+			r.Builds = append(r.Builds, report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending,
+				Reason: "missing: no shard report has this build (did its job end before uploading its report?)"})
+			r.Complete = false
+		}
+	}
 }

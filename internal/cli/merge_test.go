@@ -128,3 +128,45 @@ func TestPlanGitHubMatrix(t *testing.T) {
 		t.Errorf("GITHUB_OUTPUT = %q", written)
 	}
 }
+
+func TestMergeFailsWhenAShardIsMissingOrUnfinished(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
+	matrixFile := filepath.Join(dir, "trt-builds.yml")
+	if err := os.WriteFile(matrixFile, []byte("version: 1\ndefaults: {backend: sim}\nbuilds:\n  - name: b${{ matrix.n }}\n    matrix: {n: [1, 2, 3]}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	ok := writeShard(t, dir, "a.json", t0, report.Build{Name: "b1", Backend: "sim", Status: report.StatusOK, DurationMs: 1000})
+	killed := writeShard(t, dir, "b.json", t0, report.Build{Name: "b2", Backend: "sim", Status: report.StatusRunning})
+
+	for _, c := range []struct {
+		name string
+		args []string
+		want int
+	}{
+		{"an unfinished build fails the merge", []string{ok, killed}, ExitFailed},
+		{"a build no shard reported fails the merge", []string{"-f", matrixFile, ok}, ExitFailed},
+		{"fail-on never", []string{"--fail-on", "never", "-f", matrixFile, ok}, ExitOK},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			merged := filepath.Join(t.TempDir(), "m.json")
+			cmd, _, errb := fanoutCommand(nil)
+			if code := cmd.Main(append([]string{"merge", "--report", merged}, c.args...)); code != c.want {
+				t.Fatalf("exit %d, want %d\n%s", code, c.want, errb)
+			}
+		})
+	}
+	merged := filepath.Join(dir, "m.json")
+	cmd, _, _ := fanoutCommand(nil)
+	cmd.Main([]string{"merge", "--report", merged, "-f", matrixFile, ok})
+	r, err := report.ReadJSON(merged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Builds) != 3 || r.Complete {
+		t.Fatalf("%d builds, complete %v; want b2 and b3 added as missing", len(r.Builds), r.Complete)
+	}
+	if b := r.Builds[2]; b.Status != report.StatusPending || !strings.HasPrefix(b.Reason, "missing:") {
+		t.Errorf("%s: %s %q", b.Name, b.Status, b.Reason)
+	}
+}

@@ -34,10 +34,13 @@ func (o *outputs) checkpoint(r *report.Report) {
 		o.errs = append(o.errs, fmt.Errorf("writing the report: %w", err))
 	}
 	if o.summaryPath != "" {
-		summary := report.Summary(r, report.SummaryOptions{})
+		// The extra section counts against GitHub's 1 MiB: over it, the
+		// runner drops the whole summary.
+		extra := ""
 		if o.extra != nil {
-			summary += o.extra(r)
+			extra = o.extra(r)
 		}
+		summary := report.Summary(r, report.SummaryOptions{MaxBytes: report.DefaultSummaryBytes - len(extra)}) + extra
 		if err := report.WriteFileAtomic(o.summaryPath, []byte(summary)); err != nil && len(o.errs) == 0 {
 			o.errs = append(o.errs, fmt.Errorf("writing the summary: %w", err))
 		}

@@ -34,7 +34,7 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 		run.baseline = base
 	}
 	if f.gpus != "" {
-		devices, err := gpus.Parse(f.gpus, gpus.NvidiaSMI)
+		devices, err := gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
 		if err != nil {
 			return nil, usagef("--gpus: %v", err)
 		}

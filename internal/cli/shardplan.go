@@ -37,7 +37,7 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	}
 	n := s.shards
 	if n <= 0 {
-		n = len(builds)
+		n = min(len(builds), maxMatrixJobs) // one per build, as far as GitHub allows
 	}
 	if n > maxMatrixJobs {
 		return true, usagef("--shards %d: GitHub runs at most %d jobs per matrix", n, maxMatrixJobs)

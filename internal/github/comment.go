@@ -2,28 +2,62 @@ package github
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"strings"
 
 	gh "github.com/google/go-github/v60/github"
 )
 
-// Marker is the hidden line that identifies the comment of one workflow's
-// job, so each job keeps exactly one comment. Characters that could end the
-// HTML comment early are replaced.
-func Marker(workflow, job string) string {
-	return "<!-- trt-action:" + markerSafe(workflow) + ":" + markerSafe(job) + " -->"
+// Marker is the hidden first line that identifies the comment of one
+// workflow's job (and, for matrix legs, which share GITHUB_JOB, one comment
+// key), so each keeps exactly one comment. It has a readable part, with
+// every character that could end the HTML comment or break the line
+// replaced, and the first 12 hex digits of the SHA-256 of the raw names:
+// the readable part alone is lossy ("CI:GPU" and "CI-GPU", or two names in
+// another script, read the same), the hash keeps markers of different jobs
+// apart.
+//
+// Comments written before the hash was added ("<!-- trt-action:W:J -->")
+// no longer match and are left behind on pull requests that had them; one
+// new comment replaces them, and no run ever edits another job's comment.
+func Marker(workflow, job, key string) string {
+	readable := markerSafe(workflow) + ":" + markerSafe(job)
+	if key != "" {
+		readable += ":" + markerSafe(key)
+	}
+	sum := sha256.Sum256([]byte(workflow + "\x00" + job + "\x00" + key))
+	return "<!-- trt-action:" + readable + " " + hex.EncodeToString(sum[:])[:markerHashDigits] + " -->"
 }
 
+// markerHashDigits is 48 bits of hash: collisions between the few jobs
+// commenting on one pull request are out of reach.
+const markerHashDigits = 12
+
+// markerReadableRunes keeps the marker line short for long workflow names;
+// the hash still tells them apart.
+const markerReadableRunes = 64
+
+// markerSafe keeps letters, digits and " ._/()-" and replaces the rest with
+// '_'. Without '<', '>' and '!' no sequence can end the comment early.
 func markerSafe(s string) string {
-	return strings.Map(func(r rune) rune {
+	var sb strings.Builder
+	n := 0
+	for _, r := range s {
+		if n == markerReadableRunes {
+			break
+		}
+		n++
 		switch {
 		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9':
-			return r
-		case strings.ContainsRune(" ._/()", r):
-			return r
+			sb.WriteRune(r)
+		case strings.ContainsRune(" ._/()-", r):
+			sb.WriteRune(r)
+		default:
+			sb.WriteByte('_')
 		}
-		return '_'
-	}, s)
+	}
+	return sb.String()
 }
 
 // Target is where a comment goes: a pull request when PullRequest is set,
@@ -74,6 +108,13 @@ type commentStore interface {
 // perPage is the API's maximum page size, to need as few pages as possible.
 const perPage = 100
 
+// isMarked says whether body is the comment marker names. The marker must
+// open the body, as CommentBody writes it: a person's comment that quotes
+// or mentions the marker is never taken over.
+func isMarked(body, marker string) bool {
+	return strings.HasPrefix(strings.TrimLeft(body, " \t\r\n"), marker)
+}
+
 // findMarked walks pages until the marker turns up; go-github paginates
 // only when asked, so following NextPage is on us.
 func findMarked(ctx context.Context, store commentStore, marker string) (*storedComment, error) {
@@ -83,7 +124,7 @@ func findMarked(ctx context.Context, store commentStore, marker string) (*stored
 			return nil, err
 		}
 		for _, cm := range comments {
-			if strings.Contains(cm.body, marker) {
+			if isMarked(cm.body, marker) {
 				return &cm, nil
 			}
 		}

@@ -164,3 +164,41 @@ func (p *Pool) release(i int) {
 func Env(device string) string {
 	return "CUDA_VISIBLE_DEVICES=" + device
 }
+
+// WithinVisible reads devices relative to an inherited CUDA_VISIBLE_DEVICES
+// (visible, as the runner or a container set it): index i means its i-th
+// entry, and "all" means all of them. A runner limited to some GPUs thus
+// never lands builds on another runner's. With visible empty, devices are
+// returned unchanged.
+func WithinVisible(spec, visible string, probe Probe) ([]string, error) {
+	var entries []string
+	for _, e := range strings.Split(visible, ",") {
+		if e = strings.TrimSpace(e); e != "" {
+			entries = append(entries, e)
+		}
+	}
+	if len(entries) == 0 {
+		return Parse(spec, probe)
+	}
+	devs, err := Parse(spec, func() ([]string, error) {
+		idx := make([]string, len(entries))
+		for i := range entries {
+			idx[i] = strconv.Itoa(i)
+		}
+		return idx, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	for i, d := range devs {
+		n, err := strconv.Atoi(d)
+		if err != nil {
+			continue // a UUID names one device whatever is visible
+		}
+		if n >= len(entries) {
+			return nil, fmt.Errorf("--gpus %q: device %d is not among the %d visible ones (CUDA_VISIBLE_DEVICES=%s)", spec, n, len(entries), visible)
+		}
+		devs[i] = entries[n]
+	}
+	return devs, nil
+}

@@ -160,3 +160,36 @@ func TestEmptyPool(t *testing.T) {
 		t.Error(Env("3"))
 	}
 }
+
+func TestWithinVisibleMapsIndexesToTheInheritedDevices(t *testing.T) {
+	noProbe := func() ([]string, error) {
+		t.Fatal("nvidia-smi must not be asked when devices are inherited")
+		return nil, nil
+	}
+	cases := []struct {
+		spec, visible string
+		want          []string
+		err           string
+	}{
+		{"all", "2,3", []string{"2", "3"}, ""},
+		{"1", "2,3", []string{"3"}, ""},
+		{"0,1", "GPU-aaa, GPU-bbb", []string{"GPU-aaa", "GPU-bbb"}, ""},
+		{"2", "2,3", nil, "not among the 2 visible"},
+	}
+	for _, c := range cases {
+		got, err := WithinVisible(c.spec, c.visible, noProbe)
+		if c.err != "" {
+			if err == nil || !strings.Contains(err.Error(), c.err) {
+				t.Errorf("%s within %s: error %v, want %q", c.spec, c.visible, err, c.err)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, ",") != strings.Join(c.want, ",") {
+			t.Errorf("%s within %s = %v, %v; want %v", c.spec, c.visible, got, err, c.want)
+		}
+	}
+	got, err := WithinVisible("all", "", func() ([]string, error) { return []string{"0", "1"}, nil })
+	if err != nil || strings.Join(got, ",") != "0,1" {
+		t.Errorf("nothing inherited: %v %v, want nvidia-smi's list", got, err)
+	}
+}

@@ -101,9 +101,12 @@ func Worst(deltas []Delta) string {
 // a baseline is given: report deltas, fail nothing.
 var DefaultRegression = matrix.Regression{WarnPercent: 10, Min: 30 * time.Second}
 
+// MaxDeltaRows bounds the rows of DeltaTable.
+const MaxDeltaRows = 200
+
 // DeltaTable renders deltas as a Markdown section for the job summary and
-// the pull-request comment: every judged build, worst first, then a count
-// of the builds that were new or not judged.
+// the pull-request comment: the judged builds, worst first (at most
+// MaxDeltaRows), then a count of the builds that were new or not judged.
 func DeltaTable(deltas []Delta, th matrix.Regression) string {
 	var judged []Delta
 	unjudged := 0
@@ -115,6 +118,10 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 		judged = append(judged, d)
 	}
 	sort.SliceStable(judged, func(i, j int) bool { return judged[i].Percent > judged[j].Percent })
+	// The slowest-growing builds first; the table must leave the job
+	// summary room under its 1 MiB.
+	hidden := max(len(judged)-MaxDeltaRows, 0)
+	judged = judged[:len(judged)-hidden]
 
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "### Build times against the baseline\n\n")
@@ -125,6 +132,9 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", mdEscape(d.Name), msString(d.BaselineMs), msString(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
 		}
 		sb.WriteString("\n")
+	}
+	if hidden > 0 {
+		fmt.Fprintf(&sb, "… and %d more builds that changed less; the JSON report has every time.\n\n", hidden)
 	}
 	if unjudged > 0 {
 		noun := "builds were"

@@ -2,6 +2,7 @@ package shard
 
 import (
 	"encoding/json"
+	"fmt"
 	"maps"
 	"path"
 	"reflect"
@@ -303,5 +304,22 @@ func TestDeltaTable(t *testing.T) {
 	}
 	if strings.Index(got, "x\\@team") > strings.Index(got, "ok\\_one") {
 		t.Errorf("worst build should come first:\n%s", got)
+	}
+}
+
+func TestDeltaTableIsBounded(t *testing.T) {
+	var deltas []Delta
+	for i := range 5_000 {
+		deltas = append(deltas, Delta{Name: fmt.Sprintf("build-%04d", i), BaselineMs: 60_000, CurrentMs: 60_000 + int64(i), Percent: float64(i) / 600, Verdict: VerdictOK})
+	}
+	table := DeltaTable(deltas, DefaultRegression)
+	if rows := strings.Count(table, "\n| build-"); rows != MaxDeltaRows {
+		t.Errorf("%d rows, want %d", rows, MaxDeltaRows)
+	}
+	if !strings.Contains(table, "| build-4999 |") || strings.Contains(table, "| build-0000 |") {
+		t.Error("the table should keep the builds that slowed down most")
+	}
+	if !strings.Contains(table, "… and 4800 more builds") {
+		t.Errorf("no note about the rows left out:\n%s", table[len(table)-300:])
 	}
 }
