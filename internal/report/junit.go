@@ -51,8 +51,8 @@ type junitProblem struct {
 // WriteJUnit writes r as JUnit XML: one test case per build (class name
 // "trt-action.<backend>", time in seconds), a failure for failed,
 // budget-exceeded, crashed and killed builds (message = reason, type =
-// status), and skipped for builds that never finished (cancelled, pending,
-// running in a partial report).
+// status) and for builds left pending or running, and skipped for
+// cancelled ones.
 func WriteJUnit(w io.Writer, r *Report) error {
 	suite := junitSuite{
 		Name:  junitSuiteName(r),
@@ -118,9 +118,12 @@ func junitTestCase(b *Build) junitCase {
 
 // isJUnitFailure reports whether a status counts as a failure (as opposed to a
 // success or a build that never got to finish).
+// isJUnitFailure: a build still pending or running in a finished report
+// (merge's missing shards, a killed shard's leftovers) never produced its
+// engine, so it fails like a failed build; cancelled ones are skipped.
 func isJUnitFailure(status string) bool {
 	switch status {
-	case StatusFailed, StatusBudgetExceeded, StatusCrashed, StatusKilled:
+	case StatusFailed, StatusBudgetExceeded, StatusCrashed, StatusKilled, StatusPending, StatusRunning:
 		return true
 	}
 	return false

@@ -73,14 +73,14 @@ func TestWriteJUnitParsesBack(t *testing.T) {
 	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("output is not XML: %v\n%s", err, buf.String())
 	}
-	if got.Tests != 7 || got.Failures != 4 || got.Skipped != 2 {
-		t.Errorf("testsuites counts = %d/%d/%d, want 7/4/2", got.Tests, got.Failures, got.Skipped)
+	if got.Tests != 7 || got.Failures != 5 || got.Skipped != 1 {
+		t.Errorf("testsuites counts = %d/%d/%d, want 7/5/1", got.Tests, got.Failures, got.Skipped)
 	}
 	if len(got.Suites) != 1 {
 		t.Fatalf("want one testsuite, got %d", len(got.Suites))
 	}
 	s := got.Suites[0]
-	if s.Tests != 7 || s.Failures != 4 || s.Skipped != 2 || s.Errors != 0 {
+	if s.Tests != 7 || s.Failures != 5 || s.Skipped != 1 || s.Errors != 0 {
 		t.Errorf("testsuite counts = %+v", s)
 	}
 	if s.Time != "90.500" || s.Timestamp != "2025-03-01T12:00:00Z" || s.Name != "trt-action trt-builds.yml" {
@@ -116,11 +116,12 @@ func TestWriteJUnitParsesBack(t *testing.T) {
 	if f := s.Cases[4].Failure; f == nil || f.Type != StatusKilled || f.Message != StatusKilled {
 		t.Errorf("killed case without reason should use its status as message: %+v", f)
 	}
-	for _, i := range []int{5, 6} {
-		c := s.Cases[i]
-		if c.Skipped == nil || c.Failure != nil {
-			t.Errorf("case %q should be skipped only: %+v", c.Name, c)
-		}
+	if c := s.Cases[5]; c.Skipped == nil || c.Failure != nil {
+		t.Errorf("cancelled case %q should be skipped only: %+v", c.Name, c)
+	}
+	// A build still pending in a finished report never ran: a failure.
+	if c := s.Cases[6]; c.Failure == nil || c.Failure.Type != StatusPending || c.Skipped != nil {
+		t.Errorf("pending case %q should fail: %+v", c.Name, c)
 	}
 	if s.Cases[5].Skipped.Message != "run cancelled" {
 		t.Errorf("cancelled message = %q", s.Cases[5].Skipped.Message)
