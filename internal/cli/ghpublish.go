@@ -17,17 +17,19 @@ import (
 
 // publishFlags are the GitHub integration flags shared by build and merge.
 type publishFlags struct {
-	junit    string
-	comment  string
-	checkRun bool
+	junit      string
+	comment    string
+	commentKey string
+	checkRun   bool
 }
 
 // publishInputs maps those flags to the action's inputs.
-var publishInputs = map[string]string{"junit": "junit", "comment": "comment", "check-run": "check-run"}
+var publishInputs = map[string]string{"junit": "junit", "comment": "comment", "comment-key": "comment-key", "check-run": "check-run"}
 
 func (p *publishFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.junit, "junit", "", "write a JUnit XML `file`: one test case per build")
 	fs.StringVar(&p.comment, "comment", github.CommentOff, "pull-request comment: off, pull-request, or always (also on commits without a pull request)")
+	fs.StringVar(&p.commentKey, "comment-key", "", "a `key` telling apart the comments of jobs that share a workflow and job id, such as matrix legs (e.g. the leg's GPU)")
 	fs.BoolVar(&p.checkRun, "check-run", false, "publish a check run with an annotation per build that did not succeed")
 }
 
@@ -63,11 +65,12 @@ func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, 
 	defer cancel()
 	gha := c.actions()
 	out, err := github.Publish(ctx, github.EnvFrom(c.Getenv), github.Options{
-		Token:    c.githubToken(),
-		Comment:  p.comment,
-		CheckRun: p.checkRun,
-		Summary:  withSection(commentSummary, extra),
-		Locate:   matrixLocator(r.Matrix),
+		Token:      c.githubToken(),
+		Comment:    p.comment,
+		CommentKey: p.commentKey,
+		CheckRun:   p.checkRun,
+		Summary:    withSection(commentSummary, extra),
+		Locate:     matrixLocator(r.Matrix),
 	}, r)
 	for _, n := range out.Notices {
 		c.note(gha, actions.LevelNotice, "GitHub", n)
@@ -128,18 +131,23 @@ func matrixLocator(path string) func(string) (string, int) {
 	}
 }
 
-// commentSummary renders the summary small enough for a comment (64 KiB),
-// so the renderer drops whole sections rather than the comment cutting lines.
-func commentSummary(r *report.Report) string {
-	return report.Summary(r, report.SummaryOptions{MaxBytes: github.MaxCommentChars - 4096})
+// commentSummary renders the summary in the room the comment (or check
+// run) leaves it, so the renderer drops whole sections rather than the
+// comment cutting lines.
+func commentSummary(r *report.Report, maxBytes int) string {
+	return report.Summary(r, report.SummaryOptions{MaxBytes: max(maxBytes, 1)})
 }
 
-// withSection adds a section (the baseline comparison) to a summary renderer.
-func withSection(summary func(*report.Report) string, section func(*report.Report) string) func(*report.Report) string {
+// withSection adds a section (the baseline comparison) to a summary
+// renderer, taking its size out of the summary's room.
+func withSection(summary github.SummaryFunc, section func(*report.Report) string) github.SummaryFunc {
 	if section == nil {
 		return summary
 	}
-	return func(r *report.Report) string { return summary(r) + section(r) }
+	return func(r *report.Report, maxBytes int) string {
+		extra := section(r)
+		return summary(r, maxBytes-len(extra)) + extra
+	}
 }
 
 // githubToken is the github-token input, else GITHUB_TOKEN. It is never

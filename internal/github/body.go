@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -12,13 +13,30 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// MaxCommentChars is GitHub's limit on a comment body. Bodies are cut by
-// bytes, which never exceeds the character count.
+// MaxCommentChars is GitHub's limit on a comment body. Bodies are measured
+// in bytes, which never undercount characters.
 const MaxCommentChars = 65536
 
 // ChangeThreshold is how much a build's time must move, in percent, for the
 // comment to list it as slower or faster than in the previous run.
 const ChangeThreshold = 5.0
+
+const (
+	// noiseFloorMs: a change between two times both under a second is
+	// start-up jitter, not a regression, whatever its percentage.
+	noiseFloorMs = 1000
+	// maxListedChanges caps the comparison table, which comes before the
+	// summary so that the cut for length never reaches it.
+	maxListedChanges = 20
+	// maxChangeNameRunes shortens build names in the comparison table so
+	// that its size stays bounded (20 rows of at most ~450 bytes).
+	maxChangeNameRunes = 80
+	// maxDataBuilds and maxDataBytes cap the hidden durations. Uncapped
+	// they would crowd the summary out from about a thousand builds on.
+	// The longest builds are kept: their changes cost the most time.
+	maxDataBuilds = 2000
+	maxDataBytes  = 24 << 10
+)
 
 const dataPrefix = "<!-- trt-action-data: "
 
@@ -26,37 +44,29 @@ const dataPrefix = "<!-- trt-action-data: "
 // "-->": json.Marshal escapes '>' as \u003e.
 var dataRe = regexp.MustCompile(`<!-- trt-action-data: (\{.*?\}) -->`)
 
-// CommentBody renders the sticky comment: the hidden marker, the summary,
-// the builds whose time changed by more than ChangeThreshold percent since
-// the comment's previous content, and the hidden durations the next run
-// compares with. It is cut to MaxCommentChars with a note. A nil summary
-// uses a plain table.
-func CommentBody(marker string, r *report.Report, summary func(*report.Report) string, previous string) string {
-	if summary == nil {
-		summary = plainSummary
-	}
-	main := strings.TrimRight(summary(r), "\n") + "\n"
+// CommentBody renders the sticky comment: the hidden marker; the builds
+// whose time changed by more than ChangeThreshold percent since the
+// comment's previous content (at most maxListedChanges of them); the
+// summary, in the room left; and the hidden durations the next run compares
+// with. The comparison and the data have bounded sizes and room reserved
+// for them, so only the summary is ever cut, with a note, to keep the body
+// within MaxCommentChars. A nil summary uses a plain table.
+func CommentBody(marker string, r *report.Report, summary SummaryFunc, previous string) string {
+	head := marker + "\n"
+	comparison := ""
 	if prev, ok := previousDurations(previous); ok {
-		main += "\n" + changesSection(r, prev)
+		comparison = changesSection(r, prev) + "\n"
 	}
-	return fitComment(marker+"\n", main, "\n"+dataComment(r)+"\n")
+	data := "\n" + dataComment(r) + "\n"
+	room := MaxCommentChars - len(head) - len(comparison) - len(data)
+	main := strings.TrimRight(summaryOf(summary, r, room), "\n") + "\n"
+	if len(main) > room {
+		main = cutAtLine(main, room-len(shortenedNote)) + shortenedNote
+	}
+	return head + comparison + main + data
 }
 
 const shortenedNote = "\n> [!NOTE]\n> This comment was shortened to fit GitHub's limit of 65,536 characters; the job summary and the report have everything.\n"
-
-// fitComment joins head, main and tail, cutting main at a line end (and
-// dropping tail, the comparison data, only if even that is not enough).
-func fitComment(head, main, tail string) string {
-	if len(head)+len(main)+len(tail) <= MaxCommentChars {
-		return head + main + tail
-	}
-	room := MaxCommentChars - len(head) - len(tail) - len(shortenedNote)
-	if room < MaxCommentChars/2 { // the data would crowd out the table
-		tail = ""
-		room = MaxCommentChars - len(head) - len(shortenedNote)
-	}
-	return head + cutAtLine(main, room) + shortenedNote + tail
-}
 
 // cutAtLine returns the longest prefix of s of at most n bytes that ends at
 // a line end, or at a rune boundary when the first line is already too long.
@@ -77,16 +87,47 @@ func cutAtLine(s string, n int) string {
 	return cut + "\n"
 }
 
-// dataComment records each successful build's duration for the next run.
+// dataComment records successful builds' durations for the next run: the
+// longest first (ties by name), at most maxDataBuilds of them in at most
+// maxDataBytes of JSON. An entry that does not fit is skipped, so one
+// enormous name cannot shut the others out.
 func dataComment(r *report.Report) string {
-	d := map[string]int64{}
+	ok := make([]report.Build, 0, len(r.Builds))
 	for _, b := range r.Builds {
 		if b.Status == report.StatusOK {
-			d[b.Name] = b.DurationMs
+			ok = append(ok, b)
 		}
 	}
-	data, _ := json.Marshal(d) // a map of strings to ints always marshals
-	return dataPrefix + string(data) + " -->"
+	sort.SliceStable(ok, func(i, j int) bool {
+		if ok[i].DurationMs != ok[j].DurationMs {
+			return ok[i].DurationMs > ok[j].DurationMs
+		}
+		return ok[i].Name < ok[j].Name
+	})
+	var sb strings.Builder
+	sb.WriteString(dataPrefix + "{")
+	kept, seen := 0, map[string]bool{}
+	for _, b := range ok {
+		if kept == maxDataBuilds {
+			break
+		}
+		if seen[b.Name] {
+			continue // a duplicate key would make the JSON ambiguous
+		}
+		name, _ := json.Marshal(b.Name) // a string always marshals; '<' '>' '&' come out escaped
+		entry := string(name) + ":" + strconv.FormatInt(b.DurationMs, 10)
+		if kept > 0 {
+			entry = "," + entry
+		}
+		if sb.Len()+len(entry) > len(dataPrefix)+maxDataBytes {
+			continue
+		}
+		sb.WriteString(entry)
+		kept++
+		seen[b.Name] = true
+	}
+	sb.WriteString("} -->")
+	return sb.String()
 }
 
 // previousDurations reads the durations a previous body recorded; ok is
@@ -110,42 +151,65 @@ type change struct {
 	percent     float64
 }
 
+func (c change) deltaMs() int64 {
+	if c.now > c.before {
+		return c.now - c.before
+	}
+	return c.before - c.now
+}
+
 func changesSection(r *report.Report, prev map[string]int64) string {
-	slower, faster := changes(r, prev)
+	all := changes(r, prev)
 	var sb strings.Builder
 	sb.WriteString("### Compared with the previous run\n\n")
-	if len(slower) == 0 && len(faster) == 0 {
-		fmt.Fprintf(&sb, "No build got more than %g%% slower or faster.\n", ChangeThreshold)
+	if len(all) == 0 {
+		fmt.Fprintf(&sb, "No build got more than %g%% slower or faster (builds under 1s in both runs are not compared).\n", ChangeThreshold)
 		return sb.String()
+	}
+	listed := all[:min(len(all), maxListedChanges)]
+	var slower, faster []change
+	for _, c := range listed {
+		if c.now > c.before {
+			slower = append(slower, c)
+		} else {
+			faster = append(faster, c)
+		}
 	}
 	writeChanges(&sb, "Slower", slower)
 	writeChanges(&sb, "Faster", faster)
+	if more := len(all) - len(listed); more > 0 {
+		fmt.Fprintf(&sb, "…and %d more that changed by more than %g%%, each by less time than those above.\n", more, ChangeThreshold)
+	}
 	return sb.String()
 }
 
 // changes lists successful builds that also succeeded last time and moved by
-// more than ChangeThreshold percent, biggest change first.
-func changes(r *report.Report, prev map[string]int64) (slower, faster []change) {
+// more than ChangeThreshold percent, ignoring builds under noiseFloorMs in
+// both runs. The biggest change in time comes first: a build that went from
+// 10 to 13 minutes matters more than one that went from 1 to 2 seconds.
+func changes(r *report.Report, prev map[string]int64) []change {
+	var out []change
 	for _, b := range r.Builds {
 		before, ok := prev[b.Name]
 		if !ok || before <= 0 || b.Status != report.StatusOK {
 			continue
 		}
+		if before < noiseFloorMs && b.DurationMs < noiseFloorMs {
+			continue
+		}
 		c := change{name: b.Name, before: before, now: b.DurationMs}
 		c.percent = float64(c.now-c.before) / float64(c.before) * 100
-		switch {
-		case c.percent > ChangeThreshold:
-			slower = append(slower, c)
-		case c.percent < -ChangeThreshold:
-			faster = append(faster, c)
+		if abs(c.percent) > ChangeThreshold {
+			out = append(out, c)
 		}
 	}
-	byMagnitude := func(cs []change) {
-		sort.SliceStable(cs, func(i, j int) bool { return abs(cs[i].percent) > abs(cs[j].percent) })
-	}
-	byMagnitude(slower)
-	byMagnitude(faster)
-	return slower, faster
+	sort.SliceStable(out, func(i, j int) bool {
+		if out[i].deltaMs() != out[j].deltaMs() {
+			return out[i].deltaMs() > out[j].deltaMs()
+		}
+		return out[i].name < out[j].name
+	})
+	return out
 }
 
 func writeChanges(sb *strings.Builder, title string, cs []change) {
@@ -154,9 +218,18 @@ func writeChanges(sb *strings.Builder, title string, cs []change) {
 	}
 	fmt.Fprintf(sb, "**%s**\n\n| Build | Before | Now | Change |\n|---|---:|---:|---:|\n", title)
 	for _, c := range cs {
-		fmt.Fprintf(sb, "| %s | %s | %s | %+.1f%% |\n", mdCell(c.name), ms(c.before), ms(c.now), c.percent)
+		fmt.Fprintf(sb, "| %s | %s | %s | %+.1f%% |\n", mdCell(shorten(c.name, maxChangeNameRunes)), ms(c.before), ms(c.now), c.percent)
 	}
 	sb.WriteString("\n")
+}
+
+// shorten keeps the first n runes of s, marking a cut with an ellipsis.
+func shorten(s string, n int) string {
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	runes := []rune(s)
+	return string(runes[:n-1]) + "…"
 }
 
 // plainSummary is the table used when no summary renderer is passed.

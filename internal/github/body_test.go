@@ -9,12 +9,17 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-func TestCommentBodyIsCappedAndKeepsItsData(t *testing.T) {
+func okBuilds(n int, name func(i int) string, ms func(i int) int64) *report.Report {
 	r := &report.Report{}
-	for i := range 300 {
-		r.Builds = append(r.Builds, report.Build{Name: fmt.Sprintf("b%d", i), Status: report.StatusOK, DurationMs: int64(i + 1)})
+	for i := range n {
+		r.Builds = append(r.Builds, report.Build{Name: name(i), Status: report.StatusOK, DurationMs: ms(i)})
 	}
-	huge := func(*report.Report) string { return strings.Repeat("| row with ünïcödé text |\n", 5000) }
+	return r
+}
+
+func TestCommentBodyIsCappedAndKeepsItsData(t *testing.T) {
+	r := okBuilds(300, func(i int) string { return fmt.Sprintf("b%d", i) }, func(i int) int64 { return int64(i + 1) })
+	huge := func(*report.Report, int) string { return strings.Repeat("| row with ünïcödé text |\n", 5000) }
 	body := CommentBody("<!-- m -->", r, huge, "")
 	if len(body) > MaxCommentChars {
 		t.Fatalf("body is %d bytes", len(body))
@@ -34,17 +39,92 @@ func TestCommentBodyIsCappedAndKeepsItsData(t *testing.T) {
 	}
 }
 
-func TestCommentBodyDropsDataOnlyWhenItCannotFit(t *testing.T) {
-	r := &report.Report{}
-	for i := range 4000 { // about 100 KB of data: more than the whole comment
-		r.Builds = append(r.Builds, report.Build{Name: fmt.Sprintf("a-rather-long-build-name-%05d", i), Status: report.StatusOK, DurationMs: 1})
+func TestSummaryIsToldItsRoom(t *testing.T) {
+	var room int
+	body := CommentBody("<!-- m -->", okBuilds(1, func(int) string { return "a" }, func(int) int64 { return 5 }),
+		func(_ *report.Report, maxBytes int) string { room = maxBytes; return strings.Repeat("x\n", maxBytes/2) }, "")
+	if room < MaxCommentChars/2 || len(body) > MaxCommentChars || strings.Contains(body, "shortened") {
+		t.Errorf("room %d, body %d bytes; a summary that fits its room must not be cut", room, len(body))
 	}
-	body := CommentBody("<!-- m -->", r, func(*report.Report) string { return "table\n" }, "")
-	if len(body) > MaxCommentChars || !strings.Contains(body, "table") {
-		t.Fatalf("len %d", len(body))
+}
+
+// tenThousand has builds with long names in several scripts, each 10%
+// slower than in previous.
+func tenThousand() (r *report.Report, previous string) {
+	name := func(i int) string {
+		return fmt.Sprintf("模型-ünïcödé-%s-%05d", strings.Repeat("名前|<>", 12), i)
 	}
-	if _, ok := previousDurations(body); ok {
-		t.Error("oversized data should have been dropped, not cut into invalid JSON")
+	before := okBuilds(10000, name, func(i int) int64 { return int64(1000 + 10*i) })
+	r = okBuilds(10000, name, func(i int) int64 { return int64(1100 + 11*i) })
+	return r, "<!-- m -->\n" + dataComment(before)
+}
+
+func TestTenThousandBuildsStayUnderTheLimit(t *testing.T) {
+	r, previous := tenThousand()
+	body := CommentBody("<!-- m -->", r, func(r *report.Report, _ int) string { return plainSummary(r) }, previous)
+	if len(body) > MaxCommentChars || utf8.RuneCountInString(body) > MaxCommentChars {
+		t.Fatalf("body is %d bytes", len(body))
+	}
+	if !utf8.ValidString(body) {
+		t.Error("cut inside a character")
+	}
+	cmp := strings.Index(body, "### Compared with the previous run")
+	table := strings.Index(body, "| Build | Backend |")
+	if cmp < 0 || table < 0 || cmp > table {
+		t.Fatalf("comparison at %d, summary at %d: the comparison must come first", cmp, table)
+	}
+	if rows := strings.Count(body[cmp:table], "% |\n"); rows != maxListedChanges {
+		t.Errorf("comparison lists %d builds, want %d", rows, maxListedChanges)
+	}
+	// The data keeps the longest builds, so the changes listed are the
+	// biggest in time: the highest-numbered names.
+	if !strings.Contains(body[cmp:table], "09999") || strings.Contains(body[cmp:table], "-00000") {
+		t.Errorf("the biggest changes are not the ones listed:\n%s", body[cmp:table])
+	}
+	if !strings.Contains(body, "…and ") {
+		t.Error("no count of the changes left out")
+	}
+	data, ok := previousDurations(body)
+	if !ok || len(data) == 0 || len(data) > maxDataBuilds {
+		t.Fatalf("data: ok=%v, %d builds", ok, len(data))
+	}
+	if len(dataComment(r)) > len(dataPrefix)+maxDataBytes+len("} -->") {
+		t.Errorf("data is %d bytes", len(dataComment(r)))
+	}
+	if !strings.Contains(body, "shortened to fit") {
+		t.Error("the summary of 10,000 builds cannot fit uncut")
+	}
+}
+
+func TestDataIsCappedAtTheLongestBuilds(t *testing.T) {
+	r := okBuilds(4000, func(i int) string { return fmt.Sprintf("%x", i) }, func(i int) int64 { return int64(i) })
+	data, ok := previousDurations(dataComment(r))
+	if !ok || len(data) != maxDataBuilds {
+		t.Fatalf("ok=%v, %d builds, want %d", ok, len(data), maxDataBuilds)
+	}
+	if _, kept := data[fmt.Sprintf("%x", 3999)]; !kept {
+		t.Error("the longest build was dropped")
+	}
+	if _, kept := data[fmt.Sprintf("%x", 1999)]; kept {
+		t.Error("a shorter build was kept over longer ones")
+	}
+
+	huge := okBuilds(1, func(int) string { return strings.Repeat("x", maxDataBytes) }, func(int) int64 { return 9e6 })
+	huge.Builds = append(huge.Builds, report.Build{Name: "small", Status: report.StatusOK, DurationMs: 1})
+	if data, _ := previousDurations(dataComment(huge)); len(data) != 1 || data["small"] != 1 {
+		t.Errorf("a name too long for the data shut out the rest: %v", data)
+	}
+}
+
+func TestChangesUnderOneSecondAreNoise(t *testing.T) {
+	r := &report.Report{Builds: []report.Build{
+		{Name: "tiny", Status: report.StatusOK, DurationMs: 900},     // 300 -> 900: both under 1s
+		{Name: "crosses", Status: report.StatusOK, DurationMs: 1500}, // 500 -> 1500
+	}}
+	body := CommentBody("<!-- m -->", r, nil, dataPrefix+`{"tiny":300,"crosses":500} -->`)
+	body, _, _ = strings.Cut(body, "| Build | Backend |") // the comparison only
+	if strings.Contains(body, "| tiny |") || !strings.Contains(body, "| crosses | 500ms | 1.5s | +200.0% |") {
+		t.Errorf("body:\n%s", body)
 	}
 }
 
@@ -66,7 +146,7 @@ func TestCommentBodyNamesAreEscaped(t *testing.T) {
 func TestNoChangesSaysSo(t *testing.T) {
 	r := &report.Report{Builds: []report.Build{{Name: "a", Status: report.StatusOK, DurationMs: 1020}}}
 	body := CommentBody("<!-- m -->", r, nil, dataPrefix+`{"a":1000} -->`)
-	if !strings.Contains(body, "No build got more than 5% slower or faster.") {
+	if !strings.Contains(body, "No build got more than 5% slower or faster") {
 		t.Errorf("body:\n%s", body)
 	}
 }

@@ -5,6 +5,7 @@
 package github
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,13 +55,19 @@ func (e Env) RunURL() string {
 
 // Event is the part of the event payload this package needs.
 type Event struct {
-	PullRequest int    // the pull request's number; 0 when the run is not for one
-	HeadSHA     string // the pull request's head commit, where its checks show
+	PullRequest int // the pull request's number; 0 when the run is not for one
+	// HeadSHA is the commit that was built, where its checks show: the pull
+	// request's head, or the triggering run's head commit. Empty when the
+	// payload does not say (issue_comment: look it up by PullRequest).
+	HeadSHA string
 }
 
-// eventPayload covers pull_request(_target) events, which carry
-// pull_request, and issue_comment events, which carry issue (with a
-// pull_request key only when the issue is a pull request).
+// eventPayload covers pull_request(_target) and pull_request_review(_comment)
+// events, which carry pull_request; issue_comment events, which carry
+// issue (with a pull_request key only when the issue is a pull request) and
+// no commit; and workflow_run events, which carry the triggering run's head
+// commit and the pull requests it belongs to (none for pull requests from
+// forks, which GitHub leaves out of that list).
 type eventPayload struct {
 	PullRequest *struct {
 		Number int `json:"number"`
@@ -72,6 +79,12 @@ type eventPayload struct {
 		Number      int              `json:"number"`
 		PullRequest *json.RawMessage `json:"pull_request"`
 	} `json:"issue"`
+	WorkflowRun *struct {
+		HeadSHA      string `json:"head_sha"`
+		PullRequests []struct {
+			Number int `json:"number"`
+		} `json:"pull_requests"`
+	} `json:"workflow_run"`
 }
 
 // ReadEvent reads the event file. A missing path gives a zero Event: runs
@@ -97,8 +110,24 @@ func parseEvent(data []byte) (Event, error) {
 		return Event{PullRequest: p.PullRequest.Number, HeadSHA: p.PullRequest.Head.SHA}, nil
 	case p.Issue != nil && p.Issue.PullRequest != nil:
 		return Event{PullRequest: p.Issue.Number}, nil
+	case p.WorkflowRun != nil:
+		ev := Event{HeadSHA: p.WorkflowRun.HeadSHA}
+		if len(p.WorkflowRun.PullRequests) > 0 {
+			ev.PullRequest = p.WorkflowRun.PullRequests[0].Number
+		}
+		return ev, nil
 	}
 	return Event{}, nil
+}
+
+// PullRequestHead returns the head commit of pull request number.
+func (c *Client) PullRequestHead(ctx context.Context, number int) (string, error) {
+	pr, _, err := c.api.PullRequests.Get(ctx, c.owner, c.repo, number)
+	if err != nil {
+		// Not apiError: a refused read is no write permission problem.
+		return "", fmt.Errorf("get pull request #%d: %w", number, err)
+	}
+	return pr.GetHead().GetSHA(), nil
 }
 
 // ErrNoPermission is what a 403 or 404 on a write means in Actions: the

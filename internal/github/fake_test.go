@@ -18,6 +18,9 @@ type fakeGitHub struct {
 	t        *testing.T
 	pageSize int  // comments per page the server returns, whatever per_page asks
 	denyAll  bool // answer writes with 403, as for a fork's read-only token
+	// pullHeads are the head commits GET /pulls/{n} knows; other numbers
+	// get a 404.
+	pullHeads map[int]string
 
 	mu        sync.Mutex
 	comments  []fakeComment
@@ -26,6 +29,7 @@ type fakeGitHub struct {
 	edits     []int64
 	listPages []int
 	checkReqs []checkRequest
+	requests  []string // "METHOD /path" of every request, in order
 	server    *httptest.Server
 }
 
@@ -37,6 +41,7 @@ type fakeComment struct {
 
 type checkRequest struct {
 	Method      string
+	HeadSHA     string
 	Status      string
 	Conclusion  string
 	Annotations int
@@ -52,13 +57,19 @@ func newFakeGitHub(t *testing.T) *fakeGitHub {
 	mux.HandleFunc("POST /repos/o/r/commits/{sha}/comments", f.createComment)
 	mux.HandleFunc("PATCH /repos/o/r/issues/comments/{id}", f.editComment)
 	mux.HandleFunc("PATCH /repos/o/r/comments/{id}", f.editComment)
+	mux.HandleFunc("GET /repos/o/r/pulls/{n}", f.getPull)
 	mux.HandleFunc("POST /repos/o/r/check-runs", f.checkRun)
 	mux.HandleFunc("PATCH /repos/o/r/check-runs/{id}", f.checkRun)
 	mux.HandleFunc("/", func(w http.ResponseWriter, r *http.Request) {
 		t.Errorf("unexpected request %s %s", r.Method, r.URL)
 		http.NotFound(w, r)
 	})
-	f.server = httptest.NewServer(mux)
+	f.server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		f.mu.Lock()
+		f.requests = append(f.requests, r.Method+" "+r.URL.Path)
+		f.mu.Unlock()
+		mux.ServeHTTP(w, r)
+	}))
 	t.Cleanup(f.server.Close)
 	return f
 }
@@ -187,10 +198,22 @@ func (f *fakeGitHub) checkRun(w http.ResponseWriter, r *http.Request) {
 		f.t.Errorf("update of check run %s, want 77", r.PathValue("id"))
 	}
 	f.mu.Lock()
-	f.checkReqs = append(f.checkReqs, checkRequest{Method: r.Method, Status: in.Status, Conclusion: in.Conclusion,
+	f.checkReqs = append(f.checkReqs, checkRequest{Method: r.Method, HeadSHA: in.HeadSHA, Status: in.Status, Conclusion: in.Conclusion,
 		Annotations: len(in.Output.Annotations), Title: in.Output.Title})
 	f.mu.Unlock()
 	writeJSON(w, http.StatusOK, map[string]any{"id": 77})
+}
+
+func (f *fakeGitHub) getPull(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.Atoi(r.PathValue("n"))
+	f.mu.Lock()
+	sha, ok := f.pullHeads[n]
+	f.mu.Unlock()
+	if !ok {
+		writeJSON(w, http.StatusNotFound, map[string]string{"message": "Not Found"})
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]any{"number": n, "head": map[string]string{"sha": sha}})
 }
 
 func (f *fakeGitHub) deny(w http.ResponseWriter) bool {

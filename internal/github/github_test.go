@@ -22,7 +22,7 @@ func runReport(durations map[string]int64) *report.Report {
 	return r
 }
 
-func summaryStub(r *report.Report) string {
+func summaryStub(r *report.Report, _ int) string {
 	return fmt.Sprintf("## trt-action\n\n%d builds\n", len(r.Builds))
 }
 
@@ -56,7 +56,7 @@ func TestFirstRunCreatesSecondRunEditsSameComment(t *testing.T) {
 		t.Fatalf("first run: creates=%d edits=%v outcome=%+v", f.creates, f.edits, out)
 	}
 	created := f.comments[len(f.comments)-1]
-	if !strings.HasPrefix(created.Body, Marker("CI", "engines")+"\n") || !strings.Contains(created.Body, "3 builds") {
+	if !strings.HasPrefix(created.Body, Marker("CI", "engines", "")+"\n") || !strings.Contains(created.Body, "3 builds") {
 		t.Errorf("first body:\n%s", created.Body)
 	}
 	if strings.Contains(created.Body, "Compared with the previous run") {
@@ -87,7 +87,7 @@ func TestMarkerFoundOnLastOfThreePages(t *testing.T) {
 	f := newFakeGitHub(t)
 	f.pageSize = 2
 	f.seed(4)
-	id := f.add(Marker("CI", "engines") + "\nold body")
+	id := f.add(Marker("CI", "engines", "") + "\nold body")
 	if len(f.comments) != 5 {
 		t.Fatal("setup")
 	}
@@ -102,7 +102,7 @@ func TestMarkerFoundOnLastOfThreePages(t *testing.T) {
 
 func TestOtherJobsCommentIsLeftAlone(t *testing.T) {
 	f := newFakeGitHub(t)
-	f.add(Marker("CI", "other-job") + "\nnot ours")
+	f.add(Marker("CI", "other-job", "") + "\nnot ours")
 	publishPR(t, f, runReport(map[string]int64{"resnet": 1000}))
 	if f.creates != 1 || len(f.edits) != 0 {
 		t.Errorf("creates=%d edits=%v: another job's comment must not be edited", f.creates, f.edits)
@@ -184,7 +184,7 @@ func TestCheckRunAnnotationsBatched(t *testing.T) {
 		t.Fatalf("id=%d err=%v", id, err)
 	}
 	want := []checkRequest{
-		{Method: "POST", Status: "in_progress", Annotations: 50, Title: "1 of 121 builds succeeded"},
+		{Method: "POST", HeadSHA: "abc", Status: "in_progress", Annotations: 50, Title: "1 of 121 builds succeeded"},
 		{Method: "PATCH", Annotations: 50, Title: "1 of 121 builds succeeded"},
 		{Method: "PATCH", Status: "completed", Conclusion: "failure", Annotations: 20, Title: "1 of 121 builds succeeded"},
 	}
@@ -248,10 +248,12 @@ func TestConclusion(t *testing.T) {
 
 func TestParseEvent(t *testing.T) {
 	cases := map[string]Event{
-		`{"number":3,"pull_request":{"number":3,"head":{"sha":"h1"}}}`:         {PullRequest: 3, HeadSHA: "h1"},
-		`{"issue":{"number":9,"pull_request":{"url":"x"}},"comment":{"id":1}}`: {PullRequest: 9},
-		`{"issue":{"number":9},"comment":{"id":1}}`:                            {},
-		`{"ref":"refs/heads/main"}`:                                            {},
+		`{"number":3,"pull_request":{"number":3,"head":{"sha":"h1"}}}`:                   {PullRequest: 3, HeadSHA: "h1"},
+		`{"issue":{"number":9,"pull_request":{"url":"x"}},"comment":{"id":1}}`:           {PullRequest: 9},
+		`{"issue":{"number":9},"comment":{"id":1}}`:                                      {},
+		`{"ref":"refs/heads/main"}`:                                                      {},
+		`{"workflow_run":{"head_sha":"w1","pull_requests":[{"number":4},{"number":6}]}}`: {PullRequest: 4, HeadSHA: "w1"},
+		`{"workflow_run":{"head_sha":"w2","pull_requests":[]}}`:                          {HeadSHA: "w2"},
 	}
 	for payload, want := range cases {
 		got, err := parseEvent([]byte(payload))
@@ -288,11 +290,132 @@ func TestNewClient(t *testing.T) {
 }
 
 func TestMarkerCannotEndTheHTMLComment(t *testing.T) {
-	m := Marker("build --> <b>x</b>", "job:1")
-	if strings.Count(m, "-->") != 1 || strings.Contains(m, "<b>") || !strings.HasSuffix(m, " -->") {
+	m := Marker("build --> <b>x</b>", "job:1", "a\n-->b")
+	if strings.Count(m, "-->") != 1 || strings.Contains(m, "<b>") || strings.Contains(m, "\n") || !strings.HasSuffix(m, " -->") {
 		t.Errorf("Marker = %q", m)
 	}
-	if m == Marker("build", "job:1") {
-		t.Error("different workflows share a marker")
+}
+
+func TestMarkersOfDifferentJobsDiffer(t *testing.T) {
+	// Pairs whose readable parts are the same once sanitised: only the hash
+	// tells them apart.
+	pairs := [][2][3]string{
+		{{"构建", "job", ""}, {"测试", "job", ""}},
+		{{"CI:GPU", "job", ""}, {"CI-GPU", "job", ""}},
+		{{"CI", "a:b", ""}, {"CI:a", "b", ""}}, // a ':' in a name is no separator
+		{{"CI", "job", ""}, {"CI", "job", "a100"}},
+		{{"CI", "job", "gpu 0"}, {"CI", "job", "gpu_0"}},
+		{{strings.Repeat("w", 100) + "1", "job", ""}, {strings.Repeat("w", 100) + "2", "job", ""}},
+	}
+	for _, p := range pairs {
+		a, b := Marker(p[0][0], p[0][1], p[0][2]), Marker(p[1][0], p[1][1], p[1][2])
+		if a == b || strings.HasPrefix(a, b) || strings.HasPrefix(b, a) {
+			t.Errorf("%q and %q share marker %q", p[0], p[1], a)
+		}
+	}
+	if Marker("CI", "engines", "a100") != Marker("CI", "engines", "a100") {
+		t.Error("marker is not stable")
+	}
+	if m := Marker("CI", "engines", "a100"); !strings.HasPrefix(m, "<!-- trt-action:CI:engines:a100 ") {
+		t.Errorf("readable part lost: %q", m)
+	}
+}
+
+func TestCommentKeySeparatesMatrixLegs(t *testing.T) {
+	f := newFakeGitHub(t)
+	env := f.env()
+	env.EventPath = writeEvent(t, `{"pull_request":{"number":7,"head":{"sha":"h"}}}`)
+	publishLeg := func(key string, d int64) {
+		t.Helper()
+		_, err := Publish(context.Background(), env, Options{Token: "secret", Comment: CommentPullRequest, CommentKey: key,
+			HTTPClient: f.server.Client()}, runReport(map[string]int64{"resnet": d}))
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	publishLeg("a100", 1000)
+	publishLeg("h100", 2000)
+	if f.creates != 2 || len(f.edits) != 0 {
+		t.Fatalf("two legs: creates=%d edits=%v, want two comments", f.creates, f.edits)
+	}
+	publishLeg("a100", 3000)
+	if f.creates != 2 || len(f.edits) != 1 || f.edits[0] != f.comments[0].ID {
+		t.Errorf("a100 again: creates=%d edits=%v, want an edit of %d", f.creates, f.edits, f.comments[0].ID)
+	}
+}
+
+func TestCommentQuotingTheMarkerIsNotTakenOver(t *testing.T) {
+	f := newFakeGitHub(t)
+	f.add("Why does the bot write " + Marker("CI", "engines", "") + "?")
+	publishPR(t, f, runReport(map[string]int64{"resnet": 1000}))
+	if f.creates != 1 || len(f.edits) != 0 {
+		t.Errorf("creates=%d edits=%v: a person's comment was edited", f.creates, f.edits)
+	}
+}
+
+func TestOldMarkerFormatIsNotMatched(t *testing.T) {
+	f := newFakeGitHub(t)
+	f.add("<!-- trt-action:CI:engines -->\nbefore the hash")
+	publishPR(t, f, runReport(map[string]int64{"resnet": 1000}))
+	if f.creates != 1 || len(f.edits) != 0 {
+		t.Errorf("creates=%d edits=%v", f.creates, f.edits)
+	}
+}
+
+func TestCheckRunHeadCommit(t *testing.T) {
+	cases := []struct {
+		name, payload string
+		pulls         map[int]string
+		wantSHA       string
+		wantNotice    bool
+	}{
+		{"pull_request", `{"pull_request":{"number":7,"head":{"sha":"prhead"}}}`, nil, "prhead", false},
+		{"issue_comment looked up", `{"issue":{"number":7,"pull_request":{"url":"x"}},"comment":{"id":1}}`, map[int]string{7: "looked-up"}, "looked-up", false},
+		{"issue_comment lookup fails", `{"issue":{"number":8,"pull_request":{"url":"x"}},"comment":{"id":1}}`, nil, "abc123", true},
+		{"workflow_run", `{"workflow_run":{"head_sha":"runhead","pull_requests":[{"number":7}]}}`, nil, "runhead", false},
+		{"push", `{"ref":"refs/heads/main"}`, nil, "abc123", false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			f := newFakeGitHub(t)
+			f.pullHeads = c.pulls
+			env := f.env()
+			env.EventPath = writeEvent(t, c.payload)
+			out, err := Publish(context.Background(), env, Options{Token: "secret", Comment: CommentOff, CheckRun: true,
+				HTTPClient: f.server.Client()}, runReport(map[string]int64{"resnet": 1000}))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(f.checkReqs) != 1 || f.checkReqs[0].HeadSHA != c.wantSHA {
+				t.Fatalf("check runs = %+v, want one on %s", f.checkReqs, c.wantSHA)
+			}
+			if got := len(out.Notices) == 1 && strings.Contains(out.Notices[0], "GITHUB_SHA abc123"); got != c.wantNotice {
+				t.Errorf("notices = %q, want a fallback notice: %v", out.Notices, c.wantNotice)
+			}
+			if !c.wantNotice && len(out.Notices) != 0 {
+				t.Errorf("unexpected notices %q", out.Notices)
+			}
+		})
+	}
+}
+
+func TestWorkflowRunCommentsOnItsPullRequestOrCommit(t *testing.T) {
+	cases := []struct{ payload, mode, want string }{
+		{`{"workflow_run":{"head_sha":"runhead","pull_requests":[{"number":5}]}}`, CommentPullRequest,
+			"[GET /repos/o/r/issues/5/comments POST /repos/o/r/issues/5/comments]"},
+		{`{"workflow_run":{"head_sha":"runhead","pull_requests":[]}}`, CommentAlways,
+			"[GET /repos/o/r/commits/runhead/comments POST /repos/o/r/commits/runhead/comments]"},
+	}
+	for _, c := range cases {
+		f := newFakeGitHub(t)
+		env := f.env()
+		env.EventPath = writeEvent(t, c.payload)
+		if _, err := Publish(context.Background(), env, Options{Token: "secret", Comment: c.mode, HTTPClient: f.server.Client()},
+			runReport(map[string]int64{"resnet": 1000})); err != nil {
+			t.Fatal(err)
+		}
+		if fmt.Sprint(f.requests) != c.want {
+			t.Errorf("%s: requests:\n got %v\nwant %s", c.payload, f.requests, c.want)
+		}
 	}
 }

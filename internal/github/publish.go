@@ -27,14 +27,23 @@ func ParseCommentMode(s string) (string, error) {
 	return "", fmt.Errorf("comment: %q is not one of off, pull-request, always", s)
 }
 
+// SummaryFunc renders r as markdown of at most maxBytes bytes, dropping
+// whole sections rather than cutting lines where it can. Longer output is
+// cut at a line end.
+type SummaryFunc func(r *report.Report, maxBytes int) string
+
 // Options says what to publish.
 type Options struct {
-	Token    string
-	Comment  string // CommentOff, CommentPullRequest or CommentAlways
-	CheckRun bool
+	Token   string
+	Comment string // CommentOff, CommentPullRequest or CommentAlways
+	// CommentKey tells apart comments of one workflow job: the legs of a
+	// matrix job share GITHUB_JOB, so each leg that comments needs its own
+	// key (such as the leg's GPU). Empty for a job that runs once.
+	CommentKey string
+	CheckRun   bool
 	// Summary renders the report as markdown for the comment and the check
-	// run (report.Summary); nil uses a plain table.
-	Summary func(*report.Report) string
+	// run (report.Summary) in at most maxBytes; nil uses a plain table.
+	Summary SummaryFunc
 	// Locate points a build's annotation at its matrix entry; may be nil.
 	Locate     func(build string) (path string, line int)
 	HTTPClient *http.Client // nil: http.DefaultClient
@@ -77,7 +86,7 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 	}
 	var errs []error
 	if comment {
-		marker := Marker(env.Workflow, env.Job)
+		marker := Marker(env.Workflow, env.Job, opts.CommentKey)
 		res, err := client.StickyComment(ctx, target, marker, func(previous string) string {
 			return CommentBody(marker, r, opts.Summary, previous)
 		})
@@ -91,10 +100,14 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 		}
 	}
 	if opts.CheckRun {
+		headSHA, notice := client.checkRunCommit(ctx, event, env)
+		if notice != "" {
+			out.Notices = append(out.Notices, notice)
+		}
 		id, err := client.PublishCheckRun(ctx, r, CheckRunOptions{
-			HeadSHA:    firstNonEmpty(event.HeadSHA, env.SHA),
+			HeadSHA:    headSHA,
 			DetailsURL: env.RunURL(),
-			Summary:    summaryOf(opts.Summary, r),
+			Summary:    summaryOf(opts.Summary, r, maxCheckText),
 			Locate:     opts.Locate,
 		})
 		out.CheckRunID = id
@@ -116,8 +129,10 @@ func commentTarget(mode string, event Event, env Env) (Target, bool) {
 		return Target{}, false
 	case event.PullRequest != 0:
 		return Target{PullRequest: event.PullRequest}, true
-	case mode == CommentAlways && env.SHA != "":
-		return Target{Commit: env.SHA}, true
+	case mode == CommentAlways && firstNonEmpty(event.HeadSHA, env.SHA) != "":
+		// A workflow_run's GITHUB_SHA is the default branch's head, not
+		// the commit that was built.
+		return Target{Commit: firstNonEmpty(event.HeadSHA, env.SHA)}, true
 	}
 	return Target{}, false
 }
@@ -129,11 +144,32 @@ func (t Target) String() string {
 	return "commit " + t.Commit
 }
 
-func summaryOf(summary func(*report.Report) string, r *report.Report) string {
+// checkRunCommit is the commit the check run belongs to: the pull request's
+// head, where its checks show. An issue_comment event names only the pull
+// request, so its head is looked up; when that fails, GITHUB_SHA (the
+// default branch's head for such events) is used with a notice saying so.
+func (c *Client) checkRunCommit(ctx context.Context, event Event, env Env) (sha, notice string) {
+	if event.HeadSHA != "" || event.PullRequest == 0 {
+		return firstNonEmpty(event.HeadSHA, env.SHA), ""
+	}
+	head, err := c.PullRequestHead(ctx, event.PullRequest)
+	if err == nil && head != "" {
+		return head, ""
+	}
+	if err == nil {
+		err = errors.New("the API returned no head commit")
+	}
+	return env.SHA, fmt.Sprintf("trt-action could not look up the head commit of pull request #%d (%v); the check run goes to GITHUB_SHA %s instead and may not show on the pull request.", event.PullRequest, err, env.SHA)
+}
+
+// summaryOf renders the report in at most maxBytes with summary, or as a
+// plain table when summary is nil; the result may still be longer and is
+// cut by the caller.
+func summaryOf(summary SummaryFunc, r *report.Report, maxBytes int) string {
 	if summary == nil {
 		return plainSummary(r)
 	}
-	return summary(r)
+	return summary(r, maxBytes)
 }
 
 func firstNonEmpty(a, b string) string {
