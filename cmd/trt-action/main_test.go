@@ -387,3 +387,23 @@ func TestHostileMatrixValuesInErrorsAndPlansRunNoWorkflowCommand(t *testing.T) {
 		}
 	}
 }
+
+func TestSIGTERMExits143WithAReport(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
+	cmd := command(dir, nil, "build")
+	var out syncBuffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	waitForLine(t, &out, "▸", 10*time.Second)
+	_ = cmd.Process.Signal(syscall.SIGTERM)
+	if code := exitCode(cmd.Wait()); code != 143 {
+		t.Fatalf("exit %d, want 143\n%s", code, out.String())
+	}
+	r := readReport(t, filepath.Join(dir, "trt-report.json"))
+	if !strings.HasPrefix(r.Interrupted, "SIGTERM") || r.Builds[0].Status != report.StatusCancelled {
+		t.Errorf("interrupted %q, first build %s", r.Interrupted, r.Builds[0].Status)
+	}
+}

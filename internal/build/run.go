@@ -101,6 +101,8 @@ type runner struct {
 	closeAdmit context.CancelCauseFunc
 	views      *viewQueue
 
+	lastTurn chan struct{} // closed once the latest dispatched build has asked for its GPU
+
 	lastCheckpoint time.Time
 	checkpointCost time.Duration    // how long the last checkpoint took
 	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
@@ -152,7 +154,9 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		for running < r.opts.Jobs && next < len(r.builds) && r.admit.Err() == nil {
 			r.rep.Builds[next].Status = report.StatusRunning
 			r.rep.Builds[next].StartMs = r.since().Milliseconds()
-			go r.runBuild(next)
+			turn := make(chan struct{})
+			go r.runBuild(next, r.lastTurn, turn)
+			r.lastTurn = turn
 			next, running = next+1, running+1
 		}
 		if running == 0 && (next == len(r.builds) || r.admit.Err() != nil) {
@@ -231,20 +235,31 @@ func (r *runner) checkpoint(force bool) {
 	r.lastCheckpoint, r.checkpointCost = time.Now(), time.Since(start)
 }
 
-// runBuild runs one build on its own goroutine and reports its end.
-func (r *runner) runBuild(i int) {
+// runBuild runs one build on its own goroutine and reports its end. Builds
+// ask for a GPU in the order they were dispatched (matrix order): each
+// waits for the one before it to have asked (prev), then lets the next go
+// (turn).
+func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 	w := newWatch(r, i, r.builds[i])
 	var res *report.Build
 	if r.opts.GPUs == nil {
+		close(turn)
 		res = w.run()
-	} else if dev, release, err := r.opts.GPUs.Acquire(r.admit); err != nil {
-		res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
 	} else {
-		// The GPU is freed only once the end is queued, so views see this
-		// build finish before the next one starts on it.
-		defer release()
-		w.gpu = dev
-		res = w.run()
+		if prev != nil {
+			<-prev
+		}
+		dev, release, err := r.opts.GPUs.Acquire(r.admit)
+		close(turn)
+		if err != nil {
+			res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
+		} else {
+			// The GPU is freed only once the end is queued, so views see
+			// this build finish before the next one starts on it.
+			defer release()
+			w.gpu = dev
+			res = w.run()
+		}
 	}
 	r.events <- report.Event{Kind: report.BuildFinished, Build: i, Name: res.Name, Result: res}
 }
