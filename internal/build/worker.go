@@ -44,7 +44,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	b, err := startNative(spec)
 	if err != nil {
 		status := "failed"
-		if errors.Is(err, errUnavailable) || errors.Is(err, native.ErrUnavailable) {
+		if errors.Is(err, native.ErrUnavailable) {
 			status = "unavailable"
 		}
 		_ = out.Encode(message{M: msgResult, Status: status, Error: err.Error()})
@@ -58,8 +58,6 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	pump(b, out)
 	return 0
 }
-
-var errUnavailable = errors.New("backend unavailable")
 
 func startNative(spec workerSpec) (*native.Build, error) {
 	if spec.Backend == "sim" {
@@ -75,7 +73,7 @@ func startNative(spec workerSpec) (*native.Build, error) {
 	}
 	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", errUnavailable, err)
+		return nil, fmt.Errorf("%w: %v", native.ErrUnavailable, err)
 	}
 	return native.StartBackend(so, spec.Request)
 }
