@@ -29,12 +29,12 @@ const (
 	exitFailed    = 1
 	exitBudget    = 3
 	exitInterrupt = 130
-	// sigintWindow is how long the binary may take to exit after SIGINT:
-	// its interrupt grace for a soft stop, then the kill and the report
-	// (measured: 1.6 to 2.0 s). slow.onnx gives no callback for seconds, so
-	// the soft stop cannot land in time and the worker is killed. GitHub's
-	// runner sends SIGTERM 7.5 s after SIGINT.
-	sigintWindow = 3 * time.Second
+	// sigintWindow is the contract: exit before GitHub's runner follows its
+	// SIGINT with SIGTERM, 7.5 s later. (Measured, on a real build that
+	// gives no callback for seconds so the worker has to be killed: 1.5 to
+	// 2.0 s; BENCHMARKS.md. The test is not a speed benchmark: TensorRT
+	// fills both cores while it is timed.)
+	sigintWindow = 7 * time.Second
 	// slowPhase is where slow.onnx spends nearly all its build time, with a
 	// single step reported at the phase's end.
 	slowPhase = "Determining refit engines"
