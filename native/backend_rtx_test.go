@@ -125,8 +125,11 @@ func TestRTXBuildsRealEngines(t *testing.T) {
 				t.Fatalf("status %v: %s", res.Status, res.Err)
 			}
 			st, err := os.Stat(req.EngineTmp)
-			if err != nil || st.Size() < 1024 {
-				t.Fatalf("engine: %v, %d bytes", err, st.Size())
+			if err != nil {
+				t.Fatalf("engine: %v", err)
+			}
+			if st.Size() < 1024 {
+				t.Fatalf("engine is only %d bytes", st.Size())
 			}
 			if len(events) < 20 || events[0].Kind != trace.Start || events[0].Parent != "" {
 				t.Fatalf("want a root phase first and many callbacks; got %d events starting %+v", len(events), events[0])

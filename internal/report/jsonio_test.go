@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -36,9 +38,52 @@ func TestJSONRoundTrip(t *testing.T) {
 }
 
 func TestWriteJSONLeavesOldReportOnFailure(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "missing-dir", "report.json")
-	if err := WriteJSON(path, sampleReport()); err == nil {
-		t.Fatal("WriteJSON into a missing directory succeeded")
+	dir := t.TempDir()
+	path := filepath.Join(dir, "report.json")
+	if err := WriteJSON(path, sampleReport()); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// NaN has no JSON form, so encoding fails; the tests run as root, where
+	// a read-only directory would not stop the write.
+	bad := sampleReport()
+	bad.Builds[0].BudgetUse = math.NaN()
+	if err := WriteJSON(path, bad); err == nil {
+		t.Fatal("WriteJSON of a NaN budget use succeeded")
+	}
+	if got, err := os.ReadFile(path); err != nil || !bytes.Equal(got, old) {
+		t.Errorf("old report changed by a failed write (err %v): now %d bytes, was %d", err, len(got), len(old))
+	}
+	checkNoTempFiles(t, dir, "report.json")
+}
+
+// A failure after the temporary file exists (here: the rename, because the
+// target is a non-empty directory) must remove that file.
+func TestWriteFileAtomicRemovesTempFileOnFailure(t *testing.T) {
+	dir := t.TempDir()
+	target := filepath.Join(dir, "report.json")
+	if err := os.MkdirAll(filepath.Join(target, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := WriteFileAtomic(target, []byte("{}\n")); err == nil {
+		t.Fatal("WriteFileAtomic over a non-empty directory succeeded")
+	}
+	checkNoTempFiles(t, dir, "report.json")
+}
+
+// checkNoTempFiles asserts dir holds no ".NAME.tmp-*" file, the temporary
+// name WriteFileAtomic writes before renaming.
+func checkNoTempFiles(t *testing.T, dir, name string) {
+	t.Helper()
+	temps, err := filepath.Glob(filepath.Join(dir, "."+name+".tmp-*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(temps) > 0 {
+		t.Errorf("temporary files left behind: %v", temps)
 	}
 }
 

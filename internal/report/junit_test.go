@@ -129,7 +129,8 @@ func TestWriteJUnitParsesBack(t *testing.T) {
 }
 
 func TestWriteJUnitReplacesInvalidXMLCharacters(t *testing.T) {
-	r := &Report{Builds: []Build{{Name: "ctl\x01name", Backend: "sim", Status: StatusFailed, Reason: "bell\x07"}}}
+	r := &Report{Builds: []Build{{Name: "ctl\x01name", Backend: "sim", Status: StatusFailed, Reason: "bell\x07",
+		Log: []LogLine{{Severity: "error", Text: "bell\x07 in the log"}}}}}
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, r); err != nil {
 		t.Fatal(err)
@@ -137,5 +138,22 @@ func TestWriteJUnitReplacesInvalidXMLCharacters(t *testing.T) {
 	var got parsedSuites
 	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
 		t.Fatalf("control characters produced invalid XML: %v\n%q", err, buf.String())
+	}
+	// Only the invalid character goes: the text around it must survive.
+	if len(got.Suites) != 1 || len(got.Suites[0].Cases) != 1 {
+		t.Fatalf("want one suite with one case:\n%s", buf.String())
+	}
+	c := got.Suites[0].Cases[0]
+	if !strings.Contains(c.Name, "ctl") || !strings.Contains(c.Name, "name") || strings.ContainsRune(c.Name, '\x01') {
+		t.Errorf("case name %q, want ctl and name without the control character", c.Name)
+	}
+	if c.Failure == nil {
+		t.Fatalf("no failure element:\n%s", buf.String())
+	}
+	if !strings.Contains(c.Failure.Message, "bell") || strings.ContainsRune(c.Failure.Message, '\x07') {
+		t.Errorf("failure message %q, want bell without the control character", c.Failure.Message)
+	}
+	if !strings.Contains(c.Failure.Body, "bell") || !strings.Contains(c.Failure.Body, "in the log") {
+		t.Errorf("failure body %q, want the error log line", c.Failure.Body)
 	}
 }

@@ -3,6 +3,8 @@
 package realbuild
 
 import (
+	"encoding/binary"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -47,13 +49,35 @@ func TestNoMonitorBuildsWithoutCallbacks(t *testing.T) {
 	t.Setenv("TRT_ACTION_BACKEND_DIR", pathFromEnv(t, "TRT_ACTION_BACKEND_DIR", "../../bin/lib"))
 	dir := t.TempDir()
 	for _, noMonitor := range []bool{false, true} {
-		engine := filepath.Join(dir, "mlp.engine")
+		// A path per pass: with one shared path, a no_monitor build that
+		// reports OK but writes nothing would pass on the first pass's file.
+		engine := filepath.Join(dir, fmt.Sprintf("mlp-nomonitor-%v.engine", noMonitor))
 		events := buildInProcess(t, native.Request{Name: "mlp", ONNX: e.model("mlp"), EngineTmp: engine, NoMonitor: noMonitor})
 		if got := len(events) > 0; got == noMonitor {
 			t.Errorf("no_monitor=%v: %d callbacks", noMonitor, len(events))
 		}
-		if info, err := os.Stat(engine); err != nil || info.Size() < minEngineBytes {
-			t.Errorf("no_monitor=%v: engine %v %v", noMonitor, info, err)
-		}
+		checkEngineFile(t, fmt.Sprintf("no_monitor=%v", noMonitor), engine)
+	}
+}
+
+// checkEngineFile asserts path holds a whole TensorRT-RTX engine: large
+// enough, its magic, and the length its header records equal to the file's
+// (checkEngine does the same for a report's engine; this one has no report).
+func checkEngineFile(t *testing.T, label, path string) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Errorf("%s: %v", label, err)
+		return
+	}
+	if len(data) < minEngineBytes {
+		t.Errorf("%s: engine is only %d bytes", label, len(data))
+		return
+	}
+	if string(data[:4]) != rtxEngineMagic {
+		t.Errorf("%s: engine starts with %q, want TensorRT-RTX's %q", label, data[:4], rtxEngineMagic)
+	}
+	if n := binary.LittleEndian.Uint64(data[rtxEngineLenOffset:]); n != uint64(len(data)) {
+		t.Errorf("%s: engine header says %d bytes, file has %d (truncated?)", label, n, len(data))
 	}
 }
