@@ -17,13 +17,13 @@ import (
 // TRT_ACTION_BACKEND_DIR, default ../bin/lib), the TensorRT-RTX
 // libraries on LD_LIBRARY_PATH or in TRT_ACTION_RTX_LIB, and the models of
 // scripts/make-test-models in TRT_ACTION_TEST_MODELS (default
-// ../testdata/models). Without them they skip, unless TRT_ACTION_REQUIRE_RTX=1
-// (CI sets it) turns a skip into a failure.
+// ../testdata/models). Without them they skip, except in CI (CI set, or
+// TRT_ACTION_REQUIRE_RTX=1), where a missing prerequisite is a failure.
 
 func rtxOrSkip(t *testing.T) (soPath, models string) {
 	t.Helper()
 	skip := t.Skipf
-	if os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" {
+	if os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" || os.Getenv("CI") != "" {
 		skip = t.Fatalf
 	}
 	if os.Getenv("TRT_ACTION_BACKEND_DIR") == "" {
