@@ -51,6 +51,14 @@ type monitor struct {
 	logBuf   []byte
 }
 
+// The Go names of the simulator's event kinds must be trtaction.h's values:
+// an out-of-range constant index does not compile.
+var (
+	_ = [1]struct{}{}[SimStart-int32(C.TAM_EV_START)]
+	_ = [1]struct{}{}[SimStep-int32(C.TAM_EV_STEP)]
+	_ = [1]struct{}{}[SimFinish-int32(C.TAM_EV_FINISH)]
+)
+
 func newMonitor() (*monitor, error) {
 	c := C.tam_monitor_new()
 	if c == nil {

@@ -45,8 +45,15 @@ type SimRequest struct {
 // SimEvent is one callback for the simulator to replay.
 type SimEvent struct {
 	TNs    int64
-	Kind   int32 // TAM_EV_*
+	Kind   int32 // SimStart, SimStep or SimFinish
 	N      int32
 	Phase  string
 	Parent string
 }
+
+// SimEvent kinds: the values of tam_event_kind in trtaction.h.
+const (
+	SimStart  int32 = 1 // TAM_EV_START
+	SimStep   int32 = 2 // TAM_EV_STEP
+	SimFinish int32 = 3 // TAM_EV_FINISH
+)

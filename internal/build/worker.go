@@ -40,8 +40,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 		_ = out.Encode(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
 		return 2
 	}
-	library := libraryName(spec)
-	b, err := startNative(spec)
+	b, library, err := startNative(spec)
 	if err != nil {
 		status := "failed"
 		if errors.Is(err, native.ErrUnavailable) {
@@ -59,23 +58,29 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	return 0
 }
 
-func startNative(spec workerSpec) (*native.Build, error) {
+// startNative starts the build and names the library it runs on (for the
+// report). The backend is resolved once: for tensorrt that loads the
+// library to choose between the 10.x and 11.x shims.
+func startNative(spec workerSpec) (*native.Build, string, error) {
 	if spec.Backend == "sim" {
 		events, err := simTrace(spec.SimTrace)
 		if err != nil {
-			return nil, err
+			return nil, "", err
 		}
 		req := spec.Request
 		sim := *req.Sim
 		sim.Trace = toSimEvents(events)
 		req.Sim = &sim
-		return native.StartSim(req)
+		b, err := native.StartSim(req)
+		return b, "", err
 	}
 	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
 	if err != nil {
-		return nil, fmt.Errorf("%w: %v", native.ErrUnavailable, err)
+		return nil, "", fmt.Errorf("%w: %v", native.ErrUnavailable, err)
 	}
-	return native.StartBackend(so, spec.Request)
+	library := libraryName(spec.Backend, so, spec.Request.LibPath)
+	b, err := native.StartBackend(so, spec.Request)
+	return b, library, err
 }
 
 func simTrace(path string) ([]trace.Event, error) {
@@ -91,7 +96,7 @@ func simTrace(path string) ([]trace.Event, error) {
 }
 
 func toSimEvents(events []trace.Event) []native.SimEvent {
-	kinds := map[trace.Kind]int32{trace.Start: 1, trace.Step: 2, trace.Finish: 3}
+	kinds := map[trace.Kind]int32{trace.Start: native.SimStart, trace.Step: native.SimStep, trace.Finish: native.SimFinish}
 	out := make([]native.SimEvent, len(events))
 	for i, ev := range events {
 		n := int32(ev.Steps)
@@ -182,16 +187,9 @@ func statusName(s native.Status) string {
 }
 
 // libraryName says which TensorRT library a build runs on, for the report:
-// "TensorRT-RTX 1.7.1.116". Empty for the simulator or when it cannot tell.
-func libraryName(spec workerSpec) string {
-	if spec.Backend == "sim" {
-		return ""
-	}
-	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
-	if err != nil {
-		return ""
-	}
-	raw, err := native.BackendInfo(so, spec.Request.LibPath)
+// "TensorRT-RTX 1.7.1.116". Empty when the backend cannot tell.
+func libraryName(backend, so, libPath string) string {
+	raw, err := native.BackendInfo(so, libPath)
 	if err != nil {
 		return ""
 	}
@@ -199,6 +197,6 @@ func libraryName(spec workerSpec) string {
 	if json.Unmarshal([]byte(raw), &info) != nil || info.Library == "" {
 		return ""
 	}
-	name := map[string]string{"tensorrt-rtx": "TensorRT-RTX", "tensorrt": "TensorRT"}[spec.Backend]
+	name := map[string]string{"tensorrt-rtx": "TensorRT-RTX", "tensorrt": "TensorRT"}[backend]
 	return name + " " + info.Library
 }
