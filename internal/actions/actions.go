@@ -67,12 +67,7 @@ var (
 	ErrNoFile      = errors.New("not set by the runner")
 	ErrBadName     = errors.New("invalid output name")
 	ErrValueUnsafe = errors.New("output value contains the heredoc delimiter")
-	ErrTooLarge    = errors.New("step summary over 1 MiB")
 )
-
-// MaxSummaryBytes is the runner's per-step summary limit; a larger summary
-// is dropped whole.
-const MaxSummaryBytes = 1 << 20
 
 // SetOutput appends name=value to $GITHUB_OUTPUT in heredoc form with a
 // fresh random delimiter. It refuses, writing nothing, a name outside
@@ -102,20 +97,6 @@ func outputRecord(name, value, delim string) (string, error) {
 		return "", fmt.Errorf("set output %s: %w", name, ErrValueUnsafe)
 	}
 	return name + "<<" + delim + "\n" + value + "\n" + delim + "\n", nil
-}
-
-// WriteStepSummary replaces this step's summary with markdown. The summary
-// is read when the step ends, also after a cancel, so callers rewrite it as
-// the run goes. It refuses a summary the runner would drop.
-func (a *Actions) WriteStepSummary(markdown string) error {
-	if len(markdown) > MaxSummaryBytes {
-		return fmt.Errorf("write step summary: %d bytes: %w", len(markdown), ErrTooLarge)
-	}
-	path := a.StepSummaryPath()
-	if path == "" {
-		return fmt.Errorf("write step summary: GITHUB_STEP_SUMMARY %w", ErrNoFile)
-	}
-	return a.write(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, markdown)
 }
 
 // write puts text into path with one Write call, so a concurrent reader

@@ -109,19 +109,3 @@ func TestSetOutputWithoutRunnerFile(t *testing.T) {
 		t.Errorf("SetOutput without GITHUB_OUTPUT = %v, want ErrNoFile", err)
 	}
 }
-
-func TestWriteStepSummaryReplaces(t *testing.T) {
-	fs := &fakeFS{}
-	a := newTestActions(map[string]string{"GITHUB_STEP_SUMMARY": "/sum"}, fs, nil)
-	for _, md := range []string{"# first\n", "# second\n"} {
-		if err := a.WriteStepSummary(md); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if got := fs.files["/sum"].String(); got != "# second\n" {
-		t.Errorf("summary = %q, want only the latest", got)
-	}
-	if err := a.WriteStepSummary(strings.Repeat("x", MaxSummaryBytes+1)); !errors.Is(err, ErrTooLarge) {
-		t.Errorf("oversized summary = %v, want ErrTooLarge", err)
-	}
-}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -42,15 +43,16 @@ func writeJUnit(path string, r *report.Report) error {
 	if path == "" {
 		return nil
 	}
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	if err := report.WriteJUnit(f, r); err != nil {
-		f.Close()
+	// Written whole or not at all, like the report: a cancel never leaves
+	// a truncated file where a good one was.
+	var buf bytes.Buffer
+	if err := report.WriteJUnit(&buf, r); err != nil {
 		return err
 	}
-	return f.Close()
+	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	return nil
 }
 
 // publish posts the comment and check run, after the run's last summary
