@@ -63,8 +63,9 @@ constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
 constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
 constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
 constexpr char kInstallHint[] =
-    "install the PyPI wheel tensorrt-rtx-cu12-libs (or -cu13-libs), e.g. with scripts/setup-tensorrt-rtx, "
-    "and pass its tensorrt_rtx_libs folder with --trt-lib or TRT_ACTION_RTX_LIB";
+    "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; "
+    "eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it "
+    "(a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)";
 #else
 constexpr char kBackend[] = "tensorrt";
 constexpr char kProduct[] = "TensorRT";
@@ -79,8 +80,8 @@ constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 #endif
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] =
-    "run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt) or install TensorRT from NVIDIA, "
-    "and pass the folder holding libnvinfer with --trt-lib or TRT_ACTION_TRT_LIB";
+    "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT "
+    "container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #endif
 
 std::string version_string(int64_t major, int64_t minor, int64_t patch, int64_t build) {
