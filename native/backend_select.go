@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -18,13 +19,22 @@ type flavour struct {
 }
 
 var (
-	flavourRTX = flavour{"tensorrt-rtx", "libtam_rtx.so", "TensorRT-RTX 1.x",
-		"build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"}
+	flavourRTX   = flavour{"tensorrt-rtx", "libtam_rtx.so", "TensorRT-RTX 1.x", rtxHint(runtime.GOARCH)}
 	flavourTRT11 = flavour{"tensorrt", "libtam_trt11.so", "TensorRT 11.x",
 		"build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`"}
 	flavourTRT10 = flavour{"tensorrt", "libtam_trt10.so", "TensorRT 10.x",
 		"build it with `make TRT10_INCLUDE=<folder holding NvInfer.h>`"}
 )
+
+// rtxHint says how to get the tensorrt-rtx backend on arch: NVIDIA publishes
+// the TensorRT-RTX library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only, so
+// an arm64 build cannot have it.
+func rtxHint(arch string) string {
+	if arch != "amd64" {
+		return "TensorRT-RTX is published for x86_64 only, so there is no tensorrt-rtx backend for " + arch
+	}
+	return "build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"
+}
 
 // BackendDirVar names the folder searched first for backend shared objects.
 const BackendDirVar = "TRT_ACTION_BACKEND_DIR"

@@ -178,3 +178,12 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 		t.Errorf("unexpected fields: %+v", got)
 	}
 }
+
+func TestRTXHintOnArm64SaysThereIsNone(t *testing.T) {
+	if got := rtxHint("arm64"); !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") {
+		t.Errorf("rtxHint(arm64) = %q; want it to say TensorRT-RTX has no arm64 library", got)
+	}
+	if got := rtxHint("amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
+		t.Errorf("rtxHint(amd64) = %q; want how to build it", got)
+	}
+}
