@@ -79,6 +79,11 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 			b.OptLevel = &v
 		}
 	}
+	if p, ok := fs.get("tiling-level"); ok {
+		if v, ok := d.intIn(p.val, "tiling-level", 0, 3); ok {
+			b.TilingLevel = &v
+		}
+	}
 	if p, ok := fs.get("precision"); ok {
 		var valid bool
 		b.Precision, valid = d.enumList(p.val, "precision", Precisions)

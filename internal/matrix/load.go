@@ -16,7 +16,7 @@ import (
 // (schema_test.go checks).
 var (
 	topKeys        = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
-	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
+	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault"}
 	regressionKeys = []string{"warn", "fail", "min"}

@@ -101,6 +101,7 @@ type planBuild struct {
 	Engine         string               `json:"engine"`
 	WorkspaceBytes int64                `json:"workspace_bytes,omitempty"`
 	OptLevel       *int                 `json:"opt_level,omitempty"`
+	TilingLevel    *int                 `json:"tiling_level,omitempty"`
 	Precision      []string             `json:"precision,omitempty"`
 	Shapes         map[string]planShape `json:"shapes,omitempty"`
 	Targets        []string             `json:"targets,omitempty"`
@@ -168,7 +169,7 @@ func PlanJSON(w io.Writer, builds []Build) error {
 func toPlan(b Build) planBuild {
 	p := planBuild{
 		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
 		Targets: b.Targets, TimingCache: b.TimingCache,
 		Budgets: planBudgets{
 			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),
