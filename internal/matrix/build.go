@@ -40,6 +40,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 
 	d.model(fs, &b, at, backendOK)
 	d.options(fs, &b)
+	d.settings(fs, &b)
 	if p, ok := fs.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
 	}
@@ -79,8 +80,8 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 			b.OptLevel = &v
 		}
 	}
-	if p, ok := fs.get("tiling-level"); ok {
-		if v, ok := d.intIn(p.val, "tiling-level", 0, 3); ok {
+	if p, ok := fs.get("tiling-optimization-level"); ok {
+		if v, ok := d.intIn(p.val, "tiling-optimization-level", 0, 3); ok {
 			b.TilingLevel = &v
 		}
 	}

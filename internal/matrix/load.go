@@ -15,8 +15,9 @@ import (
 // Keys each mapping allows. schema.json must list the same keys
 // (schema_test.go checks).
 var (
-	topKeys        = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
-	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
+	topKeys   = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
+	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
+		append(settingKeys(), "budgets", "sim", "matrix")...)
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault"}
 	regressionKeys = []string{"warn", "fail", "min"}
