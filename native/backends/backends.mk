@@ -34,7 +34,7 @@ endif
 
 BACKEND_SRC := native/backends/shim.cc
 BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
-	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h \
+	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h native/backends/builder_settings.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
