@@ -245,6 +245,13 @@ func (w *watch) handle(m message) {
 	case msgHello:
 		w.offset = w.now()
 		w.res.Library = m.Library
+		if w.res.Settings != nil {
+			// A copy: the run's report, which other goroutines write out,
+			// shares the original until this build's result replaces it.
+			s := *w.res.Settings
+			s.Library = m.Library
+			w.res.Settings = &s
+		}
 	case msgEvents:
 		w.lastSeen = w.now()
 		for _, we := range m.Events {

@@ -447,3 +447,42 @@ func laterKey(c conflict, first string) string {
 	}
 	return c.a
 }
+
+// BuilderSettings is every builder setting of b under its matrix key, the
+// fixed keys (workspace, opt-level, ...) and Settings alike: what the report
+// shows as applied and what `plan --trtexec` writes out.
+func (b Build) BuilderSettings() map[string]any {
+	m := b.Settings.Map()
+	if m == nil {
+		m = map[string]any{}
+	}
+	if b.WorkspaceBytes > 0 {
+		m["workspace"] = b.WorkspaceBytes
+	}
+	if b.OptLevel != nil {
+		m["opt-level"] = *b.OptLevel
+	}
+	if b.TilingLevel != nil {
+		m["tiling-optimization-level"] = *b.TilingLevel
+	}
+	if len(b.Precision) > 0 {
+		m["precision"] = b.Precision
+	}
+	if len(b.Targets) > 0 {
+		m["targets"] = b.Targets
+	}
+	if b.TimingCache != "" {
+		m["timing-cache"] = b.TimingCache
+	}
+	if len(b.Shapes) > 0 {
+		shapes := make(map[string]planShape, len(b.Shapes))
+		for name, s := range b.Shapes {
+			shapes[name] = planShape(s)
+		}
+		m["shapes"] = shapes
+	}
+	if len(m) == 0 {
+		return nil
+	}
+	return m
+}

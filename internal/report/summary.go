@@ -40,6 +40,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	}
 	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
 	head, problems := s.head(), s.problems()
+	problems = settingsTable(r.Builds) + problems // what the builds' settings changed, before what went wrong
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {
