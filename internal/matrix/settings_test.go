@@ -21,8 +21,8 @@ builds:
     profiling-verbosity: ${{ matrix.pv }}
     strongly-typed: false
     precision: [fp16, int8]
-    plugins: plugins/libfake.so
-    plugins-serialize: [plugins/libfake.so]
+    plugins: plugins/fake-plugin
+    plugins-serialize: [plugins/fake-plugin]
     precision-constraints: obey
     layer-precisions: {"/conv1/*": fp32}
     layer-output-types: {"/fc/Gemm": fp16}
@@ -54,7 +54,7 @@ builds:
 	if len(f.Builds) != 2 {
 		t.Fatalf("got %d builds, want 2", len(f.Builds))
 	}
-	lib := filepath.Join("testdata", "plugins", "libfake.so")
+	lib := filepath.Join("testdata", "plugins", "fake-plugin")
 	want := map[string]any{
 		"strongly-typed":         false,
 		"plugins":                []string{lib},
