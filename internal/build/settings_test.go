@@ -2,6 +2,7 @@ package build
 
 import (
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -15,6 +16,7 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	with := simBuild(dir, "with", func(b *matrix.Build) {
 		b.OptLevel = &level
 		b.Settings = matrix.Settings{{Key: "profiling-verbosity", Value: "detailed"}, {Key: "tf32", Value: false}}
+		b.TrtexecIgnored = []string{"--iterations", "--useCudaGraph"}
 	})
 	without := simBuild(dir, "without", nil)
 	rep := Run([]matrix.Build{with, without}, testOptions(t), nil)
@@ -30,6 +32,9 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	// The simulator names no library; test/realbuild checks TensorRT-RTX's.
 	if s.Library != got["with"].Library {
 		t.Errorf("settings library %q, build library %q: want the loaded library in both", s.Library, got["with"].Library)
+	}
+	if w := got["with"].Warnings; len(w) != 1 || !strings.Contains(w[0], "trtexec flags ignored") || !strings.Contains(w[0], "--iterations --useCudaGraph") {
+		t.Errorf("warnings %q, want the ignored trtexec flags", w)
 	}
 	if got["without"].Settings != nil {
 		t.Errorf("a build without settings reports %+v", got["without"].Settings)

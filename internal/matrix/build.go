@@ -19,8 +19,9 @@ var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=@,-]{0,127}$`)
 
 // build decodes one expanded build from its merged node.
 func (d *decoder) build(n *yaml.Node, at Pos) Build {
+	n = d.withTrtexec(n, d.own)
 	fs := d.w.fields(n, "build", buildKeys)
-	b := Build{Axes: d.combo.asMap(), Pos: at}
+	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored}
 
 	if p, ok := fs.get("name"); !ok {
 		d.w.errs.add(at, "build: name is required")

@@ -42,6 +42,7 @@ type Build struct {
 	Targets        []string         // targets (tensorrt-rtx): sm75 ...
 	TimingCache    string           // timing-cache: path
 	Settings       Settings         // every other builder setting (settings.go)
+	TrtexecIgnored []string         // inference-only flags of its trtexec line (trtexec.go)
 
 	Budgets Budgets
 	Sim     Sim

@@ -18,6 +18,10 @@ type decoder struct {
 	w       *walker
 	combo   combo
 	inBuild bool // ${{ matrix.X }} is meaningful only inside builds
+	// own are the keys the build itself wrote (not from defaults), and
+	// trtexecIgnored the inference-only flags of its trtexec line.
+	own            map[string]bool
+	trtexecIgnored []string
 }
 
 // text returns a scalar's substituted value; want names the expected type.
