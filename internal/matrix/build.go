@@ -19,6 +19,8 @@ var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=@,-]{0,127}$`)
 
 // build decodes one expanded build from its merged node.
 func (d *decoder) build(n *yaml.Node, at Pos) Build {
+	mark := len(d.w.errs.errs)
+	defer d.nameTrtexecFlags(mark)
 	n = d.withTrtexec(n, d.own)
 	fs := d.w.fields(n, "build", buildKeys)
 	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,7 +22,8 @@ type trtexecFlag struct {
 	name    string // without "--"
 	key     string
 	noValue bool
-	// read turns the flag's value into the key's YAML form in keys.
+	// read turns the flag's value into the key's YAML form in keys; nil
+	// copies it to key as written.
 	read func(keys *trtexecKeys, value string) error
 }
 
@@ -31,6 +33,7 @@ type trtexecKeys struct {
 	at    *yaml.Node // the trtexec string: every node gets its position
 	order []string
 	nodes map[string]*yaml.Node
+	flags map[string]string // key -> the flag that set it, for messages
 }
 
 func (k *trtexecKeys) node(kind yaml.Kind, tag, value string) *yaml.Node {
@@ -102,14 +105,7 @@ func renamed(key string, names map[string]string) func(*trtexecKeys, string) err
 	}
 }
 
-func keysOf[V any](m map[string]V) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	slices.Sort(out)
-	return out
-}
+func keysOf[V any](m map[string]V) []string { return slices.Sorted(maps.Keys(m)) }
 
 func is(key, v string) func(*trtexecKeys, string) error {
 	return func(k *trtexecKeys, _ string) error { return k.value(key, v) }
@@ -138,8 +134,8 @@ var (
 )
 
 var trtexecFlags = []trtexecFlag{
-	{name: "onnx", key: "onnx", read: func(k *trtexecKeys, v string) error { return k.value("onnx", v) }},
-	{name: "saveEngine", key: "engine", read: func(k *trtexecKeys, v string) error { return k.value("engine", v) }},
+	{name: "onnx", key: "onnx"},
+	{name: "saveEngine", key: "engine"},
 	{name: "fp16", key: "precision", noValue: true, read: addTo("precision", "fp16")},
 	{name: "bf16", key: "precision", noValue: true, read: addTo("precision", "bf16")},
 	{name: "int8", key: "precision", noValue: true, read: addTo("precision", "int8")},
@@ -152,18 +148,14 @@ var trtexecFlags = []trtexecFlag{
 	{name: "maxShapes", key: "shapes", read: readShapes("max")},
 	{name: "memPoolSize", key: "memory-pools", read: readPools},
 	{name: "workspace", key: "workspace", read: func(k *trtexecKeys, v string) error { return k.value("workspace", v+"MiB") }},
-	{name: "builderOptimizationLevel", key: "opt-level", read: func(k *trtexecKeys, v string) error { return k.value("opt-level", v) }},
-	{name: "tilingOptimizationLevel", key: "tiling-optimization-level", read: func(k *trtexecKeys, v string) error {
-		return k.value("tiling-optimization-level", v)
-	}},
-	{name: "l2LimitForTiling", key: "l2-limit-for-tiling", read: func(k *trtexecKeys, v string) error { return k.value("l2-limit-for-tiling", v) }},
-	{name: "timingCacheFile", key: "timing-cache", read: func(k *trtexecKeys, v string) error { return k.value("timing-cache", v) }},
-	{name: "precisionConstraints", key: "precision-constraints", read: func(k *trtexecKeys, v string) error {
-		return k.value("precision-constraints", v)
-	}},
+	{name: "builderOptimizationLevel", key: "opt-level"},
+	{name: "tilingOptimizationLevel", key: "tiling-optimization-level"},
+	{name: "l2LimitForTiling", key: "l2-limit-for-tiling"},
+	{name: "timingCacheFile", key: "timing-cache"},
+	{name: "precisionConstraints", key: "precision-constraints"},
 	{name: "layerPrecisions", key: "layer-precisions", read: readLayerTypes("layer-precisions")},
 	{name: "layerOutputTypes", key: "layer-output-types", read: readLayerTypes("layer-output-types")},
-	{name: "calib", key: "int8-calibration-cache", read: func(k *trtexecKeys, v string) error { return k.value("int8-calibration-cache", v) }},
+	{name: "calib", key: "int8-calibration-cache"},
 	{name: "hardwareCompatibilityLevel", key: "hardware-compatibility", read: renamed("hardware-compatibility", trtexecHardware)},
 	{name: "versionCompatible", key: "version-compatible", noValue: true, read: is("version-compatible", "true")},
 	{name: "vc", key: "version-compatible", noValue: true, read: is("version-compatible", "true")},
@@ -173,14 +165,14 @@ var trtexecFlags = []trtexecFlag{
 	{name: "weightStreaming", key: "weight-streaming", noValue: true, read: is("weight-streaming", "true")},
 	{name: "runtimePlatform", key: "runtime-platform", read: renamed("runtime-platform", trtexecPlatform)},
 	{name: "tacticSources", key: "tactic-sources", read: readToggles("tactic-sources", trtexecTactics)},
-	{name: "maxTactics", key: "max-tactics", read: func(k *trtexecKeys, v string) error { return k.value("max-tactics", v) }},
+	{name: "maxTactics", key: "max-tactics"},
 	{name: "sparsity", key: "sparsity", read: func(k *trtexecKeys, v string) error {
 		if v == "force" {
 			return errors.New("value force rewrites the model's weights, which trt-action does not do; prune the model and use enable")
 		}
 		return k.value("sparsity", v)
 	}},
-	{name: "maxAuxStreams", key: "max-aux-streams", read: func(k *trtexecKeys, v string) error { return k.value("max-aux-streams", v) }},
+	{name: "maxAuxStreams", key: "max-aux-streams"},
 	{name: "profilingVerbosity", key: "profiling-verbosity", read: renamed("profiling-verbosity", trtexecVerbosity)},
 	{name: "preview", key: "preview-features", read: readToggles("preview-features", trtexecPreview)},
 	{name: "useDLACore", key: "dla", read: func(k *trtexecKeys, v string) error { k.put(k.mapping("dla"), "core", k.scalar(v)); return nil }},
@@ -254,6 +246,7 @@ func (d *decoder) withTrtexec(n *yaml.Node, own map[string]bool) *yaml.Node {
 		d.w.errs.add(d.w.pos(line), "trtexec: %s", e)
 	}
 	d.trtexecIgnored = ignored
+	d.trtexecAt, d.trtexecFlags = d.w.pos(line), keys.flags
 	wins := func(key string) bool {
 		if own["trtexec"] {
 			return own[key]
@@ -280,10 +273,34 @@ func (d *decoder) withTrtexec(n *yaml.Node, own map[string]bool) *yaml.Node {
 
 func (k *trtexecKeys) scalarKey(key string) *yaml.Node { return k.scalar(key) }
 
+// nameTrtexecFlags rewrites the errors found since mark about keys a
+// trtexec line set, so they name the flag the user wrote: "trtexec
+// --builderOptimizationLevel: opt-level: expected an integer from 0 to 5".
+func (d *decoder) nameTrtexecFlags(mark int) {
+	c := &d.w.errs
+	kept := c.errs[:mark]
+	for _, e := range c.errs[mark:] {
+		if e.Pos == d.trtexecAt {
+			for key, flag := range d.trtexecFlags {
+				if strings.HasPrefix(e.Msg, key+":") || strings.HasPrefix(e.Msg, key+".") || strings.HasPrefix(e.Msg, key+" and ") {
+					e.Msg = "trtexec " + flag + ": " + e.Msg
+					break
+				}
+			}
+			if c.seen[e] && !slices.Contains(c.errs[mark:], e) {
+				continue // the same rewritten error, from another combination of the matrix
+			}
+			c.seen[e] = true
+		}
+		kept = append(kept, e)
+	}
+	c.errs = kept
+}
+
 // parseTrtexec reads a trtexec command line: the program name may lead;
 // every other word is --flag or --flag=value.
 func parseTrtexec(line string, at *yaml.Node) (keys *trtexecKeys, ignored []string, errs []string) {
-	keys = &trtexecKeys{at: at, nodes: map[string]*yaml.Node{}}
+	keys = &trtexecKeys{at: at, nodes: map[string]*yaml.Node{}, flags: map[string]string{}}
 	words, err := shellWords(line)
 	if err != nil {
 		return keys, nil, []string{err.Error()}
@@ -309,8 +326,13 @@ func parseTrtexec(line string, at *yaml.Node) (keys *trtexecKeys, ignored []stri
 				errs = append(errs, fmt.Sprintf("--%s takes no value, got %q", name, value))
 			} else if !f.noValue && (!hasValue || value == "") {
 				errs = append(errs, fmt.Sprintf("--%s needs a value: --%s=VALUE", name, name))
+			} else if f.read == nil {
+				keys.flags[f.key] = "--" + name
+				_ = keys.value(f.key, value)
 			} else if err := f.read(keys, value); err != nil {
 				errs = append(errs, fmt.Sprintf("--%s: %v", name, err))
+			} else {
+				keys.flags[f.key] = "--" + name
 			}
 		case slices.Contains(trtexecInferenceFlags, name):
 			ignored = append(ignored, "--"+name)

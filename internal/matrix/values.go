@@ -22,6 +22,8 @@ type decoder struct {
 	// trtexecIgnored the inference-only flags of its trtexec line.
 	own            map[string]bool
 	trtexecIgnored []string
+	trtexecAt      Pos               // where the trtexec line is
+	trtexecFlags   map[string]string // key -> the line's flag that set it
 }
 
 // text returns a scalar's substituted value; want names the expected type.

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sort"
 	"strings"
@@ -92,11 +93,7 @@ func settingText(v any) string {
 		}
 		return strings.Join(parts, ",")
 	case map[string]any:
-		keys := make([]string, 0, len(v))
-		for k := range v {
-			keys = append(keys, k)
-		}
-		slices.Sort(keys)
+		keys := slices.Sorted(maps.Keys(v))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
 			parts[i] = k + "=" + settingText(v[k])
