@@ -38,6 +38,8 @@ func FuzzRenderersKeepTextInert(f *testing.F) {
 		deltas := shard.DeltaTable(shard.Compare(r, untrustedReport(name+"x", phase, message), matrix.Regression{}), matrix.Regression{})
 		outputs := map[string]string{
 			"summary":        summary,
+			"short summary":  report.Summary(r, report.SummaryOptions{MaxBytes: 700}),
+			"tiny summary":   report.Summary(r, report.SummaryOptions{MaxBytes: 120}),
 			"baseline table": deltas,
 			"comment": CommentBody("<!-- trt-action:key -->", r, func(r *report.Report, n int) string {
 				return report.Summary(r, report.SummaryOptions{MaxBytes: n})

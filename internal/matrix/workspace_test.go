@@ -119,7 +119,7 @@ func TestSymlinkedFolderIsFollowedBeforeTheCheck(t *testing.T) {
 func TestSymlinkAtTheOutputPathIsAnError(t *testing.T) {
 	outside := realDir(t, t.TempDir())
 	repo, m := repoWithMatrix(t, "builds:\n  - {name: a, backend: sim, engine: a.engine, timing-cache: a.cache}\n  - {name: b, backend: sim}\n")
-	symlink(t, filepath.Join(outside, "victim"), filepath.Join(repo, "sub", "a.engine"))       // dangling, outside
+	symlink(t, filepath.Join(outside, "victim"), filepath.Join(repo, "sub", "a.engine"))        // dangling, outside
 	symlink(t, filepath.Join(repo, "sub", "real.cache"), filepath.Join(repo, "sub", "a.cache")) // inside, still a link
 	symlink(t, filepath.Join(repo, "sub", "real.engine"), filepath.Join(repo, "sub", "b.engine"))
 	_, err := Load(m)

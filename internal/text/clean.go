@@ -1,6 +1,7 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -59,4 +60,16 @@ func unsafeRune(r rune) bool {
 // the marks), the ones that can reorder how a line is displayed.
 func IsBidiControl(r rune) bool {
 	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F || r == 0x061C
+}
+
+// Escaped shows control and bidirectional characters as Go escapes
+// ("\x1b", "\u202e") and leaves the rest as it is: for messages that quote
+// text back to whoever wrote it (a matrix file's errors and plan), who
+// needs to see what is there to fix it, on one line that moves no cursor.
+func Escaped(s string) string {
+	if strings.IndexFunc(s, unsafeRune) < 0 && utf8.ValidString(s) {
+		return s
+	}
+	q := strconv.Quote(s)
+	return q[1 : len(q)-1]
 }

@@ -147,3 +147,17 @@ func TestQuoteJSONReadsBack(t *testing.T) {
 		}
 	}
 }
+
+func TestEscaped(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain \"quoted\" é": "plain \"quoted\" é",
+		"a\nb\x1b[2J":        `a\nb\x1b[2J`,
+		"csi\u009b2J":        `csi\u009b2J`,
+		"x\u202egnp":         `x\u202egnp`,
+		"bad\xff":            `bad\xff`,
+	} {
+		if got := Escaped(in); got != want {
+			t.Errorf("Escaped(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
