@@ -129,9 +129,9 @@ func groupTitle(name string, result *Build) string {
 	case result == nil:
 		return name + " — finished"
 	case result.Status == StatusOK:
-		return fmt.Sprintf("✔ %s — ok in %s", name, text.Duration(ms(result.DurationMs)))
+		return fmt.Sprintf("✔ %s — ok in %s", name, text.DurationMs(result.DurationMs))
 	default:
-		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, text.Duration(ms(result.DurationMs)))
+		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, text.DurationMs(result.DurationMs))
 	}
 }
 
@@ -262,7 +262,7 @@ func runNotes(r *Report, warnings []actions.Note, file string) []actions.Note {
 
 // buildMessage names the build, what happened, and the phase and budget.
 func buildMessage(b *Build) string {
-	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, text.Duration(ms(b.DurationMs)), reasonSuffix(b))
+	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, text.DurationMs(b.DurationMs), reasonSuffix(b))
 	if b.Budget != nil && b.Reason != "" {
 		msg += " Budget: " + budgetText(b.Budget) + "."
 	}

@@ -143,7 +143,7 @@ func junitMessage(b *Build) string {
 func junitFailureBody(b *Build) string {
 	var sb strings.Builder
 	if h := b.Budget; h != nil {
-		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, text.Precise(ms(h.ElapsedMs)), text.Precise(ms(h.LimitMs)))
+		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, text.PreciseMs(h.ElapsedMs), text.PreciseMs(h.LimitMs))
 		if h.Phase != "" {
 			fmt.Fprintf(&sb, " in %s", h.Phase)
 		}

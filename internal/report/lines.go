@@ -191,7 +191,7 @@ func progressText(p *Progress) string {
 // "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
 func resultText(b *Build) string {
-	d := text.Duration(ms(b.DurationMs))
+	d := text.DurationMs(b.DurationMs)
 	if b.Status == StatusOK {
 		text := "✔ ok in " + d
 		if b.Engine != nil {
@@ -218,7 +218,7 @@ func reasonSuffix(b *Build) string {
 // budgetText says which limit ran out, e.g.
 // `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
 func budgetText(h *BudgetHit) string {
-	limit, ran := text.Precise(ms(h.LimitMs)), text.Precise(ms(h.ElapsedMs))
+	limit, ran := text.PreciseMs(h.LimitMs), text.PreciseMs(h.ElapsedMs)
 	switch h.Kind {
 	case "phase":
 		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)
@@ -249,7 +249,7 @@ func Headline(r *Report) string {
 		}
 	}
 	outcome := strings.Join(parts, ", ")
-	took := text.Duration(ms(r.DurationMs))
+	took := text.DurationMs(r.DurationMs)
 	switch {
 	case r.Interrupted != "":
 		h := fmt.Sprintf("⏹ interrupted (%s): %d of %d builds done", r.Interrupted, done, total)

@@ -109,7 +109,7 @@ func (s *summary) rows() []string {
 			backend += " · GPU " + text.Markdown(b.GPU) // which GPU built what
 		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
-			text.Markdown(b.Name), statusLabel(b.Status), backend, text.Duration(ms(b.DurationMs)), slow, budgetUse(b))
+			text.Markdown(b.Name), statusLabel(b.Status), backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
 	}
 	return rows
 }
@@ -171,7 +171,7 @@ func (s *summary) problems() string {
 
 func problemSection(b *strings.Builder, build *Build) {
 	fmt.Fprintf(b, "\n### %s — %s\n\n", text.Markdown(build.Name), statusLabel(build.Status))
-	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.Duration(ms(build.DurationMs)), text.Markdown(text.CutRunes(reasonSuffix(build), 1000)))
+	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(reasonSuffix(build), 1000)))
 	if build.Budget != nil && build.Reason != "" {
 		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(budgetText(build.Budget)))
 	}
@@ -297,7 +297,7 @@ func ganttSection(build *Build) string {
 			if end < 0 {
 				end = build.DurationMs
 			}
-			tasks = append(tasks, ganttTask{mermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
 			if depth < 2 {
 				walk(p.Children, depth+1)
 			}
@@ -310,7 +310,7 @@ func ganttSection(build *Build) string {
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  section %s\n", mermaidName(build.Name))
+	fmt.Fprintf(&b, "  section %s\n", text.MermaidName(build.Name))
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "  %s :%d, %d\n", t.name, t.start, t.end)
 	}

@@ -161,3 +161,19 @@ func TestEscaped(t *testing.T) {
 		}
 	}
 }
+
+func TestMermaidName(t *testing.T) {
+	for in, want := range map[string]string{
+		"Timing tactics":            "Timing tactics",
+		"a: b; c #d %%e\nf":         "a b c d e f",
+		"section evil":              "▸ section evil",
+		"click x call y()":          "▸ click x call y()",
+		"":                          "unnamed",
+		"@@@":                       "unnamed",
+		strings.Repeat("long ", 20): strings.Repeat("long ", 11) + "long…",
+	} {
+		if got := MermaidName(in); got != want {
+			t.Errorf("MermaidName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

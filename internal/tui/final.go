@@ -23,7 +23,7 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 		rows[i] = []string{
 			mark(b.Status) + " " + text.Line(b.Name),
 			b.Status,
-			text.Duration(ms(b.DurationMs)),
+			text.DurationMs(b.DurationMs),
 			slowestPhase(b),
 			text.Line(b.Reason),
 		}
@@ -114,7 +114,7 @@ func summary(run *report.Report) string {
 	if len(run.Builds) == 1 {
 		noun = "build"
 	}
-	return fmt.Sprintf("%d %s in %s: %s", len(run.Builds), noun, text.Duration(ms(run.DurationMs)), strings.Join(parts, ", "))
+	return fmt.Sprintf("%d %s in %s: %s", len(run.Builds), noun, text.DurationMs(run.DurationMs), strings.Join(parts, ", "))
 }
 
 // columns is a table layout: which columns are shown and how wide each is.

@@ -260,7 +260,7 @@ func resultLine(r *report.Build) []seg {
 		{text: mark, style: st},
 		{text: text.Line(r.Name), flex: true},
 		{text: " " + r.Status, style: st},
-		{text: " " + text.Duration(time.Duration(r.DurationMs)*time.Millisecond), style: dim, drop: 1},
+		{text: " " + text.DurationMs(r.DurationMs), style: dim, drop: 1},
 	}
 }
 
