@@ -8,7 +8,7 @@ import (
 )
 
 func TestLine(t *testing.T) {
-	for in, want := range map[string]string{
+	checkEach(t, "Line", Line, map[string]string{
 		"a\nb\r\nc\td":           "a b  c d",
 		"x\x1b[2Jy\x00z\x7f":     "x[2Jyz",
 		"evil\u202egnp.exe":      "evilgnp.exe",
@@ -16,11 +16,7 @@ func TestLine(t *testing.T) {
 		"bad \xff utf8":          "bad \uFFFD utf8",
 		"résumé — ok":            "résumé — ok",
 		"arabic\u061cmark\u200f": "arabicmark",
-	} {
-		if got := Line(in); got != want {
-			t.Errorf("Line(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestLinesKeepsLineBreaks(t *testing.T) {
@@ -30,18 +26,14 @@ func TestLinesKeepsLineBreaks(t *testing.T) {
 }
 
 func TestNeutral(t *testing.T) {
-	for in, want := range map[string]string{
+	checkEach(t, "Neutral", Neutral, map[string]string{
 		"fix-@octocat":        "fix-@\u200boctocat",
 		"@org/team please":    "@\u200borg/team please",
 		"see #123 and GH-45":  "see #\u200b123 and GH-\u200b45",
 		"owner/repo#7 gh-8":   "owner/repo#\u200b7 gh-\u200b8",
 		"a @ b, # c, GH-x, @": "a @ b, # c, GH-x, @",
 		"x-1 and ##[error]":   "x-1 and ##[error]",
-	} {
-		if got := Neutral(in); got != want {
-			t.Errorf("Neutral(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestMarkdown(t *testing.T) {
@@ -149,21 +141,17 @@ func TestQuoteJSONReadsBack(t *testing.T) {
 }
 
 func TestEscaped(t *testing.T) {
-	for in, want := range map[string]string{
+	checkEach(t, "Escaped", Escaped, map[string]string{
 		"plain \"quoted\" é": "plain \"quoted\" é",
 		"a\nb\x1b[2J":        `a\nb\x1b[2J`,
 		"csi\u009b2J":        `csi\u009b2J`,
 		"x\u202egnp":         `x\u202egnp`,
 		"bad\xff":            `bad\xff`,
-	} {
-		if got := Escaped(in); got != want {
-			t.Errorf("Escaped(%q) = %q, want %q", in, got, want)
-		}
-	}
+	})
 }
 
 func TestMermaidName(t *testing.T) {
-	for in, want := range map[string]string{
+	checkEach(t, "MermaidName", MermaidName, map[string]string{
 		"Timing tactics":            "Timing tactics",
 		"a: b; c #d %%e\nf":         "a b c d e f",
 		"section evil":              "▸ section evil",
@@ -171,9 +159,15 @@ func TestMermaidName(t *testing.T) {
 		"":                          "unnamed",
 		"@@@":                       "unnamed",
 		strings.Repeat("long ", 20): strings.Repeat("long ", 11) + "long…",
-	} {
-		if got := MermaidName(in); got != want {
-			t.Errorf("MermaidName(%q) = %q, want %q", in, got, want)
+	})
+}
+
+// checkEach checks f against every case, input to wanted output.
+func checkEach(t *testing.T, name string, f func(string) string, cases map[string]string) {
+	t.Helper()
+	for in, want := range cases {
+		if got := f(in); got != want {
+			t.Errorf("%s(%q) = %q, want %q", name, in, got, want)
 		}
 	}
 }
