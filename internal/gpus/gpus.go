@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
 // Device is one GPU as nvidia-smi lists it.
@@ -78,11 +79,23 @@ func validDevice(d string) bool {
 	return false
 }
 
+// nvidiaSMITimeout bounds the wait for nvidia-smi, which can hang when the
+// driver does: every --gpus value now asks it, and a run must not hang
+// before its first build because of a check.
+var nvidiaSMITimeout = 15 * time.Second
+
 // NvidiaSMI is the Probe for real machines: it asks nvidia-smi for the
 // devices' indexes and UUIDs. nvidia-smi lists every device of the machine
 // (or container), whatever CUDA_VISIBLE_DEVICES says.
 func NvidiaSMI() ([]Device, error) {
-	out, err := exec.Command("nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader").Output()
+	ctx, cancel := context.WithTimeout(context.Background(), nvidiaSMITimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader")
+	cmd.WaitDelay = time.Second // a child it left holding the pipe must not hold us
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("nvidia-smi: no answer in %s", nvidiaSMITimeout)
+	}
 	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 {

@@ -253,3 +253,26 @@ func TestNvidiaSMIOnPath(t *testing.T) {
 		t.Errorf("present devices = %v, %v", got, err)
 	}
 }
+
+func TestNvidiaSMIThatHangsIsNotWaitedFor(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	saved := nvidiaSMITimeout
+	nvidiaSMITimeout = 100 * time.Millisecond
+	defer func() { nvidiaSMITimeout = saved }()
+
+	start := time.Now()
+	got, err := WithinVisible("0", "", NvidiaSMI)
+	if err != nil || !reflect.DeepEqual(got, []string{"0"}) {
+		t.Errorf("explicit list with a hung nvidia-smi = %v, %v; want it taken as it is", got, err)
+	}
+	if _, err := WithinVisible("all", "", NvidiaSMI); err == nil || !strings.Contains(err.Error(), "no answer in 100ms") {
+		t.Errorf("all with a hung nvidia-smi: %v", err)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("took %s; the 30 s nvidia-smi was waited for", took)
+	}
+}
