@@ -41,12 +41,14 @@ const (
 
 // walker holds what one Parse call shares across builds.
 type walker struct {
-	file  string // the path as given, for positions
-	dir   string // relative paths in the file are relative to this
-	ws    workspace
-	errs  collector
-	stats map[string]bool // path -> exists; many builds name the same model
-	axes  map[string]bool // every axis of every build, for top-level excludes
+	file string // the path as given, for positions
+	dir  string // relative paths in the file are relative to this
+	ws   workspace
+	// realDirs caches output folders with their symlinks resolved.
+	realDirs map[string]string
+	errs     collector
+	stats    map[string]bool // path -> exists; many builds name the same model
+	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
 	topExcludeKeys []*yaml.Node
 }

@@ -87,6 +87,20 @@ func resolveExisting(p string) string {
 	}
 }
 
+// realDir is resolveExisting for a folder, remembered: the builds of a
+// matrix mostly write into the same few folders.
+func (w *walker) realDir(dir string) string {
+	if r, ok := w.realDirs[dir]; ok {
+		return r
+	}
+	if w.realDirs == nil {
+		w.realDirs = map[string]string{}
+	}
+	r := resolveExisting(dir)
+	w.realDirs[dir] = r
+	return r
+}
+
 // readAllowPaths reads the top-level allow-paths: folders outside the
 // workspace that outputs may be written to, relative to the matrix file.
 func (d *decoder) readAllowPaths(n *yaml.Node) {
@@ -123,7 +137,7 @@ func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 		d.w.errs.add(pos, "%s: %q: %v", what, p, err)
 		return false
 	}
-	real := filepath.Join(resolveExisting(filepath.Dir(abs)), filepath.Base(abs))
+	real := filepath.Join(d.w.realDir(filepath.Dir(abs)), filepath.Base(abs))
 	if !d.w.ws.allows(real) {
 		d.w.errs.add(pos, "%s: %q resolves to %s, outside the workspace %s (%s); write inside it, or allow the folder with a top-level allow-paths: [%s]",
 			what, p, real, d.w.ws.root, d.w.ws.why, filepath.Dir(real))
