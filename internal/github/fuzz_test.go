@@ -111,8 +111,10 @@ func xmlText(doc []byte) (string, error) {
 }
 
 var (
-	liveMention   = regexp.MustCompile(`(?:^|[^\w])@[A-Za-z0-9]`)
-	liveReference = regexp.MustCompile(`(?:^|[^\w])#[0-9]|(?i:\bgh-[0-9])`)
+	// Stricter than GitHub, which wants no letter before the sign (but
+	// links owner/repo#1): any sign right before a name or number fails.
+	liveMention   = regexp.MustCompile(`@[A-Za-z0-9]`)
+	liveReference = regexp.MustCompile(`#[0-9]|(?i:gh-[0-9])`)
 	htmlComment   = regexp.MustCompile(`(?s)<!--.*?-->`)
 	fencedBlock   = regexp.MustCompile("(?ms)^```.*?^```$")
 	codeSpan      = regexp.MustCompile("`[^`]*`")
