@@ -29,6 +29,7 @@ func FuzzRenderersKeepTextInert(f *testing.F) {
 		{"x\u202egnp.exe", "phase\x1b[2J\n::error::x", "line\r\nbreak\tand\x00nul \\@escaped \\#9"},
 		{"```", "| --- |", "[link](javascript:x) *bold* $math$ ~strike~"},
 		{"\xff\xfe", "@", "#"},
+		{"&commat;octocat", "&#x40;team", "&num;12 &#35;3 &#X23;4"},
 	} {
 		f.Add(seed[0], seed[1], seed[2])
 	}

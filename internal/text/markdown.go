@@ -17,9 +17,11 @@ const breaker = "\u200b"
 
 // Neutral breaks what GitHub would turn into a notification or a link to
 // somebody else's issue: mentions of users and teams (@user, @org/team) and
-// references (#123, GH-123, owner/repo#123).
+// references (#123, GH-123, owner/repo#123). It also breaks HTML character
+// references (&commat;, &#x40;): plain text (JUnit, annotations) may be
+// shown as HTML by another tool, which would decode them into a live "@".
 func Neutral(s string) string {
-	if !strings.ContainsAny(s, "@#-") {
+	if !strings.ContainsAny(s, "@#-&") {
 		return s
 	}
 	var b strings.Builder
@@ -34,6 +36,7 @@ func Neutral(s string) string {
 		switch {
 		case c == '@' && isAlnum(next),
 			c == '#' && isDigit(next),
+			c == '&' && (next == '#' || isAlnum(next)),
 			c == '-' && isDigit(next) && i >= 2 && strings.EqualFold(s[i-2:i], "gh"):
 			b.WriteString(breaker)
 		}

@@ -27,18 +27,19 @@ func TestLinesKeepsLineBreaks(t *testing.T) {
 
 func TestNeutral(t *testing.T) {
 	checkEach(t, "Neutral", Neutral, map[string]string{
-		"fix-@octocat":        "fix-@\u200boctocat",
-		"@org/team please":    "@\u200borg/team please",
-		"see #123 and GH-45":  "see #\u200b123 and GH-\u200b45",
-		"owner/repo#7 gh-8":   "owner/repo#\u200b7 gh-\u200b8",
-		"a @ b, # c, GH-x, @": "a @ b, # c, GH-x, @",
-		"x-1 and ##[error]":   "x-1 and ##[error]",
+		"fix-@octocat":                 "fix-@\u200boctocat",
+		"@org/team please":             "@\u200borg/team please",
+		"see #123 and GH-45":           "see #\u200b123 and GH-\u200b45",
+		"owner/repo#7 gh-8":            "owner/repo#\u200b7 gh-\u200b8",
+		"a @ b, # c, GH-x, @":          "a @ b, # c, GH-x, @",
+		"x-1 and ##[error]":            "x-1 and ##[error]",
+		"&commat;u &#x40;v &#35;1 & x": "&\u200bcommat;u &\u200b#x40;v &\u200b#\u200b35;1 & x",
 	})
 }
 
 func TestMarkdown(t *testing.T) {
 	got := Markdown("a|b *c* _d_ `e` [f](g) ~h~ #1 $x$ <b>&amp; \\ @u\nnext")
-	want := "a\\|b \\*c\\* \\_d\\_ \\`e\\` \\[f\\](g) \\~h\\~ \\#\u200b1 \\$x\\$ &lt;b&gt;&amp;amp; \\\\ @\u200bu next"
+	want := "a\\|b \\*c\\* \\_d\\_ \\`e\\` \\[f\\](g) \\~h\\~ \\#\u200b1 \\$x\\$ &lt;b&gt;&amp;\u200bamp; \\\\ @\u200bu next"
 	if got != want {
 		t.Errorf("Markdown:\n got %q\nwant %q", got, want)
 	}
