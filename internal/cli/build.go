@@ -78,15 +78,16 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 func runBuild(c *Command, args []string) (int, error) {
 	var f buildFlags
 	fs := c.buildFlagSet(&f)
-	if err := c.parse(fs, args, buildInputs); err != nil {
+	cmdline, err := c.parseGiven(fs, args, buildInputs)
+	if err != nil {
 		return ExitInvalid, err
 	}
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	if fs.NArg() > 0 {
-		return ExitInvalid, usagef("build takes no arguments; got %q (use -f FILE for the matrix)", fs.Arg(0))
+	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
+		return ExitInvalid, err
 	}
-	file, builds, err := loadBuilds(f.file, f.only, f.backend)
+	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -141,15 +142,21 @@ func runBuild(c *Command, args []string) (int, error) {
 	return exitFor(rep, sig, f.failOn, run.regressionVerdict(rep)), nil
 }
 
+// Whether loadBuilds checks that the models and traces exist.
+const (
+	withInputs    = true
+	withoutInputs = false
+)
+
 // loadBuilds reads the matrix file and picks the builds to run.
-func loadBuilds(path string, only []string, backend string) (*matrix.File, []matrix.Build, error) {
-	file, err := matrix.Load(path)
-	var problems matrix.Errors
-	if err != nil && !errors.As(err, &problems) {
-		return nil, nil, usagef("matrix file: %v", err) // unreadable: invalid input, exit 2
+func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
+	load := matrix.Load
+	if !inputs {
+		load = matrix.LoadWithoutInputs
 	}
+	file, err := load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, matrixError(err)
 	}
 	builds, err := file.Select(only)
 	if err != nil {
@@ -179,6 +186,16 @@ func overrideBackend(builds []matrix.Build, backend string) error {
 		builds[i].Backend = backend
 	}
 	return nil
+}
+
+// matrixError makes an unreadable matrix file a usage error (exit 2), as
+// an invalid one (matrix.Errors) already is.
+func matrixError(err error) error {
+	var problems matrix.Errors
+	if errors.As(err, &problems) {
+		return err
+	}
+	return usagef("matrix file: %v", err)
 }
 
 // signalOf reads back which signal interrupted a run, if any.

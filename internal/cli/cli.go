@@ -10,6 +10,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
@@ -94,13 +95,19 @@ func (c *Command) Main(args []string) (code int) {
 	return code
 }
 
+// errorText is how an error is printed: "trt-action: message", except a
+// positioned one (FILE:LINE:COL: message, or several lines of them), which
+// is printed as it is, so editors and problem matchers can read it.
 func errorText(err error) string {
 	msg := err.Error()
-	if strings.Contains(msg, "\n") {
+	if strings.Contains(msg, "\n") || positioned.MatchString(msg) {
 		return msg
 	}
 	return "trt-action: " + msg
 }
+
+// positioned matches an error that starts with FILE:LINE: or FILE:LINE:COL:.
+var positioned = regexp.MustCompile(`^[^\s:][^:\n]*:[0-9]+(:[0-9]+)?: `)
 
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, "trt-action %s: build TensorRT engines from a build matrix, observably and cancelably.\n\nUsage: trt-action COMMAND [flags]\n\nCommands:\n", Version)
@@ -154,11 +161,18 @@ func (c *Command) newFlags(name, args string) *flag.FlagSet {
 // give are taken from the Action inputs of the same name (INPUT_*), where
 // inputs names the flags that have one (flag name to input name).
 func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]string) error {
+	_, err := c.parseGiven(fs, args, inputs)
+	return err
+}
+
+// parseGiven is parse that also says which flags the command line gave
+// (inputs not counted).
+func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]string) (map[string]bool, error) {
 	if err := fs.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			return nil, err
 		}
-		return usageError{err.Error()}
+		return nil, usageError{err.Error()}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -169,11 +183,11 @@ func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]strin
 		}
 		if v := gha.Input(input); v != "" {
 			if err := fs.Set(flagName, v); err != nil {
-				return usagef("input %q: %v", input, err)
+				return nil, usagef("input %q: %v", input, err)
 			}
 		}
 	}
-	return nil
+	return given, nil
 }
 
 // listFlag is a repeatable flag that also splits commas: --only a --only b,c.

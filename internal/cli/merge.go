@@ -7,6 +7,7 @@ import (
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 func init() {
@@ -54,7 +55,8 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	run := &runSetup{regression: shard.DefaultRegression}
 	if matrixPath != "" {
-		file, builds, err := loadBuilds(matrixPath, nil, "")
+		// The merge job, like the plan job, may run without the models.
+		file, builds, err := loadBuilds(matrixPath, nil, "", withoutInputs)
 		if err != nil {
 			return ExitInvalid, err
 		}
@@ -81,7 +83,7 @@ func runMerge(c *Command, args []string) (int, error) {
 		return ExitFailed, err
 	}
 	c.publish(pub, merged, out.summaryPath, run.regressionSection)
-	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
+	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	return exitFor(merged, "", failOn, run.regressionVerdict(merged)), nil
 }
 

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlanText writes builds as a table: name, backend, engine, budgets, axes.
@@ -22,7 +24,7 @@ func PlanText(w io.Writer, builds []Build) {
 			printable(b.Name), b.Backend, printable(b.Engine), budgetsText(b.Budgets), printable(axesText(b.Axes)))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d build%s\n", len(builds), plural(len(builds)))
+	fmt.Fprintln(w, text.Count(len(builds), "build"))
 }
 
 // budgetsText summarises budgets in one cell: "build 15m stall 2m phases 2 warn 80%".
@@ -83,13 +85,6 @@ func printable(s string) string {
 	}
 	q := strconv.Quote(s)
 	return q[1 : len(q)-1]
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // planBuild is the JSON form of a Build. Durations are Go duration strings

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlainOptions bound the progress lines.
@@ -74,7 +75,7 @@ func (l *liner) lines(ev Event) []string {
 func (l *liner) rawLines(ev Event) []string {
 	switch ev.Kind {
 	case RunStarted:
-		return []string{"▶ " + builds(ev.Total)}
+		return []string{"▶ " + text.Count(ev.Total, "build")}
 	case RunFinished:
 		if ev.Run == nil {
 			return nil
@@ -262,14 +263,6 @@ func Headline(r *Report) string {
 	case count[StatusOK] == total:
 		return fmt.Sprintf("✅ %d of %d builds ok in %s", total, total, took)
 	default:
-		return fmt.Sprintf("❌ %s — %s in %s", outcome, builds(total), took)
+		return fmt.Sprintf("❌ %s — %s in %s", outcome, text.Count(total, "build"), took)
 	}
-}
-
-// builds is "1 build" or "N builds".
-func builds(n int) string {
-	if n == 1 {
-		return "1 build"
-	}
-	return fmt.Sprintf("%d builds", n)
 }
