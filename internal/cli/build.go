@@ -54,7 +54,7 @@ func init() {
 }
 
 func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
-	fs := c.newFlags("build", "[-f FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
+	fs := c.newFlags("build", "[-f FILE | FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
 	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file`")
 	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` (tensorrt, tensorrt-rtx, sim)")
 	fs.IntVar(&f.jobs, "jobs", 1, "builds to run at once")

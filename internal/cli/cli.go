@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/shard"
@@ -149,12 +150,21 @@ func (c *Command) actions() *actions.Actions {
 // newFlags returns a flag set that reports errors as usage errors.
 func (c *Command) newFlags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.Streams.Err)
-	fs.Usage = func() {
-		fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n\nFlags:\n", name, args)
-		fs.PrintDefaults()
-	}
+	// The flag package prints its own message and the whole usage on a
+	// bad flag; parse reports one clearer line instead, and prints the
+	// usage for -h only.
+	// parse calls Usage for -h only.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { c.printUsage(fs, args) }
 	return fs
+}
+
+// printUsage is a command's -h.
+func (c *Command) printUsage(fs *flag.FlagSet, args string) {
+	fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n\nFlags:\n", fs.Name(), args)
+	fs.SetOutput(c.Streams.Err)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // parse parses flags; a bad flag is a usage error. Flags the user did not
@@ -168,11 +178,16 @@ func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]strin
 // parseGiven is parse that also says which flags the command line gave
 // (inputs not counted).
 func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]string) (map[string]bool, error) {
-	if err := fs.Parse(args); err != nil {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := fs.Parse(args)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
+			usage()
 			return nil, err
 		}
-		return nil, usageError{err.Error()}
+		return nil, usageError{explainFlagError(fs, err.Error())}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -183,11 +198,52 @@ func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]
 		}
 		if v := gha.Input(input); v != "" {
 			if err := fs.Set(flagName, v); err != nil {
-				return nil, usagef("input %q: %v", input, err)
+				return nil, usagef("input %q: %q is not valid: %s", input, v, allowed(fs.Lookup(flagName), err))
 			}
 		}
 	}
 	return given, nil
+}
+
+// badValue is the flag package's message for a value that did not parse.
+var badValue = regexp.MustCompile(`^(invalid value ".*" for flag -([^:]+)): `)
+
+// explainFlagError replaces what the flag package says after a bad value
+// ("parse error") with what the flag allows.
+func explainFlagError(fs *flag.FlagSet, msg string) string {
+	if strings.HasPrefix(msg, "flag provided but not defined") {
+		return fmt.Sprintf("%s; run 'trt-action %s -h' for the flags", msg, fs.Name())
+	}
+	m := badValue.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	f := fs.Lookup(m[2])
+	if f == nil {
+		return msg
+	}
+	return m[1] + ": " + allowed(f, errors.New(strings.TrimPrefix(msg, m[0])))
+}
+
+// allowed says what a flag takes, by the type of its value; err, the
+// value's own complaint, is kept where it says more than "parse error".
+func allowed(f *flag.Flag, err error) string {
+	getter, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch getter.Get().(type) {
+	case time.Duration:
+		return "want a duration like 90s, 15m or 1h30m"
+	case int:
+		if strings.Contains(err.Error(), "out of range") {
+			return "out of range; want a whole number"
+		}
+		return "want a whole number"
+	case bool:
+		return "want true or false"
+	}
+	return err.Error()
 }
 
 // listFlag is a repeatable flag that also splits commas: --only a --only b,c.

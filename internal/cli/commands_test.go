@@ -132,3 +132,54 @@ func TestPositionedErrorsAreNotPrefixed(t *testing.T) {
 		}
 	}
 }
+
+func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"build", "--run-budget", "soon"}, nil, `trt-action: invalid value "soon" for flag -run-budget: want a duration like 90s, 15m or 1h30m`},
+		{[]string{"build", "--jobs", "many"}, nil, `trt-action: invalid value "many" for flag -jobs: want a whole number`},
+		{[]string{"build"}, map[string]string{"INPUT_JOBS": "many"}, `trt-action: input "jobs": "many" is not valid: want a whole number`},
+		{[]string{"build"}, map[string]string{"INPUT_RUN-BUDGET": "soon"}, `trt-action: input "run-budget": "soon" is not valid: want a duration like 90s`},
+		{[]string{"build", "--jobs", "0"}, nil, "trt-action: --jobs 0: must be at least 1 (builds at once)"},
+		{[]string{"build", "--gpus", " "}, nil, `trt-action: --gpus " ": no device given; use all, or indexes and UUIDs separated by commas (0,1,3)`},
+		{[]string{"build", "--run-budget", "-1s"}, nil, "trt-action: --run-budget -1s: must be positive"},
+		// Flags that would silently do nothing are refused.
+		{[]string{"build", "--depth", "0"}, nil, "trt-action: --depth 0: must be at least 1"},
+		{[]string{"build", "--builds-per-gpu", "2"}, nil, "trt-action: --builds-per-gpu 2: only applies with --gpus"},
+		{[]string{"plan", "--shards", "3"}, nil, "trt-action: --shards and --baseline of plan only apply with --github-matrix"},
+		{[]string{"plan", "--baseline", "r.json"}, nil, "trt-action: --shards and --baseline of plan only apply with --github-matrix"},
+		{[]string{"plan", "--github-matrix", "--shards", "-2"}, nil, "trt-action: --shards -2: must be at least 1"},
+		{[]string{"validate", "--bogus"}, nil, "trt-action: flag provided but not defined: -bogus; run 'trt-action validate -h' for the flags\n"},
+	} {
+		c2, _, errb := fanoutCommand(c.env)
+		if code := c2.Main(c.args); code != ExitInvalid {
+			t.Errorf("%v %v: exit %d, want %d\n%s", c.args, c.env, code, ExitInvalid, errb)
+		}
+		if !strings.HasPrefix(errb.String(), c.want) {
+			t.Errorf("%v %v:\n got %s\nwant %s…", c.args, c.env, errb, c.want)
+		}
+	}
+}
+
+func TestCapJobs(t *testing.T) {
+	for _, c := range []struct {
+		jobs, slots, cores, want int
+		why                      string
+	}{
+		{jobs: 3, cores: 2, want: 3},
+		{jobs: 8, cores: 2, want: 8},
+		{jobs: 100000, cores: 2, want: 8, why: "more than 4 per core (2 cores)"},
+		{jobs: 9, cores: 1, want: 4, why: "more than 4 per core (1 core)"},
+		{jobs: 5, slots: 4, cores: 64, want: 4, why: "more than the GPUs take at once (4 slots: GPUs × --builds-per-gpu); the rest would only wait"},
+		{jobs: 4, slots: 4, cores: 1, want: 4},
+	} {
+		got, why := capJobs(c.jobs, c.slots, c.cores)
+		if got != c.want || why != c.why {
+			t.Errorf("capJobs(%d, %d, %d) = %d, %q; want %d, %q", c.jobs, c.slots, c.cores, got, why, c.want, c.why)
+		}
+	}
+}

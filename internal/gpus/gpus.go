@@ -23,14 +23,18 @@ type Probe func() ([]string, error)
 // device probe reports), or a comma list of device indexes or UUIDs
 // ("0,1,3", "GPU-5e1c...", "MIG-..."), as CUDA_VISIBLE_DEVICES accepts them.
 func Parse(spec string, probe Probe) ([]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	given := spec
 	spec = strings.TrimSpace(spec)
 	switch spec {
 	case "":
-		return nil, nil
+		return nil, fmt.Errorf("--gpus %q: no device given; use all, or indexes and UUIDs separated by commas (0,1,3), or leave --gpus out", given)
 	case "all":
 		devs, err := probe()
 		if err != nil {
-			return nil, fmt.Errorf("--gpus all: %w", err)
+			return nil, fmt.Errorf("--gpus all: cannot list the GPUs: %w; or name the devices (--gpus 0,1)", err)
 		}
 		if len(devs) == 0 {
 			return nil, errors.New("--gpus all: no GPU found (nvidia-smi listed none)")
@@ -69,6 +73,9 @@ func validDevice(d string) bool {
 // device indexes.
 func NvidiaSMI() ([]string, error) {
 	out, err := exec.Command("nvidia-smi", "--query-gpu=index", "--format=csv,noheader").Output()
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, errors.New("nvidia-smi is not installed or not on PATH (it comes with the NVIDIA driver)")
+	}
 	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 {
