@@ -120,7 +120,7 @@ func runBuild(c *Command, args []string) (int, error) {
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.checkpoint,
+		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
 	}, signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
@@ -139,7 +139,7 @@ func runBuild(c *Command, args []string) (int, error) {
 		// SIGTERM is at most 7.5 s away, so it is left out.
 		c.publish(f.publish, rep, out.summaryPath, run.regressionSection)
 	}
-	return exitFor(rep, sig, f.failOn, run.regressionVerdict(rep)), nil
+	return exitFor(rep, sig, f.failOn), nil
 }
 
 // Whether loadBuilds checks that the models and traces exist.

@@ -183,3 +183,48 @@ func TestCapJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestMergeSaysWhatFailedIt(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": "version: 1\nregression: {warn: 10%, fail: 25%, min: 1ms}\ndefaults: {backend: sim}\nbuilds:\n  - name: b${{ matrix.n }}\n    matrix: {n: [1, 2, 3]}\n"})
+	t0 := time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
+	ok := writeShard(t, dir, "ok.json", t0, report.Build{Name: "b1", Backend: "sim", Status: report.StatusOK, DurationMs: 2000})
+	killed := writeShard(t, dir, "killed.json", t0, report.Build{Name: "b2", Backend: "sim", Status: report.StatusRunning})
+	base := writeShard(t, dir, "base.json", t0, report.Build{Name: "b1", Backend: "sim", Status: report.StatusOK, DurationMs: 1000})
+
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"merge", "-f", "trt-builds.yml", "--summary", "s1.md", ok, killed}); code != ExitFailed {
+		t.Errorf("killed shard: exit %d, want %d", code, ExitFailed)
+	}
+	const ended = "❌ merged from incomplete shard reports: 1 ok, 1 never finished, 1 never started — 3 builds in 2s"
+	if !strings.HasSuffix(errb.String(), "■ "+ended+"\n") {
+		t.Errorf("merge's last line must be the outcome %q:\n%s", ended, errb)
+	}
+	if s, _ := os.ReadFile("s1.md"); !strings.HasPrefix(string(s), "## ❌ merged from incomplete shard reports") {
+		t.Errorf("summary headline:\n%.200s", s)
+	}
+
+	// Only b1 in the matrix now: the regression alone fails the merge.
+	if err := os.WriteFile("one.yml", []byte("version: 1\nregression: {warn: 10%, fail: 25%, min: 1ms}\nbuilds:\n  - {name: b1, backend: sim}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c, _, errb = fanoutCommand(nil)
+	if code := c.Main([]string{"merge", "--baseline", base, "-f", "one.yml", "--summary", "s4.md", ok}); code != ExitBudget {
+		t.Errorf("regression: exit %d, want %d\n%s", code, ExitBudget, errb)
+	}
+	const regressed = "❌ 1 regression (b1 +100%), 1 ok — 1 build in 2s"
+	if !strings.HasSuffix(errb.String(), "■ "+regressed+"\n") {
+		t.Errorf("merge's last line must name the regression %q:\n%s", regressed, errb)
+	}
+	summary, _ := os.ReadFile("s4.md")
+	if !strings.HasPrefix(string(summary), "## ❌ 1 regression (b1 +100%)") {
+		t.Errorf("summary headline must name the regression:\n%.300s", summary)
+	}
+	// The comment is the summary (and the comparison) in the room it has.
+	r, err := report.ReadJSON("trt-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := commentSummary(r, 10_000); !strings.Contains(body, "1 regression (b1 +100%)") {
+		t.Errorf("comment body must name the regression:\n%.300s", body)
+	}
+}

@@ -47,9 +47,9 @@ const (
 
 var failOnChoices = []string{failOnFailure, failOnBudget, failOnNever}
 
-// exitFor maps a finished run to its exit code. regression is the worst
-// verdict of the baseline comparison ("fail" counts as a blown budget).
-func exitFor(r *report.Report, signal, failOn, regression string) int {
+// exitFor maps a finished run to its exit code. A regression over the fail
+// threshold counts as a blown budget.
+func exitFor(r *report.Report, signal, failOn string) int {
 	switch signal {
 	case "SIGINT":
 		return ExitInterrupted
@@ -60,7 +60,7 @@ func exitFor(r *report.Report, signal, failOn, regression string) int {
 		return ExitOK
 	}
 	code := ExitOK
-	if regression == "fail" {
+	if len(r.Regressions) > 0 {
 		code = ExitBudget
 	}
 	for _, b := range r.Builds {

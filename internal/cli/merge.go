@@ -74,6 +74,8 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
+	run.markRegressions(merged)
+	markUnfinished(merged)
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
 	if err := out.final(merged); err != nil {
@@ -84,7 +86,8 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	c.publish(pub, merged, out.summaryPath, run.regressionSection)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
-	return exitFor(merged, "", failOn, run.regressionVerdict(merged)), nil
+	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
+	return exitFor(merged, "", failOn), nil
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never
@@ -101,5 +104,19 @@ func addMissing(r *report.Report, builds []matrix.Build) {
 				Reason: "missing: no shard report has this build (did its job end before uploading its report?)"})
 			r.Complete = false
 		}
+	}
+}
+
+// markUnfinished says why a merged report lacks builds: the shards are
+// over, so what they did not finish never will, and the headline must not
+// read as a run still going.
+func markUnfinished(r *report.Report) {
+	for _, b := range r.Builds {
+		if b.Status == report.StatusPending || b.Status == report.StatusRunning {
+			r.Complete = false
+		}
+	}
+	if !r.Complete && r.Interrupted == "" && r.Ended == "" {
+		r.Ended = "merged from incomplete shard reports"
 	}
 }

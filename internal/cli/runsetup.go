@@ -94,13 +94,18 @@ func capJobs(jobs, slots, cores int) (capped int, why string) {
 	return jobs, ""
 }
 
-// regressionVerdict is the worst verdict of the baseline comparison, or ""
-// without a baseline.
-func (run *runSetup) regressionVerdict(r *report.Report) string {
+// markRegressions records in r the builds slower than the baseline by more
+// than the fail threshold: they fail the run, and the headline names them.
+func (run *runSetup) markRegressions(r *report.Report) {
 	if run.baseline == nil {
-		return ""
+		return
 	}
-	return shard.Worst(shard.Compare(r, run.baseline, run.regression))
+	r.Regressions = nil
+	for _, d := range shard.Compare(r, run.baseline, run.regression) {
+		if d.Verdict == shard.VerdictFail {
+			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
+		}
+	}
 }
 
 // regressionSection is appended to the job summary when there is a baseline.

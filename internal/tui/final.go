@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // RenderFinal draws the table printed when the run ends, in place of the
@@ -42,6 +43,12 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 	lines = append(lines, line([]seg{{text: summary(run), style: bold}}, width, color))
 	if run.Interrupted != "" {
 		lines = append(lines, line([]seg{{text: "interrupted: " + clean(run.Interrupted), style: yellow}}, width, color))
+	}
+	if run.Ended != "" {
+		lines = append(lines, line([]seg{{text: "ended: " + clean(run.Ended), style: yellow}}, width, color))
+	}
+	if reg := report.RegressionsText(run); reg != "" {
+		lines = append(lines, line([]seg{{text: "slower than the baseline allows: " + clean(reg), style: red}}, width, color))
 	}
 	return lines
 }
@@ -108,11 +115,7 @@ func summary(run *report.Report) string {
 	for i, st := range order {
 		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
 	}
-	noun := "builds"
-	if len(run.Builds) == 1 {
-		noun = "build"
-	}
-	return fmt.Sprintf("%d %s in %s: %s", len(run.Builds), noun, duration(ms(run.DurationMs)), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s in %s: %s", text.Count(len(run.Builds), "build"), duration(ms(run.DurationMs)), strings.Join(parts, ", "))
 }
 
 // columns is a table layout: which columns are shown and how wide each is.
