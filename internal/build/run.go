@@ -138,6 +138,11 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	}
 	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
 	r.checkpoint(true)
+	select {
+	case sig := <-signals: // it came while the run was being set up: start nothing
+		r.onSignal(sig)
+	default:
+	}
 	r.loop(signals)
 	r.finish()
 	r.views.close()

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/build"
@@ -14,7 +13,7 @@ import (
 )
 
 func init() {
-	register("build", subcommand{summary: "run the builds of a matrix file", run: runBuild})
+	register("build", subcommand{summary: "run the builds of a matrix file", signals: true, run: runBuild})
 }
 
 // buildFlags are trt-action build's flags.
@@ -108,10 +107,6 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	signals := make(chan os.Signal, 4)
-	stopNotify := c.Notify(signals)
-	defer stopNotify()
-
 	runBudget := file.RunBudget
 	if f.runBudget > 0 {
 		runBudget = f.runBudget
@@ -121,7 +116,7 @@ func runBuild(c *Command, args []string) (int, error) {
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
-	}, signals)
+	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}

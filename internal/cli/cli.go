@@ -9,15 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
 	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/earlysignal"
 	"github.com/trt-action/trt-action/internal/shard"
 )
 
@@ -30,8 +29,17 @@ type Command struct {
 	Getenv  func(string) string
 	// Executable is the binary that workers run as (the hidden worker subcommand).
 	Executable func() (string, error)
-	// Notify delivers SIGINT and SIGTERM to ch until stop is called.
-	Notify func(ch chan<- os.Signal) (stop func())
+	// Signals hands a command that handles them SIGINT and SIGTERM, caught
+	// since the process started, until stop is called; nil in tests.
+	Signals func() (signals <-chan os.Signal, stop func())
+	// NoSignals gives the signals their default action back, for a command
+	// that does not handle them.
+	NoSignals func()
+
+	// signals holds SIGINT and SIGTERM from the start of a command that
+	// handles them, so one that comes while the matrix loads still ends
+	// the run with a report and 130 or 143.
+	signals <-chan os.Signal
 }
 
 // New returns a Command on the process's own streams, environment and signals.
@@ -40,10 +48,8 @@ func New() *Command {
 		Streams:    SystemStreams(),
 		Getenv:     os.Getenv,
 		Executable: os.Executable,
-		Notify: func(ch chan<- os.Signal) func() {
-			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-			return func() { signal.Stop(ch) }
-		},
+		Signals:    earlysignal.Claim,
+		NoSignals:  earlysignal.Release,
 	}
 }
 
@@ -51,6 +57,7 @@ func New() *Command {
 type subcommand struct {
 	summary string
 	hidden  bool
+	signals bool // it handles SIGINT and SIGTERM itself (from c.signals)
 	run     func(c *Command, args []string) (int, error)
 }
 
@@ -79,6 +86,14 @@ func (c *Command) Main(args []string) (code int) {
 		fmt.Fprintf(c.Streams.Err, "trt-action: unknown command %q\n\n", args[0])
 		c.usage(c.Streams.Err)
 		return ExitInvalid
+	}
+	switch {
+	case sub.signals && c.Signals != nil:
+		signals, stop := c.Signals()
+		defer stop()
+		c.signals = signals
+	case c.NoSignals != nil:
+		c.NoSignals()
 	}
 	code, err := sub.run(c, args[1:])
 	if err != nil {

@@ -228,3 +228,26 @@ func TestMergeSaysWhatFailedIt(t *testing.T) {
 		t.Errorf("comment body must name the regression:\n%.300s", body)
 	}
 }
+
+// A signal caught before the builds start (while the matrix loads) stops
+// the run before any build starts, with a report and 130.
+func TestASignalDuringSetUpCancelsEveryBuild(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n  - {name: b, backend: sim}\n"})
+	c, out, errb := userCommand("")
+	caught := make(chan os.Signal, 1)
+	caught <- os.Interrupt
+	c.Signals = func() (<-chan os.Signal, func()) { return caught, func() {} }
+	c.Executable = func() (string, error) { return "/nonexistent/trt-action", nil } // no build may start
+	if code := c.Main([]string{"build"}); code != ExitInterrupted {
+		t.Fatalf("exit %d, want %d\n%s%s", code, ExitInterrupted, out, errb)
+	}
+	r, err := report.ReadJSON("trt-report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range r.Builds {
+		if b.Status != report.StatusCancelled {
+			t.Errorf("%s: %s (%s); want cancelled before it started", b.Name, b.Status, b.Reason)
+		}
+	}
+}
