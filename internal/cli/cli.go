@@ -195,7 +195,7 @@ func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]strin
 func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]string) (map[string]bool, error) {
 	usage := fs.Usage
 	fs.Usage = func() {}
-	err := fs.Parse(args)
+	err := parseInterspersed(fs, args)
 	fs.Usage = usage
 	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
@@ -218,6 +218,29 @@ func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]
 		}
 	}
 	return given, nil
+}
+
+// parseInterspersed parses flags before, between and after arguments
+// ("build my.yml --jobs 2", "merge a.json b.json --report m.json"), as the
+// README's forms read; after "--" everything is an argument. fs.Args()
+// then holds every argument, in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
 }
 
 // badValue is the flag package's message for a value that did not parse.

@@ -5,8 +5,10 @@ package cli
 
 import (
 	"bytes"
+	"flag"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -248,6 +250,27 @@ func TestASignalDuringSetUpCancelsEveryBuild(t *testing.T) {
 	for _, b := range r.Builds {
 		if b.Status != report.StatusCancelled {
 			t.Errorf("%s: %s (%s); want cancelled before it started", b.Name, b.Status, b.Reason)
+		}
+	}
+}
+
+func TestFlagsMayFollowArguments(t *testing.T) {
+	for _, c := range []struct {
+		args, want []string
+		jobs       int
+	}{
+		{[]string{"a.yml", "--jobs", "2"}, []string{"a.yml"}, 2},
+		{[]string{"--jobs", "3", "a.json", "b.json", "--jobs", "4"}, []string{"a.json", "b.json"}, 4},
+		{[]string{"x", "--", "--jobs", "5"}, []string{"x", "--jobs", "5"}, 1},
+		{[]string{"convert", "-"}, []string{"convert", "-"}, 1},
+	} {
+		fs := flag.NewFlagSet("t", flag.ContinueOnError)
+		jobs := fs.Int("jobs", 1, "")
+		if err := parseInterspersed(fs, c.args); err != nil {
+			t.Fatalf("%v: %v", c.args, err)
+		}
+		if !slices.Equal(fs.Args(), c.want) || *jobs != c.jobs {
+			t.Errorf("%v: args %q jobs %d; want %q and %d", c.args, fs.Args(), *jobs, c.want, c.jobs)
 		}
 	}
 }
