@@ -274,3 +274,14 @@ func TestFlagsMayFollowArguments(t *testing.T) {
 		}
 	}
 }
+
+func TestTraceConvertErrorsArePositionedInTheFile(t *testing.T) {
+	inDir(t, map[string]string{"rec.log": "\x1b[0G\x1b[2K[-] A 0/2\n\x1b[1A\x1b[0G\x1b[2K[-] B two/3\n"})
+	c, _, errb := userCommand("")
+	if code := c.Main([]string{"trace", "convert", "rec.log"}); code != ExitInvalid {
+		t.Errorf("exit %d, want %d", code, ExitInvalid)
+	}
+	if want := `rec.log:2: cannot read progress row "[-] B two/3"`; !strings.HasPrefix(errb.String(), want) {
+		t.Errorf("got  %s\nwant %s…", errb, want)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/trace"
@@ -35,6 +36,11 @@ func runTrace(c *Command, args []string) (int, error) {
 	}
 	events, err := trace.ConvertANSI(in)
 	if err != nil {
+		// ConvertANSI names its input "ansi" (ansi:LINE: …); name the file,
+		// so the error reads FILE:LINE: … like every positioned error.
+		if rest, ok := strings.CutPrefix(err.Error(), "ansi"); ok {
+			return ExitInvalid, usageError{name + rest}
+		}
 		return ExitInvalid, fmt.Errorf("%s: %w", name, err)
 	}
 	var out bytes.Buffer
