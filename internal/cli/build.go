@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/build"
@@ -172,7 +173,7 @@ func overrideBackend(builds []matrix.Build, backend string) error {
 		known = known || b == backend
 	}
 	if !known {
-		return usagef("--backend %q: must be one of %v", backend, matrix.Backends)
+		return usagef("--backend %q: allowed: %s", backend, strings.Join(matrix.Backends, ", "))
 	}
 	for i := range builds {
 		if backend != "sim" && builds[i].ONNX == "" {

@@ -155,6 +155,10 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 		{[]string{"plan", "--shards", "3"}, nil, "trt-action: --shards and --baseline of plan only apply with --github-matrix"},
 		{[]string{"plan", "--baseline", "r.json"}, nil, "trt-action: --shards and --baseline of plan only apply with --github-matrix"},
 		{[]string{"plan", "--github-matrix", "--shards", "-2"}, nil, "trt-action: --shards -2: must be at least 1"},
+		{[]string{"build", "--fail-on", "budgets"}, nil, `trt-action: --fail-on "budgets": allowed: failure, budget, never`},
+		{[]string{"build", "--backend", "cuda"}, nil, `trt-action: --backend "cuda": allowed: tensorrt, tensorrt-rtx, sim`},
+		{[]string{"build", "--comment", "pr"}, nil, `trt-action: --comment "pr": allowed: off, pull-request, always`},
+		{[]string{"merge", "--comment", "pr", "r.json"}, nil, `trt-action: --comment "pr": allowed: off, pull-request, always`},
 		{[]string{"validate", "--bogus"}, nil, "trt-action: flag provided but not defined: -bogus; run 'trt-action validate -h' for the flags\n"},
 	} {
 		c2, _, errb := fanoutCommand(c.env)

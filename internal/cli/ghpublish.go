@@ -55,6 +55,15 @@ func writeJUnit(path string, r *report.Report) error {
 	return nil
 }
 
+// check refuses a --comment mode that publishing would only reject after
+// every build has run.
+func (p publishFlags) check() error {
+	if _, err := github.ParseCommentMode(p.comment); err != nil {
+		return usagef("--comment %q: allowed: %s, %s, %s", p.comment, github.CommentOff, github.CommentPullRequest, github.CommentAlways)
+	}
+	return nil
+}
+
 // publish posts the comment and check run, after the run's last summary
 // was written to summaryPath. It never changes the run's exit code: a token
 // that may not write gives a notice in the log and at the end of the

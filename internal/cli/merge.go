@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -39,7 +40,10 @@ func runMerge(c *Command, args []string) (int, error) {
 		return ExitInvalid, usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
 	}
 	if !slices.Contains(failOnChoices, failOn) {
-		return ExitInvalid, usagef("--fail-on %q: must be one of %v", failOn, failOnChoices)
+		return ExitInvalid, usagef("--fail-on %q: allowed: %s", failOn, strings.Join(failOnChoices, ", "))
+	}
+	if err := pub.check(); err != nil {
+		return ExitInvalid, err
 	}
 	var reports []*report.Report
 	for _, path := range fs.Args() {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"slices"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -23,7 +24,7 @@ type runSetup struct {
 // prepareRun checks the flags that need more than parsing, all at once.
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error) {
 	if !slices.Contains(failOnChoices, f.failOn) {
-		return nil, usagef("--fail-on %q: must be one of %v", f.failOn, failOnChoices)
+		return nil, usagef("--fail-on %q: allowed: %s", f.failOn, strings.Join(failOnChoices, ", "))
 	}
 	run := &runSetup{regression: shard.DefaultRegression}
 	if file.Regression != nil {
@@ -35,6 +36,9 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 			return nil, usagef("--baseline: %v", err)
 		}
 		run.baseline = base
+	}
+	if err := f.publish.check(); err != nil {
+		return nil, err
 	}
 	if err := checkCounts(f); err != nil {
 		return nil, err
