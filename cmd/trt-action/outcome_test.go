@@ -31,29 +31,3 @@ func TestARunBudgetThatRunsOutEndsTheRunAndSaysSo(t *testing.T) {
 		t.Errorf("summary headline:\n%.200s", s)
 	}
 }
-
-func TestARegressionIsNamedInTheLastLineAndTheSummary(t *testing.T) {
-	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "trt-builds.yml"), `version: 1
-regression: {warn: 10%, fail: 25%, min: 1ms}
-builds:
-  - {name: a, backend: sim, sim: {step: 100us}}
-  - {name: b, backend: sim, sim: {step: 100us}}
-`)
-	// a took 1 ms before: any real build of it is a regression; b is new.
-	writeFile(t, filepath.Join(dir, "base.json"), `{"version":1,"complete":true,"builds":[{"name":"a","backend":"sim","status":"ok","duration_ms":1}]}`)
-	out, err := command(dir, nil, "build", "--baseline", "base.json", "--summary", "s.md").Output()
-	if code := exitCode(err); code != 3 {
-		t.Fatalf("exit %d, want 3\n%s", code, out)
-	}
-	if last := lastLine(out); !strings.HasPrefix(last, "■ ❌ 1 regression (a +") || !strings.Contains(last, "2 ok — 2 builds in") {
-		t.Errorf("last line %q must name the regression", last)
-	}
-	r := readReport(t, filepath.Join(dir, "trt-report.json"))
-	if len(r.Regressions) != 1 || r.Regressions[0].Name != "a" {
-		t.Errorf("report regressions %+v, want a", r.Regressions)
-	}
-	if s, _ := os.ReadFile(filepath.Join(dir, "s.md")); !strings.HasPrefix(string(s), "## ❌ 1 regression (a +") {
-		t.Errorf("summary headline:\n%.200s", s)
-	}
-}
