@@ -115,6 +115,13 @@ func (c *Command) Main(args []string) (code int) {
 // positioned one (FILE:LINE:COL: message, or several lines of them), which
 // is printed as it is, so editors and problem matchers can read it.
 func errorText(err error) string {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok { // several problems, one a line
+		var lines []string
+		for _, e := range joined.Unwrap() {
+			lines = append(lines, errorText(e))
+		}
+		return strings.Join(lines, "\n")
+	}
 	msg := err.Error()
 	if strings.Contains(msg, "\n") || positioned.MatchString(msg) {
 		return msg
@@ -166,9 +173,8 @@ func (c *Command) actions() *actions.Actions {
 func (c *Command) newFlags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	// The flag package prints its own message and the whole usage on a
-	// bad flag; parse reports one clearer line instead, and prints the
-	// usage for -h only.
-	// parse calls Usage for -h only.
+	// bad flag; parse reports one clearer line instead, and calls Usage
+	// for -h only.
 	fs.SetOutput(io.Discard)
 	fs.Usage = func() { c.printUsage(fs, args) }
 	return fs

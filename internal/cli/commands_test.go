@@ -289,3 +289,18 @@ func TestTraceConvertErrorsArePositionedInTheFile(t *testing.T) {
 		t.Errorf("got  %s\nwant %s…", errb, want)
 	}
 }
+
+func TestEveryFlagProblemIsReportedAtOnce(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"build", "--jobs", "0", "--depth", "0", "--fail-on", "x", "--comment", "y"}); code != ExitInvalid {
+		t.Errorf("exit %d, want %d", code, ExitInvalid)
+	}
+	want := `trt-action: --fail-on "x": allowed: failure, budget, never
+trt-action: --comment "y": allowed: off, pull-request, always
+trt-action: --jobs 0: must be at least 1 (builds at once)
+trt-action: --depth 0: must be at least 1`
+	if !strings.HasPrefix(errb.String(), want) {
+		t.Errorf("got\n%s\nwant\n%s…", errb, want)
+	}
+}

@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -46,6 +48,14 @@ const (
 )
 
 var failOnChoices = []string{failOnFailure, failOnBudget, failOnNever}
+
+// checkFailOn refuses a --fail-on value that is not one of failOnChoices.
+func checkFailOn(v string) error {
+	if slices.Contains(failOnChoices, v) {
+		return nil
+	}
+	return usagef("--fail-on %q: allowed: %s", v, strings.Join(failOnChoices, ", "))
+}
 
 // exitFor maps a finished run to its exit code. A regression over the fail
 // threshold counts as a blown budget.

@@ -1,9 +1,8 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"slices"
-	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -39,10 +38,7 @@ func runMerge(c *Command, args []string) (int, error) {
 	if fs.NArg() == 0 {
 		return ExitInvalid, usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
 	}
-	if !slices.Contains(failOnChoices, failOn) {
-		return ExitInvalid, usagef("--fail-on %q: allowed: %s", failOn, strings.Join(failOnChoices, ", "))
-	}
-	if err := pub.check(); err != nil {
+	if err := errors.Join(checkFailOn(failOn), pub.check()); err != nil {
 		return ExitInvalid, err
 	}
 	var reports []*report.Report

@@ -1,10 +1,9 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
 	"runtime"
-	"slices"
-	"strings"
 
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -21,11 +20,10 @@ type runSetup struct {
 	gpus       *gpus.Pool
 }
 
-// prepareRun checks the flags that need more than parsing, all at once.
+// prepareRun checks the flags that need more than parsing, and reports
+// every problem at once.
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error) {
-	if !slices.Contains(failOnChoices, f.failOn) {
-		return nil, usagef("--fail-on %q: allowed: %s", f.failOn, strings.Join(failOnChoices, ", "))
-	}
+	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	run := &runSetup{regression: shard.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression
@@ -33,27 +31,24 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 	if f.baseline != "" {
 		base, err := report.ReadJSON(f.baseline)
 		if err != nil {
-			return nil, usagef("--baseline: %v", err)
+			errs = append(errs, usagef("--baseline: %v", err))
 		}
 		run.baseline = base
-	}
-	if err := f.publish.check(); err != nil {
-		return nil, err
-	}
-	if err := checkCounts(f); err != nil {
-		return nil, err
 	}
 	slots := 0 // builds the GPUs can take at once
 	if f.gpus != "" {
 		devices, err := gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
 		if err != nil {
-			return nil, usageError{err.Error()} // it names --gpus and the value
+			errs = append(errs, usageError{err.Error()}) // it names --gpus and the value
 		}
 		run.gpus = gpus.NewPool(devices, f.perGPU)
 		slots = len(devices) * f.perGPU
 		if !c.flagGiven(f, "jobs") {
-			f.jobs = slots
+			f.jobs = max(slots, 1)
 		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	if capped, why := capJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --jobs %d: %s; running %d at once\n", f.jobs, why, capped)
@@ -64,20 +59,24 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 
 // checkCounts refuses numeric flags that are out of range or that would
 // silently do nothing.
-func checkCounts(f *buildFlags) error {
-	switch {
-	case f.jobs < 1:
-		return usagef("--jobs %d: must be at least 1 (builds at once)", f.jobs)
-	case f.perGPU < 1:
-		return usagef("--builds-per-gpu %d: must be at least 1 (builds at once on one GPU)", f.perGPU)
-	case f.perGPU != 1 && f.gpus == "":
-		return usagef("--builds-per-gpu %d: only applies with --gpus (all, or indexes like 0,1); without --gpus, --jobs alone sets how many builds run at once", f.perGPU)
-	case f.depth < 1:
-		return usagef("--depth %d: must be at least 1 (phase starts and finishes are shown down to this depth; 1: top-level phases only)", f.depth)
-	case f.runBudget < 0:
-		return usagef("--run-budget %s: must be positive (leave it out for no run budget)", f.runBudget)
+func checkCounts(f *buildFlags) []error {
+	var errs []error
+	if f.jobs < 1 {
+		errs = append(errs, usagef("--jobs %d: must be at least 1 (builds at once)", f.jobs))
 	}
-	return nil
+	switch {
+	case f.perGPU < 1:
+		errs = append(errs, usagef("--builds-per-gpu %d: must be at least 1 (builds at once on one GPU)", f.perGPU))
+	case f.perGPU != 1 && f.gpus == "":
+		errs = append(errs, usagef("--builds-per-gpu %d: only applies with --gpus (all, or indexes like 0,1); without --gpus, --jobs alone sets how many builds run at once", f.perGPU))
+	}
+	if f.depth < 1 {
+		errs = append(errs, usagef("--depth %d: must be at least 1 (phase starts and finishes are shown down to this depth; 1: top-level phases only)", f.depth))
+	}
+	if f.runBudget < 0 {
+		errs = append(errs, usagef("--run-budget %s: must be positive (leave it out for no run budget)", f.runBudget))
+	}
+	return errs
 }
 
 // jobsPerCore bounds --jobs without --gpus: a build keeps at least a core
