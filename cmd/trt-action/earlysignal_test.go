@@ -37,7 +37,7 @@ func TestASignalInTheFirstMillisecondsStillEndsWithAReport(t *testing.T) {
 	dir := t.TempDir()
 	var m strings.Builder
 	m.WriteString("version: 1\ndefaults: {backend: sim, sim: {step: 2ms}}\nbuilds:\n")
-	const builds = 20000 // loading takes far longer than the wait below
+	const builds = 50000 // loading takes far longer than the wait below (0.4 s on a quiet machine)
 	for i := range builds {
 		fmt.Fprintf(&m, "  - {name: b%d}\n", i)
 	}
@@ -54,7 +54,7 @@ func TestASignalInTheFirstMillisecondsStillEndsWithAReport(t *testing.T) {
 		for !handlesSignals(cmd.Process.Pid) && time.Now().Before(deadline) {
 			time.Sleep(100 * time.Microsecond)
 		}
-		time.Sleep(10 * time.Millisecond) // past the start, well inside loading the matrix
+		time.Sleep(100 * time.Millisecond) // past the start (about 1 ms on a quiet machine), well inside loading the matrix
 		_ = cmd.Process.Signal(c.sig)
 		if code := exitCode(cmd.Wait()); code != c.code {
 			t.Fatalf("%v in the first milliseconds: exit %d, want %d", c.sig, code, c.code)
