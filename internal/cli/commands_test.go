@@ -230,7 +230,7 @@ func TestMergeSaysWhatFailedIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := commentSummary(r, 10_000); !strings.Contains(body, "1 regression (b1 +100%)") {
+	if body := commentSummary(nil)(r, 10_000); !strings.Contains(body, "1 regression (b1 +100%)") {
 		t.Errorf("comment body must name the regression:\n%.300s", body)
 	}
 }
