@@ -136,7 +136,7 @@ func TestPositionedErrorsAreNotPrefixed(t *testing.T) {
 }
 
 func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
-	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	inDir(t, map[string]string{"trt-builds.yml": goodMatrix, "broken.json": "{\"version\": 1,\n}"})
 	for _, c := range []struct {
 		args []string
 		env  map[string]string
@@ -159,6 +159,9 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 		{[]string{"build", "--backend", "cuda"}, nil, `trt-action: --backend "cuda": allowed: tensorrt, tensorrt-rtx, sim`},
 		{[]string{"build", "--comment", "pr"}, nil, `trt-action: --comment "pr": allowed: off, pull-request, always`},
 		{[]string{"merge", "--comment", "pr", "r.json"}, nil, `trt-action: --comment "pr": allowed: off, pull-request, always`},
+		{[]string{"build", "--baseline", "broken.json"}, nil, "broken.json:2:1: invalid character '}' looking for beginning of object key string (--baseline)\n"},
+		{[]string{"plan", "--github-matrix", "--baseline", "broken.json"}, nil, "broken.json:2:1: invalid character '}' looking for beginning of object key string (--baseline)\n"},
+		{[]string{"build", "--baseline", "absent.json"}, nil, "trt-action: --baseline: read report: open absent.json: no such file or directory\n"},
 		{[]string{"validate", "--bogus"}, nil, "trt-action: flag provided but not defined: -bogus; run 'trt-action validate -h' for the flags\n"},
 	} {
 		c2, _, errb := fanoutCommand(c.env)

@@ -27,6 +27,16 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// flagFileError is a usage error about the file a flag names. A positioned
+// error (FILE:LINE:COL: …) keeps its position first, for editors and
+// problem matchers, and names the flag at the end.
+func flagFileError(flag string, err error) error {
+	if msg := err.Error(); positioned.MatchString(msg) {
+		return usagef("%s (%s)", msg, flag)
+	}
+	return usagef("%s: %v", flag, err)
+}
+
 // codeForError maps an error that ended a command early to an exit code.
 func codeForError(err error) int {
 	var ue usageError

@@ -67,7 +67,7 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	if baselinePath != "" {
 		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
-			return ExitInvalid, usagef("--baseline: %v", err)
+			return ExitInvalid, flagFileError("--baseline", err)
 		}
 	}
 	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})

@@ -31,7 +31,7 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 	if f.baseline != "" {
 		base, err := report.ReadJSON(f.baseline)
 		if err != nil {
-			errs = append(errs, usagef("--baseline: %v", err))
+			errs = append(errs, flagFileError("--baseline", err))
 		}
 		run.baseline = base
 	}

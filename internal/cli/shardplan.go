@@ -52,7 +52,7 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	if s.baseline != "" {
 		r, err := report.ReadJSON(s.baseline)
 		if err != nil {
-			return true, err
+			return true, flagFileError("--baseline", err)
 		}
 		baseline = r
 	}
