@@ -182,7 +182,13 @@ func (c *Command) newFlags(name, args string) *flag.FlagSet {
 
 // printUsage is a command's -h.
 func (c *Command) printUsage(fs *flag.FlagSet, args string) {
-	fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n\nFlags:\n", fs.Name(), args)
+	fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n", fs.Name(), args)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if !hasFlags {
+		return
+	}
+	fmt.Fprintf(c.Streams.Err, "\nFlags:\n")
 	fs.SetOutput(c.Streams.Err)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)

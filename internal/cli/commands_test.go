@@ -112,9 +112,12 @@ func TestTraceConvertReadsStdinAndHelpExitsZero(t *testing.T) {
 	if !strings.Contains(out.String(), `"Building engine"`) {
 		t.Errorf("trace convert - did not convert stdin:\n%s", out)
 	}
-	c, _, _ = userCommand("")
+	c, _, errb = userCommand("")
 	if code := c.Main([]string{"trace", "-h"}); code != ExitOK {
 		t.Errorf("trace -h: exit %d, want 0", code)
+	}
+	if help := errb.String(); !strings.HasPrefix(help, "Usage: trt-action trace convert FILE|-") || strings.Contains(help, "Flags:") {
+		t.Errorf("trace -h: want its usage, and no empty list of flags:\n%s", help)
 	}
 	c, _, errb = userCommand("")
 	if code := c.Main([]string{"trace", "convert"}); code != ExitInvalid || !strings.Contains(errb.String(), "trace convert FILE") {
