@@ -364,6 +364,10 @@ builds:
 			t.Errorf("--fail-on %s: exit %d, want %d\n%s", c.failOn, code, c.want, out)
 		}
 		summary, _ := os.ReadFile(filepath.Join(dir, "s.md"))
+		// What failed the run is named where one looks first.
+		if last := lastLine(out); !strings.HasPrefix(last, "■ ❌ 1 regression (a +") || !strings.HasPrefix(string(summary), "## ❌ 1 regression (a +") {
+			t.Errorf("--fail-on %s: the last line %q and the summary's headline must name the regression:\n%.200s", c.failOn, last, summary)
+		}
 		if !strings.Contains(string(summary), "Build times against the baseline") || !strings.Contains(string(summary), "| a | 50ms |") || !strings.Contains(string(summary), "fail |") {
 			t.Errorf("summary lacks the comparison:\n%s", summary)
 		}

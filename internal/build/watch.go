@@ -410,7 +410,7 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
 	b.DurationMs = w.now().Milliseconds()
 	b.Callbacks = w.state.Callbacks()
-	b.LongestSilenceMs = w.state.LongestSilence().Milliseconds()
+	b.LongestSilenceMs = w.state.LongestSilenceUntil(w.now()).Milliseconds()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
 	if ctl.stopWhy != "" {

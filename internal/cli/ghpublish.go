@@ -55,6 +55,15 @@ func writeJUnit(path string, r *report.Report) error {
 	return nil
 }
 
+// check refuses a --comment mode that publishing would only reject after
+// every build has run.
+func (p publishFlags) check() error {
+	if _, err := github.ParseCommentMode(p.comment); err != nil {
+		return usagef("--comment %q: allowed: %s, %s, %s", p.comment, github.CommentOff, github.CommentPullRequest, github.CommentAlways)
+	}
+	return nil
+}
+
 // publish posts the comment and check run, after the run's last summary
 // was written to summaryPath. It never changes the run's exit code: a token
 // that may not write gives a notice in the log and at the end of the
@@ -71,7 +80,7 @@ func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, 
 		Comment:    p.comment,
 		CommentKey: p.commentKey,
 		CheckRun:   p.checkRun,
-		Summary:    withSection(commentSummary, extra),
+		Summary:    commentSummary(extra),
 		Locate:     matrixLocator(r.Matrix),
 	}, r)
 	for _, n := range out.Notices {
@@ -133,22 +142,17 @@ func matrixLocator(path string) func(string) (string, int) {
 	}
 }
 
-// commentSummary renders the summary in the room the comment (or check
-// run) leaves it, so the renderer drops whole sections rather than the
-// comment cutting lines.
-func commentSummary(r *report.Report, maxBytes int) string {
-	return report.Summary(r, report.SummaryOptions{MaxBytes: max(maxBytes, 1)})
-}
-
-// withSection adds a section (the baseline comparison) to a summary
-// renderer, taking its size out of the summary's room.
-func withSection(summary github.SummaryFunc, section func(*report.Report) string) github.SummaryFunc {
-	if section == nil {
-		return summary
-	}
+// commentSummary renders the summary, with the section (the baseline
+// comparison) after its table, in the room the comment (or check run)
+// leaves it, so the renderer drops whole sections rather than the comment
+// cutting lines.
+func commentSummary(section func(*report.Report) string) github.SummaryFunc {
 	return func(r *report.Report, maxBytes int) string {
-		extra := section(r)
-		return summary(r, maxBytes-len(extra)) + extra
+		opts := report.SummaryOptions{MaxBytes: max(maxBytes, 1)}
+		if section != nil {
+			opts.Comparison = section(r)
+		}
+		return report.Summary(r, opts)
 	}
 }
 

@@ -34,13 +34,13 @@ func (o *outputs) checkpoint(r *report.Report) {
 		o.errs = append(o.errs, fmt.Errorf("writing the report: %w", err))
 	}
 	if o.summaryPath != "" {
-		// The extra section counts against GitHub's 1 MiB: over it, the
-		// runner drops the whole summary.
+		// The extra section counts against GitHub's 1 MiB (Summary keeps
+		// to it): over it, the runner drops the whole summary.
 		extra := ""
 		if o.extra != nil {
 			extra = o.extra(r)
 		}
-		summary := report.Summary(r, report.SummaryOptions{MaxBytes: report.DefaultSummaryBytes - len(extra)}) + extra
+		summary := report.Summary(r, report.SummaryOptions{Comparison: extra})
 		if err := report.WriteFileAtomic(o.summaryPath, []byte(summary)); err != nil && len(o.errs) == 0 {
 			o.errs = append(o.errs, fmt.Errorf("writing the summary: %w", err))
 		}

@@ -33,14 +33,18 @@ type Probe func() ([]Device, error)
 // device probe reports), or a comma list of device indexes or UUIDs
 // ("0,1,3", "GPU-5e1c...", "MIG-..."), as CUDA_VISIBLE_DEVICES accepts them.
 func Parse(spec string, probe Probe) ([]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	given := spec
 	spec = strings.TrimSpace(spec)
 	switch spec {
 	case "":
-		return nil, nil
+		return nil, fmt.Errorf("--gpus %q: no device given; use all, or indexes and UUIDs separated by commas (0,1,3), or leave --gpus out", given)
 	case "all":
 		devs, err := probe()
 		if err != nil {
-			return nil, fmt.Errorf("--gpus all: %w", err)
+			return nil, fmt.Errorf("--gpus all: cannot list the GPUs: %w; or name the devices (--gpus 0,1)", err)
 		}
 		if len(devs) == 0 {
 			return nil, errors.New("--gpus all: no GPU found (nvidia-smi listed none)")
@@ -95,6 +99,9 @@ func NvidiaSMI() ([]Device, error) {
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("nvidia-smi: no answer in %s", nvidiaSMITimeout)
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, errors.New("nvidia-smi is not installed or not on PATH (it comes with the NVIDIA driver)")
 	}
 	if err != nil {
 		var exitErr *exec.ExitError

@@ -50,6 +50,7 @@ func TestParse(t *testing.T) {
 		{spec: "01", probe: noProbe(t), wantErr: "not a device"},
 		{spec: "0,", probe: noProbe(t), wantErr: `"" is not a device`},
 		{spec: "GPU-", probe: noProbe(t), wantErr: "not a device"},
+		{spec: " ", probe: noProbe(t), wantErr: `--gpus " ": no device given; use all, or indexes`},
 	}
 	for _, c := range cases {
 		got, err := Parse(c.spec, c.probe)
@@ -274,5 +275,14 @@ func TestNvidiaSMIThatHangsIsNotWaitedFor(t *testing.T) {
 	}
 	if took := time.Since(start); took > 10*time.Second {
 		t.Errorf("took %s; the 30 s nvidia-smi was waited for", took)
+	}
+}
+
+func TestNvidiaSMIMissingSaysSo(t *testing.T) {
+	t.Setenv("PATH", t.TempDir())
+	_, err := Parse("all", NvidiaSMI)
+	want := "--gpus all: cannot list the GPUs: nvidia-smi is not installed or not on PATH (it comes with the NVIDIA driver); or name the devices (--gpus 0,1)"
+	if err == nil || err.Error() != want {
+		t.Errorf("got  %v\nwant %s", err, want)
 	}
 }

@@ -262,7 +262,7 @@ func (d *decoder) path(n *yaml.Node, what string) (string, bool) {
 // existingPath is path for inputs, which must exist.
 func (d *decoder) existingPath(n *yaml.Node, what string) (string, bool) {
 	p, ok := d.path(n, what)
-	if ok && !d.w.exists(p) {
+	if ok && !d.w.skipInputs && !d.w.exists(p) {
 		d.w.errs.add(d.w.pos(n), "%s: file %q not found (relative paths are relative to %q)", what, p, d.w.dir)
 		return p, false
 	}

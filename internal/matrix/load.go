@@ -51,6 +51,10 @@ type walker struct {
 	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
 	topExcludeKeys []*yaml.Node
+
+	// skipInputs leaves out the check that input files (models, traces)
+	// exist: a plan is made where the models are not.
+	skipInputs bool
 }
 
 func (w *walker) pos(n *yaml.Node) Pos {
@@ -69,11 +73,26 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
+// LoadWithoutInputs is Load without the check that input files (models,
+// traces) exist: plan and merge run on machines that have the matrix file
+// but not the models. Everything else is checked as by Load.
+func LoadWithoutInputs(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, true)
+}
+
 // Parse is Load without reading: data is the file's content. Relative paths
 // inside are resolved (and checked to exist) against filepath.Dir(path).
 // The error, if any, is an Errors listing every problem by position.
 func Parse(path string, data []byte) (*File, error) {
-	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}}
+	return parse(path, data, false)
+}
+
+func parse(path string, data []byte, skipInputs bool) (*File, error) {
+	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()

@@ -24,7 +24,7 @@ func PlanText(w io.Writer, builds []Build) {
 			text.Escaped(b.Name), b.Backend, text.Escaped(b.Engine), budgetsText(b.Budgets), text.Escaped(axesText(b.Axes)))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d build%s\n", len(builds), plural(len(builds)))
+	fmt.Fprintln(w, text.Count(len(builds), "build"))
 }
 
 // budgetsText summarises budgets in one cell: "build 15m stall 2m phases 2 warn 80%".
@@ -75,13 +75,6 @@ func axesText(axes map[string]string) string {
 		parts[i] = k + "=" + axes[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // planBuild is the JSON form of a Build. Durations are Go duration strings

@@ -192,7 +192,7 @@ func (v *ActionsView) noteWarning(ev Event) {
 		name = st.name
 	}
 	v.warnings = append(v.warnings, actions.Note{
-		Level: actions.LevelWarning, Title: "trt-action: " + name + " near its budget",
+		Level: actions.LevelWarning, Title: budgetWarningTitle(name),
 		Message: ev.Message, File: v.opts.File,
 	})
 }
@@ -250,15 +250,28 @@ func runNotes(r *Report, warnings []actions.Note, file string) []actions.Note {
 		}
 	}
 	notes = append(notes, warnings...)
+	// A budget warning is also in its build's warnings: annotate it once,
+	// as it was raised, not again here (GitHub keeps few per step).
+	raised := map[actions.Note]bool{}
+	for _, w := range warnings {
+		raised[w] = true
+	}
 	for i := range r.Builds {
+		name := r.Builds[i].Name
 		for _, w := range r.Builds[i].Warnings {
-			notes = append(notes, actions.Note{
-				Level: actions.LevelWarning, Title: "trt-action: " + r.Builds[i].Name, Message: w, File: file,
-			})
+			n := actions.Note{Level: actions.LevelWarning, Title: "trt-action: " + name, Message: w, File: file}
+			asRaised := n
+			asRaised.Title = budgetWarningTitle(name)
+			if !raised[asRaised] {
+				notes = append(notes, n)
+			}
 		}
 	}
 	return notes
 }
+
+// budgetWarningTitle is the title of a budget warning's annotation.
+func budgetWarningTitle(build string) string { return "trt-action: " + build + " near its budget" }
 
 // buildMessage names the build, what happened, and the phase and budget.
 func buildMessage(b *Build) string {

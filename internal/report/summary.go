@@ -17,6 +17,10 @@ const DefaultSummaryBytes = 1_000_000
 type SummaryOptions struct {
 	MaxBytes  int // default DefaultSummaryBytes
 	TopPhases int // phases listed per build (default 8)
+	// Comparison (the baseline comparison, Markdown) goes right after the
+	// table of builds: a regression over its threshold fails the run, so
+	// it comes before the details. It counts against MaxBytes.
+	Comparison string
 }
 
 // Limits that keep each part of the summary readable and bounded.
@@ -41,7 +45,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 		opts.TopPhases = 8
 	}
 	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
-	head, problems := s.head(), s.problems()
+	head, problems := s.head(), opts.Comparison+s.problems()
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {

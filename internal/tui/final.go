@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
-
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -44,6 +43,12 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 	lines = append(lines, line([]seg{{text: summary(run), style: bold}}, width, color))
 	if run.Interrupted != "" {
 		lines = append(lines, line([]seg{{text: "interrupted: " + text.Line(run.Interrupted), style: yellow}}, width, color))
+	}
+	if run.Ended != "" {
+		lines = append(lines, line([]seg{{text: "ended: " + text.Line(run.Ended), style: yellow}}, width, color))
+	}
+	if reg := report.RegressionsText(run); reg != "" {
+		lines = append(lines, line([]seg{{text: "slower than the baseline allows: " + text.Line(reg), style: red}}, width, color))
 	}
 	return lines
 }
@@ -110,11 +115,7 @@ func summary(run *report.Report) string {
 	for i, st := range order {
 		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
 	}
-	noun := "builds"
-	if len(run.Builds) == 1 {
-		noun = "build"
-	}
-	return fmt.Sprintf("%d %s in %s: %s", len(run.Builds), noun, text.DurationMs(run.DurationMs), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s in %s: %s", text.Count(len(run.Builds), "build"), text.DurationMs(run.DurationMs), strings.Join(parts, ", "))
 }
 
 // columns is a table layout: which columns are shown and how wide each is.
