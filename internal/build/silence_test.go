@@ -35,9 +35,11 @@ func TestKilledBuildReportsTheSilenceThatKilledIt(t *testing.T) {
 	if got.Status != "killed" {
 		t.Fatalf("status %s (%s), want killed", got.Status, got.Reason)
 	}
-	// The stall limit runs from the newest callback, and the kill comes a
-	// grace after it: the final silence is at least both.
-	if min := stall + grace; got.LongestSilenceMs < min.Milliseconds() {
-		t.Errorf("longest_silence_ms %d, want at least %d (the silence before the kill)", got.LongestSilenceMs, min.Milliseconds())
+	// The stall limit ran out with no callback for at least its length, and
+	// none came after: the final silence is at least the limit. (Not limit
+	// plus grace: under load a batch sent before the stop can arrive during
+	// the grace, carrying callbacks from before it.)
+	if got.LongestSilenceMs < stall.Milliseconds() {
+		t.Errorf("longest_silence_ms %d, want at least %d (the silence that ran out the stall limit)", got.LongestSilenceMs, stall.Milliseconds())
 	}
 }

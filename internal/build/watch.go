@@ -410,7 +410,10 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
 	b.DurationMs = w.now().Milliseconds()
 	b.Callbacks = w.state.Callbacks()
-	b.LongestSilenceMs = w.state.LongestSilenceUntil(w.now()).Milliseconds()
+	// Event times are shifted by the hello's arrival, which can come late
+	// under load; the stall budget counts from the newest batch's arrival.
+	// The silence that ended the build is at least what the stall budget saw.
+	b.LongestSilenceMs = max(w.state.LongestSilenceUntil(w.now()), w.now()-w.lastSeen).Milliseconds()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
 	if ctl.stopWhy != "" {
