@@ -17,6 +17,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // kind is what a path names, after any symbolic links were followed.
@@ -120,11 +121,16 @@ func viaDescriptor(path string) bool {
 	return false
 }
 
+// FIFOReaderWait is how long Write waits for a FIFO to get a reader.
+// Without one, opening it would block for ever, and a run that ended could
+// never exit.
+var FIFOReaderWait = 10 * time.Second
+
 // writeThrough writes to a FIFO, a device or a descriptor without creating,
 // truncating or replacing it. O_APPEND keeps a descriptor that is a regular
 // file (stdout redirected to a log) from being overwritten from its start.
 func writeThrough(path string, data []byte) error {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	f, err := openThrough(path)
 	if err != nil {
 		return err
 	}
@@ -133,6 +139,26 @@ func writeThrough(path string, data []byte) error {
 		return err
 	}
 	return f.Close()
+}
+
+// openThrough opens path for writing in place. A FIFO is opened without
+// blocking, retried until a reader comes or FIFOReaderWait has passed.
+func openThrough(path string) (*os.File, error) {
+	info, err := os.Stat(path)
+	if err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
+		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
+	deadline := time.Now().Add(FIFOReaderWait)
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+		if !errors.Is(err, syscall.ENXIO) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is a FIFO that nobody read within %s", path, FIFOReaderWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // replace writes data beside t.path and renames it over t.path. On any
@@ -221,22 +247,15 @@ func kindName(m fs.FileMode) string {
 
 // Check tells, before any work is done, whether Write could write path:
 // it creates path's folder when missing, and tries what Write will do
-// without changing any file. A FIFO with no reader yet passes: it gets one
-// when the run ends.
+// without changing any file. A FIFO passes when it may be written: its
+// reader may come when the run ends.
 func Check(path string) error {
 	t, err := resolve(path)
 	if err != nil {
 		return err
 	}
 	if t.kind == stream {
-		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
-		if errors.Is(err, syscall.ENXIO) {
-			return nil // a FIFO that nobody reads yet
-		}
-		if err != nil {
-			return err
-		}
-		return f.Close()
+		return checkStream(path)
 	}
 	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
 		return err
@@ -247,6 +266,23 @@ func Check(path string) error {
 	}
 	tmp.Close()
 	return os.Remove(tmp.Name())
+}
+
+// checkStream tells whether a FIFO or device can be opened for writing.
+// A FIFO is not opened: that would hand a reader already waiting on it an
+// empty document and end its read.
+func checkStream(path string) error {
+	if info, err := os.Stat(path); err == nil && info.Mode()&fs.ModeNamedPipe != 0 {
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // pathError names path once: the partial file's own name in err would

@@ -221,20 +221,63 @@ func TestCheckCreatesTheFolderAndChangesNoFile(t *testing.T) {
 	}
 }
 
-func TestCheckPassesAFIFOWithoutAReader(t *testing.T) {
+// Checking a FIFO before the run must not hand a reader that already
+// waits on it an empty document: it reads the one Write sends at the end.
+func TestCheckLeavesAFIFOsReaderWaiting(t *testing.T) {
 	fifo := filepath.Join(t.TempDir(), "f")
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	done := make(chan error, 1)
-	go func() { done <- Check(fifo) }()
-	select {
-	case err := <-done:
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo)
 		if err != nil {
-			t.Errorf("Check(FIFO) = %v", err)
+			got <- err.Error()
+			return
+		}
+		data, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(data)
+	}()
+	time.Sleep(50 * time.Millisecond) // let the reader block in open
+	if err := Check(fifo); err != nil {
+		t.Fatalf("Check(FIFO) = %v", err)
+	}
+	go func() {
+		if err := Write(fifo, []byte("report\n")); err != nil {
+			t.Error(err)
+		}
+	}()
+	select {
+	case s := <-got:
+		if s != "report\n" {
+			t.Errorf("the reader got %q, want the report", s)
 		}
 	case <-time.After(10 * time.Second):
-		t.Fatal("Check blocked on a FIFO nobody reads")
+		t.Fatal("the reader got nothing")
+	}
+}
+
+// A FIFO nobody reads must not hold a finished run for ever.
+func TestWriteGivesUpOnAFIFOWithoutAReader(t *testing.T) {
+	fifo := filepath.Join(t.TempDir(), "f")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	defer func(w time.Duration) { FIFOReaderWait = w }(FIFOReaderWait)
+	FIFOReaderWait = 100 * time.Millisecond
+	if err := Check(fifo); err != nil {
+		t.Errorf("Check(FIFO without a reader yet) = %v", err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- Write(fifo, []byte("x")) }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(err.Error(), "is a FIFO that nobody read within 100ms") {
+			t.Errorf("Write to an unread FIFO = %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Write blocked on a FIFO nobody reads")
 	}
 }
 

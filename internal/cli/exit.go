@@ -14,6 +14,7 @@ const (
 	ExitFailed      = 1   // a build failed, crashed or was killed
 	ExitInvalid     = 2   // invalid input or usage
 	ExitBudget      = 3   // a budget was exceeded and nothing else failed
+	ExitOutput      = 4   // an output (report, summary, JUnit, step outputs) could not be written
 	ExitInterrupted = 130 // SIGINT
 	ExitTerminated  = 143 // SIGTERM
 )
@@ -29,11 +30,14 @@ func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(fo
 func codeForError(err error) int {
 	var ue usageError
 	var me matrix.Errors
+	var oe outputError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue), errors.As(err, &me):
 		return ExitInvalid
+	case errors.As(err, &oe):
+		return ExitOutput
 	}
 	return ExitFailed
 }

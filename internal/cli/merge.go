@@ -68,21 +68,16 @@ func runMerge(c *Command, args []string) (int, error) {
 			return ExitInvalid, usagef("--baseline: %v", err)
 		}
 	}
-	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})
+	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath, publish: pub})
 	if err != nil {
 		return ExitInvalid, err
 	}
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
-	if err := out.final(merged); err != nil {
-		return ExitFailed, err
-	}
-	if err := writeJUnit(pub.junit, merged); err != nil {
-		return ExitFailed, err
-	}
-	c.publish(pub, merged, out.summaryPath, run.regressionSection)
+	outErr := out.final(merged)
+	c.publish(pub, merged, out.notesPath(), run.regressionSection)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
-	return exitFor(merged, "", failOn, run.regressionVerdict(merged)), nil
+	return c.endRun(exitFor(merged, "", failOn, run.regressionVerdict(merged)), outErr), nil
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never
