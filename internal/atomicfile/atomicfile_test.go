@@ -52,17 +52,7 @@ func TestWriteGoesStraightThroughAFIFO(t *testing.T) {
 	if !IsStream(fifo) {
 		t.Error("IsStream(FIFO) = false")
 	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo) // blocks until Write opens its end
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		data, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(data)
-	}()
+	got := readFIFO(fifo)
 	if err := Write(fifo, []byte("{}\n")); err != nil {
 		t.Fatal(err)
 	}
@@ -228,17 +218,7 @@ func TestCheckLeavesAFIFOsReaderWaiting(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	got := make(chan string, 1)
-	go func() {
-		f, err := os.Open(fifo)
-		if err != nil {
-			got <- err.Error()
-			return
-		}
-		data, _ := io.ReadAll(f)
-		f.Close()
-		got <- string(data)
-	}()
+	got := readFIFO(fifo)
 	time.Sleep(50 * time.Millisecond) // let the reader block in open
 	if err := Check(fifo); err != nil {
 		t.Fatalf("Check(FIFO) = %v", err)
@@ -375,6 +355,23 @@ func TestRemoveStaleRemovesOnlyPartialsOfDeadProcesses(t *testing.T) {
 			t.Errorf("%s was removed: %v", filepath.Base(name), err)
 		}
 	}
+}
+
+// readFIFO reads fifo in the background, from the moment a writer opens
+// it until the writer closes it, and sends what it read.
+func readFIFO(fifo string) <-chan string {
+	got := make(chan string, 1)
+	go func() {
+		f, err := os.Open(fifo) // blocks until a writer opens its end
+		if err != nil {
+			got <- err.Error()
+			return
+		}
+		data, _ := io.ReadAll(f)
+		f.Close()
+		got <- string(data)
+	}()
+	return got
 }
 
 // finishedPID is the PID of a child that has exited and been reaped: a
