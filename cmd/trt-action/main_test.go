@@ -231,7 +231,9 @@ builds:
 		t.Errorf("the hostile phase name should still be shown (fenced):\n%s", out)
 	}
 	// The event stream on stdout (the log) carries the same names as JSON.
-	stream, err := command(dir, []string{"GITHUB_ACTIONS=true"}, "build", "--events", "-", "--depth", "3").Output()
+	// (A runner always sets GITHUB_OUTPUT; without it the run refuses to start.)
+	stream, err := command(dir, []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + filepath.Join(dir, "github_output_2")},
+		"build", "--events", "-", "--depth", "3").Output()
 	if len(stream) == 0 {
 		t.Fatalf("no event stream on stdout: %v", err)
 	}
