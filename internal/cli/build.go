@@ -105,7 +105,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	if err := out.check(); err != nil {
+	if err := out.check("no build was started"); err != nil {
 		return ExitOutput, err
 	}
 	out.extra = run.regressionSection

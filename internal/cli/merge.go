@@ -72,6 +72,9 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
+	if err := out.check("nothing was merged"); err != nil {
+		return ExitOutput, err
+	}
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
 	outErr := out.final(merged)

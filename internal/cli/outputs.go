@@ -49,9 +49,10 @@ func (c *Command) newOutputs(f buildFlags) (*outputs, error) {
 	return o, nil
 }
 
-// check finds, before the first build, every output that cannot be
-// written, creating the folders of the report, summary and JUnit file.
-func (o *outputs) check() error {
+// check finds, before any work, every output that cannot be written,
+// creating the folders of the report, summary and JUnit file. ending says
+// what a failure means, e.g. "no build was started".
+func (o *outputs) check(ending string) error {
 	var fails []outputFailure
 	add := func(output string, err error) {
 		if err != nil {
@@ -71,7 +72,7 @@ func (o *outputs) check() error {
 	if len(fails) == 0 {
 		return nil
 	}
-	return outputError{fails: fails, ending: "no build was started"}
+	return outputError{fails: fails, ending: ending}
 }
 
 // record keeps the outcome of one write: a later success clears an

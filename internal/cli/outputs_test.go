@@ -11,32 +11,65 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// Issue 13 items 14 and 19, for merge: a report that cannot be written
-// costs no other output, and the last line gives the exit code it causes.
-func TestMergeWritesEveryOutputItCanAndNamesEveryOneItCannot(t *testing.T) {
+// Issue 13 item 15, for merge: an unwritable output stops it before it
+// writes anything, and says so.
+func TestMergeChecksItsOutputsFirst(t *testing.T) {
 	dir := t.TempDir()
 	shard := writeShard(t, dir, "a.json", time.Now(), report.Build{Name: "x", Backend: "sim", Status: report.StatusOK, DurationMs: 1000})
 	folder := filepath.Join(dir, "merged.json")
 	if err := os.MkdirAll(filepath.Join(folder, "keep"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	junit, summary := filepath.Join(dir, "j.xml"), filepath.Join(dir, "s.md")
+	junit := filepath.Join(dir, "new", "j.xml")
 	c, _, errb := fanoutCommand(nil)
-	code := c.Main([]string{"merge", "--report", folder, "--summary", summary, "--junit", junit, shard})
-	if code != ExitOutput {
+	if code := c.Main([]string{"merge", "--report", folder, "--junit", junit, shard}); code != ExitOutput {
 		t.Errorf("exit %d, want %d\n%s", code, ExitOutput, errb)
 	}
-	for _, p := range []string{junit, summary} {
-		if _, err := os.Stat(p); err != nil {
+	want := "trt-action: --report: " + folder + " is a folder; name a file in it\n" +
+		"trt-action: 1 output could not be written (--report): nothing was merged\n"
+	if errb.String() != want {
+		t.Errorf("merge printed\n%s\nwant\n%s", errb, want)
+	}
+	if _, err := os.Stat(junit); !os.IsNotExist(err) {
+		t.Errorf("the JUnit file was written (%v)", err)
+	}
+}
+
+// Issue 13 items 14 and 19: an output that fails at the end costs no other
+// output, and the last line gives the exit code it causes.
+func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
+	dir := t.TempDir()
+	outputFile := filepath.Join(dir, "github_output")
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile}
+	c, _, errb := fanoutCommand(env)
+	reportPath, summary, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md"), filepath.Join(dir, "j.xml")
+	o, err := c.newOutputs(buildFlags{report: reportPath, summary: summary, publish: publishFlags{junit: junit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.check("no build was started"); err != nil {
+		t.Fatal(err)
+	}
+	// The disk changes under the run: the report's path becomes a folder.
+	if err := os.MkdirAll(filepath.Join(reportPath, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &report.Report{Version: report.SchemaVersion, Complete: true,
+		Builds: []report.Build{{Name: "x", Backend: "sim", Status: report.StatusOK}}}
+	o.checkpoint(r)
+	code := c.endRun(ExitOK, o.final(r))
+	if code != ExitOutput {
+		t.Errorf("exit %d, want %d", code, ExitOutput)
+	}
+	for _, p := range []string{summary, junit, outputFile} {
+		if info, err := os.Stat(p); err != nil || info.Size() == 0 {
 			t.Errorf("%s was not written: %v", filepath.Base(p), err)
 		}
 	}
-	lines := strings.Split(strings.TrimSpace(errb.String()), "\n")
-	if !strings.Contains(errb.String(), "trt-action: --report: "+folder+" is a folder") {
-		t.Errorf("the report's failure is not named:\n%s", errb)
-	}
-	if last, want := lines[len(lines)-1], "trt-action: 1 output could not be written (--report): exit 4"; last != want {
-		t.Errorf("last line %q, want %q", last, want)
+	text := errb.String()
+	if !strings.Contains(text, "trt-action: --report: "+reportPath+" is a folder") ||
+		!strings.Contains(text, "trt-action: 1 output could not be written (--report): exit 4\n") {
+		t.Errorf("output failures not told:\n%s", text)
 	}
 }
 
