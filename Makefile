@@ -14,11 +14,14 @@ export CGO_ENABLED := 1
 # TRT_RTX_INCLUDE (scripts/setup-tensorrt-rtx prints it), TRT10_INCLUDE, TRT11_INCLUDE.
 -include native/backends/backends.mk
 
-.PHONY: all build test demo bench fuzz lint clean FORCE
+.PHONY: all build build-binary dist test demo bench fuzz lint clean FORCE
 
 all: build
 
 build: $(BIN) $(BACKEND_LIBS)
+
+# The binary alone (scripts/dist sets BIN, GOARCH and CC per platform).
+build-binary: $(BIN)
 
 $(BIN): FORCE
 	@mkdir -p $(dir $@)
@@ -40,5 +43,9 @@ demo: $(BIN)
 bench:
 	scripts/bench
 
+# Release artifacts for linux amd64 and arm64 in dist/, with checksums.txt.
+dist:
+	scripts/dist $(VERSION)
+
 clean:
-	rm -rf bin
+	rm -rf bin dist

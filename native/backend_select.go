@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 )
 
@@ -18,13 +19,25 @@ type flavour struct {
 }
 
 var (
-	flavourRTX = flavour{"tensorrt-rtx", "libtam_rtx.so", "TensorRT-RTX 1.x",
-		"build with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"}
+	flavourRTX   = flavour{"tensorrt-rtx", "libtam_rtx.so", "TensorRT-RTX 1.x", rtxHint(runtime.GOARCH)}
 	flavourTRT11 = flavour{"tensorrt", "libtam_trt11.so", "TensorRT 11.x",
-		"build with `make TRT11_INCLUDE=<folder holding NvInfer.h>`"}
+		"build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`"}
 	flavourTRT10 = flavour{"tensorrt", "libtam_trt10.so", "TensorRT 10.x",
-		"build with `make TRT10_INCLUDE=<folder holding NvInfer.h>`"}
+		"build it with `make TRT10_INCLUDE=<folder holding NvInfer.h>`"}
 )
+
+// rtxHint says how to get the tensorrt-rtx backend on arch: NVIDIA publishes
+// the TensorRT-RTX library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only, so
+// an arm64 build cannot have it.
+func rtxHint(arch string) string {
+	if arch != "amd64" {
+		return "TensorRT-RTX is published for x86_64 only, so there is no tensorrt-rtx backend for " + arch
+	}
+	return "build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"
+}
+
+// BackendDirVar names the folder searched first for backend shared objects.
+const BackendDirVar = "TRT_ACTION_BACKEND_DIR"
 
 // probeBackend asks a backend shared object about itself and the TensorRT
 // library it would load; a variable so tests can stand in for real objects.
@@ -46,7 +59,7 @@ type backendInfo struct {
 // in the container image).
 func BackendDirs() []string {
 	var dirs []string
-	if d := os.Getenv("TRT_ACTION_BACKEND_DIR"); d != "" {
+	if d := os.Getenv(BackendDirVar); d != "" {
 		dirs = append(dirs, d)
 	}
 	if exe, err := os.Executable(); err == nil {
@@ -74,9 +87,24 @@ func findFlavour(f flavour, dirs []string) string {
 	return ""
 }
 
+// SearchedDirs says where backend shared objects were looked for, naming
+// TRT_ACTION_BACKEND_DIR also when it is not set: a binary copied without
+// its lib/ folder needs to learn that the variable exists.
+func SearchedDirs(dirs []string) string {
+	env := os.Getenv(BackendDirVar)
+	if env == "" {
+		return fmt.Sprintf("%s is not set; looked beside the binary in %s", BackendDirVar, strings.Join(dirs, ", "))
+	}
+	return fmt.Sprintf("looked in %s=%s, then beside the binary in %s", BackendDirVar, env, strings.Join(dirs[1:], ", "))
+}
+
+// whereBackendsLive is the fix for a backend object that was not found.
+const whereBackendsLive = "a release keeps the backends in lib/ beside the binary: copy that folder along with it, or set " +
+	BackendDirVar + " to the folder holding them"
+
 func notBuilt(f flavour, dirs []string) error {
-	return fmt.Errorf("this binary was built without the %s backend (%s for %s, looked in %s); %s",
-		f.backend, f.file, f.major, strings.Join(dirs, ", "), f.hint)
+	return fmt.Errorf("no %s backend: %s (for %s) was not found (%s); %s; or %s",
+		f.backend, f.file, f.major, SearchedDirs(dirs), whereBackendsLive, f.hint)
 }
 
 // ResolveBackend returns the shared object that builds for backend
@@ -119,9 +147,9 @@ func resolveTensorRT(libPath string, dirs []string) (string, error) {
 		problems = append(problems, fmt.Sprintf("%s (%s): %s", f.file, f.major, info.Error))
 	}
 	if compiled == 0 {
-		return "", fmt.Errorf("this binary was built without the tensorrt backend (neither %s nor %s in %s); "+
-			"build with `make TRT10_INCLUDE=...` or `make TRT11_INCLUDE=...` (the folder holding NvInfer.h)",
-			flavourTRT10.file, flavourTRT11.file, strings.Join(dirs, ", "))
+		return "", fmt.Errorf("no tensorrt backend: neither %s nor %s was found (%s); %s; "+
+			"or build them with `make TRT10_INCLUDE=...` or `make TRT11_INCLUDE=...` (the folder holding NvInfer.h)",
+			flavourTRT10.file, flavourTRT11.file, SearchedDirs(dirs), whereBackendsLive)
 	}
 	return "", fmt.Errorf("no compiled tensorrt backend can use the TensorRT library:\n%s", strings.Join(problems, "\n"))
 }
@@ -156,16 +184,16 @@ type CompiledBackend struct {
 	Problem         string // why it cannot build here; "" when it can
 }
 
-// Describe is one line for `trt-action version`.
+// Describe is the entry for `trt-action version`: one line, followed by
+// the loader's own lines (each library it tried, and how to install one)
+// when the backend cannot load its TensorRT library.
 func (b CompiledBackend) Describe() string {
 	if b.Path == "" {
-		return fmt.Sprintf("%s: not built (%s)", b.File, b.Problem)
+		return fmt.Sprintf("%s: not found (%s)", b.File, b.Problem)
 	}
 	head := fmt.Sprintf("%s, compiled against %s", b.File, b.CompiledAgainst)
 	if b.Problem != "" {
-		// The loader's message spans lines; its first says what failed.
-		first, _, _ := strings.Cut(b.Problem, "\n")
-		return fmt.Sprintf("%s; cannot build here: %s", head, first)
+		return fmt.Sprintf("%s; cannot build here: %s", head, b.Problem)
 	}
 	return fmt.Sprintf("%s; library %s (%s)", head, b.Library, b.LibraryPath)
 }

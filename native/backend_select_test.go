@@ -53,12 +53,38 @@ func TestResolveRTX(t *testing.T) {
 	}
 }
 
-func TestResolveRTXNotBuilt(t *testing.T) {
-	backendDir(t, "libtam_trt10.so")
+func TestResolveRTXNotFound(t *testing.T) {
+	dir := backendDir(t, "libtam_trt10.so")
 	_, err := ResolveBackend("tensorrt-rtx", "")
-	if err == nil || !strings.Contains(err.Error(), "built without the tensorrt-rtx backend") ||
-		!strings.Contains(err.Error(), "scripts/setup-tensorrt-rtx") {
-		t.Fatalf("err = %v; want it to say the backend was not built and how to build it", err)
+	if err == nil {
+		t.Fatal("want an error without libtam_rtx.so")
+	}
+	for _, want := range []string{"no tensorrt-rtx backend: libtam_rtx.so (for TensorRT-RTX 1.x) was not found",
+		"looked in TRT_ACTION_BACKEND_DIR=" + dir + ", then beside the binary in ",
+		"copy that folder along with it, or set TRT_ACTION_BACKEND_DIR", "scripts/setup-tensorrt-rtx"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+}
+
+// A binary copied without its lib/ folder must learn that the variable exists.
+func TestNotFoundNamesTheBackendDirVariableWhenUnset(t *testing.T) {
+	t.Setenv("TRT_ACTION_BACKEND_DIR", "")
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	exe, _ = filepath.EvalSymlinks(exe)
+	for _, backend := range []string{"tensorrt-rtx", "tensorrt"} {
+		_, err := ResolveBackend(backend, "")
+		if err == nil {
+			t.Fatalf("%s: want an error: the test binary has no lib/ beside it", backend)
+		}
+		want := "TRT_ACTION_BACKEND_DIR is not set; looked beside the binary in " + filepath.Join(filepath.Dir(exe), "lib")
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v\nwant it to contain %q", backend, err, want)
+		}
 	}
 }
 
@@ -105,8 +131,9 @@ func TestResolveTensorRTNotBuilt(t *testing.T) {
 	backendDir(t, "libtam_rtx.so")
 	fakeProbe(t, nil)
 	_, err := ResolveBackend("tensorrt", "")
-	if err == nil || !strings.Contains(err.Error(), "built without the tensorrt backend") || !strings.Contains(err.Error(), "TRT10_INCLUDE") {
-		t.Fatalf("err = %v; want it to say the backend was not built and how to build it", err)
+	if err == nil || !strings.Contains(err.Error(), "no tensorrt backend: neither libtam_trt10.so nor libtam_trt11.so was found") ||
+		!strings.Contains(err.Error(), "set TRT_ACTION_BACKEND_DIR") || !strings.Contains(err.Error(), "TRT10_INCLUDE") {
+		t.Fatalf("err = %v; want it to say the backend was not found, where to put it and how to build it", err)
 	}
 }
 
@@ -138,8 +165,9 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	}
 	want := []string{
 		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
-		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried:",
-		"libtam_trt11.so: not built (build with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
+		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried:\n" +
+			"  libnvinfer.so.10 (on the library search path): not found",
+		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
 	}
 	for i, b := range got {
 		if d := b.Describe(); d != want[i] {
@@ -148,5 +176,14 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	}
 	if got[0].Path != filepath.Join(dir, "libtam_rtx.so") || got[1].Name != "tensorrt" || got[2].Path != "" {
 		t.Errorf("unexpected fields: %+v", got)
+	}
+}
+
+func TestRTXHintOnArm64SaysThereIsNone(t *testing.T) {
+	if got := rtxHint("arm64"); !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") {
+		t.Errorf("rtxHint(arm64) = %q; want it to say TensorRT-RTX has no arm64 library", got)
+	}
+	if got := rtxHint("amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
+		t.Errorf("rtxHint(amd64) = %q; want how to build it", got)
 	}
 }

@@ -11,7 +11,8 @@ type Request struct {
 
 	WorkspaceBytes int64            `json:"workspace_bytes,omitempty"`
 	OptLevel       *int             `json:"opt_level,omitempty"`
-	Precision      []string         `json:"precision,omitempty"` // fp32, fp16, bf16, int8, fp8, tf32, best (TensorRT 10; tf32 only on strongly typed flavours)
+	TilingLevel    *int             `json:"tiling_level,omitempty"` // 0..3; TensorRT 10.8+, 11.x, TensorRT-RTX
+	Precision      []string         `json:"precision,omitempty"`    // fp32, fp16, bf16, int8, fp8, tf32, best (TensorRT 10; tf32 only on strongly typed flavours)
 	StronglyTyped  bool             `json:"strongly_typed,omitempty"`
 	Shapes         map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
 	Targets        []string         `json:"targets,omitempty"` // tensorrt-rtx: sm75, sm80, sm86, sm89, sm120, sm121

@@ -10,6 +10,8 @@ import (
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Options configure a run.
@@ -192,7 +194,7 @@ func (r *runner) onSignal(sig os.Signal) {
 		return
 	}
 	cause := Interrupted{Signal: sig}
-	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), round(r.since()))
+	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), text.Precise(r.since()))
 	r.closeAdmit(cause)
 	r.stop(cause)
 	r.emit(report.Event{Kind: report.Stopping, Build: -1,

@@ -22,6 +22,8 @@ import (
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // maxLogLines bounds the library log lines kept per build in the report;
@@ -151,7 +153,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		}
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
 		Targets: b.Targets, TimingCache: b.TimingCache}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
@@ -360,13 +362,13 @@ func describeHit(h *report.BudgetHit) string {
 	limit, took := time.Duration(h.LimitMs)*time.Millisecond, time.Duration(h.ElapsedMs)*time.Millisecond
 	switch h.Kind {
 	case KindPhase:
-		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, round(took), limit, h.Pattern)
+		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, text.Precise(took), limit, h.Pattern)
 	case KindStall:
-		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", round(took), limit)
+		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", text.Precise(took), limit)
 	case KindRun:
-		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", round(took), limit)
+		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", text.Precise(took), limit)
 	}
-	return fmt.Sprintf("build budget exceeded after %s (limit %s)", round(took), limit)
+	return fmt.Sprintf("build budget exceeded after %s (limit %s)", text.Precise(took), limit)
 }
 
 // classify decides the build's status from how its worker ended. Reasons

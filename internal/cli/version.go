@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"runtime"
+	"strings"
 
 	"github.com/trt-action/trt-action/native"
 )
@@ -18,8 +19,16 @@ func runVersion(c *Command, args []string) (int, error) {
 		return ExitInvalid, err
 	}
 	fmt.Fprintf(c.Streams.Out, "trt-action %s (%s, %s/%s)\nbackends:\n  sim            built in\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
+	missing := false
 	for _, b := range native.CompiledBackends(*lib) {
-		fmt.Fprintf(c.Streams.Out, "  %-14s %s\n", b.Name, b.Describe())
+		// The loader's further lines (what it tried, how to fix it) go under
+		// their backend, indented.
+		text := strings.ReplaceAll(b.Describe(), "\n", "\n"+strings.Repeat(" ", 17))
+		fmt.Fprintf(c.Streams.Out, "  %-14s %s\n", b.Name, text)
+		missing = missing || b.Path == ""
+	}
+	if missing {
+		fmt.Fprintf(c.Streams.Out, "backend folders: %s\n", native.SearchedDirs(native.BackendDirs()))
 	}
 	return ExitOK, nil
 }

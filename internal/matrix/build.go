@@ -56,16 +56,17 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
 	if p, ok := fs.get("engine"); ok {
-		b.Engine, _ = d.path(p.val, "engine")
+		b.Engine, _ = d.outputPath(p.val, "engine")
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
+		d.checkOutput(at, "engine", b.Engine)
 	}
 	if p, ok := fs.get("timing-cache"); ok {
 		if b.Backend == "tensorrt-rtx" {
 			// FACTS: a timing cache makes TensorRT-RTX look for a GPU.
 			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
 		}
-		b.TimingCache, _ = d.path(p.val, "timing-cache")
+		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
 	}
 }
 
@@ -77,6 +78,11 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 	if p, ok := fs.get("opt-level"); ok {
 		if v, ok := d.intIn(p.val, "opt-level", 0, 5); ok {
 			b.OptLevel = &v
+		}
+	}
+	if p, ok := fs.get("tiling-level"); ok {
+		if v, ok := d.intIn(p.val, "tiling-level", 0, 3); ok {
+			b.TilingLevel = &v
 		}
 	}
 	if p, ok := fs.get("precision"); ok {

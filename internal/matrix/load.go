@@ -15,8 +15,8 @@ import (
 // Keys each mapping allows. schema.json must list the same keys
 // (schema_test.go checks).
 var (
-	topKeys        = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
-	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
+	topKeys        = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
+	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault"}
 	regressionKeys = []string{"warn", "fail", "min"}
@@ -41,11 +41,14 @@ const (
 
 // walker holds what one Parse call shares across builds.
 type walker struct {
-	file  string // the path as given, for positions
-	dir   string // relative paths in the file are relative to this
-	errs  collector
-	stats map[string]bool // path -> exists; many builds name the same model
-	axes  map[string]bool // every axis of every build, for top-level excludes
+	file string // the path as given, for positions
+	dir  string // relative paths in the file are relative to this
+	ws   workspace
+	// realDirs caches output folders with their symlinks resolved.
+	realDirs map[string]string
+	errs     collector
+	stats    map[string]bool // path -> exists; many builds name the same model
+	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
 	topExcludeKeys []*yaml.Node
 }
@@ -70,7 +73,7 @@ func Load(path string) (*File, error) {
 // inside are resolved (and checked to exist) against filepath.Dir(path).
 // The error, if any, is an Errors listing every problem by position.
 func Parse(path string, data []byte) (*File, error) {
-	w := &walker{file: path, dir: filepath.Dir(path), stats: map[string]bool{}, axes: map[string]bool{}}
+	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
@@ -206,6 +209,9 @@ func (w *walker) topLevel(root *yaml.Node) *File {
 	}
 	if p, ok := top.get("regression"); ok {
 		f.Regression = d.regression(p.val)
+	}
+	if p, ok := top.get("allow-paths"); ok {
+		d.readAllowPaths(p.val) // before the builds, whose outputs it allows
 	}
 	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
 	defaults := w.readDefaults(top.val("defaults"))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlanText writes builds as a table: name, backend, engine, budgets, axes.
@@ -19,7 +21,7 @@ func PlanText(w io.Writer, builds []Build) {
 	fmt.Fprintln(tw, "NAME\tBACKEND\tENGINE\tBUDGETS\tAXES")
 	for _, b := range builds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n",
-			printable(b.Name), b.Backend, printable(b.Engine), budgetsText(b.Budgets), printable(axesText(b.Axes)))
+			text.Escaped(b.Name), b.Backend, text.Escaped(b.Engine), budgetsText(b.Budgets), text.Escaped(axesText(b.Axes)))
 	}
 	tw.Flush()
 	fmt.Fprintf(w, "%d build%s\n", len(builds), plural(len(builds)))
@@ -75,16 +77,6 @@ func axesText(axes map[string]string) string {
 	return strings.Join(parts, " ")
 }
 
-// printable escapes control characters so file-controlled text cannot
-// move the cursor or break the table.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
-
 func plural(n int) string {
 	if n == 1 {
 		return ""
@@ -101,6 +93,7 @@ type planBuild struct {
 	Engine         string               `json:"engine"`
 	WorkspaceBytes int64                `json:"workspace_bytes,omitempty"`
 	OptLevel       *int                 `json:"opt_level,omitempty"`
+	TilingLevel    *int                 `json:"tiling_level,omitempty"`
 	Precision      []string             `json:"precision,omitempty"`
 	Shapes         map[string]planShape `json:"shapes,omitempty"`
 	Targets        []string             `json:"targets,omitempty"`
@@ -168,7 +161,7 @@ func PlanJSON(w io.Writer, builds []Build) error {
 func toPlan(b Build) planBuild {
 	p := planBuild{
 		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, Precision: b.Precision,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
 		Targets: b.Targets, TimingCache: b.TimingCache,
 		Budgets: planBudgets{
 			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),

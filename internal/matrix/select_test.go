@@ -179,3 +179,11 @@ func TestErrorsStayOnOneLine(t *testing.T) {
 		t.Errorf("got %q", err)
 	}
 }
+
+func TestPlanTextEscapesBidiAndC1Controls(t *testing.T) {
+	var buf bytes.Buffer
+	PlanText(&buf, []Build{{Name: "a", Backend: "sim", Engine: "x\u202egnp.engine\u009b2J"}})
+	if out := buf.String(); !strings.Contains(out, `x\u202egnp.engine\u009b2J`) {
+		t.Errorf("PlanText = %q, want the controls as escapes", out)
+	}
+}

@@ -36,6 +36,7 @@ type Build struct {
 
 	WorkspaceBytes int64            // workspace: "1GiB", "512MiB"; 0 = library default
 	OptLevel       *int             // opt-level: 0..5
+	TilingLevel    *int             // tiling-level: 0..3 (TensorRT 10.8+, 11.x, TensorRT-RTX)
 	Precision      []string         // precision: fp16 | [fp16, int8]
 	Shapes         map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
 	Targets        []string         // targets (tensorrt-rtx): sm75 ...

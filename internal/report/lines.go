@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlainOptions bound the progress lines.
@@ -66,7 +68,7 @@ func (l *liner) build(ev Event) *buildLines {
 func (l *liner) lines(ev Event) []string {
 	var out []string
 	for _, s := range l.rawLines(ev) {
-		out = append(out, actions.Neutralise(cleanLine(s)))
+		out = append(out, actions.Neutralise(text.Line(s)))
 	}
 	return out
 }
@@ -94,7 +96,7 @@ func (l *liner) rawLines(ev Event) []string {
 	}
 	b := l.build(ev)
 	prefix := func(elapsed time.Duration) string {
-		return fmt.Sprintf("[%s] %8s  ", b.name, fmtDur(elapsed))
+		return fmt.Sprintf("[%s] %8s  ", b.name, text.Duration(elapsed))
 	}
 	since := ev.At - b.start
 	switch ev.Kind {
@@ -110,7 +112,7 @@ func (l *liner) rawLines(ev Event) []string {
 			return nil
 		}
 		return []string{prefix(since) + indent(ev.Path) + "└ " + leaf(ev.Path) +
-			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, fmtDur(ev.Elapsed))}
+			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, text.Duration(ev.Elapsed))}
 	case Heartbeat:
 		if ev.Progress == nil {
 			return nil
@@ -164,32 +166,32 @@ func progressText(p *Progress) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %d/%d", a.Name, a.Done, a.Steps))
 	}
-	text := "▸ starting"
+	line := "▸ starting"
 	if len(parts) > 0 {
-		text = "▸ " + strings.Join(parts, " › ")
+		line = "▸ " + strings.Join(parts, " › ")
 	}
 	var notes []string
 	if p.BudgetLeft >= 0 {
-		note := "budget: " + fmtDur(p.BudgetLeft) + " left"
+		note := "budget: " + text.Duration(p.BudgetLeft) + " left"
 		if p.BudgetName != "" && p.BudgetName != "build" {
 			note += " (" + p.BudgetName + ")"
 		}
 		notes = append(notes, note)
 	}
 	if p.Silent >= 10*time.Second {
-		notes = append(notes, "no callback for "+fmtDur(p.Silent))
+		notes = append(notes, "no callback for "+text.Duration(p.Silent))
 	}
 	if len(notes) > 0 {
-		text += "  (" + strings.Join(notes, ", ") + ")"
+		line += "  (" + strings.Join(notes, ", ") + ")"
 	}
-	return text
+	return line
 }
 
 // resultText is a build's outcome in one line:
 // "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
 func resultText(b *Build) string {
-	d := fmtDur(ms(b.DurationMs))
+	d := text.DurationMs(b.DurationMs)
 	if b.Status == StatusOK {
 		text := "✔ ok in " + d
 		if b.Engine != nil {
@@ -216,7 +218,7 @@ func reasonSuffix(b *Build) string {
 // budgetText says which limit ran out, e.g.
 // `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
 func budgetText(h *BudgetHit) string {
-	limit, ran := fmtLimit(ms(h.LimitMs)), fmtLimit(ms(h.ElapsedMs))
+	limit, ran := text.PreciseMs(h.LimitMs), text.PreciseMs(h.ElapsedMs)
 	switch h.Kind {
 	case "phase":
 		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)
@@ -247,7 +249,7 @@ func Headline(r *Report) string {
 		}
 	}
 	outcome := strings.Join(parts, ", ")
-	took := fmtDurCoarse(ms(r.DurationMs))
+	took := text.DurationMs(r.DurationMs)
 	switch {
 	case r.Interrupted != "":
 		h := fmt.Sprintf("⏹ interrupted (%s): %d of %d builds done", r.Interrupted, done, total)

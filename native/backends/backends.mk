@@ -7,6 +7,15 @@
 #   TRT_RTX_INCLUDE  TensorRT-RTX 1.x headers (eval "$(scripts/setup-tensorrt-rtx)")
 #   TRT10_INCLUDE    TensorRT 10.x headers (NvInfer.h, NvOnnxParser.h)
 #   TRT11_INCLUDE    TensorRT 11.x headers
+#   TRT_ONNX_INCLUDE folder holding NvOnnxParser.h, searched after the above
+#                    (NVIDIA/TensorRT's 10.0 tag keeps the parser in a submodule)
+#
+# TRT_HEADERS=DIR (a folder with 10.0/include, 10.16/include, 11.1/include,
+# as ../shared/third_party/tensorrt-headers or CI's checkouts of
+# NVIDIA/TensorRT) sets TRT10_INCLUDE and TRT11_INCLUDE to 10.16 and 11.1,
+# and makes `backends-check` also compile the 10.x shim against 10.0: that
+# proves every call it makes outside a version gate (version_gate.h) exists
+# in every 10.x library.
 #
 # BACKEND_LIBS lists what will be built. `make backends-test` runs the
 # backends' own tests, which need no TensorRT.
@@ -17,15 +26,22 @@ backends_saved_default_goal := $(.DEFAULT_GOAL)
 BACKEND_LIBDIR ?= $(if $(LIBDIR),$(LIBDIR),bin/lib)
 BACKEND_CXX ?= $(if $(CXX),$(CXX),g++)
 BACKEND_CXXFLAGS ?= -std=c++17 -O2 -Wall -Wextra
+ifneq ($(TRT_HEADERS),)
+TRT10_INCLUDE ?= $(TRT_HEADERS)/10.16/include
+TRT11_INCLUDE ?= $(TRT_HEADERS)/11.1/include
+TRT10_OLDEST_INCLUDE ?= $(TRT_HEADERS)/10.0/include
+endif
+
 BACKEND_SRC := native/backends/shim.cc
 BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
-	native/backends/files.h native/backends/host_log.h native/backends/precision.h \
+	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
 # the CUDA stand-in comes last so a real toolkit on the path wins.
 backend_compile = $(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -fvisibility=hidden \
-	-D$(1) -Inative -isystem $(2) -idirafter native/backends/cuda-stub \
+	-D$(1) -Inative -isystem $(2) $(if $(TRT_ONNX_INCLUDE),-idirafter $(TRT_ONNX_INCLUDE)) \
+	-idirafter native/backends/cuda-stub \
 	-o $@ $(BACKEND_SRC) -ldl
 
 BACKEND_LIBS :=
@@ -39,9 +55,19 @@ ifneq ($(TRT11_INCLUDE),)
 BACKEND_LIBS += $(BACKEND_LIBDIR)/libtam_trt11.so
 endif
 
-.PHONY: backends backends-test
+# Compile-only checks: shared objects built to prove they compile, never shipped.
+BACKEND_CHECKDIR ?= bin/check
+BACKEND_CHECKS :=
+ifneq ($(TRT10_OLDEST_INCLUDE),)
+BACKEND_CHECKS += $(BACKEND_CHECKDIR)/trt10.0/libtam_trt10.so
+endif
+
+.PHONY: backends backends-check backends-test
 
 backends: $(BACKEND_LIBS)
+
+# Every backend the given headers allow, plus the compile-only checks.
+backends-check: $(BACKEND_LIBS) $(BACKEND_CHECKS)
 
 $(BACKEND_LIBDIR)/libtam_rtx.so: $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
@@ -55,15 +81,26 @@ $(BACKEND_LIBDIR)/libtam_trt11.so: $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
 	$(call backend_compile,TAM_FLAVOR_TRT11,$(TRT11_INCLUDE))
 
+$(BACKEND_CHECKDIR)/trt10.0/libtam_trt10.so: $(BACKEND_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_compile,TAM_FLAVOR_TRT10,$(TRT10_OLDEST_INCLUDE))
+
 # The backends' own tests, under the sanitizers; each prints "N passed, N failed".
 #   request_test.cc  the request decoder (request.h, json.h)
 #   support_test.cc  the shim's TensorRT-free parts (files.h, precision.h, host_log.h)
+#   version_gate_test.cc  which settings a 10.x library is too old for (version_gate.h)
 BACKEND_TEST_BIN ?= bin/backends-request-test
 BACKEND_SUPPORT_TEST_BIN ?= bin/backends-support-test
+BACKEND_GATE_TEST_BIN ?= bin/backends-version-gate-test
 BACKEND_TEST_CXXFLAGS = $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -Inative
-backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN)
+backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TEST_BIN)
 	$(BACKEND_TEST_BIN)
 	$(BACKEND_SUPPORT_TEST_BIN)
+	$(BACKEND_GATE_TEST_BIN)
+
+$(BACKEND_GATE_TEST_BIN): native/backends/version_gate_test.cc native/backends/version_gate.h native/backends/test_check.h
+	@mkdir -p $(dir $@)
+	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -o $@ native/backends/version_gate_test.cc
 
 $(BACKEND_TEST_BIN): native/backends/request_test.cc native/backends/request.h native/backends/json.h \
 		native/backends/test_check.h

@@ -27,6 +27,8 @@ struct BuildRequest {
   int64_t workspace_bytes = 0;  // 0: TensorRT's default
   bool has_opt_level = false;
   int32_t opt_level = 0;
+  bool has_tiling_level = false;  // TensorRT 10.8+, 11.x, TensorRT-RTX (version_gate.h)
+  int32_t tiling_level = 0;
   std::vector<std::string> precision;
   bool strongly_typed = false;
   std::map<std::string, ShapeRange> shapes;
@@ -82,6 +84,12 @@ inline BuildRequest decode_request(const std::string& json) {
     if (level < 0 || level > 5) throw std::runtime_error("request: opt_level must be 0 to 5, got " + v->text);
     r.has_opt_level = true;
     r.opt_level = static_cast<int32_t>(level);
+  }
+  if (const auto* v = doc.find("tiling_level")) {
+    int64_t level = v->as_int64("tiling_level");
+    if (level < 0 || level > 3) throw std::runtime_error("request: tiling_level must be 0 to 3, got " + v->text);
+    r.has_tiling_level = true;
+    r.tiling_level = static_cast<int32_t>(level);
   }
   if (const auto* v = doc.find("precision")) r.precision = detail::strings(*v, "precision");
   if (const auto* v = doc.find("strongly_typed")) r.strongly_typed = v->as_bool("strongly_typed");

@@ -15,7 +15,7 @@ void test_full_request() {
   // (\u003c for '<', non-ASCII kept as UTF-8).
   const std::string json =
       R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l",)"
-      R"("workspace_bytes":1073741824,"opt_level":0,"precision":["fp16","int8"],"strongly_typed":true,)"
+      R"("workspace_bytes":1073741824,"opt_level":0,"tiling_level":0,"precision":["fp16","int8"],"strongly_typed":true,)"
       R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
       R"("timing_cache":"/c/t\u00e9.cache","sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5}})";
   tam::BuildRequest r = tam::decode_request(json);
@@ -23,6 +23,7 @@ void test_full_request() {
   check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l", "paths");
   check(r.workspace_bytes == 1073741824, "workspace_bytes");
   check(r.has_opt_level && r.opt_level == 0, "opt_level 0 is kept, not taken for absent");
+  check(r.has_tiling_level && r.tiling_level == 0, "tiling_level 0 is kept, not taken for absent");
   check(r.precision.size() == 2 && r.precision[1] == "int8", "precision");
   check(r.strongly_typed, "strongly_typed");
   check(r.shapes.count("input") == 1 && r.shapes["input"].opt[0] == 4 && r.shapes["input"].max[1] == 64, "shapes");
@@ -32,7 +33,7 @@ void test_full_request() {
 
 void test_minimal_request() {
   tam::BuildRequest r = tam::decode_request(R"( {"name":"m","onnx":"a.onnx","engine_tmp":"e"} )");
-  check(!r.has_opt_level && r.workspace_bytes == 0 && r.shapes.empty() && !r.strongly_typed, "defaults");
+  check(!r.has_opt_level && !r.has_tiling_level && r.workspace_bytes == 0 && r.shapes.empty() && !r.strongly_typed, "defaults");
   check(!r.no_monitor, "the monitor is installed unless asked otherwise");
 }
 
@@ -60,6 +61,9 @@ void test_errors() {
   check(throws_with([] { tamjson::parse(std::string(100, '[')); }, "nested too deeply"), "depth limit");
   check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":7})"); }, "opt_level must be 0 to 5"),
         "opt level range");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","tiling_level":4})"); },
+                    "tiling_level must be 0 to 3"),
+        "tiling level range");
   check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":1.5})"); }, "want an integer"),
         "fractional integer refused");
   check(throws_with([] { tam::decode_request(R"({"engine_tmp":"e"})"); }, "onnx"), "onnx required");

@@ -31,6 +31,7 @@
 #include "precision.h"
 #include "request.h"
 #include "trtaction.h"
+#include "version_gate.h"
 
 #if defined(TAM_FLAVOR_RTX)
 #ifndef TRT_MAJOR_RTX
@@ -62,8 +63,9 @@ constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
 constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
 constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
 constexpr char kInstallHint[] =
-    "install the PyPI wheel tensorrt-rtx-cu12-libs (or -cu13-libs), e.g. with scripts/setup-tensorrt-rtx, "
-    "and pass its tensorrt_rtx_libs folder with --trt-lib or TRT_ACTION_RTX_LIB";
+    "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; "
+    "eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it "
+    "(a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)";
 #else
 constexpr char kBackend[] = "tensorrt";
 constexpr char kProduct[] = "TensorRT";
@@ -78,8 +80,8 @@ constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 #endif
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] =
-    "run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt) or install TensorRT from NVIDIA, "
-    "and pass the folder holding libnvinfer with --trt-lib or TRT_ACTION_TRT_LIB";
+    "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT "
+    "container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #endif
 
 std::string version_string(int64_t major, int64_t minor, int64_t patch, int64_t build) {
@@ -509,6 +511,51 @@ class TimingCache {
 };
 #endif
 
+// ------------------------------------------------------------ calls newer than 10.0
+
+// VersionGate is tam::Gate for this flavour: on 10.x it weighs the headers'
+// and the loaded library's minor versions; TensorRT 11.x and TensorRT-RTX
+// have every call the shim makes.
+class VersionGate {
+ public:
+  explicit VersionGate(const Library& lib)
+#if defined(TAM_FLAVOR_TRT10)
+      : gate_(NV_TENSORRT_MINOR, lib.minor) {
+  }
+#else
+      : gate_(INT32_MAX, INT32_MAX) {
+    (void)lib;
+  }
+#endif
+  bool allows(const tam::VersionedSetting& s) const { return gate_.allows(s); }
+  std::string warning(const std::vector<tam::VersionedSetting>& requested, const std::string& library,
+                      const std::string& compiled) const {
+    return gate_.warning(requested, library, compiled);
+  }
+
+ private:
+  tam::Gate gate_;
+};
+
+// versioned_settings lists the settings of req whose calls arrived after 10.0.
+std::vector<tam::VersionedSetting> versioned_settings(const tam::BuildRequest& req) {
+  std::vector<tam::VersionedSetting> out;
+  if (req.has_tiling_level) out.push_back(tam::kTilingLevel);
+  return out;
+}
+
+// apply_tiling_level: the call is only compiled where the headers have it,
+// and only made where the library has it too.
+void apply_tiling_level(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req, const VersionGate& gate) {
+  if (!req.has_tiling_level || !gate.allows(tam::kTilingLevel)) return;
+#if !defined(TAM_FLAVOR_TRT10) || NV_TENSORRT_MINOR >= TAM_TRT10_MINOR_TILING
+  if (!config.setTilingOptimizationLevel(static_cast<nvinfer1::TilingOptimizationLevel>(req.tiling_level)))
+    fail("tiling-level " + std::to_string(req.tiling_level) + " was refused: " + logger().last_error());
+#else
+  (void)config;  // unreachable: the gate refuses what these headers lack
+#endif
+}
+
 int32_t network_flags(const tam::BuildRequest& req) {
 #if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
   if (req.strongly_typed) return 1 << static_cast<int32_t>(nvinfer1::NetworkDefinitionCreationFlag::kSTRONGLY_TYPED);
@@ -523,13 +570,10 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   Library lib = load_library(req.lib_path);
   check_version(lib);
   LoggerAttachment attach(host);
-  if (lib.minor < NV_TENSORRT_MINOR) {
-    // Within a major version class tables only grow, and everything called
-    // here is old; still, say so in case a build fails strangely.
-    const std::string warning = lib.infer_path + " is " + kProduct + " " + lib.version() +
-                                ", older than the headers this backend was compiled with (" + compiled_version() + ")";
-    host->log(host->ctx, TAM_SEV_WARNING, warning.c_str());
-  }
+  const VersionGate gate(lib);
+  const std::string gate_warning = gate.warning(versioned_settings(req), lib.infer_path + " is " + kProduct + " " + lib.version(),
+                                                compiled_version());
+  if (!gate_warning.empty()) host->log(host->ctx, TAM_SEV_WARNING, gate_warning.c_str());
 
   // Declaration order is destruction order reversed: the monitor outlives
   // the config that points at it, the parser dies before its network.
@@ -551,6 +595,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   if (req.workspace_bytes > 0)
     config->setMemoryPoolLimit(nvinfer1::MemoryPoolType::kWORKSPACE, static_cast<size_t>(req.workspace_bytes));
   if (req.has_opt_level) config->setBuilderOptimizationLevel(req.opt_level);
+  apply_tiling_level(*config, req, gate);
   apply_precision(*config, tam::precision_flags(kFlavour, lib.minor, req.precision, req.strongly_typed));
 #if defined(TAM_FLAVOR_RTX)
   apply_targets(*config, req);

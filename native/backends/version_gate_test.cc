@@ -1,0 +1,62 @@
+// version_gate_test.cc: tests for version_gate.h, which keeps the 10.x shim
+// from calling a method the loaded TensorRT library's class tables lack.
+// Built and run by `make backends-test`.
+#include <string>
+#include <vector>
+
+#include "test_check.h"
+#include "version_gate.h"
+
+namespace {
+
+using tamtest::check;
+
+constexpr tam::VersionedSetting kLater{"later-setting", 12};
+
+void test_allows_only_when_headers_and_library_have_the_call() {
+  check(tam::Gate(16, 16).allows(tam::kTilingLevel), "10.16 headers, 10.16 library: tiling applies");
+  check(tam::Gate(16, 8).allows(tam::kTilingLevel), "10.8 library: the first that has it");
+  check(!tam::Gate(16, 7).allows(tam::kTilingLevel), "10.7 library: too old");
+  check(!tam::Gate(16, 3).allows(tam::kTilingLevel), "10.3 library (JetPack 6): too old");
+  check(!tam::Gate(0, 16).allows(tam::kTilingLevel), "10.0 headers cannot make the call at all");
+}
+
+void test_refused_keeps_request_order() {
+  std::vector<tam::VersionedSetting> got = tam::Gate(16, 9).refused({kLater, tam::kTilingLevel});
+  check(got.size() == 1 && std::string(got[0].key) == "later-setting", "10.9 has tiling, lacks the 10.12 setting");
+  got = tam::Gate(16, 3).refused({kLater, tam::kTilingLevel});
+  check(got.size() == 2 && std::string(got[0].key) == "later-setting" && std::string(got[1].key) == "tiling-level",
+        "both refused, in request order");
+  check(tam::Gate(16, 16).refused({kLater, tam::kTilingLevel}).empty(), "nothing refused on a new library");
+}
+
+void test_warning_names_each_setting_and_what_it_needs() {
+  const std::string lib = "/usr/lib/aarch64-linux-gnu/libnvinfer.so.10 is TensorRT 10.3.0.26";
+  check(tam::Gate(16, 16).warning({tam::kTilingLevel}, lib, "10.16.0.72").empty(), "no warning when all apply");
+  check(tam::Gate(16, 3).warning({}, lib, "10.16.0.72").empty(), "no warning when nothing gated was asked for");
+
+  std::string w = tam::Gate(16, 3).warning({tam::kTilingLevel}, lib, "10.16.0.72");
+  check(w == lib + ", too old for tiling-level (needs 10.8): built without it", ("one setting: " + w).c_str());
+
+  w = tam::Gate(16, 3).warning({tam::kTilingLevel, kLater}, lib, "10.16.0.72");
+  check(w == lib + ", too old for tiling-level (needs 10.8), later-setting (needs 10.12): built without them",
+        ("two settings: " + w).c_str());
+
+  w = tam::Gate(0, 16).warning({tam::kTilingLevel}, lib, "10.0.1.6");
+  check(w == "this backend was compiled against TensorRT 10.0.1.6 headers, which lack tiling-level (needs 10.8): "
+             "built without it; rebuild it against the headers of the TensorRT you run",
+        ("old headers: " + w).c_str());
+
+  w = tam::Gate(9, 16).warning({tam::kTilingLevel, kLater}, lib, "10.9.0.34");
+  check(w.find("headers, which lack later-setting (needs 10.12)") != std::string::npos && w.find("tiling") == std::string::npos,
+        ("headers older than the library: " + w).c_str());
+}
+
+}  // namespace
+
+int main() {
+  test_allows_only_when_headers_and_library_have_the_call();
+  test_refused_keeps_request_order();
+  test_warning_names_each_setting_and_what_it_needs();
+  return tamtest::summary();
+}

@@ -1,0 +1,48 @@
+package native
+
+import (
+	"os"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// One way to find the TensorRT libraries: the variable the set-up script
+// exports is the one the backends read, and the backends' fix-it hints and
+// the README name the same variables (a new shell that only has the
+// script's exports must find TensorRT-RTX).
+func TestLibraryVariablesNamedAlikeInScriptBackendsAndReadme(t *testing.T) {
+	shim := readText(t, "backends/shim.cc")
+	script := readText(t, "../scripts/setup-tensorrt-rtx")
+	readme := readText(t, "../README.md")
+
+	read := regexp.MustCompile(`kLibEnv\[\] = "([A-Z_]+)"`).FindAllStringSubmatch(shim, -1)
+	if len(read) != 2 || read[0][1] != "TRT_ACTION_RTX_LIB" || read[1][1] != "TRT_ACTION_TRT_LIB" {
+		t.Fatalf("shim.cc reads %v; want TRT_ACTION_RTX_LIB (tensorrt-rtx) and TRT_ACTION_TRT_LIB (tensorrt)", read)
+	}
+	exported := regexp.MustCompile(`export ([A-Z_]+_LIB)=`).FindAllStringSubmatch(script, -1)
+	if len(exported) != 1 || exported[0][1] != "TRT_ACTION_RTX_LIB" {
+		t.Errorf("setup-tensorrt-rtx exports %v; want exactly TRT_ACTION_RTX_LIB, the variable the backend reads", exported)
+	}
+	hints := regexp.MustCompile(`kInstallHint\[\] =\s*((?:"[^"]*(?:\\"[^"]*)*"\s*)+);`).FindAllStringSubmatch(shim, -1)
+	if len(hints) != 2 || !strings.Contains(hints[0][1], "TRT_ACTION_RTX_LIB") || !strings.Contains(hints[1][1], "TRT_ACTION_TRT_LIB") {
+		t.Errorf("each install hint must name its own variable; got %q", hints)
+	}
+	for _, want := range []string{"TRT_ACTION_RTX_LIB", "TRT_ACTION_TRT_LIB", "TRT_ACTION_BACKEND_DIR"} {
+		if !strings.Contains(readme, want) {
+			t.Errorf("README.md does not mention %s", want)
+		}
+	}
+	if strings.Contains(script+shim+readme, "TRT_RTX_LIB=") {
+		t.Error("the old name TRT_RTX_LIB is still exported or documented somewhere")
+	}
+}
+
+func readText(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
