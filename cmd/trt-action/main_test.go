@@ -231,7 +231,9 @@ builds:
 		t.Errorf("the hostile phase name should still be shown (fenced):\n%s", out)
 	}
 	// The event stream on stdout (the log) carries the same names as JSON.
-	stream, err := command(dir, []string{"GITHUB_ACTIONS=true"}, "build", "--events", "-", "--depth", "3").Output()
+	// (A runner always sets GITHUB_OUTPUT; without it the run refuses to start.)
+	stream, err := command(dir, []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + filepath.Join(dir, "github_output_2")},
+		"build", "--events", "-", "--depth", "3").Output()
 	if len(stream) == 0 {
 		t.Fatalf("no event stream on stdout: %v", err)
 	}
@@ -365,7 +367,7 @@ builds:
 		}
 		summary, _ := os.ReadFile(filepath.Join(dir, "s.md"))
 		// What failed the run is named where one looks first.
-		if last := lastLine(out); !strings.HasPrefix(last, "■ ❌ 1 regression (a +") || !strings.HasPrefix(string(summary), "## ❌ 1 regression (a +") {
+		if last := lastLine(string(out)); !strings.HasPrefix(last, "■ ❌ 1 regression (a +") || !strings.HasPrefix(string(summary), "## ❌ 1 regression (a +") {
 			t.Errorf("--fail-on %s: the last line %q and the summary's headline must name the regression:\n%.200s", c.failOn, last, summary)
 		}
 		if !strings.Contains(string(summary), "Build times against the baseline") || !strings.Contains(string(summary), "| a | 50ms |") || !strings.Contains(string(summary), "fail |") {

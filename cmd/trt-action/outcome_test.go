@@ -7,12 +7,6 @@ import (
 	"testing"
 )
 
-// lastLine is the last non-empty line of out.
-func lastLine(out []byte) string {
-	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
-	return lines[len(lines)-1]
-}
-
 func TestARunBudgetThatRunsOutEndsTheRunAndSaysSo(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
@@ -20,7 +14,7 @@ func TestARunBudgetThatRunsOutEndsTheRunAndSaysSo(t *testing.T) {
 	if code := exitCode(err); code != 3 {
 		t.Fatalf("exit %d, want 3 (budget)\n%s", code, out)
 	}
-	if last := lastLine(out); !strings.HasPrefix(last, "■ ❌ run budget 1s exceeded: ") {
+	if last := lastLine(string(out)); !strings.HasPrefix(last, "■ ❌ run budget 1s exceeded: ") {
 		t.Errorf("last line %q must say the run budget ended the run", last)
 	}
 	r := readReport(t, filepath.Join(dir, "trt-report.json"))

@@ -74,8 +74,8 @@ func commandLines(t *testing.T, block string) [][]string {
 	return cmds
 }
 
-// quickMatrix has fast simulated builds, all of which succeed.
-const quickMatrix = `version: 1
+// readmeMatrix has fast simulated builds, all of which succeed.
+const readmeMatrix = `version: 1
 defaults: {backend: sim, sim: {step: 100us}}
 builds:
   - name: quick-${{ matrix.n }}
@@ -99,7 +99,7 @@ func TestREADMEUsingItCommandsRun(t *testing.T) {
 		t.Fatal(`README's "Using it" has no sh block`)
 	}
 	cmds := commandLines(t, blocks[0])
-	// What each command of the block must do on quickMatrix. A command the
+	// What each command of the block must do on readmeMatrix. A command the
 	// README gains must be added here.
 	want := map[string]struct {
 		code  int
@@ -119,7 +119,7 @@ func TestREADMEUsingItCommandsRun(t *testing.T) {
 		t.Errorf("README's CLI block runs %v; this test knows what build, plan, validate and version must do", verbs)
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "trt-builds.yml"), quickMatrix)
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), readmeMatrix)
 	for _, args := range cmds {
 		w, ok := want[args[0]]
 		if !ok {
@@ -169,7 +169,7 @@ func TestREADMECommandsTable(t *testing.T) {
 		t.Fatalf("the commands table has %d rows", len(rows))
 	}
 	dir := t.TempDir()
-	writeFile(t, filepath.Join(dir, "trt-builds.yml"), quickMatrix)
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), readmeMatrix)
 	for _, row := range rows {
 		form := strings.Trim(strings.Fields(row[0])[0], "`")
 		code, help := runIn(t, dir, "", form, "-h")

@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -83,6 +84,9 @@ func (w *watch) run() *report.Build {
 		started.Message = "on GPU " + w.gpu
 	}
 	w.emit(started)
+	if err := w.prepareEngine(); err != nil {
+		return w.conclude(report.StatusFailed, "engine: "+err.Error(), outcome{})
+	}
 	msgs, exited, err := w.start()
 	if err != nil {
 		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error(), outcome{})
@@ -143,10 +147,6 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 
 func (w *watch) workerSpec() (workerSpec, error) {
 	b := w.spec
-	w.engineTmp = fmt.Sprintf("%s.partial-%d-%d", b.Engine, os.Getpid(), w.index)
-	if err := os.MkdirAll(filepath.Dir(b.Engine), 0o755); err != nil {
-		return workerSpec{}, err
-	}
 	if b.TimingCache != "" {
 		if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
 			return workerSpec{}, err
@@ -173,6 +173,32 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		w.recording = rec
 	}
 	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
+}
+
+// prepareEngine picks the partial file the worker writes the engine to,
+// beside the engine path so that keeping it is a rename. The path must be
+// able to take the engine before the build spends time on it, and partial
+// files that killed runs left there are removed. A build without an engine
+// path writes to a temporary file that is never kept.
+func (w *watch) prepareEngine() error {
+	engine := w.spec.Engine
+	if engine == "" {
+		f, err := os.CreateTemp("", "trt-action-discarded-*.engine")
+		if err != nil {
+			return err
+		}
+		w.engineTmp = f.Name()
+		return f.Close()
+	}
+	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.CheckInstall(engine); err != nil {
+		return err
+	}
+	_, _ = atomicfile.RemoveStale(engine) // best effort: a leftover never stops a build
+	w.engineTmp = atomicfile.PartialName(engine)
+	return nil
 }
 
 // follow handles the worker's messages, budgets and heartbeats until the
@@ -425,7 +451,8 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	return b
 }
 
-// keepEngine renames the complete engine into place and fingerprints it.
+// keepEngine renames the complete engine into place and fingerprints it;
+// a build without an engine path keeps nothing.
 func (w *watch) keepEngine() error {
 	f, err := os.Open(w.engineTmp)
 	if err != nil {
@@ -437,7 +464,10 @@ func (w *watch) keepEngine() error {
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(w.engineTmp, w.spec.Engine); err != nil {
+	if w.spec.Engine == "" {
+		return os.Remove(w.engineTmp)
+	}
+	if err := atomicfile.Install(w.engineTmp, w.spec.Engine); err != nil {
 		return err
 	}
 	w.res.Engine = &report.Engine{Path: w.spec.Engine, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}

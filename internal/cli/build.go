@@ -91,6 +91,9 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
+	if n := simulatedStandIns(builds); n > 0 {
+		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
+	}
 	run, err := c.prepareRun(&f, file)
 	if err != nil {
 		return ExitInvalid, err
@@ -102,6 +105,9 @@ func runBuild(c *Command, args []string) (int, error) {
 	out, err := c.newOutputs(f)
 	if err != nil {
 		return ExitInvalid, err
+	}
+	if err := out.check("no build was started"); err != nil {
+		return ExitOutput, err
 	}
 	out.extra = run.regressionSection
 	views, heartbeat, err := c.views(f, run.baseline)
@@ -121,21 +127,14 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	if err := out.final(rep); err != nil {
-		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
-		return ExitFailed, nil
-	}
-	if err := writeJUnit(f.publish.junit, rep); err != nil {
-		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
-		return ExitFailed, nil
-	}
+	outErr := out.final(rep)
 	sig := signalOf(rep)
 	if sig == "" {
 		// Publishing can take a while; after a signal the runner's
 		// SIGTERM is at most 7.5 s away, so it is left out.
-		c.publish(f.publish, rep, out.summaryPath, run.regressionSection)
+		c.publish(f.publish, rep, out.notesPath(), run.regressionSection)
 	}
-	return exitFor(rep, sig, f.failOn), nil
+	return c.endRun(exitFor(rep, sig, f.failOn), outErr), nil
 }
 
 // Whether loadBuilds checks that the models and traces exist.
@@ -179,6 +178,11 @@ func overrideBackend(builds []matrix.Build, backend string) error {
 		if backend != "sim" && builds[i].ONNX == "" {
 			return usagef("--backend %s: build %q has no onnx model", backend, builds[i].Name)
 		}
+		if backend == "sim" && builds[i].Backend != "sim" {
+			// A simulator's stub must never replace a real engine:
+			// without an engine path, the build keeps nothing.
+			builds[i].Engine = ""
+		}
 		builds[i].Backend = backend
 	}
 	return nil
@@ -192,6 +196,18 @@ func matrixError(err error) error {
 		return err
 	}
 	return usagef("matrix file: %v", err)
+}
+
+// simulatedStandIns counts the builds --backend sim turned into simulated
+// stand-ins for real builds, which keep no engine.
+func simulatedStandIns(builds []matrix.Build) int {
+	n := 0
+	for _, b := range builds {
+		if b.Engine == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // signalOf reads back which signal interrupted a run, if any.

@@ -16,6 +16,7 @@ const (
 	ExitFailed      = 1   // a build failed, crashed or was killed
 	ExitInvalid     = 2   // invalid input or usage
 	ExitBudget      = 3   // a budget was exceeded and nothing else failed
+	ExitOutput      = 4   // an output (report, summary, JUnit, step outputs) could not be written
 	ExitInterrupted = 130 // SIGINT
 	ExitTerminated  = 143 // SIGTERM
 )
@@ -41,11 +42,14 @@ func flagFileError(flag string, err error) error {
 func codeForError(err error) int {
 	var ue usageError
 	var me matrix.Errors
+	var oe outputError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue), errors.As(err, &me):
 		return ExitInvalid
+	case errors.As(err, &oe):
+		return ExitOutput
 	}
 	return ExitFailed
 }

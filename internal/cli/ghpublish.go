@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -49,10 +50,7 @@ func writeJUnit(path string, r *report.Report) error {
 	if err := report.WriteJUnit(&buf, r); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("junit: %w", err)
-	}
-	return nil
+	return atomicfile.Write(path, buf.Bytes())
 }
 
 // check refuses a --comment mode that publishing would only reject after

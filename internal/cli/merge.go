@@ -70,24 +70,22 @@ func runMerge(c *Command, args []string) (int, error) {
 			return ExitInvalid, flagFileError("--baseline", err)
 		}
 	}
-	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})
+	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath, publish: pub})
 	if err != nil {
 		return ExitInvalid, err
 	}
 	run.markRegressions(merged)
 	markUnfinished(merged)
+	if err := out.check("nothing was merged"); err != nil {
+		return ExitOutput, err
+	}
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
-	if err := out.final(merged); err != nil {
-		return ExitFailed, err
-	}
-	if err := writeJUnit(pub.junit, merged); err != nil {
-		return ExitFailed, err
-	}
-	c.publish(pub, merged, out.summaryPath, run.regressionSection)
+	outErr := out.final(merged)
+	c.publish(pub, merged, out.notesPath(), run.regressionSection)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
-	return exitFor(merged, "", failOn), nil
+	return c.endRun(exitFor(merged, "", failOn), outErr), nil
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never
