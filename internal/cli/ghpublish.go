@@ -15,6 +15,7 @@ import (
 	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // publishFlags are the GitHub integration flags shared by build and merge.
@@ -104,7 +105,9 @@ func appendSummaryNotes(path string, notes []string) error {
 	}
 	var sb strings.Builder
 	for _, n := range notes {
-		sb.WriteString("\n> [!NOTE]\n> " + strings.Join(strings.Fields(n), " ") + "\n")
+		// A notice quotes GitHub's error, which can quote input: escaped as
+		// any other text we do not control.
+		sb.WriteString("\n> [!NOTE]\n> " + text.Markdown(n) + "\n")
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {

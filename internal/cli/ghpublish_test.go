@@ -78,3 +78,25 @@ func TestCommentSummaryPutsTheComparisonAfterTheTableWithinTheRoom(t *testing.T)
 		t.Errorf("%d bytes in a room of 2000", len(got))
 	}
 }
+
+// A notice quotes GitHub's error text, which can quote names from input: it
+// reaches the summary escaped, with no live mention or HTML.
+func TestSummaryNotesAreEscaped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.md")
+	if err := appendSummaryNotes(path, []string{"could not comment: 422 @octocat <b>x</b> | y\nz"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, bad := range []string{"@octocat", "<b>", " | y", "\nz"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("summary note holds %q unescaped:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "> [!NOTE]\n> could not comment: 422 ") {
+		t.Errorf("summary note lost its text:\n%s", got)
+	}
+}
