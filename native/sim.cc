@@ -216,7 +216,9 @@ class Replay {
   }
 
   int32_t write_file(const char* path, const std::string& body) {
-    int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    // O_NOFOLLOW: a link planted at the predictable temporary name must not
+    // send the engine elsewhere (as in backends/files.h).
+    int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
     if (fd < 0) return io_error("open", path);
     size_t off = 0;
     while (off < body.size()) {

@@ -231,7 +231,9 @@ builds:
 		t.Errorf("the hostile phase name should still be shown (fenced):\n%s", out)
 	}
 	// The event stream on stdout (the log) carries the same names as JSON.
-	stream, err := command(dir, []string{"GITHUB_ACTIONS=true"}, "build", "--events", "-", "--depth", "3").Output()
+	// (A runner always sets GITHUB_OUTPUT; without it the run refuses to start.)
+	stream, err := command(dir, []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + filepath.Join(dir, "github_output_2")},
+		"build", "--events", "-", "--depth", "3").Output()
 	if len(stream) == 0 {
 		t.Fatalf("no event stream on stdout: %v", err)
 	}
@@ -364,6 +366,10 @@ builds:
 			t.Errorf("--fail-on %s: exit %d, want %d\n%s", c.failOn, code, c.want, out)
 		}
 		summary, _ := os.ReadFile(filepath.Join(dir, "s.md"))
+		// What failed the run is named where one looks first.
+		if last := lastLine(string(out)); !strings.HasPrefix(last, "■ ❌ 1 regression (a +") || !strings.HasPrefix(string(summary), "## ❌ 1 regression (a +") {
+			t.Errorf("--fail-on %s: the last line %q and the summary's headline must name the regression:\n%.200s", c.failOn, last, summary)
+		}
 		if !strings.Contains(string(summary), "Build times against the baseline") || !strings.Contains(string(summary), "| a | 50ms |") || !strings.Contains(string(summary), "fail |") {
 			t.Errorf("summary lacks the comparison:\n%s", summary)
 		}
@@ -405,5 +411,38 @@ func TestSIGTERMExits143WithAReport(t *testing.T) {
 	r := readReport(t, filepath.Join(dir, "trt-report.json"))
 	if !strings.HasPrefix(r.Interrupted, "SIGTERM") || r.Builds[0].Status != report.StatusCancelled {
 		t.Errorf("interrupted %q, first build %s", r.Interrupted, r.Builds[0].Status)
+	}
+}
+
+func TestGPUsTheMachineLacksStopTheRunBeforeAnyBuild(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "bin", "nvidia-smi"), "#!/bin/sh\nprintf '0, GPU-aaaa\\n1, GPU-bbbb\\n'\n")
+	if err := os.Chmod(filepath.Join(dir, "bin", "nvidia-smi"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds: [{name: a, backend: sim, engine: a.engine, sim: {step: 10us}}]\n")
+	cmd := command(dir, nil, "build", "--gpus", "0,7", "--report", "r.json")
+	cmd.Env[0] = "PATH=" + filepath.Join(dir, "bin") + string(os.PathListSeparator) + os.Getenv("PATH")
+	out, err := cmd.CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "no device 7 on this machine; nvidia-smi lists 0 (GPU-aaaa), 1 (GPU-bbbb)") {
+		t.Errorf("exit %d, want 2 naming the devices there are:\n%s", exitCode(err), out)
+	}
+	for _, f := range []string{"a.engine", "r.json"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err == nil {
+			t.Errorf("%s exists: a build started", f)
+		}
+	}
+}
+
+func TestEngineOutsideTheWorkspaceIsAnInputError(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "repo", ".git", "HEAD"), "ref: refs/heads/main\n")
+	writeFile(t, filepath.Join(dir, "repo", "trt-builds.yml"), "version: 1\nbuilds:\n  - {name: a, backend: sim, engine: ../escaped.engine}\n")
+	out, err := command(filepath.Join(dir, "repo"), nil, "build").CombinedOutput()
+	if exitCode(err) != 2 || !strings.Contains(string(out), "trt-builds.yml:3:37: engine:") || !strings.Contains(string(out), "outside the workspace") {
+		t.Errorf("exit %d, want 2 with the engine's position:\n%s", exitCode(err), out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "escaped.engine")); err == nil {
+		t.Error("the engine was written outside the repository")
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"strings"
 
@@ -88,7 +89,26 @@ func (a *Actions) SetOutput(name, value string) error {
 	if err != nil {
 		return err
 	}
-	return a.write(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, record)
+	return a.appendRecord(path, record)
+}
+
+// outputFlags open $GITHUB_OUTPUT for appending; the runner creates it,
+// and creating it when missing changes nothing it reads.
+const outputFlags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
+
+// CheckOutputFile tells, before a run spends any time, whether step
+// outputs can be written: GITHUB_OUTPUT is set and opens for appending.
+// It writes nothing.
+func (a *Actions) CheckOutputFile() error {
+	path := a.getenv("GITHUB_OUTPUT")
+	if path == "" {
+		return fmt.Errorf("GITHUB_OUTPUT %w", ErrNoFile)
+	}
+	f, err := a.open(path, outputFlags, 0o644)
+	if err != nil {
+		return err
+	}
+	return f.Close()
 }
 
 // outputRecord is one heredoc entry: name<<D, value, D.
@@ -99,22 +119,48 @@ func outputRecord(name, value, delim string) (string, error) {
 	return name + "<<" + delim + "\n" + value + "\n" + delim + "\n", nil
 }
 
-// write puts text into path with one Write call, so a concurrent reader
-// never sees half a record.
-func (a *Actions) write(path string, flag int, text string) (err error) {
-	f, err := a.open(path, flag, 0o644)
+// truncater is the part of *os.File that takes back a short write.
+type truncater interface {
+	Stat() (os.FileInfo, error)
+	Truncate(size int64) error
+}
+
+// appendRecord appends a record to path whole or not at all: with one
+// Write call, so a concurrent reader never sees half of it, and, when that
+// write fails part-way (a full disk), by cutting the file back to its old
+// size, since the runner would read a record without its closing
+// delimiter as swallowing everything after it.
+func (a *Actions) appendRecord(path, record string) (err error) {
+	f, err := a.open(path, outputFlags, 0o644)
 	if err != nil {
-		return fmt.Errorf("open %s: %w", path, err)
+		return err // an *fs.PathError: it names the operation and path
 	}
 	defer func() {
 		if cerr := f.Close(); err == nil && cerr != nil {
-			err = fmt.Errorf("close %s: %w", path, cerr)
+			err = cerr
 		}
 	}()
-	if _, err := io.WriteString(f, text); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+	size := int64(-1)
+	t, canUndo := f.(truncater)
+	if canUndo {
+		if info, err := t.Stat(); err == nil && info.Mode().IsRegular() {
+			size = info.Size()
+		}
 	}
-	return nil
+	n, err := io.WriteString(f, record)
+	if err == nil && n < len(record) {
+		err = &fs.PathError{Op: "write", Path: path, Err: io.ErrShortWrite}
+	}
+	if err == nil || n == 0 {
+		return err
+	}
+	if size < 0 {
+		return fmt.Errorf("%w (%d bytes of a %d-byte record were written and cannot be taken back)", err, n, len(record))
+	}
+	if terr := t.Truncate(size); terr != nil {
+		return fmt.Errorf("%w; taking back the partial record: %v", err, terr)
+	}
+	return err
 }
 
 func validName(name string) bool {

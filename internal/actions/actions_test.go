@@ -5,7 +5,9 @@ import (
 	"errors"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -107,5 +109,65 @@ func TestSetOutputWithoutRunnerFile(t *testing.T) {
 	a := newTestActions(nil, &fakeFS{}, nil)
 	if err := a.SetOutput("a", "b"); !errors.Is(err, ErrNoFile) {
 		t.Errorf("SetOutput without GITHUB_OUTPUT = %v, want ErrNoFile", err)
+	}
+}
+
+// fullDisk is a GITHUB_OUTPUT on a disk that fills up part-way through a
+// write, as a real full disk does.
+type fullDisk struct{ *os.File }
+
+func (f fullDisk) Write(p []byte) (int, error) {
+	n, _ := f.File.Write(p[:len(p)/2])
+	return n, &os.PathError{Op: "write", Path: f.Name(), Err: syscall.ENOSPC}
+}
+
+func (f fullDisk) WriteString(s string) (int, error) { return f.Write([]byte(s)) }
+
+// Issue 13 item 16: a full disk left "report<<ghadelimiter_…" without its
+// end, which makes the runner read every later record as part of it.
+func TestSetOutputTakesBackARecordCutShort(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "github_output")
+	const before = "earlier<<EOF\nvalue\nEOF\n"
+	if err := os.WriteFile(path, []byte(before), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := New(Config{
+		Getenv: func(k string) string { return map[string]string{"GITHUB_OUTPUT": path}[k] },
+		Open: func(name string, flag int, perm os.FileMode) (io.WriteCloser, error) {
+			f, err := os.OpenFile(name, flag, perm)
+			if err != nil {
+				return nil, err
+			}
+			return fullDisk{f}, nil
+		},
+	})
+	err := a.SetOutput("report", strings.Repeat("x", 4096))
+	if !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("SetOutput on a full disk = %v, want ENOSPC", err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != before {
+		t.Errorf("GITHUB_OUTPUT after a failed write:\n%q\nwant it as it was:\n%q", got, before)
+	}
+	if strings.Count(err.Error(), path) != 1 {
+		t.Errorf("error %q: want the path named once", err)
+	}
+}
+
+func TestCheckOutputFile(t *testing.T) {
+	dir := t.TempDir()
+	ok := filepath.Join(dir, "out")
+	a := New(Config{Getenv: func(k string) string { return map[string]string{"GITHUB_OUTPUT": ok}[k] }})
+	if err := a.CheckOutputFile(); err != nil {
+		t.Errorf("CheckOutputFile = %v", err)
+	}
+	if data, err := os.ReadFile(ok); err != nil || len(data) != 0 {
+		t.Errorf("CheckOutputFile wrote %q (%v)", data, err)
+	}
+	a = New(Config{Getenv: func(k string) string { return map[string]string{"GITHUB_OUTPUT": dir}[k] }})
+	if err := a.CheckOutputFile(); err == nil {
+		t.Error("CheckOutputFile of a folder succeeded")
+	}
+	if err := New(Config{Getenv: func(string) string { return "" }}).CheckOutputFile(); !errors.Is(err, ErrNoFile) {
+		t.Errorf("CheckOutputFile without GITHUB_OUTPUT = %v, want ErrNoFile", err)
 	}
 }

@@ -3,7 +3,8 @@ package actions
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Annotation levels.
@@ -43,7 +44,7 @@ func Annotation(level, title, message string, file string, line int) string {
 	if len(props) > 0 {
 		cmd += " " + strings.Join(props, ",")
 	}
-	return cmd + "::" + escapeData(truncate(Neutralise(message), MaxMessage))
+	return cmd + "::" + escapeData(text.CutRunes(Neutralise(message), MaxMessage))
 }
 
 func escapeData(s string) string {
@@ -56,15 +57,6 @@ func escapeProperty(s string) string {
 	s = escapeData(s)
 	s = strings.ReplaceAll(s, ":", "%3A")
 	return strings.ReplaceAll(s, ",", "%2C")
-}
-
-// truncate cuts s to at most n runes, marking the cut with "…".
-func truncate(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	r := []rune(s)
-	return string(r[:n-1]) + "…"
 }
 
 // Note is one annotation waiting to be emitted.

@@ -11,6 +11,8 @@ import (
 	"io"
 	"strings"
 	"unicode"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Fence stops the runner from executing workflow commands in the lines it
@@ -135,24 +137,16 @@ const maxTitle = 120
 // SafeTitle keeps letters, digits, spaces and ". , _ - + = / ( ) [ ] @ ✔ ✖ ⏹"
 // and replaces anything else with '_'.
 func SafeTitle(s string) string {
-	var b strings.Builder
-	n := 0
-	for _, r := range s {
-		if n == maxTitle {
-			b.WriteString("…")
-			break
-		}
-		n++
+	safe := strings.Map(func(r rune) rune {
 		switch {
 		case unicode.IsLetter(r), unicode.IsDigit(r), r == ' ':
-			b.WriteRune(r)
+			return r
 		case strings.ContainsRune(".,_-+=/()[]@✔✖⏹—", r):
-			b.WriteRune(r)
-		default:
-			b.WriteByte('_')
+			return r
 		}
-	}
-	return b.String()
+		return '_'
+	}, s)
+	return text.CutRunes(safe, maxTitle+1)
 }
 
 // InertJSON makes JSON text safe to print in a workflow log without a fence,

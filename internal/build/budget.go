@@ -10,6 +10,8 @@ import (
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Budget kinds, as reported in report.BudgetHit.Kind.
@@ -174,7 +176,7 @@ func (b *Budget) warning(l limit, now time.Duration) (string, bool) {
 	}
 	b.warned[l.key()] = true
 	return fmt.Sprintf("%s used %.0f%% of its %s limit (%s so far)",
-		l.label(), float64(now-l.start)*100/float64(l.limit), l.limit, round(now-l.start)), true
+		l.label(), float64(now-l.start)*100/float64(l.limit), l.limit, text.Precise(now-l.start)), true
 }
 
 // Next is the earliest moment at which Check could find something new: a
@@ -217,16 +219,4 @@ func (b *Budget) Use(s *State, now, lastSeen time.Duration) float64 {
 		use = max(use, float64(now-l.start)*100/float64(l.limit))
 	}
 	return use
-}
-
-// round shortens a duration for people.
-func round(d time.Duration) time.Duration {
-	switch {
-	case d >= time.Minute:
-		return d.Round(time.Second)
-	case d >= time.Second:
-		return d.Round(100 * time.Millisecond)
-	default:
-		return d.Round(time.Millisecond)
-	}
 }

@@ -2,6 +2,7 @@ package build
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"syscall"
@@ -10,6 +11,8 @@ import (
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Options configure a run.
@@ -36,6 +39,11 @@ type Options struct {
 
 	// OnEvent receives every event of the run, from one goroutine, in order.
 	OnEvent func(report.Event)
+	// Conclude is called (from the same goroutine) once every build has
+	// ended, before the last checkpoint and the run_finished event: it adds
+	// to the report what the run's outcome also depends on (the baseline
+	// comparison), so every view's last line names it.
+	Conclude func(*report.Report)
 	// Checkpoint is called (from the same goroutine) with the report at the
 	// start, soon after each build ends (builds ending together share one
 	// call), and at the end: write the report and summary.
@@ -60,6 +68,9 @@ func (o *Options) defaults() {
 	}
 	if o.Checkpoint == nil {
 		o.Checkpoint = func(*report.Report) {}
+	}
+	if o.Conclude == nil {
+		o.Conclude = func(*report.Report) {}
 	}
 }
 
@@ -129,6 +140,11 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	}
 	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
 	r.checkpoint(true)
+	select {
+	case sig := <-signals: // it came while the run was being set up: start nothing
+		r.onSignal(sig)
+	default:
+	}
 	r.loop(signals)
 	r.finish()
 	r.views.close()
@@ -178,7 +194,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		case <-runOver:
 			// Running builds stop themselves through their run limit;
 			// this only keeps the rest from starting.
-			r.closeAdmit(fmt.Errorf("run budget %s exhausted", r.opts.RunBudget))
+			r.closeAdmit(RunBudgetExceeded{Limit: r.opts.RunBudget})
 		}
 	}
 }
@@ -192,7 +208,7 @@ func (r *runner) onSignal(sig os.Signal) {
 		return
 	}
 	cause := Interrupted{Signal: sig}
-	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), round(r.since()))
+	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), text.Precise(r.since()))
 	r.closeAdmit(cause)
 	r.stop(cause)
 	r.emit(report.Event{Kind: report.Stopping, Build: -1,
@@ -210,8 +226,20 @@ func (r *runner) cancelPending(from int) {
 	}
 }
 
+// RunBudgetExceeded is why builds were not started once the run budget ran out.
+type RunBudgetExceeded struct{ Limit time.Duration }
+
+func (e RunBudgetExceeded) Error() string { return fmt.Sprintf("run budget %s exceeded", e.Limit) }
+
 func (r *runner) finish() {
-	r.rep.Complete = r.admit.Err() == nil
+	// A run its budget ended is complete: nothing more was meant to run,
+	// and the report says why it ended. Only a signal leaves it incomplete.
+	var budget RunBudgetExceeded
+	if errors.As(context.Cause(r.admit), &budget) {
+		r.rep.Ended = budget.Error()
+	}
+	r.rep.Complete = r.rep.Interrupted == "" && (r.admit.Err() == nil || r.rep.Ended != "")
+	r.opts.Conclude(r.rep)
 	r.checkpoint(true)
 	r.emit(report.Event{Kind: report.RunFinished, Build: -1, Run: r.rep})
 }

@@ -15,12 +15,15 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // maxLogLines bounds the library log lines kept per build in the report;
@@ -81,6 +84,9 @@ func (w *watch) run() *report.Build {
 		started.Message = "on GPU " + w.gpu
 	}
 	w.emit(started)
+	if err := w.prepareEngine(); err != nil {
+		return w.conclude(report.StatusFailed, "engine: "+err.Error(), outcome{})
+	}
 	msgs, exited, err := w.start()
 	if err != nil {
 		return w.conclude(report.StatusFailed, "could not start the worker: "+err.Error(), outcome{})
@@ -141,10 +147,6 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 
 func (w *watch) workerSpec() (workerSpec, error) {
 	b := w.spec
-	w.engineTmp = fmt.Sprintf("%s.partial-%d-%d", b.Engine, os.Getpid(), w.index)
-	if err := os.MkdirAll(filepath.Dir(b.Engine), 0o755); err != nil {
-		return workerSpec{}, err
-	}
 	if b.TimingCache != "" {
 		if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
 			return workerSpec{}, err
@@ -171,6 +173,32 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		w.recording = rec
 	}
 	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
+}
+
+// prepareEngine picks the partial file the worker writes the engine to,
+// beside the engine path so that keeping it is a rename. The path must be
+// able to take the engine before the build spends time on it, and partial
+// files that killed runs left there are removed. A build without an engine
+// path writes to a temporary file that is never kept.
+func (w *watch) prepareEngine() error {
+	engine := w.spec.Engine
+	if engine == "" {
+		f, err := os.CreateTemp("", "trt-action-discarded-*.engine")
+		if err != nil {
+			return err
+		}
+		w.engineTmp = f.Name()
+		return f.Close()
+	}
+	if err := os.MkdirAll(filepath.Dir(engine), 0o755); err != nil {
+		return err
+	}
+	if err := atomicfile.CheckInstall(engine); err != nil {
+		return err
+	}
+	_, _ = atomicfile.RemoveStale(engine) // best effort: a leftover never stops a build
+	w.engineTmp = atomicfile.PartialName(engine)
+	return nil
 }
 
 // follow handles the worker's messages, budgets and heartbeats until the
@@ -341,13 +369,13 @@ func describeHit(h *report.BudgetHit) string {
 	limit, took := time.Duration(h.LimitMs)*time.Millisecond, time.Duration(h.ElapsedMs)*time.Millisecond
 	switch h.Kind {
 	case KindPhase:
-		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, round(took), limit, h.Pattern)
+		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, text.Precise(took), limit, h.Pattern)
 	case KindStall:
-		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", round(took), limit)
+		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", text.Precise(took), limit)
 	case KindRun:
-		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", round(took), limit)
+		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", text.Precise(took), limit)
 	}
-	return fmt.Sprintf("build budget exceeded after %s (limit %s)", round(took), limit)
+	return fmt.Sprintf("build budget exceeded after %s (limit %s)", text.Precise(took), limit)
 }
 
 // classify decides the build's status from how its worker ended. Reasons
@@ -415,7 +443,10 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
 	b.DurationMs = w.now().Milliseconds()
 	b.Callbacks = w.state.Callbacks()
-	b.LongestSilenceMs = w.state.LongestSilence().Milliseconds()
+	// Event times are shifted by the hello's arrival, which can come late
+	// under load; the stall budget counts from the newest batch's arrival.
+	// The silence that ended the build is at least what the stall budget saw.
+	b.LongestSilenceMs = max(w.state.LongestSilenceUntil(w.now()), w.now()-w.lastSeen).Milliseconds()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
 	if ctl.stopWhy != "" {
@@ -427,7 +458,8 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	return b
 }
 
-// keepEngine renames the complete engine into place and fingerprints it.
+// keepEngine renames the complete engine into place and fingerprints it;
+// a build without an engine path keeps nothing.
 func (w *watch) keepEngine() error {
 	f, err := os.Open(w.engineTmp)
 	if err != nil {
@@ -439,7 +471,10 @@ func (w *watch) keepEngine() error {
 	if err != nil {
 		return err
 	}
-	if err := os.Rename(w.engineTmp, w.spec.Engine); err != nil {
+	if w.spec.Engine == "" {
+		return os.Remove(w.engineTmp)
+	}
+	if err := atomicfile.Install(w.engineTmp, w.spec.Engine); err != nil {
 		return err
 	}
 	w.res.Engine = &report.Engine{Path: w.spec.Engine, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/build"
@@ -14,7 +14,7 @@ import (
 )
 
 func init() {
-	register("build", subcommand{summary: "run the builds of a matrix file", run: runBuild})
+	register("build", subcommand{summary: "run the builds of a matrix file", signals: true, run: runBuild})
 }
 
 // buildFlags are trt-action build's flags.
@@ -54,7 +54,7 @@ func init() {
 }
 
 func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
-	fs := c.newFlags("build", "[-f FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
+	fs := c.newFlags("build", "[-f FILE | FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
 	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file`")
 	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` (tensorrt, tensorrt-rtx, sim)")
 	fs.IntVar(&f.jobs, "jobs", 1, "builds to run at once")
@@ -78,17 +78,21 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 func runBuild(c *Command, args []string) (int, error) {
 	var f buildFlags
 	fs := c.buildFlagSet(&f)
-	if err := c.parse(fs, args, buildInputs); err != nil {
+	cmdline, err := c.parseGiven(fs, args, buildInputs)
+	if err != nil {
 		return ExitInvalid, err
 	}
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
-	if fs.NArg() > 0 {
-		return ExitInvalid, usagef("build takes no arguments; got %q (use -f FILE for the matrix)", fs.Arg(0))
+	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
+		return ExitInvalid, err
 	}
-	file, builds, err := loadBuilds(f.file, f.only, f.backend)
+	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
 		return ExitInvalid, err
+	}
+	if n := simulatedStandIns(builds); n > 0 {
+		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
 	run, err := c.prepareRun(&f, file)
 	if err != nil {
@@ -102,15 +106,14 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
+	if err := out.check("no build was started"); err != nil {
+		return ExitOutput, err
+	}
 	out.extra = run.regressionSection
 	views, heartbeat, err := c.views(f, run.baseline)
 	if err != nil {
 		return ExitInvalid, err
 	}
-	signals := make(chan os.Signal, 4)
-	stopNotify := c.Notify(signals)
-	defer stopNotify()
-
 	runBudget := file.RunBudget
 	if f.runBudget > 0 {
 		runBudget = f.runBudget
@@ -119,37 +122,36 @@ func runBuild(c *Command, args []string) (int, error) {
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.checkpoint,
-	}, signals)
+		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
+	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	if err := out.final(rep); err != nil {
-		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
-		return ExitFailed, nil
-	}
-	if err := writeJUnit(f.publish.junit, rep); err != nil {
-		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
-		return ExitFailed, nil
-	}
+	outErr := out.final(rep)
 	sig := signalOf(rep)
 	if sig == "" {
 		// Publishing can take a while; after a signal the runner's
 		// SIGTERM is at most 7.5 s away, so it is left out.
-		c.publish(f.publish, rep, out.summaryPath, run.regressionSection)
+		c.publish(f.publish, rep, out.notesPath(), run.regressionSection)
 	}
-	return exitFor(rep, sig, f.failOn, run.regressionVerdict(rep)), nil
+	return c.endRun(exitFor(rep, sig, f.failOn), outErr), nil
 }
 
+// Whether loadBuilds checks that the models and traces exist.
+const (
+	withInputs    = true
+	withoutInputs = false
+)
+
 // loadBuilds reads the matrix file and picks the builds to run.
-func loadBuilds(path string, only []string, backend string) (*matrix.File, []matrix.Build, error) {
-	file, err := matrix.Load(path)
-	var problems matrix.Errors
-	if err != nil && !errors.As(err, &problems) {
-		return nil, nil, usagef("matrix file: %v", err) // unreadable: invalid input, exit 2
+func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
+	load := matrix.Load
+	if !inputs {
+		load = matrix.LoadWithoutInputs
 	}
+	file, err := load(path)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, matrixError(err)
 	}
 	builds, err := file.Select(only)
 	if err != nil {
@@ -170,15 +172,42 @@ func overrideBackend(builds []matrix.Build, backend string) error {
 		known = known || b == backend
 	}
 	if !known {
-		return usagef("--backend %q: must be one of %v", backend, matrix.Backends)
+		return usagef("--backend %q: allowed: %s", backend, strings.Join(matrix.Backends, ", "))
 	}
 	for i := range builds {
 		if backend != "sim" && builds[i].ONNX == "" {
 			return usagef("--backend %s: build %q has no onnx model", backend, builds[i].Name)
 		}
+		if backend == "sim" && builds[i].Backend != "sim" {
+			// A simulator's stub must never replace a real engine:
+			// without an engine path, the build keeps nothing.
+			builds[i].Engine = ""
+		}
 		builds[i].Backend = backend
 	}
 	return nil
+}
+
+// matrixError makes an unreadable matrix file a usage error (exit 2), as
+// an invalid one (matrix.Errors) already is.
+func matrixError(err error) error {
+	var problems matrix.Errors
+	if errors.As(err, &problems) {
+		return err
+	}
+	return usagef("matrix file: %v", err)
+}
+
+// simulatedStandIns counts the builds --backend sim turned into simulated
+// stand-ins for real builds, which keep no engine.
+func simulatedStandIns(builds []matrix.Build) int {
+	n := 0
+	for _, b := range builds {
+		if b.Engine == "" {
+			n++
+		}
+	}
+	return n
 }
 
 // signalOf reads back which signal interrupted a run, if any.

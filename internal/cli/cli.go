@@ -9,13 +9,14 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/signal"
+	"regexp"
 	"runtime/debug"
 	"sort"
 	"strings"
-	"syscall"
+	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/earlysignal"
 	"github.com/trt-action/trt-action/internal/shard"
 )
 
@@ -28,8 +29,17 @@ type Command struct {
 	Getenv  func(string) string
 	// Executable is the binary that workers run as (the hidden worker subcommand).
 	Executable func() (string, error)
-	// Notify delivers SIGINT and SIGTERM to ch until stop is called.
-	Notify func(ch chan<- os.Signal) (stop func())
+	// Signals hands a command that handles them SIGINT and SIGTERM, caught
+	// since the process started, until stop is called; nil in tests.
+	Signals func() (signals <-chan os.Signal, stop func())
+	// NoSignals gives the signals their default action back, for a command
+	// that does not handle them.
+	NoSignals func()
+
+	// signals holds SIGINT and SIGTERM from the start of a command that
+	// handles them, so one that comes while the matrix loads still ends
+	// the run with a report and 130 or 143.
+	signals <-chan os.Signal
 }
 
 // New returns a Command on the process's own streams, environment and signals.
@@ -38,10 +48,8 @@ func New() *Command {
 		Streams:    SystemStreams(),
 		Getenv:     os.Getenv,
 		Executable: os.Executable,
-		Notify: func(ch chan<- os.Signal) func() {
-			signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
-			return func() { signal.Stop(ch) }
-		},
+		Signals:    earlysignal.Claim,
+		NoSignals:  earlysignal.Release,
 	}
 }
 
@@ -49,6 +57,7 @@ func New() *Command {
 type subcommand struct {
 	summary string
 	hidden  bool
+	signals bool // it handles SIGINT and SIGTERM itself (from c.signals)
 	run     func(c *Command, args []string) (int, error)
 }
 
@@ -78,6 +87,14 @@ func (c *Command) Main(args []string) (code int) {
 		c.usage(c.Streams.Err)
 		return ExitInvalid
 	}
+	switch {
+	case sub.signals && c.Signals != nil:
+		signals, stop := c.Signals()
+		defer stop()
+		c.signals = signals
+	case c.NoSignals != nil:
+		c.NoSignals()
+	}
 	code, err := sub.run(c, args[1:])
 	if err != nil {
 		if !errors.Is(err, flag.ErrHelp) {
@@ -94,13 +111,26 @@ func (c *Command) Main(args []string) (code int) {
 	return code
 }
 
+// errorText is how an error is printed: "trt-action: message", except a
+// positioned one (FILE:LINE:COL: message, or several lines of them), which
+// is printed as it is, so editors and problem matchers can read it.
 func errorText(err error) string {
+	if joined, ok := err.(interface{ Unwrap() []error }); ok { // several problems, one a line
+		var lines []string
+		for _, e := range joined.Unwrap() {
+			lines = append(lines, errorText(e))
+		}
+		return strings.Join(lines, "\n")
+	}
 	msg := err.Error()
-	if strings.Contains(msg, "\n") {
+	if strings.Contains(msg, "\n") || positioned.MatchString(msg) {
 		return msg
 	}
 	return "trt-action: " + msg
 }
+
+// positioned matches an error that starts with FILE:LINE: or FILE:LINE:COL:.
+var positioned = regexp.MustCompile(`^[^\s:][^:\n]*:[0-9]+(:[0-9]+)?: `)
 
 func (c *Command) usage(w io.Writer) {
 	fmt.Fprintf(w, "trt-action %s: build TensorRT engines from a build matrix, observably and cancelably.\n\nUsage: trt-action COMMAND [flags]\n\nCommands:\n", Version)
@@ -142,23 +172,49 @@ func (c *Command) actions() *actions.Actions {
 // newFlags returns a flag set that reports errors as usage errors.
 func (c *Command) newFlags(name, args string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(c.Streams.Err)
-	fs.Usage = func() {
-		fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n\nFlags:\n", name, args)
-		fs.PrintDefaults()
-	}
+	// The flag package prints its own message and the whole usage on a
+	// bad flag; parse reports one clearer line instead, and calls Usage
+	// for -h only.
+	fs.SetOutput(io.Discard)
+	fs.Usage = func() { c.printUsage(fs, args) }
 	return fs
+}
+
+// printUsage is a command's -h.
+func (c *Command) printUsage(fs *flag.FlagSet, args string) {
+	fmt.Fprintf(c.Streams.Err, "Usage: trt-action %s %s\n", fs.Name(), args)
+	hasFlags := false
+	fs.VisitAll(func(*flag.Flag) { hasFlags = true })
+	if !hasFlags {
+		return
+	}
+	fmt.Fprintf(c.Streams.Err, "\nFlags:\n")
+	fs.SetOutput(c.Streams.Err)
+	fs.PrintDefaults()
+	fs.SetOutput(io.Discard)
 }
 
 // parse parses flags; a bad flag is a usage error. Flags the user did not
 // give are taken from the Action inputs of the same name (INPUT_*), where
 // inputs names the flags that have one (flag name to input name).
 func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]string) error {
-	if err := fs.Parse(args); err != nil {
+	_, err := c.parseGiven(fs, args, inputs)
+	return err
+}
+
+// parseGiven is parse that also says which flags the command line gave
+// (inputs not counted).
+func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]string) (map[string]bool, error) {
+	usage := fs.Usage
+	fs.Usage = func() {}
+	err := parseInterspersed(fs, args)
+	fs.Usage = usage
+	if err != nil {
 		if errors.Is(err, flag.ErrHelp) {
-			return err
+			usage()
+			return nil, err
 		}
-		return usageError{err.Error()}
+		return nil, usageError{explainFlagError(fs, err.Error())}
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
@@ -169,11 +225,75 @@ func (c *Command) parse(fs *flag.FlagSet, args []string, inputs map[string]strin
 		}
 		if v := gha.Input(input); v != "" {
 			if err := fs.Set(flagName, v); err != nil {
-				return usagef("input %q: %v", input, err)
+				return nil, usagef("input %q: %q is not valid: %s", input, v, allowed(fs.Lookup(flagName), err))
 			}
 		}
 	}
-	return nil
+	return given, nil
+}
+
+// parseInterspersed parses flags before, between and after arguments
+// ("build my.yml --jobs 2", "merge a.json b.json --report m.json"), as the
+// README's forms read; after "--" everything is an argument. fs.Args()
+// then holds every argument, in order.
+func parseInterspersed(fs *flag.FlagSet, args []string) error {
+	var positional []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			break
+		}
+		if used := len(args) - len(rest); used > 0 && args[used-1] == "--" {
+			positional = append(positional, rest...)
+			break
+		}
+		positional, args = append(positional, rest[0]), rest[1:]
+	}
+	return fs.Parse(append([]string{"--"}, positional...))
+}
+
+// badValue is the flag package's message for a value that did not parse.
+var badValue = regexp.MustCompile(`^(invalid value ".*" for flag -([^:]+)): `)
+
+// explainFlagError replaces what the flag package says after a bad value
+// ("parse error") with what the flag allows.
+func explainFlagError(fs *flag.FlagSet, msg string) string {
+	if strings.HasPrefix(msg, "flag provided but not defined") {
+		return fmt.Sprintf("%s; run 'trt-action %s -h' for the flags", msg, fs.Name())
+	}
+	m := badValue.FindStringSubmatch(msg)
+	if m == nil {
+		return msg
+	}
+	f := fs.Lookup(m[2])
+	if f == nil {
+		return msg
+	}
+	return m[1] + ": " + allowed(f, errors.New(strings.TrimPrefix(msg, m[0])))
+}
+
+// allowed says what a flag takes, by the type of its value; err, the
+// value's own complaint, is kept where it says more than "parse error".
+func allowed(f *flag.Flag, err error) string {
+	getter, ok := f.Value.(flag.Getter)
+	if !ok {
+		return err.Error()
+	}
+	switch getter.Get().(type) {
+	case time.Duration:
+		return "want a duration like 90s, 15m or 1h30m"
+	case int:
+		if strings.Contains(err.Error(), "out of range") {
+			return "out of range; want a whole number"
+		}
+		return "want a whole number"
+	case bool:
+		return "want true or false"
+	}
+	return err.Error()
 }
 
 // listFlag is a repeatable flag that also splits commas: --only a --only b,c.

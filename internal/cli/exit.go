@@ -3,6 +3,8 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -14,6 +16,7 @@ const (
 	ExitFailed      = 1   // a build failed, crashed or was killed
 	ExitInvalid     = 2   // invalid input or usage
 	ExitBudget      = 3   // a budget was exceeded and nothing else failed
+	ExitOutput      = 4   // an output (report, summary, JUnit, step outputs) could not be written
 	ExitInterrupted = 130 // SIGINT
 	ExitTerminated  = 143 // SIGTERM
 )
@@ -25,15 +28,28 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
+// flagFileError is a usage error about the file a flag names. A positioned
+// error (FILE:LINE:COL: …) keeps its position first, for editors and
+// problem matchers, and names the flag at the end.
+func flagFileError(flag string, err error) error {
+	if msg := err.Error(); positioned.MatchString(msg) {
+		return usagef("%s (%s)", msg, flag)
+	}
+	return usagef("%s: %v", flag, err)
+}
+
 // codeForError maps an error that ended a command early to an exit code.
 func codeForError(err error) int {
 	var ue usageError
 	var me matrix.Errors
+	var oe outputError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue), errors.As(err, &me):
 		return ExitInvalid
+	case errors.As(err, &oe):
+		return ExitOutput
 	}
 	return ExitFailed
 }
@@ -47,9 +63,17 @@ const (
 
 var failOnChoices = []string{failOnFailure, failOnBudget, failOnNever}
 
-// exitFor maps a finished run to its exit code. regression is the worst
-// verdict of the baseline comparison ("fail" counts as a blown budget).
-func exitFor(r *report.Report, signal, failOn, regression string) int {
+// checkFailOn refuses a --fail-on value that is not one of failOnChoices.
+func checkFailOn(v string) error {
+	if slices.Contains(failOnChoices, v) {
+		return nil
+	}
+	return usagef("--fail-on %q: allowed: %s", v, strings.Join(failOnChoices, ", "))
+}
+
+// exitFor maps a finished run to its exit code. A regression over the fail
+// threshold counts as a blown budget.
+func exitFor(r *report.Report, signal, failOn string) int {
 	switch signal {
 	case "SIGINT":
 		return ExitInterrupted
@@ -60,7 +84,7 @@ func exitFor(r *report.Report, signal, failOn, regression string) int {
 		return ExitOK
 	}
 	code := ExitOK
-	if regression == "fail" {
+	if len(r.Regressions) > 0 {
 		code = ExitBudget
 	}
 	for _, b := range r.Builds {

@@ -11,9 +11,11 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // publishFlags are the GitHub integration flags shared by build and merge.
@@ -49,8 +51,14 @@ func writeJUnit(path string, r *report.Report) error {
 	if err := report.WriteJUnit(&buf, r); err != nil {
 		return err
 	}
-	if err := report.WriteFileAtomic(path, buf.Bytes()); err != nil {
-		return fmt.Errorf("junit: %w", err)
+	return atomicfile.Write(path, buf.Bytes())
+}
+
+// check refuses a --comment mode that publishing would only reject after
+// every build has run.
+func (p publishFlags) check() error {
+	if _, err := github.ParseCommentMode(p.comment); err != nil {
+		return usagef("--comment %q: allowed: %s, %s, %s", p.comment, github.CommentOff, github.CommentPullRequest, github.CommentAlways)
 	}
 	return nil
 }
@@ -71,7 +79,7 @@ func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, 
 		Comment:    p.comment,
 		CommentKey: p.commentKey,
 		CheckRun:   p.checkRun,
-		Summary:    withSection(commentSummary, extra),
+		Summary:    commentSummary(extra),
 		Locate:     matrixLocator(r.Matrix),
 	}, r)
 	for _, n := range out.Notices {
@@ -97,7 +105,9 @@ func appendSummaryNotes(path string, notes []string) error {
 	}
 	var sb strings.Builder
 	for _, n := range notes {
-		sb.WriteString("\n> [!NOTE]\n> " + strings.Join(strings.Fields(n), " ") + "\n")
+		// A notice quotes GitHub's error, which can quote input: escaped as
+		// any other text we do not control.
+		sb.WriteString("\n> [!NOTE]\n> " + text.Markdown(n) + "\n")
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
@@ -133,22 +143,17 @@ func matrixLocator(path string) func(string) (string, int) {
 	}
 }
 
-// commentSummary renders the summary in the room the comment (or check
-// run) leaves it, so the renderer drops whole sections rather than the
-// comment cutting lines.
-func commentSummary(r *report.Report, maxBytes int) string {
-	return report.Summary(r, report.SummaryOptions{MaxBytes: max(maxBytes, 1)})
-}
-
-// withSection adds a section (the baseline comparison) to a summary
-// renderer, taking its size out of the summary's room.
-func withSection(summary github.SummaryFunc, section func(*report.Report) string) github.SummaryFunc {
-	if section == nil {
-		return summary
-	}
+// commentSummary renders the summary, with the section (the baseline
+// comparison) after its table, in the room the comment (or check run)
+// leaves it, so the renderer drops whole sections rather than the comment
+// cutting lines.
+func commentSummary(section func(*report.Report) string) github.SummaryFunc {
 	return func(r *report.Report, maxBytes int) string {
-		extra := section(r)
-		return summary(r, maxBytes-len(extra)) + extra
+		opts := report.SummaryOptions{MaxBytes: max(maxBytes, 1)}
+		if section != nil {
+			opts.Comparison = section(r)
+		}
+		return report.Summary(r, opts)
 	}
 }
 

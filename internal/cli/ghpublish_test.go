@@ -67,11 +67,36 @@ func TestCommentKeyInputReachesTheMarker(t *testing.T) {
 	}
 }
 
-func TestWithSectionTakesItsSizeFromTheRoom(t *testing.T) {
-	var room int
-	summary := func(_ *report.Report, maxBytes int) string { room = maxBytes; return "S" }
-	got := withSection(summary, func(*report.Report) string { return "1234" })(&report.Report{}, 100)
-	if got != "S1234" || room != 96 {
-		t.Errorf("got %q with room %d, want S1234 with 96", got, room)
+func TestCommentSummaryPutsTheComparisonAfterTheTableWithinTheRoom(t *testing.T) {
+	r := &report.Report{Complete: true, Builds: []report.Build{{Name: "resnet", Backend: "sim", Status: report.StatusFailed, Reason: "parser error"}}}
+	got := commentSummary(func(*report.Report) string { return "### Build times against the baseline\n" })(r, 2000)
+	table, comparison, problem := strings.Index(got, "| resnet |"), strings.Index(got, "### Build times"), strings.Index(got, "### resnet")
+	if table < 0 || comparison < table || problem < comparison {
+		t.Errorf("want the table, then the comparison, then the failed build's section:\n%s", got)
+	}
+	if len(got) > 2000 {
+		t.Errorf("%d bytes in a room of 2000", len(got))
+	}
+}
+
+// A notice quotes GitHub's error text, which can quote names from input: it
+// reaches the summary escaped, with no live mention or HTML.
+func TestSummaryNotesAreEscaped(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "summary.md")
+	if err := appendSummaryNotes(path, []string{"could not comment: 422 @octocat <b>x</b> | y\nz"}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := string(data)
+	for _, bad := range []string{"@octocat", "<b>", " | y", "\nz"} {
+		if strings.Contains(got, bad) {
+			t.Errorf("summary note holds %q unescaped:\n%s", bad, got)
+		}
+	}
+	if !strings.Contains(got, "> [!NOTE]\n> could not comment: 422 ") {
+		t.Errorf("summary note lost its text:\n%s", got)
 	}
 }

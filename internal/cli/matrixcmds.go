@@ -2,10 +2,12 @@ package cli
 
 import (
 	"bytes"
+	"flag"
 	"fmt"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 func init() {
@@ -15,32 +17,41 @@ func init() {
 }
 
 func runValidate(c *Command, args []string) (int, error) {
-	fs := c.newFlags("validate", "[-f FILE]")
-	file := fs.String("f", matrix.DefaultFile, "the matrix `file`")
-	if err := c.parse(fs, args, map[string]string{"f": "matrix"}); err != nil {
+	fs := c.newFlags("validate", "[-f FILE | FILE]")
+	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
+	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix"})
+	if err != nil {
+		return ExitInvalid, err
+	}
+	if err := matrixArg("validate", fs, given, file); err != nil {
 		return ExitInvalid, err
 	}
 	m, err := matrix.Load(*file)
 	if err != nil {
-		return ExitInvalid, err
+		return ExitInvalid, matrixError(err)
 	}
-	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %d builds\n", *file, len(m.Builds)))
+	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %s\n", *file, text.Count(len(m.Builds), "build")))
 	return ExitOK, nil
 }
 
 func runPlan(c *Command, args []string) (int, error) {
-	fs := c.newFlags("plan", "[-f FILE] [--only NAME]... [--json | --trtexec] [--github-matrix [--shards N] [--baseline REPORT]]")
-	file := fs.String("f", matrix.DefaultFile, "the matrix `file`")
+	fs := c.newFlags("plan", "[-f FILE | FILE] [--only NAME]... [--json | --trtexec] [--github-matrix [--shards N] [--baseline REPORT]]")
+	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	asJSON := fs.Bool("json", false, "print JSON")
 	asTrtexec := fs.Bool("trtexec", false, "print each build as the trtexec (or tensorrt_rtx) command that builds it")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	var sf shardFlags
 	sf.register(fs)
-	if err := c.parse(fs, args, map[string]string{"f": "matrix", "only": "only"}); err != nil {
+	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only"})
+	if err != nil {
 		return ExitInvalid, err
 	}
-	_, builds, err := loadBuilds(*file, only, "")
+	if err := matrixArg("plan", fs, given, file); err != nil {
+		return ExitInvalid, err
+	}
+	// A plan is made where the models are not (the fan-out's plan job).
+	_, builds, err := loadBuilds(*file, only, "", withoutInputs)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -75,4 +86,21 @@ func runSchema(c *Command, args []string) (int, error) {
 	}
 	_, err := c.Streams.Out.Write(matrix.Schema)
 	return ExitOK, err
+}
+
+// matrixArg takes the matrix file as the command's one argument, so that
+// "validate FILE" checks FILE. An argument and -f together, or a second
+// argument, are refused rather than one of them ignored. The argument wins
+// over the matrix input (INPUT_MATRIX), as any command-line flag does.
+func matrixArg(verb string, fs *flag.FlagSet, given map[string]bool, file *string) error {
+	switch {
+	case fs.NArg() == 0:
+		return nil
+	case fs.NArg() > 1:
+		return usagef("%s takes at most one argument, the matrix file; got %d: %q, %q…", verb, fs.NArg(), fs.Arg(0), fs.Arg(1))
+	case given["f"]:
+		return usagef("%s: the matrix file is given twice, as -f %q and as the argument %q; give one", verb, *file, fs.Arg(0))
+	}
+	*file = fs.Arg(0)
+	return nil
 }

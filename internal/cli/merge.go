@@ -1,12 +1,13 @@
 package cli
 
 import (
+	"errors"
 	"fmt"
-	"slices"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 func init() {
@@ -37,8 +38,8 @@ func runMerge(c *Command, args []string) (int, error) {
 	if fs.NArg() == 0 {
 		return ExitInvalid, usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
 	}
-	if !slices.Contains(failOnChoices, failOn) {
-		return ExitInvalid, usagef("--fail-on %q: must be one of %v", failOn, failOnChoices)
+	if err := errors.Join(checkFailOn(failOn), pub.check()); err != nil {
+		return ExitInvalid, err
 	}
 	var reports []*report.Report
 	for _, path := range fs.Args() {
@@ -54,7 +55,8 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	run := &runSetup{regression: shard.DefaultRegression}
 	if matrixPath != "" {
-		file, builds, err := loadBuilds(matrixPath, nil, "")
+		// The merge job, like the plan job, may run without the models.
+		file, builds, err := loadBuilds(matrixPath, nil, "", withoutInputs)
 		if err != nil {
 			return ExitInvalid, err
 		}
@@ -65,24 +67,25 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	if baselinePath != "" {
 		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
-			return ExitInvalid, usagef("--baseline: %v", err)
+			return ExitInvalid, flagFileError("--baseline", err)
 		}
 	}
-	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath})
+	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath, publish: pub})
 	if err != nil {
 		return ExitInvalid, err
 	}
+	run.markRegressions(merged)
+	markUnfinished(merged)
+	if err := out.check("nothing was merged"); err != nil {
+		return ExitOutput, err
+	}
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
-	if err := out.final(merged); err != nil {
-		return ExitFailed, err
-	}
-	if err := writeJUnit(pub.junit, merged); err != nil {
-		return ExitFailed, err
-	}
-	c.publish(pub, merged, out.summaryPath, run.regressionSection)
-	fmt.Fprintf(c.Streams.Err, "trt-action: merged %d reports, %d builds, into %s\n", len(reports), len(merged.Builds), reportPath)
-	return exitFor(merged, "", failOn, run.regressionVerdict(merged)), nil
+	outErr := out.final(merged)
+	c.publish(pub, merged, out.notesPath(), run.regressionSection)
+	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
+	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
+	return c.endRun(exitFor(merged, "", failOn), outErr), nil
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never
@@ -99,5 +102,19 @@ func addMissing(r *report.Report, builds []matrix.Build) {
 				Reason: "missing: no shard report has this build (did its job end before uploading its report?)"})
 			r.Complete = false
 		}
+	}
+}
+
+// markUnfinished says why a merged report lacks builds: the shards are
+// over, so what they did not finish never will, and the headline must not
+// read as a run still going.
+func markUnfinished(r *report.Report) {
+	for _, b := range r.Builds {
+		if b.Status == report.StatusPending || b.Status == report.StatusRunning {
+			r.Complete = false
+		}
+	}
+	if !r.Complete && r.Interrupted == "" && r.Ended == "" {
+		r.Ended = "merged from incomplete shard reports"
 	}
 }

@@ -100,7 +100,7 @@ func TestPlanGitHubMatrix(t *testing.T) {
 		report.Build{Name: "c", Status: report.StatusOK, DurationMs: 40e3})
 	outputs := filepath.Join(dir, "gh-output")
 	c, out, errb := fanoutCommand(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputs})
-	_, builds, err := loadBuilds(mfile, nil, "")
+	_, builds, err := loadBuilds(mfile, nil, "", withoutInputs)
 	if err != nil {
 		t.Fatal(err)
 	}

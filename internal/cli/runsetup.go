@@ -1,12 +1,15 @@
 package cli
 
 import (
-	"slices"
+	"errors"
+	"fmt"
+	"runtime"
 
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // runSetup is what build needs beside the matrix: the baseline to compare
@@ -17,11 +20,10 @@ type runSetup struct {
 	gpus       *gpus.Pool
 }
 
-// prepareRun checks the flags that need more than parsing, all at once.
+// prepareRun checks the flags that need more than parsing, and reports
+// every problem at once.
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error) {
-	if !slices.Contains(failOnChoices, f.failOn) {
-		return nil, usagef("--fail-on %q: must be one of %v", f.failOn, failOnChoices)
-	}
+	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	run := &runSetup{regression: shard.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression
@@ -29,36 +31,84 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 	if f.baseline != "" {
 		base, err := report.ReadJSON(f.baseline)
 		if err != nil {
-			return nil, usagef("--baseline: %v", err)
+			errs = append(errs, flagFileError("--baseline", err))
 		}
 		run.baseline = base
 	}
+	slots := 0 // builds the GPUs can take at once
 	if f.gpus != "" {
 		devices, err := gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
 		if err != nil {
-			return nil, usagef("--gpus: %v", err)
-		}
-		if f.perGPU < 1 {
-			return nil, usagef("--builds-per-gpu must be at least 1")
+			errs = append(errs, usageError{err.Error()}) // it names --gpus and the value
 		}
 		run.gpus = gpus.NewPool(devices, f.perGPU)
+		slots = len(devices) * f.perGPU
 		if !c.flagGiven(f, "jobs") {
-			f.jobs = len(devices) * f.perGPU
+			f.jobs = max(slots, 1)
 		}
 	}
-	if f.jobs < 1 {
-		return nil, usagef("--jobs must be at least 1")
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	if capped, why := capJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {
+		fmt.Fprintf(c.Streams.Err, "trt-action: --jobs %d: %s; running %d at once\n", f.jobs, why, capped)
+		f.jobs = capped
 	}
 	return run, nil
 }
 
-// regressionVerdict is the worst verdict of the baseline comparison, or ""
-// without a baseline.
-func (run *runSetup) regressionVerdict(r *report.Report) string {
-	if run.baseline == nil {
-		return ""
+// checkCounts refuses numeric flags that are out of range or that would
+// silently do nothing.
+func checkCounts(f *buildFlags) []error {
+	var errs []error
+	if f.jobs < 1 {
+		errs = append(errs, usagef("--jobs %d: must be at least 1 (builds at once)", f.jobs))
 	}
-	return shard.Worst(shard.Compare(r, run.baseline, run.regression))
+	switch {
+	case f.perGPU < 1:
+		errs = append(errs, usagef("--builds-per-gpu %d: must be at least 1 (builds at once on one GPU)", f.perGPU))
+	case f.perGPU != 1 && f.gpus == "":
+		errs = append(errs, usagef("--builds-per-gpu %d: only applies with --gpus (all, or indexes like 0,1); without --gpus, --jobs alone sets how many builds run at once", f.perGPU))
+	}
+	if f.depth < 1 {
+		errs = append(errs, usagef("--depth %d: must be at least 1 (phase starts and finishes are shown down to this depth; 1: top-level phases only)", f.depth))
+	}
+	if f.runBudget < 0 {
+		errs = append(errs, usagef("--run-budget %s: must be positive (leave it out for no run budget)", f.runBudget))
+	}
+	return errs
+}
+
+// jobsPerCore bounds --jobs without --gpus: a build keeps at least a core
+// busy much of the time (TensorRT-RTX builds entirely on the CPU), so more
+// workers than this only slow every build down and spend memory.
+const jobsPerCore = 4
+
+// capJobs is the number of builds to run at once for --jobs jobs: at most
+// the GPU slots (slots > 0; more would only wait for a GPU), else at most
+// jobsPerCore per core. why says what capped it.
+func capJobs(jobs, slots, cores int) (capped int, why string) {
+	switch {
+	case slots > 0 && jobs > slots:
+		return slots, fmt.Sprintf("more than the GPUs take at once (%s: GPUs × --builds-per-gpu); the rest would only wait", text.Count(slots, "slot"))
+	case slots == 0 && jobs > jobsPerCore*cores:
+		return jobsPerCore * cores, fmt.Sprintf("more than %d per core (%s)", jobsPerCore, text.Count(cores, "core"))
+	}
+	return jobs, ""
+}
+
+// markRegressions records in r the builds slower than the baseline by more
+// than the fail threshold: they fail the run, and the headline names them.
+func (run *runSetup) markRegressions(r *report.Report) {
+	if run.baseline == nil {
+		return
+	}
+	r.Regressions = nil
+	for _, d := range shard.Compare(r, run.baseline, run.regression) {
+		if d.Verdict == shard.VerdictFail {
+			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
+		}
+	}
 }
 
 // regressionSection is appended to the job summary when there is a baseline.

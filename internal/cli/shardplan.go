@@ -30,7 +30,13 @@ func (s *shardFlags) register(fs *flag.FlagSet) {
 // reports false when --github-matrix was not given, so plan goes on as usual.
 func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, error) {
 	if !s.githubMatrix {
+		if s.shards != 0 || s.baseline != "" {
+			return true, usagef("--shards and --baseline of plan only apply with --github-matrix (they shape the shards); add --github-matrix or leave them out")
+		}
 		return false, nil
+	}
+	if s.shards < 0 {
+		return true, usagef("--shards %d: must be at least 1 (or leave it out for one shard per build)", s.shards)
 	}
 	if len(builds) == 0 {
 		return true, usagef("plan --github-matrix: no builds selected")
@@ -46,7 +52,7 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	if s.baseline != "" {
 		r, err := report.ReadJSON(s.baseline)
 		if err != nil {
-			return true, err
+			return true, flagFileError("--baseline", err)
 		}
 		baseline = r
 	}

@@ -4,27 +4,44 @@ import (
 	"bytes"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
 func init() {
-	register("trace", subcommand{summary: "convert an ANSI progress recording to a trace: trace convert FILE", run: runTrace})
+	register("trace", subcommand{summary: "convert an ANSI progress recording to a trace: trace convert FILE|-", run: runTrace})
 }
 
 func runTrace(c *Command, args []string) (int, error) {
-	if len(args) != 2 || args[0] != "convert" {
-		return ExitInvalid, usagef("usage: trt-action trace convert FILE (an ANSI recording of NVIDIA's sample progress monitor; the trace goes to stdout)")
-	}
-	f, err := os.Open(args[1])
-	if err != nil {
+	fs := c.newFlags("trace", "convert FILE|-  (an ANSI recording of NVIDIA's sample progress monitor, - for stdin; the trace goes to stdout)")
+	if err := c.parse(fs, args, nil); err != nil {
 		return ExitInvalid, err
 	}
-	defer f.Close()
-	events, err := trace.ConvertANSI(f)
+	if fs.NArg() != 2 || fs.Arg(0) != "convert" {
+		return ExitInvalid, usagef("trace: want \"trace convert FILE\" (FILE an ANSI recording of NVIDIA's sample progress monitor, or - for stdin), got %q", fs.Args())
+	}
+	name := fs.Arg(1)
+	in := c.Streams.In
+	if name != "-" {
+		f, err := os.Open(name)
+		if err != nil {
+			return ExitInvalid, err
+		}
+		defer f.Close()
+		in = f
+	} else {
+		name = "stdin"
+	}
+	events, err := trace.ConvertANSI(in)
 	if err != nil {
-		return ExitInvalid, fmt.Errorf("%s: %w", args[1], err)
+		// ConvertANSI names its input "ansi" (ansi:LINE: …); name the file,
+		// so the error reads FILE:LINE: … like every positioned error.
+		if rest, ok := strings.CutPrefix(err.Error(), "ansi"); ok {
+			return ExitInvalid, usageError{name + rest}
+		}
+		return ExitInvalid, fmt.Errorf("%s: %w", name, err)
 	}
 	var out bytes.Buffer
 	w := trace.NewWriter(&out)

@@ -220,12 +220,18 @@ func runFinished(h header, run *report.Report) any {
 		DurationMs  int64          `json:"duration_ms"`
 		Complete    bool           `json:"complete"`
 		Interrupted string         `json:"interrupted,omitempty"`
+		Ended       string         `json:"ended,omitempty"`       // why a run over without a signal left builds out
+		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold
 		Builds      int            `json:"builds"`
 		Statuses    map[string]int `json:"statuses"` // builds per status
 	}
 	l := line{header: h, Statuses: map[string]int{}}
 	if run != nil {
 		l.DurationMs, l.Complete, l.Interrupted, l.Builds = run.DurationMs, run.Complete, run.Interrupted, len(run.Builds)
+		l.Ended = run.Ended
+		for _, g := range run.Regressions {
+			l.Regressions = append(l.Regressions, g.Name)
+		}
 		for _, b := range run.Builds {
 			l.Statuses[b.Status]++
 		}

@@ -7,10 +7,10 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
-	"unicode/utf8"
 
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // MaxCommentChars is GitHub's limit on a comment body. Bodies are measured
@@ -61,31 +61,12 @@ func CommentBody(marker string, r *report.Report, summary SummaryFunc, previous 
 	room := MaxCommentChars - len(head) - len(comparison) - len(data)
 	main := strings.TrimRight(summaryOf(summary, r, room), "\n") + "\n"
 	if len(main) > room {
-		main = cutAtLine(main, room-len(shortenedNote)) + shortenedNote
+		main = text.CutAtLine(main, room-len(shortenedNote)) + shortenedNote
 	}
 	return head + comparison + main + data
 }
 
 const shortenedNote = "\n> [!NOTE]\n> This comment was shortened to fit GitHub's limit of 65,536 characters; the job summary and the report have everything.\n"
-
-// cutAtLine returns the longest prefix of s of at most n bytes that ends at
-// a line end, or at a rune boundary when the first line is already too long.
-func cutAtLine(s string, n int) string {
-	if n <= 0 {
-		return ""
-	}
-	if len(s) <= n {
-		return s
-	}
-	cut := s[:n]
-	if i := strings.LastIndexByte(cut, '\n'); i >= 0 {
-		return cut[:i+1]
-	}
-	for len(cut) > 0 && !utf8.ValidString(cut) {
-		cut = cut[:len(cut)-1]
-	}
-	return cut + "\n"
-}
 
 // dataComment records successful builds' durations for the next run: the
 // longest first (ties by name), at most maxDataBuilds of them in at most
@@ -114,8 +95,7 @@ func dataComment(r *report.Report) string {
 		if seen[b.Name] {
 			continue // a duplicate key would make the JSON ambiguous
 		}
-		name, _ := json.Marshal(b.Name) // a string always marshals; '<' '>' '&' come out escaped
-		entry := string(name) + ":" + strconv.FormatInt(b.DurationMs, 10)
+		entry := text.QuoteJSON(b.Name) + ":" + strconv.FormatInt(b.DurationMs, 10)
 		if kept > 0 {
 			entry = "," + entry
 		}
@@ -218,18 +198,9 @@ func writeChanges(sb *strings.Builder, title string, cs []change) {
 	}
 	fmt.Fprintf(sb, "**%s**\n\n| Build | Before | Now | Change |\n|---|---:|---:|---:|\n", title)
 	for _, c := range cs {
-		fmt.Fprintf(sb, "| %s | %s | %s | %+.1f%% |\n", mdCell(shorten(c.name, maxChangeNameRunes)), ms(c.before), ms(c.now), c.percent)
+		fmt.Fprintf(sb, "| %s | %s | %s | %+.1f%% |\n", text.Markdown(text.CutRunes(c.name, maxChangeNameRunes)), text.PreciseMs(c.before), text.PreciseMs(c.now), c.percent)
 	}
 	sb.WriteString("\n")
-}
-
-// shorten keeps the first n runes of s, marking a cut with an ellipsis.
-func shorten(s string, n int) string {
-	if utf8.RuneCountInString(s) <= n {
-		return s
-	}
-	runes := []rune(s)
-	return string(runes[:n-1]) + "…"
 }
 
 // plainSummary is the table used when no summary renderer is passed.
@@ -237,37 +208,9 @@ func plainSummary(r *report.Report) string {
 	var sb strings.Builder
 	sb.WriteString("| Build | Backend | Status | Time |\n|---|---|---|---:|\n")
 	for _, b := range r.Builds {
-		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", mdCell(b.Name), mdCell(b.Backend), mdCell(b.Status), ms(b.DurationMs))
+		fmt.Fprintf(&sb, "| %s | %s | %s | %s |\n", text.Markdown(b.Name), text.Markdown(b.Backend), text.Markdown(b.Status), text.DurationMs(b.DurationMs))
 	}
 	return sb.String()
-}
-
-// mdCell makes text safe inside a table cell: no pipes or line breaks to
-// break the table, no HTML or markdown that would render.
-func mdCell(s string) string {
-	var sb strings.Builder
-	for _, r := range s {
-		switch r {
-		case '\n', '\r':
-			sb.WriteByte(' ')
-		case '<':
-			sb.WriteString("&lt;")
-		case '>':
-			sb.WriteString("&gt;")
-		case '&':
-			sb.WriteString("&amp;")
-		case '|', '\\', '`', '*', '_', '[', ']', '~', '#', '@':
-			sb.WriteByte('\\')
-			sb.WriteRune(r)
-		default:
-			sb.WriteRune(r)
-		}
-	}
-	return sb.String()
-}
-
-func ms(v int64) string {
-	return (time.Duration(v) * time.Millisecond).Round(100 * time.Millisecond).String()
 }
 
 func abs(f float64) float64 {

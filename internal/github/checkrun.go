@@ -8,6 +8,8 @@ import (
 	gh "github.com/google/go-github/v60/github"
 
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // API limits for check runs.
@@ -53,7 +55,7 @@ func (c *Client) PublishCheckRun(ctx context.Context, r *report.Report, opts Che
 	output := func(i int) *gh.CheckRunOutput {
 		o := &gh.CheckRunOutput{
 			Title:   gh.String(orDefault(opts.Title, Title(r))),
-			Summary: gh.String(cutAtLine(orDefault(opts.Summary, plainSummary(r)), maxCheckText)),
+			Summary: gh.String(text.CutAtLine(orDefault(opts.Summary, plainSummary(r)), maxCheckText)),
 		}
 		if i < len(batches) {
 			o.Annotations = batches[i]
@@ -113,8 +115,8 @@ func Annotations(r *report.Report, locate func(string) (string, int)) []*gh.Chec
 			StartLine:       gh.Int(line),
 			EndLine:         gh.Int(line),
 			AnnotationLevel: gh.String(level),
-			Title:           gh.String(cutRunes(b.Name+": "+b.Status, maxAnnotationTitle)),
-			Message:         gh.String(cutRunes(orDefault(b.Reason, "build "+b.Status), maxAnnotationMessage)),
+			Title:           gh.String(text.CutRunes(text.Plain(b.Name+": "+b.Status), maxAnnotationTitle)),
+			Message:         gh.String(text.CutRunes(text.Plain(orDefault(b.Reason, "build "+b.Status)), maxAnnotationMessage)),
 		})
 	}
 	return out
@@ -178,12 +180,4 @@ func orDefault(s, def string) string {
 		return def
 	}
 	return s
-}
-
-// cutRunes shortens s to at most n runes, marking the cut with "…".
-func cutRunes(s string, n int) string {
-	if len([]rune(s)) <= n {
-		return s
-	}
-	return string([]rune(s)[:n-1]) + "…"
 }

@@ -11,31 +11,49 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
-// Probe lists the machine's GPUs as CUDA_VISIBLE_DEVICES values.
-type Probe func() ([]string, error)
+// Device is one GPU as nvidia-smi lists it.
+type Device struct {
+	Index string // "0", as CUDA_VISIBLE_DEVICES takes it
+	UUID  string // "GPU-5e1c…"
+}
+
+func (d Device) String() string { return d.Index + " (" + d.UUID + ")" }
+
+// Probe lists the machine's GPUs.
+type Probe func() ([]Device, error)
 
 // Parse reads a --gpus value: "" (no assignment: nil, nil), "all" (every
 // device probe reports), or a comma list of device indexes or UUIDs
 // ("0,1,3", "GPU-5e1c...", "MIG-..."), as CUDA_VISIBLE_DEVICES accepts them.
 func Parse(spec string, probe Probe) ([]string, error) {
+	if spec == "" {
+		return nil, nil
+	}
+	given := spec
 	spec = strings.TrimSpace(spec)
 	switch spec {
 	case "":
-		return nil, nil
+		return nil, fmt.Errorf("--gpus %q: no device given; use all, or indexes and UUIDs separated by commas (0,1,3), or leave --gpus out", given)
 	case "all":
 		devs, err := probe()
 		if err != nil {
-			return nil, fmt.Errorf("--gpus all: %w", err)
+			return nil, fmt.Errorf("--gpus all: cannot list the GPUs: %w; or name the devices (--gpus 0,1)", err)
 		}
 		if len(devs) == 0 {
 			return nil, errors.New("--gpus all: no GPU found (nvidia-smi listed none)")
 		}
-		return devs, nil
+		indexes := make([]string, len(devs))
+		for i, d := range devs {
+			indexes[i] = d.Index
+		}
+		return indexes, nil
 	}
 	var devs []string
 	seen := map[string]bool{}
@@ -65,10 +83,26 @@ func validDevice(d string) bool {
 	return false
 }
 
+// nvidiaSMITimeout bounds the wait for nvidia-smi, which can hang when the
+// driver does: every --gpus value now asks it, and a run must not hang
+// before its first build because of a check.
+var nvidiaSMITimeout = 15 * time.Second
+
 // NvidiaSMI is the Probe for real machines: it asks nvidia-smi for the
-// device indexes.
-func NvidiaSMI() ([]string, error) {
-	out, err := exec.Command("nvidia-smi", "--query-gpu=index", "--format=csv,noheader").Output()
+// devices' indexes and UUIDs. nvidia-smi lists every device of the machine
+// (or container), whatever CUDA_VISIBLE_DEVICES says.
+func NvidiaSMI() ([]Device, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), nvidiaSMITimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader")
+	cmd.WaitDelay = time.Second // a child it left holding the pipe must not hold us
+	out, err := cmd.Output()
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("nvidia-smi: no answer in %s", nvidiaSMITimeout)
+	}
+	if errors.Is(err, exec.ErrNotFound) {
+		return nil, errors.New("nvidia-smi is not installed or not on PATH (it comes with the NVIDIA driver)")
+	}
 	if err != nil {
 		var exitErr *exec.ExitError
 		if errors.As(err, &exitErr) && len(exitErr.Stderr) > 0 {
@@ -76,24 +110,78 @@ func NvidiaSMI() ([]string, error) {
 		}
 		return nil, fmt.Errorf("nvidia-smi: %w", err)
 	}
-	return parseIndexList(out)
+	return parseDeviceList(out)
 }
 
-// parseIndexList reads nvidia-smi's csv,noheader output: one index per line.
-func parseIndexList(out []byte) ([]string, error) {
-	var devs []string
+// parseDeviceList reads nvidia-smi's csv,noheader output: "index, uuid"
+// per line.
+func parseDeviceList(out []byte) ([]Device, error) {
+	var devs []Device
 	sc := bufio.NewScanner(bytes.NewReader(out))
 	for sc.Scan() {
 		line := strings.TrimSpace(sc.Text())
 		if line == "" {
 			continue
 		}
-		if !validDevice(line) {
-			return nil, fmt.Errorf("nvidia-smi: unexpected line %q, want a device index", line)
+		index, uuid, _ := strings.Cut(line, ",")
+		d := Device{Index: strings.TrimSpace(index), UUID: strings.TrimSpace(uuid)}
+		if _, err := strconv.Atoi(d.Index); err != nil || !validDevice(d.Index) || !strings.HasPrefix(d.UUID, "GPU-") {
+			return nil, fmt.Errorf("nvidia-smi: unexpected line %q, want a device index and UUID", line)
 		}
-		devs = append(devs, line)
+		devs = append(devs, d)
 	}
 	return devs, sc.Err()
+}
+
+// checkPresent rejects, all at once, the devices that nvidia-smi does not
+// list: CUDA would start the build with no GPU at all, and it would fail
+// late and obscurely. A UUID may be a prefix, as CUDA_VISIBLE_DEVICES allows.
+// When nvidia-smi cannot list the devices (no driver, not installed) nothing
+// is checked and the driver decides; MIG instances are not listed by
+// --query-gpu, so they are not checked either.
+func checkPresent(spec string, devs []string, probe Probe) error {
+	present, err := probe()
+	if err != nil {
+		return nil
+	}
+	var missing []string
+	for _, d := range devs {
+		found := strings.HasPrefix(d, "MIG-") || slices.ContainsFunc(present, func(p Device) bool {
+			return p.Index == d || strings.HasPrefix(d, "GPU-") && strings.HasPrefix(p.UUID, d)
+		})
+		if !found {
+			missing = append(missing, d)
+		}
+	}
+	if len(missing) == 0 {
+		return nil
+	}
+	listed := "none"
+	if len(present) > 0 {
+		names := make([]string, len(present))
+		for i, p := range present {
+			names[i] = p.String()
+		}
+		listed = strings.Join(names, ", ")
+	}
+	noun := "device"
+	if len(missing) > 1 {
+		noun = "devices"
+	}
+	return fmt.Errorf("--gpus %q: no %s %s on this machine; nvidia-smi lists %s", spec, noun, strings.Join(missing, ", "), listed)
+}
+
+// once makes probe run at most once: nvidia-smi takes a while.
+func once(probe Probe) Probe {
+	var (
+		o    sync.Once
+		devs []Device
+		err  error
+	)
+	return func() ([]Device, error) {
+		o.Do(func() { devs, err = probe() })
+		return devs, err
+	}
 }
 
 // Pool hands out devices, at most perDevice builds on one device at a time.
@@ -169,8 +257,10 @@ func Env(device string) string {
 // (visible, as the runner or a container set it): index i means its i-th
 // entry, and "all" means all of them. A runner limited to some GPUs thus
 // never lands builds on another runner's. With visible empty, devices are
-// returned unchanged.
+// returned unchanged. Either way, a device nvidia-smi does not list is an
+// error (see checkPresent).
 func WithinVisible(spec, visible string, probe Probe) ([]string, error) {
+	probe = once(probe)
 	var entries []string
 	for _, e := range strings.Split(visible, ",") {
 		if e = strings.TrimSpace(e); e != "" {
@@ -178,12 +268,16 @@ func WithinVisible(spec, visible string, probe Probe) ([]string, error) {
 		}
 	}
 	if len(entries) == 0 {
-		return Parse(spec, probe)
+		devs, err := Parse(spec, probe)
+		if err != nil {
+			return nil, err
+		}
+		return devs, checkPresent(spec, devs, probe)
 	}
-	devs, err := Parse(spec, func() ([]string, error) {
-		idx := make([]string, len(entries))
+	devs, err := Parse(spec, func() ([]Device, error) {
+		idx := make([]Device, len(entries))
 		for i := range entries {
-			idx[i] = strconv.Itoa(i)
+			idx[i] = Device{Index: strconv.Itoa(i)}
 		}
 		return idx, nil
 	})
@@ -200,5 +294,5 @@ func WithinVisible(spec, visible string, probe Probe) ([]string, error) {
 		}
 		devs[i] = entries[n]
 	}
-	return devs, nil
+	return devs, checkPresent(spec, devs, probe)
 }

@@ -60,16 +60,17 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
 	if p, ok := fs.get("engine"); ok {
-		b.Engine, _ = d.path(p.val, "engine")
+		b.Engine, _ = d.outputPath(p.val, "engine")
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
+		d.checkOutput(at, "engine", b.Engine)
 	}
 	if p, ok := fs.get("timing-cache"); ok {
 		if b.Backend == "tensorrt-rtx" {
 			// FACTS: a timing cache makes TensorRT-RTX look for a GPU.
 			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
 		}
-		b.TimingCache, _ = d.path(p.val, "timing-cache")
+		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
 	}
 }
 
@@ -265,7 +266,7 @@ func (d *decoder) path(n *yaml.Node, what string) (string, bool) {
 // existingPath is path for inputs, which must exist.
 func (d *decoder) existingPath(n *yaml.Node, what string) (string, bool) {
 	p, ok := d.path(n, what)
-	if ok && !d.w.exists(p) {
+	if ok && !d.w.skipInputs && !d.w.exists(p) {
 		d.w.errs.add(d.w.pos(n), "%s: file %q not found (relative paths are relative to %q)", what, p, d.w.dir)
 		return p, false
 	}

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Error is one problem in a matrix file, at the place it was written.
@@ -56,7 +58,7 @@ type collector struct {
 func (c *collector) add(pos Pos, format string, args ...any) {
 	// Messages quote text from the file; escaping control characters keeps
 	// each error on one line, so file content cannot forge a line of its own.
-	e := Error{Pos: pos, Msg: printable(fmt.Sprintf(format, args...))}
+	e := Error{Pos: pos, Msg: text.Escaped(fmt.Sprintf(format, args...))}
 	if c.seen == nil {
 		c.seen = make(map[Error]bool)
 	}

@@ -15,7 +15,7 @@ import (
 // Keys each mapping allows. schema.json must list the same keys
 // (schema_test.go checks).
 var (
-	topKeys   = []string{"version", "run-budget", "regression", "matrix", "defaults", "builds"}
+	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
 	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
 		append(settingKeys(), "trtexec", "budgets", "sim", "matrix")...)
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
@@ -42,13 +42,20 @@ const (
 
 // walker holds what one Parse call shares across builds.
 type walker struct {
-	file  string // the path as given, for positions
-	dir   string // relative paths in the file are relative to this
-	errs  collector
-	stats map[string]bool // path -> exists; many builds name the same model
-	axes  map[string]bool // every axis of every build, for top-level excludes
+	file string // the path as given, for positions
+	dir  string // relative paths in the file are relative to this
+	ws   workspace
+	// realDirs caches output folders with their symlinks resolved.
+	realDirs map[string]string
+	errs     collector
+	stats    map[string]bool // path -> exists; many builds name the same model
+	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
 	topExcludeKeys []*yaml.Node
+
+	// skipInputs leaves out the check that input files (models, traces)
+	// exist: a plan is made where the models are not.
+	skipInputs bool
 }
 
 func (w *walker) pos(n *yaml.Node) Pos {
@@ -67,11 +74,26 @@ func Load(path string) (*File, error) {
 	return Parse(path, data)
 }
 
+// LoadWithoutInputs is Load without the check that input files (models,
+// traces) exist: plan and merge run on machines that have the matrix file
+// but not the models. Everything else is checked as by Load.
+func LoadWithoutInputs(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parse(path, data, true)
+}
+
 // Parse is Load without reading: data is the file's content. Relative paths
 // inside are resolved (and checked to exist) against filepath.Dir(path).
 // The error, if any, is an Errors listing every problem by position.
 func Parse(path string, data []byte) (*File, error) {
-	w := &walker{file: path, dir: filepath.Dir(path), stats: map[string]bool{}, axes: map[string]bool{}}
+	return parse(path, data, false)
+}
+
+func parse(path string, data []byte, skipInputs bool) (*File, error) {
+	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
@@ -207,6 +229,9 @@ func (w *walker) topLevel(root *yaml.Node) *File {
 	}
 	if p, ok := top.get("regression"); ok {
 		f.Regression = d.regression(p.val)
+	}
+	if p, ok := top.get("allow-paths"); ok {
+		d.readAllowPaths(p.val) // before the builds, whose outputs it allows
 	}
 	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
 	defaults := w.readDefaults(top.val("defaults"))

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlanText writes builds as a table: name, backend, engine, budgets, axes.
@@ -19,10 +21,10 @@ func PlanText(w io.Writer, builds []Build) {
 	fmt.Fprintln(tw, "NAME\tBACKEND\tENGINE\tBUDGETS\tAXES")
 	for _, b := range builds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n",
-			printable(b.Name), b.Backend, printable(b.Engine), budgetsText(b.Budgets), printable(axesText(b.Axes)))
+			text.Escaped(b.Name), b.Backend, text.Escaped(b.Engine), budgetsText(b.Budgets), text.Escaped(axesText(b.Axes)))
 	}
 	tw.Flush()
-	fmt.Fprintf(w, "%d build%s\n", len(builds), plural(len(builds)))
+	fmt.Fprintln(w, text.Count(len(builds), "build"))
 }
 
 // budgetsText summarises budgets in one cell: "build 15m stall 2m phases 2 warn 80%".
@@ -73,23 +75,6 @@ func axesText(axes map[string]string) string {
 		parts[i] = k + "=" + axes[k]
 	}
 	return strings.Join(parts, " ")
-}
-
-// printable escapes control characters so file-controlled text cannot
-// move the cursor or break the table.
-func printable(s string) string {
-	if strings.IndexFunc(s, func(r rune) bool { return r < ' ' || r == 0x7f }) < 0 {
-		return s
-	}
-	q := strconv.Quote(s)
-	return q[1 : len(q)-1]
-}
-
-func plural(n int) string {
-	if n == 1 {
-		return ""
-	}
-	return "s"
 }
 
 // planBuild is the JSON form of a Build. Durations are Go duration strings

@@ -17,7 +17,7 @@ func (f *File) Select(only []string) ([]Build, error) {
 	var unmatched []string
 	for _, pattern := range only {
 		if _, err := path.Match(pattern, ""); err != nil {
-			return nil, fmt.Errorf("bad build pattern %q: %v", pattern, err)
+			return nil, fmt.Errorf("bad build pattern %s: %v", quotePattern(pattern), err)
 		}
 		found := false
 		for i, b := range f.Builds {
@@ -49,18 +49,39 @@ func (f *File) unknownBuilds(patterns []string) error {
 	for i, b := range f.Builds {
 		names[i] = b.Name
 	}
-	quoted := make([]string, len(patterns))
-	for i, p := range patterns {
-		quoted[i] = fmt.Sprintf("%q", p)
-		if s := closest(p, names); s != "" {
-			quoted[i] += fmt.Sprintf(" (did you mean %q?)", s)
+	// --only may hold thousands of patterns or a huge one (a pasted file):
+	// the error quotes a few, each of a readable size.
+	shown := patterns[:min(len(patterns), maxListed)]
+	quoted := make([]string, len(shown))
+	for i, p := range shown {
+		quoted[i] = quotePattern(p)
+		if len(p) <= maxQuotedPattern {
+			if s := closest(p, names); s != "" {
+				quoted[i] += fmt.Sprintf(" (did you mean %q?)", s)
+			}
 		}
 	}
-	listed := names
-	more := ""
-	if len(listed) > maxListed {
-		listed, more = listed[:maxListed], fmt.Sprintf(" and %d more", len(names)-maxListed)
+	return fmt.Errorf("%s: no build matches %s%s; builds: %s%s",
+		f.Path, strings.Join(quoted, ", "), andMore(len(patterns), len(shown)),
+		strings.Join(names[:min(len(names), maxListed)], ", "), andMore(len(names), maxListed))
+}
+
+// maxQuotedPattern is the longest --only pattern an error quotes whole.
+const maxQuotedPattern = 200
+
+// quotePattern quotes a pattern for an error, or, when it is too long to
+// read, says how long it is.
+func quotePattern(p string) string {
+	if len(p) > maxQuotedPattern {
+		return fmt.Sprintf("(a pattern of %d bytes)", len(p))
 	}
-	return fmt.Errorf("%s: no build matches %s; builds: %s%s",
-		f.Path, strings.Join(quoted, ", "), strings.Join(listed, ", "), more)
+	return fmt.Sprintf("%q", p)
+}
+
+// andMore is " and N more" when fewer than total items were listed.
+func andMore(total, listed int) string {
+	if total <= listed {
+		return ""
+	}
+	return fmt.Sprintf(" and %d more", total-listed)
 }

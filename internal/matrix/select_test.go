@@ -3,6 +3,7 @@ package matrix
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -177,5 +178,38 @@ func TestErrorsStayOnOneLine(t *testing.T) {
 	_, err := Parse("t.yml", []byte(src))
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("got %q", err)
+	}
+}
+
+func TestPlanTextEscapesBidiAndC1Controls(t *testing.T) {
+	var buf bytes.Buffer
+	PlanText(&buf, []Build{{Name: "a", Backend: "sim", Engine: "x\u202egnp.engine\u009b2J"}})
+	if out := buf.String(); !strings.Contains(out, `x\u202egnp.engine\u009b2J`) {
+		t.Errorf("PlanText = %q, want the controls as escapes", out)
+	}
+}
+
+func TestSelectErrorStaysShortForAHugeOnly(t *testing.T) {
+	f := loadValid(t)
+	many := make([]string, 5000)
+	for i := range many {
+		many[i] = fmt.Sprintf("nope-%d", i)
+	}
+	for name, only := range map[string][]string{
+		"one huge pattern":  {strings.Repeat("x", 1<<20)},
+		"a huge bad glob":   {"[" + strings.Repeat("x", 1<<20)},
+		"thousands of them": many,
+	} {
+		_, err := f.Select(only)
+		if err == nil {
+			t.Fatalf("%s: selected something", name)
+		}
+		if n := len(err.Error()); n > 2000 {
+			t.Errorf("%s: error of %d bytes echoes the input: %.300s…", name, n, err)
+		}
+	}
+	_, err := f.Select(many)
+	if !strings.Contains(err.Error(), `"nope-9" and 4990 more; builds:`) {
+		t.Errorf("the error must say how many patterns it left out: %.400s", err)
 	}
 }

@@ -32,7 +32,7 @@ type Build struct {
 	Name    string
 	Backend string
 	ONNX    string
-	Engine  string
+	Engine  string // "": keep no engine (a simulated stand-in for a real build)
 
 	WorkspaceBytes int64            // workspace: "1GiB", "512MiB"; 0 = library default
 	OptLevel       *int             // opt-level: 0..5

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/text"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -637,16 +639,16 @@ func dimsX(dims []int64) string {
 // nothing is silently left out.
 func PlanTrtexec(w io.Writer, builds []Build) {
 	for _, b := range builds {
-		fmt.Fprintf(w, "# %s\n", printable(b.Name))
+		fmt.Fprintf(w, "# %s\n", text.Escaped(b.Name))
 		line, missing := TrtexecLine(b)
 		for _, m := range missing {
-			fmt.Fprintf(w, "# not in the line: %s\n", printable(m))
+			fmt.Fprintf(w, "# not in the line: %s\n", text.Escaped(m))
 		}
 		if len(b.TrtexecIgnored) > 0 {
 			fmt.Fprintf(w, "# ignored from its trtexec line (inference only): %s\n", strings.Join(b.TrtexecIgnored, " "))
 		}
 		if line != "" {
-			fmt.Fprintln(w, printable(line))
+			fmt.Fprintln(w, text.Escaped(line))
 		}
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // ActionsOptions configure the GitHub Actions view.
@@ -127,9 +129,9 @@ func groupTitle(name string, result *Build) string {
 	case result == nil:
 		return name + " — finished"
 	case result.Status == StatusOK:
-		return fmt.Sprintf("✔ %s — ok in %s", name, fmtDur(ms(result.DurationMs)))
+		return fmt.Sprintf("✔ %s — ok in %s", name, text.DurationMs(result.DurationMs))
 	default:
-		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, fmtDur(ms(result.DurationMs)))
+		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, text.DurationMs(result.DurationMs))
 	}
 }
 
@@ -152,8 +154,8 @@ func (v *ActionsView) writeStatus(at time.Duration) {
 	if len(running) > shown {
 		parts = append(parts, fmt.Sprintf("and %d more", len(running)-shown))
 	}
-	line := fmt.Sprintf("⏳ %s: %d running — %s", fmtDur(at), len(running), strings.Join(parts, "; "))
-	v.out.text(actions.Neutralise(cleanLine(line)))
+	line := fmt.Sprintf("⏳ %s: %d running — %s", text.Duration(at), len(running), strings.Join(parts, "; "))
+	v.out.text(actions.Neutralise(text.Line(line)))
 }
 
 func (v *ActionsView) runningHeld() []*buildLines {
@@ -172,7 +174,7 @@ func buildStatus(b *buildLines) string {
 	if p == nil {
 		return b.name + " starting"
 	}
-	text := b.name + " " + fmtDur(p.Elapsed)
+	text := b.name + " " + text.Duration(p.Elapsed)
 	if len(p.Active) > 0 {
 		a := p.Active[len(p.Active)-1]
 		text += fmt.Sprintf(" %s %d/%d", a.Name, a.Done, a.Steps)
@@ -190,7 +192,7 @@ func (v *ActionsView) noteWarning(ev Event) {
 		name = st.name
 	}
 	v.warnings = append(v.warnings, actions.Note{
-		Level: actions.LevelWarning, Title: "trt-action: " + name + " near its budget",
+		Level: actions.LevelWarning, Title: budgetWarningTitle(name),
 		Message: ev.Message, File: v.opts.File,
 	})
 }
@@ -248,19 +250,32 @@ func runNotes(r *Report, warnings []actions.Note, file string) []actions.Note {
 		}
 	}
 	notes = append(notes, warnings...)
+	// A budget warning is also in its build's warnings: annotate it once,
+	// as it was raised, not again here (GitHub keeps few per step).
+	raised := map[actions.Note]bool{}
+	for _, w := range warnings {
+		raised[w] = true
+	}
 	for i := range r.Builds {
+		name := r.Builds[i].Name
 		for _, w := range r.Builds[i].Warnings {
-			notes = append(notes, actions.Note{
-				Level: actions.LevelWarning, Title: "trt-action: " + r.Builds[i].Name, Message: w, File: file,
-			})
+			n := actions.Note{Level: actions.LevelWarning, Title: "trt-action: " + name, Message: w, File: file}
+			asRaised := n
+			asRaised.Title = budgetWarningTitle(name)
+			if !raised[asRaised] {
+				notes = append(notes, n)
+			}
 		}
 	}
 	return notes
 }
 
+// budgetWarningTitle is the title of a budget warning's annotation.
+func budgetWarningTitle(build string) string { return "trt-action: " + build + " near its budget" }
+
 // buildMessage names the build, what happened, and the phase and budget.
 func buildMessage(b *Build) string {
-	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, fmtDur(ms(b.DurationMs)), reasonSuffix(b))
+	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, text.DurationMs(b.DurationMs), reasonSuffix(b))
 	if b.Budget != nil && b.Reason != "" {
 		msg += " Budget: " + budgetText(b.Budget) + "."
 	}

@@ -154,3 +154,5 @@ func parallelReport() *Report {
 	r.DurationMs = 35_000
 	return r
 }
+
+func ms(v int64) time.Duration { return time.Duration(v) * time.Millisecond }

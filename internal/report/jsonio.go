@@ -6,60 +6,18 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
-// WriteJSON writes r to path atomically (see WriteFileAtomic).
+// WriteJSON writes r to path with the project's one file writer: whole or
+// not at all for a file, straight through for a FIFO or device.
 func WriteJSON(path string, r *Report) error {
 	data, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode report: %w", err)
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
-}
-
-// WriteFileAtomic writes data to path atomically: a temporary file in the
-// same directory is written, synced and renamed over path, so a reader (or a
-// cancel that kills us mid-write) sees either the old file or the new one.
-func WriteFileAtomic(path string, data []byte) (err error) {
-	dir := filepath.Dir(path)
-	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = fmt.Errorf("write %s: %w", path, err)
-		}
-	}()
-	if _, err = tmp.Write(data); err != nil {
-		return err
-	}
-	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600
-		return err
-	}
-	if err = tmp.Sync(); err != nil {
-		return err
-	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
-		return err
-	}
-	syncDir(dir)
-	return nil
-}
-
-// syncDir makes the rename durable where the platform allows; failure only
-// weakens durability, never correctness, so it is ignored.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		_ = d.Close()
-	}
+	return atomicfile.Write(path, append(data, '\n'))
 }
 
 // ReadJSON reads a report written by WriteJSON. Syntax errors name

@@ -6,6 +6,8 @@ import (
 	"io"
 	"strings"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // JUnit XML is the lingua franca of test-report tools: writing builds as test
@@ -97,19 +99,19 @@ func junitSuiteName(r *Report) string {
 	if r.Matrix == "" {
 		return "trt-action"
 	}
-	return "trt-action " + r.Matrix
+	return "trt-action " + text.Plain(r.Matrix)
 }
 
 func junitTestCase(b *Build) junitCase {
 	c := junitCase{
-		Name:      b.Name,
-		Classname: "trt-action." + b.Backend,
+		Name:      text.Plain(b.Name),
+		Classname: "trt-action." + text.Plain(b.Backend),
 		Time:      junitSeconds(b.DurationMs),
-		SystemOut: junitSystemOut(b),
+		SystemOut: text.PlainLines(junitSystemOut(b)),
 	}
 	switch {
 	case isJUnitFailure(b.Status):
-		c.Failure = &junitProblem{Message: junitMessage(b), Type: b.Status, Body: junitFailureBody(b)}
+		c.Failure = &junitProblem{Message: junitMessage(b), Type: text.Plain(b.Status), Body: text.PlainLines(junitFailureBody(b))}
 	case b.Status != StatusOK:
 		c.Skipped = &junitProblem{Message: junitMessage(b)}
 	}
@@ -131,9 +133,9 @@ func isJUnitFailure(status string) bool {
 
 func junitMessage(b *Build) string {
 	if b.Reason != "" {
-		return b.Reason
+		return text.Plain(b.Reason)
 	}
-	return b.Status
+	return text.Plain(b.Status)
 }
 
 // junitFailureBody is the failure body: the budget that ran out and TensorRT's own
@@ -141,7 +143,7 @@ func junitMessage(b *Build) string {
 func junitFailureBody(b *Build) string {
 	var sb strings.Builder
 	if h := b.Budget; h != nil {
-		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, time.Duration(h.ElapsedMs)*time.Millisecond, time.Duration(h.LimitMs)*time.Millisecond)
+		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, text.PreciseMs(h.ElapsedMs), text.PreciseMs(h.LimitMs))
 		if h.Phase != "" {
 			fmt.Fprintf(&sb, " in %s", h.Phase)
 		}

@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // PlainOptions bound the progress lines.
@@ -66,7 +68,7 @@ func (l *liner) build(ev Event) *buildLines {
 func (l *liner) lines(ev Event) []string {
 	var out []string
 	for _, s := range l.rawLines(ev) {
-		out = append(out, actions.Neutralise(cleanLine(s)))
+		out = append(out, actions.Neutralise(text.Line(s)))
 	}
 	return out
 }
@@ -74,7 +76,7 @@ func (l *liner) lines(ev Event) []string {
 func (l *liner) rawLines(ev Event) []string {
 	switch ev.Kind {
 	case RunStarted:
-		return []string{"▶ " + builds(ev.Total)}
+		return []string{"▶ " + text.Count(ev.Total, "build")}
 	case RunFinished:
 		if ev.Run == nil {
 			return nil
@@ -94,7 +96,7 @@ func (l *liner) rawLines(ev Event) []string {
 	}
 	b := l.build(ev)
 	prefix := func(elapsed time.Duration) string {
-		return fmt.Sprintf("[%s] %8s  ", b.name, fmtDur(elapsed))
+		return fmt.Sprintf("[%s] %8s  ", b.name, text.Duration(elapsed))
 	}
 	since := ev.At - b.start
 	switch ev.Kind {
@@ -110,7 +112,7 @@ func (l *liner) rawLines(ev Event) []string {
 			return nil
 		}
 		return []string{prefix(since) + indent(ev.Path) + "└ " + leaf(ev.Path) +
-			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, fmtDur(ev.Elapsed))}
+			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, text.Duration(ev.Elapsed))}
 	case Heartbeat:
 		if ev.Progress == nil {
 			return nil
@@ -164,32 +166,32 @@ func progressText(p *Progress) string {
 		}
 		parts = append(parts, fmt.Sprintf("%s %d/%d", a.Name, a.Done, a.Steps))
 	}
-	text := "▸ starting"
+	line := "▸ starting"
 	if len(parts) > 0 {
-		text = "▸ " + strings.Join(parts, " › ")
+		line = "▸ " + strings.Join(parts, " › ")
 	}
 	var notes []string
 	if p.BudgetLeft >= 0 {
-		note := "budget: " + fmtDur(p.BudgetLeft) + " left"
+		note := "budget: " + text.Duration(p.BudgetLeft) + " left"
 		if p.BudgetName != "" && p.BudgetName != "build" {
 			note += " (" + p.BudgetName + ")"
 		}
 		notes = append(notes, note)
 	}
 	if p.Silent >= 10*time.Second {
-		notes = append(notes, "no callback for "+fmtDur(p.Silent))
+		notes = append(notes, "no callback for "+text.Duration(p.Silent))
 	}
 	if len(notes) > 0 {
-		text += "  (" + strings.Join(notes, ", ") + ")"
+		line += "  (" + strings.Join(notes, ", ") + ")"
 	}
-	return text
+	return line
 }
 
 // resultText is a build's outcome in one line:
 // "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
 func resultText(b *Build) string {
-	d := fmtDur(ms(b.DurationMs))
+	d := text.DurationMs(b.DurationMs)
 	if b.Status == StatusOK {
 		text := "✔ ok in " + d
 		if b.Engine != nil {
@@ -216,7 +218,7 @@ func reasonSuffix(b *Build) string {
 // budgetText says which limit ran out, e.g.
 // `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
 func budgetText(h *BudgetHit) string {
-	limit, ran := fmtLimit(ms(h.LimitMs)), fmtLimit(ms(h.ElapsedMs))
+	limit, ran := text.PreciseMs(h.LimitMs), text.PreciseMs(h.ElapsedMs)
 	switch h.Kind {
 	case "phase":
 		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)
@@ -228,7 +230,9 @@ func budgetText(h *BudgetHit) string {
 }
 
 // Headline is the run's outcome in one line, e.g. "✅ 5 of 5 builds ok in
-// 42s", "❌ 1 failed, 1 over budget, 3 ok — 5 builds in 4m2s" or
+// 42s", "❌ 1 failed, 1 over budget, 3 ok — 5 builds in 4m2s",
+// "❌ run budget 1m exceeded: 1 over budget, 2 cancelled — 3 builds in 1m",
+// "❌ 1 regression (resnet +41%), 2 ok — 2 builds in 9m" or
 // "⏹ interrupted (SIGINT after 3m12s): 2 of 6 builds done — 2 ok".
 func Headline(r *Report) string {
 	count := map[string]int{}
@@ -238,16 +242,25 @@ func Headline(r *Report) string {
 	total := len(r.Builds)
 	done := total - count[StatusPending] - count[StatusRunning]
 	var parts []string
-	for _, s := range []struct{ status, label string }{
+	if reg := RegressionsText(r); reg != "" {
+		parts = append(parts, reg) // it fails the run: first
+	}
+	labels := []struct{ status, label string }{
 		{StatusCrashed, "crashed"}, {StatusKilled, "killed"}, {StatusFailed, "failed"},
 		{StatusBudgetExceeded, "over budget"}, {StatusCancelled, "cancelled"}, {StatusOK, "ok"},
-	} {
+	}
+	if r.Ended != "" { // finished, so these builds will never end
+		labels = append(labels, struct{ status, label string }{StatusRunning, "never finished"},
+			struct{ status, label string }{StatusPending, "never started"})
+	}
+	for _, s := range labels {
 		if n := count[s.status]; n > 0 {
 			parts = append(parts, fmt.Sprintf("%d %s", n, s.label))
 		}
 	}
 	outcome := strings.Join(parts, ", ")
-	took := fmtDurCoarse(ms(r.DurationMs))
+	took := text.DurationMs(r.DurationMs)
+	allOK := count[StatusOK] == total && len(r.Regressions) == 0
 	switch {
 	case r.Interrupted != "":
 		h := fmt.Sprintf("⏹ interrupted (%s): %d of %d builds done", r.Interrupted, done, total)
@@ -255,21 +268,38 @@ func Headline(r *Report) string {
 			h += " — " + outcome
 		}
 		return h
-	case !r.Complete:
+	case !r.Complete && r.Ended == "":
 		return fmt.Sprintf("⏳ running: %d of %d builds done after %s", done, total, took)
 	case total == 0:
 		return "⚪ no builds ran"
-	case count[StatusOK] == total:
+	case r.Ended != "":
+		icon := "❌"
+		if allOK {
+			icon = "✅"
+		}
+		return fmt.Sprintf("%s %s: %s — %s in %s", icon, r.Ended, outcome, text.Count(total, "build"), took)
+	case allOK:
 		return fmt.Sprintf("✅ %d of %d builds ok in %s", total, total, took)
 	default:
-		return fmt.Sprintf("❌ %s — %s in %s", outcome, builds(total), took)
+		return fmt.Sprintf("❌ %s — %s in %s", outcome, text.Count(total, "build"), took)
 	}
 }
 
-// builds is "1 build" or "N builds".
-func builds(n int) string {
-	if n == 1 {
-		return "1 build"
+// maxNamedRegressions bounds the builds a headline names.
+const maxNamedRegressions = 3
+
+// RegressionsText names the builds over the regression fail threshold, e.g.
+// "2 regressions (resnet +41%, bert +30%)"; "" when there are none.
+func RegressionsText(r *Report) string {
+	if len(r.Regressions) == 0 {
+		return ""
 	}
-	return fmt.Sprintf("%d builds", n)
+	var named []string
+	for _, g := range r.Regressions[:min(len(r.Regressions), maxNamedRegressions)] {
+		named = append(named, fmt.Sprintf("%s %+.0f%%", g.Name, g.Percent))
+	}
+	if len(r.Regressions) > maxNamedRegressions {
+		named = append(named, "…")
+	}
+	return fmt.Sprintf("%s (%s)", text.Count(len(r.Regressions), "regression"), strings.Join(named, ", "))
 }

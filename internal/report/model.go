@@ -29,7 +29,19 @@ type Report struct {
 	DurationMs  int64     `json:"duration_ms"`
 	Complete    bool      `json:"complete"`              // false while running or after an interrupt
 	Interrupted string    `json:"interrupted,omitempty"` // "SIGINT after 3m12s"
-	Builds      []Build   `json:"builds"`
+	// Ended says why a run that did not need a signal to stop did not run
+	// every build to its end: "run budget 3s exceeded".
+	Ended string `json:"ended,omitempty"`
+	// Regressions are the builds slower than the baseline by more than the
+	// regression fail threshold (with --baseline); they fail the run.
+	Regressions []Regression `json:"regressions,omitempty"`
+	Builds      []Build      `json:"builds"`
+}
+
+// Regression is a build that got slower than the baseline allows.
+type Regression struct {
+	Name    string  `json:"name"`
+	Percent float64 `json:"percent"` // slower by this much, e.g. 41.2
 }
 
 // Build is one build's outcome.

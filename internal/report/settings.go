@@ -7,6 +7,8 @@ import (
 	"slices"
 	"sort"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // settingsThatDiffer lists, sorted, the setting keys whose value is not
@@ -60,16 +62,16 @@ func settingsTable(builds []Build) string {
 	var sb strings.Builder
 	sb.WriteString("\n### Settings that differ\n\n| Build |")
 	for _, k := range keys {
-		sb.WriteString(" " + md(k) + " |")
+		sb.WriteString(" " + text.Markdown(k) + " |")
 	}
 	sb.WriteString("\n|---|" + strings.Repeat("---|", len(keys)) + "\n")
 	for _, b := range builds {
-		sb.WriteString("| " + md(b.Name) + " |")
+		sb.WriteString("| " + text.Markdown(b.Name) + " |")
 		a := applied(b)
 		for _, k := range keys {
 			cell := "—"
 			if v, has := a[k]; has {
-				cell = md(settingText(v))
+				cell = text.Markdown(settingText(v))
 			}
 			sb.WriteString(" " + cell + " |")
 		}

@@ -59,16 +59,15 @@ func TestSettingsTableEmptyWhenNothingDiffers(t *testing.T) {
 }
 
 // Setting values come from the matrix file: a value that looks like
-// Markdown must not become it in the summary. (Mentions are md's job,
-// being moved to internal/text.)
+// Markdown or a mention must not become one in the summary.
 func TestSettingsTableEscapesValues(t *testing.T) {
 	builds := []Build{
-		settingsBuild("a", map[string]any{"plugins": []string{"/p/a|b <img>.so"}}),
+		settingsBuild("a", map[string]any{"plugins": []string{"/p/a|b @octocat <img>.so"}}),
 		settingsBuild("b", nil),
 	}
 	got := settingsTable(builds)
 	row := strings.Split(got, "\n")[5]
-	if strings.Count(row, "|") != 3+strings.Count(row, `\|`) || strings.Contains(row, "<img>") {
+	if strings.Count(row, "|") != 3+strings.Count(row, `\|`) || strings.Contains(row, "<img>") || strings.Contains(row, " @octocat") {
 		t.Errorf("value not escaped: %q", row)
 	}
 }

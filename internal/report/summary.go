@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // DefaultSummaryBytes keeps the summary under the runner's 1 MiB per-step
@@ -15,6 +17,10 @@ const DefaultSummaryBytes = 1_000_000
 type SummaryOptions struct {
 	MaxBytes  int // default DefaultSummaryBytes
 	TopPhases int // phases listed per build (default 8)
+	// Comparison (the baseline comparison, Markdown) goes right after the
+	// table of builds: a regression over its threshold fails the run, so
+	// it comes before the details. It counts against MaxBytes.
+	Comparison string
 }
 
 // Limits that keep each part of the summary readable and bounded.
@@ -39,8 +45,9 @@ func Summary(r *Report, opts SummaryOptions) string {
 		opts.TopPhases = 8
 	}
 	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
-	head, problems := s.head(), s.problems()
-	problems = settingsTable(r.Builds) + problems // what the builds' settings changed, before what went wrong
+	// The baseline comparison and the settings that differ follow the
+	// table of builds, before what went wrong.
+	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {
@@ -74,11 +81,11 @@ func (s *summary) aggregate(i int) *aggNode {
 
 func (s *summary) head() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "## %s\n\n", md(Headline(s.r)))
+	fmt.Fprintf(&b, "## %s\n\n", text.Markdown(Headline(s.r)))
 	var meta []string
 	for _, m := range []string{s.r.Tool, s.r.Matrix} {
 		if m != "" {
-			meta = append(meta, htmlText(m))
+			meta = append(meta, text.Markdown(m)) // <sub> on a line is inline HTML: Markdown applies
 		}
 	}
 	if !s.r.StartedAt.IsZero() {
@@ -98,17 +105,17 @@ func (s *summary) rows() []string {
 		b := &s.r.Builds[i]
 		slow := "—"
 		if p, ok := slowest(s.aggregate(i), b.DurationMs); ok {
-			slow = md(p.Leaf())
+			slow = text.Markdown(p.Leaf())
 			if p.Share > 0 {
 				slow += " · " + percent(p.Share)
 			}
 		}
-		backend := md(b.Backend)
+		backend := text.Markdown(b.Backend)
 		if b.GPU != "" {
-			backend += " · GPU " + md(b.GPU) // which GPU built what
+			backend += " · GPU " + text.Markdown(b.GPU) // which GPU built what
 		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
-			md(b.Name), statusLabel(b.Status), backend, fmtDur(ms(b.DurationMs)), slow, budgetUse(b))
+			text.Markdown(b.Name), statusLabel(b.Status), backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
 	}
 	return rows
 }
@@ -121,7 +128,7 @@ func statusLabel(status string) string {
 	if emoji == "" {
 		emoji = "❔"
 	}
-	return emoji + " " + md(status)
+	return emoji + " " + text.Markdown(status)
 }
 
 // budgetUse is the share of the tightest limit used: the supervisor's
@@ -169,13 +176,13 @@ func (s *summary) problems() string {
 }
 
 func problemSection(b *strings.Builder, build *Build) {
-	fmt.Fprintf(b, "\n### %s — %s\n\n", md(build.Name), statusLabel(build.Status))
-	fmt.Fprintf(b, "%s after %s%s\n\n", md(build.Status), fmtDur(ms(build.DurationMs)), md(clip(reasonSuffix(build), 1000)))
+	fmt.Fprintf(b, "\n### %s — %s\n\n", text.Markdown(build.Name), statusLabel(build.Status))
+	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(reasonSuffix(build), 1000)))
 	if build.Budget != nil && build.Reason != "" {
-		fmt.Fprintf(b, "Budget: %s\n\n", md(budgetText(build.Budget)))
+		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(budgetText(build.Budget)))
 	}
 	for _, w := range build.Warnings[:min(len(build.Warnings), 5)] {
-		fmt.Fprintf(b, "- ⚠️ %s\n", md(clip(w, 300)))
+		fmt.Fprintf(b, "- ⚠️ %s\n", text.Markdown(text.CutRunes(w, 300)))
 	}
 	if len(build.Warnings) > 0 {
 		b.WriteString("\n")
@@ -183,7 +190,7 @@ func problemSection(b *strings.Builder, build *Build) {
 	if lines := lastLog(build.Log); len(lines) > 0 {
 		b.WriteString("<pre>\n")
 		for _, l := range lines {
-			fmt.Fprintf(b, "%s: %s\n", htmlText(l.Severity), htmlText(clip(l.Text, 300)))
+			fmt.Fprintf(b, "%s: %s\n", text.HTML(l.Severity), text.HTML(text.CutRunes(l.Text, 300)))
 		}
 		b.WriteString("</pre>\n\n")
 	}
@@ -217,10 +224,10 @@ func (s *summary) details(room int) (string, bool) {
 		if len(top) == 0 {
 			continue
 		}
-		fmt.Fprintf(&b, "<details><summary>%s: top %d phases</summary>\n\n", htmlText(build.Name), len(top))
+		fmt.Fprintf(&b, "<details><summary>%s: top %d phases</summary>\n\n", text.HTML(build.Name), len(top))
 		b.WriteString("| Phase | Total | Instances | Share |\n|---|--:|--:|--:|\n")
 		for _, p := range top {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", phasePath(p.Path), fmtDur(p.Total), p.Count, percent(p.Share))
+			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", phasePath(p.Path), text.Duration(p.Total), p.Count, percent(p.Share))
 		}
 		b.WriteString("\n</details>\n\n")
 		if b.Len() > room {
@@ -238,7 +245,7 @@ func phasePath(path []string) string {
 		path = path[len(path)-3:]
 	}
 	for _, p := range path {
-		parts = append(parts, md(clip(p, 80)))
+		parts = append(parts, text.Markdown(text.CutRunes(p, 80)))
 	}
 	return strings.Join(parts, " › ")
 }
@@ -296,7 +303,7 @@ func ganttSection(build *Build) string {
 			if end < 0 {
 				end = build.DurationMs
 			}
-			tasks = append(tasks, ganttTask{mermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
 			if depth < 2 {
 				walk(p.Children, depth+1)
 			}
@@ -309,7 +316,7 @@ func ganttSection(build *Build) string {
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  section %s\n", mermaidName(build.Name))
+	fmt.Fprintf(&b, "  section %s\n", text.MermaidName(build.Name))
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "  %s :%d, %d\n", t.name, t.start, t.end)
 	}
@@ -324,7 +331,7 @@ func (s *summary) truncated(head string, rows []string, problems string) string 
 		problems = ""
 	}
 	if fixed > s.opts.MaxBytes {
-		return clipBytes(head, s.opts.MaxBytes)
+		return text.CutAtLine(head, s.opts.MaxBytes)
 	}
 	var b strings.Builder
 	b.WriteString(head)
@@ -356,16 +363,4 @@ func hasProblems(r *Report) bool {
 		}
 	}
 	return false
-}
-
-// clipBytes cuts s to at most n bytes on a line boundary.
-func clipBytes(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
-		return s[:i+1]
-	}
-	return ""
 }

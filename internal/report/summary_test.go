@@ -24,10 +24,10 @@ func TestHeadline(t *testing.T) {
 		r    *Report
 		want string
 	}{
-		{ok, "✅ 2 of 2 builds ok in 42s"},
-		{r, "❌ 1 failed, 1 over budget, 1 ok — 3 builds in 42s"},
+		{ok, "✅ 2 of 2 builds ok in 42.3s"},
+		{r, "❌ 1 failed, 1 over budget, 1 ok — 3 builds in 41.5s"},
 		{interrupted, "⏹ interrupted (SIGINT after 3m12s): 3 of 5 builds done — 1 failed, 1 over budget, 1 ok"},
-		{running, "⏳ running: 3 of 3 builds done after 42s"},
+		{running, "⏳ running: 3 of 3 builds done after 41.5s"},
 		{&Report{Complete: true}, "⚪ no builds ran"},
 	} {
 		if got := Headline(c.r); got != c.want {

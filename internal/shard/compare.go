@@ -8,6 +8,8 @@ import (
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Verdicts of the regression gate.
@@ -129,7 +131,7 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 	if len(judged) > 0 {
 		sb.WriteString("| Build | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---|\n")
 		for _, d := range judged {
-			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", mdEscape(d.Name), msString(d.BaselineMs), msString(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
+			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", text.Markdown(d.Name), text.PreciseMs(d.BaselineMs), text.PreciseMs(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
 		}
 		sb.WriteString("\n")
 	}
@@ -163,30 +165,4 @@ func thresholds(th matrix.Regression) string {
 		return "none"
 	}
 	return strings.Join(parts, ", ")
-}
-
-// mdEscape keeps a name from breaking the table or rendering as markdown
-// (a build may be called "x@team", which would mention a team).
-func mdEscape(s string) string {
-	var sb strings.Builder
-	for _, r := range s {
-		if strings.ContainsRune("\\`*_[]|<>@#~", r) {
-			sb.WriteByte('\\')
-		}
-		sb.WriteRune(r)
-	}
-	return sb.String()
-}
-
-// msString shows a build time as precisely as its size needs: a 50 ms build
-// must not read as 100ms beside a +1332% change.
-func msString(v int64) string {
-	d := time.Duration(v) * time.Millisecond
-	switch {
-	case d < time.Second:
-		return d.String()
-	case d < time.Minute:
-		return d.Round(100 * time.Millisecond).String()
-	}
-	return d.Round(time.Second).String()
 }

@@ -31,7 +31,7 @@ func Merge(reports []*report.Report) (*report.Report, error) {
 	}
 	seen := map[string]int{} // build name -> 1-based shard that has it
 	var end time.Time
-	var interrupts []string
+	var interrupts, ended []string
 	for i, r := range reports {
 		offset := r.StartedAt.Sub(start).Milliseconds()
 		for _, b := range r.Builds {
@@ -49,9 +49,13 @@ func Merge(reports []*report.Report) (*report.Report, error) {
 		if r.Interrupted != "" {
 			interrupts = append(interrupts, fmt.Sprintf("shard %d: %s", i+1, r.Interrupted))
 		}
+		if r.Ended != "" {
+			ended = append(ended, fmt.Sprintf("shard %d: %s", i+1, r.Ended))
+		}
 	}
 	out.DurationMs = end.Sub(start).Milliseconds()
 	out.Interrupted = strings.Join(interrupts, "; ")
+	out.Ended = strings.Join(ended, "; ")
 	return out, nil
 }
 

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // RenderFinal draws the table printed when the run ends, in place of the
@@ -19,11 +20,11 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 	rows := make([][]string, len(run.Builds))
 	for i, b := range run.Builds {
 		rows[i] = []string{
-			mark(b.Status) + " " + clean(b.Name),
+			mark(b.Status) + " " + text.Line(b.Name),
 			b.Status,
-			duration(ms(b.DurationMs)),
+			text.DurationMs(b.DurationMs),
 			slowestPhase(b),
-			clean(b.Reason),
+			text.Line(b.Reason),
 		}
 	}
 	cols := fitColumns([]string{"  build", "status", "time", "slowest phase", "reason"}, rows, width)
@@ -41,7 +42,13 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 	}
 	lines = append(lines, line([]seg{{text: summary(run), style: bold}}, width, color))
 	if run.Interrupted != "" {
-		lines = append(lines, line([]seg{{text: "interrupted: " + clean(run.Interrupted), style: yellow}}, width, color))
+		lines = append(lines, line([]seg{{text: "interrupted: " + text.Line(run.Interrupted), style: yellow}}, width, color))
+	}
+	if run.Ended != "" {
+		lines = append(lines, line([]seg{{text: "ended: " + text.Line(run.Ended), style: yellow}}, width, color))
+	}
+	if reg := report.RegressionsText(run); reg != "" {
+		lines = append(lines, line([]seg{{text: "slower than the baseline allows: " + text.Line(reg), style: red}}, width, color))
 	}
 	return lines
 }
@@ -81,7 +88,7 @@ func slowestPhase(b report.Build) string {
 		}
 		best = child
 	}
-	return clean(best.Name) + " " + duration(phaseTime(b, best))
+	return text.Line(best.Name) + " " + text.Duration(phaseTime(b, best))
 }
 
 // phaseTime is a phase's duration; one that never finished ran until the
@@ -108,11 +115,7 @@ func summary(run *report.Report) string {
 	for i, st := range order {
 		parts[i] = fmt.Sprintf("%d %s", counts[st], st)
 	}
-	noun := "builds"
-	if len(run.Builds) == 1 {
-		noun = "build"
-	}
-	return fmt.Sprintf("%d %s in %s: %s", len(run.Builds), noun, duration(ms(run.DurationMs)), strings.Join(parts, ", "))
+	return fmt.Sprintf("%s in %s: %s", text.Count(len(run.Builds), "build"), text.DurationMs(run.DurationMs), strings.Join(parts, ", "))
 }
 
 // columns is a table layout: which columns are shown and how wide each is.

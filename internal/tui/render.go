@@ -7,6 +7,8 @@ import (
 
 	"github.com/trt-action/trt-action/internal/eta"
 	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // StopHint is what the live area shows once the run is stopping gracefully;
@@ -124,7 +126,7 @@ func stopLine(s State, w int) []seg {
 // message says it for views that have no hint.
 func stopReason(msg string) string {
 	var keep []string
-	for _, clause := range strings.Split(clean(msg), "; ") {
+	for _, clause := range strings.Split(text.Line(msg), "; ") {
 		if !strings.Contains(clause, "Ctrl-C") {
 			keep = append(keep, clause)
 		}
@@ -159,25 +161,25 @@ func header(s State, b *Build) []seg {
 	elapsed := s.Now - b.StartedAt
 	segs := []seg{
 		{text: "▶ ", style: cyan},
-		{text: clean(b.Name), style: bold, flex: true},
-		{text: " " + duration(elapsed)},
+		{text: text.Line(b.Name), style: bold, flex: true},
+		{text: " " + text.Duration(elapsed)},
 	}
 	if b.Stopping {
 		segs = append(segs, seg{text: " · stopping", style: yellow})
 	}
 	if b.Beat.BudgetLeft >= 0 {
 		left := b.Beat.BudgetLeft - drift(s, b)
-		text := " · " + duration(left) + " left"
+		budget := " · " + text.Duration(left) + " left"
 		if left <= 0 {
-			text = " · over budget"
+			budget = " · over budget"
 		}
-		segs = append(segs, seg{text: text, style: budgetStyle(s, b), drop: 3})
+		segs = append(segs, seg{text: budget, style: budgetStyle(s, b), drop: 3})
 		if b.Beat.BudgetName != "" {
-			segs = append(segs, seg{text: " (" + clean(b.Beat.BudgetName) + ")", style: dim, drop: 5})
+			segs = append(segs, seg{text: " (" + text.Line(b.Beat.BudgetName) + ")", style: dim, drop: 5})
 		}
 	}
-	if text := etaText(s, b, elapsed); text != "" {
-		segs = append(segs, seg{text: " · " + text, drop: 4})
+	if eta := etaText(s, b, elapsed); eta != "" {
+		segs = append(segs, seg{text: " · " + eta, drop: 4})
 	}
 	return segs
 }
@@ -191,11 +193,11 @@ func etaText(s State, b *Build, elapsed time.Duration) string {
 	e := eta.For(s.Baseline[b.Name], elapsed, active)
 	switch {
 	case e.Source == eta.Baseline && e.Overdue > 0:
-		return "overdue " + duration(e.Overdue)
+		return "overdue " + text.Duration(e.Overdue)
 	case e.Source == eta.Baseline:
-		return "ETA " + duration(e.Left)
+		return "ETA " + text.Duration(e.Left)
 	case e.Source == eta.Progress:
-		return "ETA ~" + duration(e.Left)
+		return "ETA ~" + text.Duration(e.Left)
 	}
 	return ""
 }
@@ -227,9 +229,9 @@ func phaseLine(s State, b *Build, p report.ActivePhase, depth, w int) []seg {
 		// Narrow terminals lose the elapsed time first, then the name gives
 		// up cells (down to 12), then the step count, then the bar.
 		{text: bar(p.Done, p.Steps, barWidth(w)) + " ", style: barStyle(s, b), drop: 2},
-		{text: clean(p.Name), flex: true, drop: 4, min: 12},
+		{text: text.Line(p.Name), flex: true, drop: 4, min: 12},
 		{text: fmt.Sprintf(" %d/%d", min(p.Done, p.Steps), p.Steps), drop: 3},
-		{text: " " + duration(p.Elapsed+drift(s, b)), style: dim, drop: 5},
+		{text: " " + text.Duration(p.Elapsed+drift(s, b)), style: dim, drop: 5},
 	}
 }
 
@@ -256,9 +258,9 @@ func resultLine(r *report.Build) []seg {
 	}
 	return []seg{
 		{text: mark, style: st},
-		{text: clean(r.Name), flex: true},
+		{text: text.Line(r.Name), flex: true},
 		{text: " " + r.Status, style: st},
-		{text: " " + duration(time.Duration(r.DurationMs)*time.Millisecond), style: dim, drop: 1},
+		{text: " " + text.DurationMs(r.DurationMs), style: dim, drop: 1},
 	}
 }
 

@@ -270,7 +270,7 @@ func TestStopReasonLeavesOutTheHint(t *testing.T) {
 		"SIGINT: stopping every build (up to 1.5s); press Ctrl-C again to kill": "SIGINT: stopping every build (up to 1.5s)",
 		"run budget of 30m passed":   "run budget of 30m passed",
 		"press Ctrl-C again to kill": "",
-		"a; Ctrl-C kills; b\x1b[2J":  "a; b?[2J",
+		"a; Ctrl-C kills; b\x1b[2J":  "a; b[2J",
 	} {
 		if got := stopReason(msg); got != want {
 			t.Errorf("stopReason(%q) = %q, want %q", msg, got, want)
@@ -369,15 +369,5 @@ func TestSlowestPhaseFollowsTheTime(t *testing.T) {
 	}
 	if got := slowestPhase(b[2]); got != "" {
 		t.Errorf("slowest phase without phases = %q", got)
-	}
-}
-
-func TestDuration(t *testing.T) {
-	for d, want := range map[time.Duration]string{
-		-s: "0.0s", 4200 * time.Millisecond: "4.2s", 42 * s: "42s", 65 * s: "1m05s", 3720 * s: "1h02m",
-	} {
-		if got := duration(d); got != want {
-			t.Errorf("duration(%v) = %q, want %q", d, got, want)
-		}
 	}
 }

@@ -1,10 +1,7 @@
 package tui
 
 import (
-	"fmt"
 	"strings"
-	"time"
-	"unicode"
 
 	"github.com/mattn/go-runewidth"
 )
@@ -44,36 +41,6 @@ func ellipsize(s string, w int) string {
 		return ""
 	}
 	return cells.Truncate(s, w, "…")
-}
-
-// clean makes text the program does not control (build and phase names,
-// reasons) safe to print: a control character could move the cursor or
-// start an escape sequence and break the live area, or worse.
-func clean(s string) string {
-	return strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) {
-			return '?'
-		}
-		return r
-	}, s)
-}
-
-// duration formats d compactly, at a precision that suits its size:
-// 4.2s, 42s, 1m05s, 1h02m.
-func duration(d time.Duration) string {
-	switch {
-	case d < 0:
-		d = 0
-		fallthrough
-	case d < 10*time.Second:
-		return fmt.Sprintf("%.1fs", d.Seconds())
-	case d < time.Minute:
-		return fmt.Sprintf("%ds", int(d/time.Second))
-	case d < time.Hour:
-		return fmt.Sprintf("%dm%02ds", int(d/time.Minute), int(d%time.Minute/time.Second))
-	default:
-		return fmt.Sprintf("%dh%02dm", int(d/time.Hour), int(d%time.Hour/time.Minute))
-	}
 }
 
 // style is how a segment of a line is coloured.

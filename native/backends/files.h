@@ -57,9 +57,11 @@ inline void make_parent_dirs(const std::string& path) {
 }
 
 // write_file writes data to path and fsyncs it, so a completed build is on
-// disk before the caller renames it into place.
+// disk before the caller renames it into place. A symbolic link at path is
+// an error (O_NOFOLLOW), never followed: the temporary names are
+// predictable, and a link planted there must not send the data elsewhere.
 inline void write_file(const std::string& path, const void* data, size_t size) {
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
   if (fd < 0) detail::fail_errno("creating " + path, errno);
   try {
     detail::write_all(fd, data, size, path);
@@ -117,7 +119,7 @@ class FileLock {
  public:
   explicit FileLock(const std::string& path) {
     const std::string lock_path = path + ".lock";
-    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    fd_ = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);  // never create through a link
     if (fd_ < 0) detail::fail_errno("opening " + lock_path, errno);
     while (::flock(fd_, LOCK_EX) != 0) {
       if (errno == EINTR) continue;

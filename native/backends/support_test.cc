@@ -140,6 +140,29 @@ void test_replace_file_write_failure() {
   check(slurp(path) == "old", "a failed write leaves the old file as it was");
 }
 
+void test_no_write_through_links() {
+  TempDir t;
+  const std::string victim = t.path() + "/victim";
+  tam::write_file(victim, "keep", 4);
+
+  const std::string tmp = t.path() + "/engine.partial-1-0";
+  check(::symlink(victim.c_str(), tmp.c_str()) == 0, "symlink");
+  check(throws_with([&] { tam::write_file(tmp, "evil", 4); }, "creating " + tmp), "a link at a written path is an error");
+  check(slurp(victim) == "keep", "the link's target is untouched");
+
+  const std::string cache = t.path() + "/t.cache";
+  const std::string elsewhere = t.path() + "/elsewhere";
+  check(::symlink(elsewhere.c_str(), (cache + ".lock").c_str()) == 0, "symlink");
+  check(throws_with([&] { tam::FileLock lock(cache); }, "opening " + cache + ".lock"), "a link at the lock is an error");
+  check(!exists(elsewhere), "no file is created through the lock's link");
+
+  const std::string linked = t.path() + "/linked.cache";
+  check(::symlink(victim.c_str(), linked.c_str()) == 0, "symlink");
+  tam::replace_file(linked, "new", 3);
+  check(slurp(victim) == "keep", "replacing a link does not write its target");
+  check(slurp(linked) == "new", "the link is replaced by the file");
+}
+
 // ------------------------------------------------------------ precision.h
 
 using tam::Flavour;
@@ -301,6 +324,7 @@ int main() {
   test_make_parent_dirs();
   test_replace_file();
   test_replace_file_write_failure();
+  test_no_write_through_links();
   test_precision_tensorrt10();
   test_precision_strongly_typed_flavours();
   test_precision_unknown();

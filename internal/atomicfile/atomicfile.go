@@ -1,0 +1,309 @@
+// Package atomicfile is the one writer of trt-action's output files: the
+// report, the summary, the JUnit file and the engines.
+//
+// A regular file (or a path where nothing is yet) is replaced whole: the
+// data goes to a partial file beside it, is synced, and is renamed over the
+// path, so a reader, or a kill in the middle, sees the old file or the new
+// one. Anything else is never replaced: a FIFO, a terminal or /dev/null is
+// written straight through (Write) or refused (Install), and a folder is an
+// error that says so.
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// kind is what a path names, after any symbolic links were followed.
+type kind int
+
+const (
+	absent  kind = iota // nothing there yet
+	regular             // a regular file
+	stream              // a FIFO, a device or an open descriptor: written in place
+	folder
+	socket
+)
+
+// target is an output path resolved for writing.
+type target struct {
+	path string // where a regular file is renamed into place; the link's target for a link
+	kind kind
+	mode fs.FileMode // the existing file's permissions, kept by a replacement
+}
+
+// newFileMode is the permission of an output file that did not exist:
+// reports and engines are for everyone on the machine to read.
+const newFileMode = 0o644
+
+// Write puts data at path as a user who names an output file on the
+// command line expects. A regular file (or nothing) is replaced atomically
+// and keeps its permissions. A FIFO, a device such as /dev/null, or an open
+// descriptor (/dev/stdout, /proc/self/fd/N) is written straight through and
+// never replaced. A symbolic link is followed: the file it names is written
+// by the same rules and the link stays. A folder, a socket or a link to
+// nothing is an error naming path.
+func Write(path string, data []byte) error {
+	t, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	if t.kind == stream {
+		return writeThrough(path, data)
+	}
+	removeStaleOnce(t.path)
+	return replace(t, data)
+}
+
+// IsStream reports whether Write writes path straight through (a FIFO, a
+// device, an open descriptor) instead of replacing a file. Such a path can
+// take one document only, so callers write it once, at the end.
+func IsStream(path string) bool {
+	t, err := resolve(path)
+	return err == nil && t.kind == stream
+}
+
+// resolve finds what path names, following links.
+func resolve(path string) (target, error) {
+	info, err := os.Stat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		if link, lerr := os.Lstat(path); lerr == nil && link.Mode()&fs.ModeSymlink != 0 {
+			dest, _ := os.Readlink(path)
+			return target{}, fmt.Errorf("%s is a symbolic link to %s, which does not exist", path, dest)
+		}
+		return target{path: path, kind: absent, mode: newFileMode}, nil
+	}
+	if err != nil {
+		return target{}, err
+	}
+	switch {
+	case info.IsDir():
+		return target{}, fmt.Errorf("%s is a folder; name a file in it", path)
+	case info.Mode()&fs.ModeSocket != 0:
+		return target{}, fmt.Errorf("%s is a socket; trt-action writes only to files, FIFOs and devices", path)
+	case !info.Mode().IsRegular() || viaDescriptor(path):
+		return target{path: path, kind: stream}, nil
+	}
+	real, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return target{}, err
+	}
+	return target{path: real, kind: regular, mode: info.Mode().Perm()}, nil
+}
+
+// viaDescriptor reports whether path reaches its file through /dev/fd or
+// /proc (as /dev/stdout does): that file is already open in some process,
+// possibly ours, and replacing it would cut the process off from it.
+func viaDescriptor(path string) bool {
+	for hops := 0; hops < 40; hops++ {
+		abs, err := filepath.Abs(path)
+		if err != nil {
+			return false
+		}
+		if strings.HasPrefix(abs, "/proc/") || strings.HasPrefix(abs, "/dev/fd/") {
+			return true
+		}
+		dest, err := os.Readlink(abs)
+		if err != nil {
+			return false // not a link: the end of the chain
+		}
+		if !filepath.IsAbs(dest) {
+			dest = filepath.Join(filepath.Dir(abs), dest)
+		}
+		path = dest
+	}
+	return false
+}
+
+// FIFOReaderWait is how long Write waits for a FIFO to get a reader.
+// Without one, opening it would block for ever, and a run that ended could
+// never exit.
+var FIFOReaderWait = 10 * time.Second
+
+// writeThrough writes to a FIFO, a device or a descriptor without creating,
+// truncating or replacing it. O_APPEND keeps a descriptor that is a regular
+// file (stdout redirected to a log) from being overwritten from its start.
+func writeThrough(path string, data []byte) error {
+	f, err := openThrough(path)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// openThrough opens path for writing in place. A FIFO is opened without
+// blocking, retried until a reader comes or FIFOReaderWait has passed.
+func openThrough(path string) (*os.File, error) {
+	info, err := os.Stat(path)
+	if err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
+		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
+	}
+	deadline := time.Now().Add(FIFOReaderWait)
+	for {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
+		if !errors.Is(err, syscall.ENXIO) {
+			return f, err
+		}
+		if time.Now().After(deadline) {
+			return nil, fmt.Errorf("%s is a FIFO that nobody read within %s", path, FIFOReaderWait)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// replace writes data beside t.path and renames it over t.path. On any
+// failure the partial file is removed and t.path is left as it was.
+func replace(t target, data []byte) (err error) {
+	tmp, err := createPartial(t.path)
+	if err != nil {
+		return pathError("write", t.path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = pathError("write", t.path, err)
+		}
+	}()
+	if _, err = tmp.Write(data); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(t.mode); err != nil {
+		return err
+	}
+	if err = tmp.Sync(); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	if err = os.Rename(tmp.Name(), t.path); err != nil {
+		return err
+	}
+	syncDir(filepath.Dir(t.path))
+	return nil
+}
+
+// Install renames the complete file tmp (written beside path, see
+// PartialName) to path, for files a matrix names, such as engines. It never
+// follows a link: anything at path but a regular file (a link, a folder, a
+// FIFO, a device) is an error, and tmp is left for the caller to remove.
+func Install(tmp, path string) error {
+	if err := CheckInstall(path); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		return pathError("install", path, err)
+	}
+	syncDir(filepath.Dir(path))
+	return nil
+}
+
+// CheckInstall tells whether Install could put a file at path: nothing is
+// there, or a regular file is. A link is refused rather than followed, so
+// a matrix path never writes elsewhere; it is not replaced either, since
+// whoever made it meant the file to live where it points.
+func CheckInstall(path string) error {
+	info, err := os.Lstat(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil
+	case err != nil:
+		return err
+	case info.Mode().IsRegular():
+		return nil
+	case info.Mode()&fs.ModeSymlink != 0:
+		dest, _ := os.Readlink(path)
+		return fmt.Errorf("%s is a symbolic link (to %s); trt-action never writes through a link at a matrix path: name the file itself", path, dest)
+	case info.IsDir():
+		return fmt.Errorf("%s is a folder; name a file in it", path)
+	}
+	return fmt.Errorf("%s is a %s, not a regular file; trt-action does not replace it", path, kindName(info.Mode()))
+}
+
+func kindName(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "character device"
+	case m&fs.ModeDevice != 0:
+		return "device"
+	case m&fs.ModeSocket != 0:
+		return "socket"
+	}
+	return "special file"
+}
+
+// Check tells, before any work is done, whether Write could write path:
+// it creates path's folder when missing, and tries what Write will do
+// without changing any file. A FIFO passes when it may be written: its
+// reader may come when the run ends.
+func Check(path string) error {
+	t, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	if t.kind == stream {
+		return checkStream(path)
+	}
+	if err := os.MkdirAll(filepath.Dir(t.path), 0o755); err != nil {
+		return err
+	}
+	tmp, err := createPartial(t.path)
+	if err != nil {
+		return pathError("write", t.path, err)
+	}
+	tmp.Close()
+	return os.Remove(tmp.Name())
+}
+
+// checkStream tells whether a FIFO or device can be opened for writing.
+// A FIFO is not opened: that would hand a reader already waiting on it an
+// empty document and end its read.
+func checkStream(path string) error {
+	if info, err := os.Stat(path); err == nil && info.Mode()&fs.ModeNamedPipe != 0 {
+		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+			return &fs.PathError{Op: "write", Path: path, Err: err}
+		}
+		return nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+// pathError names path once: the partial file's own name in err would
+// point the reader at a file that no longer exists.
+func pathError(op, path string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		err = pe.Err
+	}
+	var le *os.LinkError
+	if errors.As(err, &le) {
+		err = le.Err
+	}
+	return &fs.PathError{Op: op, Path: path, Err: err}
+}
+
+// syncDir makes a rename durable where the platform allows; failure only
+// weakens durability, never correctness, so it is ignored.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		_ = d.Close()
+	}
+}

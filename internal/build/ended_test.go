@@ -1,0 +1,49 @@
+package build
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+func TestARunItsBudgetEndedIsCompleteAndSaysWhy(t *testing.T) {
+	dir := t.TempDir()
+	slow := func(b *matrix.Build) { b.Sim.Step = 2 * time.Millisecond }
+	builds := []matrix.Build{simBuild(dir, "a", slow), simBuild(dir, "b", slow), simBuild(dir, "c", slow)}
+	opts := testOptions(t)
+	opts.Jobs, opts.RunBudget = 1, 300*time.Millisecond
+	var last report.Event
+	opts.OnEvent = func(ev report.Event) { last = ev }
+	rep := Run(builds, opts, nil)
+	if !rep.Complete || rep.Interrupted != "" || rep.Ended != "run budget 300ms exceeded" {
+		t.Fatalf("complete=%v interrupted=%q ended=%q; want a complete run that says the run budget ended it", rep.Complete, rep.Interrupted, rep.Ended)
+	}
+	if last.Kind != report.RunFinished {
+		t.Fatalf("last event %v, want run_finished", last.Kind)
+	}
+	if h := report.Headline(last.Run); !strings.HasPrefix(h, "❌ run budget 300ms exceeded: ") {
+		t.Errorf("headline %q must say the run budget ended the run", h)
+	}
+	if b := rep.Builds[2]; b.Status != report.StatusCancelled || b.Reason != "not started: run budget 300ms exceeded" {
+		t.Errorf("c: %s %q", b.Status, b.Reason)
+	}
+}
+
+func TestConcludeRunsBeforeTheLastCheckpointAndEvent(t *testing.T) {
+	opts := testOptions(t)
+	var seenAtCheckpoint, seenAtEvent bool
+	opts.Conclude = func(r *report.Report) { r.Regressions = []report.Regression{{Name: "a", Percent: 50}} }
+	opts.Checkpoint = func(r *report.Report) { seenAtCheckpoint = len(r.Regressions) == 1 }
+	opts.OnEvent = func(ev report.Event) {
+		if ev.Kind == report.RunFinished {
+			seenAtEvent = len(ev.Run.Regressions) == 1
+		}
+	}
+	Run([]matrix.Build{simBuild(t.TempDir(), "a", nil)}, opts, nil)
+	if !seenAtCheckpoint || !seenAtEvent {
+		t.Errorf("what Conclude adds must reach the last checkpoint (%v) and run_finished (%v)", seenAtCheckpoint, seenAtEvent)
+	}
+}

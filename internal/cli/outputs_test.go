@@ -1,0 +1,107 @@
+package cli
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Issue 13 item 15, for merge: an unwritable output stops it before it
+// writes anything, and says so.
+func TestMergeChecksItsOutputsFirst(t *testing.T) {
+	dir := t.TempDir()
+	shard := writeShard(t, dir, "a.json", time.Now(), report.Build{Name: "x", Backend: "sim", Status: report.StatusOK, DurationMs: 1000})
+	folder := filepath.Join(dir, "merged.json")
+	if err := os.MkdirAll(filepath.Join(folder, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	junit := filepath.Join(dir, "new", "j.xml")
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"merge", "--report", folder, "--junit", junit, shard}); code != ExitOutput {
+		t.Errorf("exit %d, want %d\n%s", code, ExitOutput, errb)
+	}
+	want := "trt-action: --report: " + folder + " is a folder; name a file in it\n" +
+		"trt-action: 1 output could not be written (--report): nothing was merged\n"
+	if errb.String() != want {
+		t.Errorf("merge printed\n%s\nwant\n%s", errb, want)
+	}
+	if _, err := os.Stat(junit); !os.IsNotExist(err) {
+		t.Errorf("the JUnit file was written (%v)", err)
+	}
+}
+
+// Issue 13 items 14 and 19: an output that fails at the end costs no other
+// output, and the last line gives the exit code it causes.
+func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
+	dir := t.TempDir()
+	outputFile := filepath.Join(dir, "github_output")
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile}
+	c, _, errb := fanoutCommand(env)
+	reportPath, summary, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md"), filepath.Join(dir, "j.xml")
+	o, err := c.newOutputs(buildFlags{report: reportPath, summary: summary, publish: publishFlags{junit: junit}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := o.check("no build was started"); err != nil {
+		t.Fatal(err)
+	}
+	// The disk changes under the run: the report's path becomes a folder.
+	if err := os.MkdirAll(filepath.Join(reportPath, "keep"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	r := &report.Report{Version: report.SchemaVersion, Complete: true,
+		Builds: []report.Build{{Name: "x", Backend: "sim", Status: report.StatusOK}}}
+	o.checkpoint(r)
+	code := c.endRun(ExitOK, o.final(r))
+	if code != ExitOutput {
+		t.Errorf("exit %d, want %d", code, ExitOutput)
+	}
+	for _, p := range []string{summary, junit, outputFile} {
+		if info, err := os.Stat(p); err != nil || info.Size() == 0 {
+			t.Errorf("%s was not written: %v", filepath.Base(p), err)
+		}
+	}
+	text := errb.String()
+	if !strings.Contains(text, "trt-action: --report: "+reportPath+" is a folder") ||
+		!strings.Contains(text, "trt-action: 1 output could not be written (--report): exit 4\n") {
+		t.Errorf("output failures not told:\n%s", text)
+	}
+}
+
+// A write that fails and later succeeds leaves the file right: only the
+// latest outcome of each output counts.
+func TestOutputsKeepTheLatestOutcomeOfEachOutput(t *testing.T) {
+	var o outputs
+	full := errors.New("no space left on device")
+	o.record("--report", full)
+	o.record("--summary", full)
+	o.record("--report", nil)
+	o.record("--junit", full)
+	var names []string
+	for _, f := range o.failed {
+		names = append(names, f.output)
+	}
+	if got := strings.Join(names, ","); got != "--summary,--junit" {
+		t.Errorf("failed outputs %s, want --summary,--junit", got)
+	}
+}
+
+// A signal's exit code stands; output failures are still printed.
+func TestEndRunKeepsASignalsExitCode(t *testing.T) {
+	c, _, errb := fanoutCommand(nil)
+	err := outputError{fails: []outputFailure{{"--junit", errors.New("j.xml is a folder")}}}
+	if code := c.endRun(ExitInterrupted, err); code != ExitInterrupted {
+		t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
+	}
+	if !strings.HasSuffix(errb.String(), "(--junit): exit 130\n") {
+		t.Errorf("last line does not give exit 130:\n%s", errb)
+	}
+	if code := c.endRun(ExitFailed, nil); code != ExitFailed {
+		t.Errorf("exit %d without output failures, want %d", code, ExitFailed)
+	}
+}

@@ -1,0 +1,77 @@
+package text
+
+import (
+	"html"
+	"strings"
+)
+
+// breaker is the zero-width space (U+200B). Put between "@" and a name, or
+// between "#" and a number, it breaks GitHub's mention and reference
+// patterns, which want the name or number right after the sign, and it is
+// invisible: "fix-@octocat" still reads "fix-@octocat". A backslash escape
+// ("\@", "\#") does not do that: GitHub links mentions and references after
+// rendering, in text where the escape has already become "@" again
+// (github/markup#1168, github/cmark-gfm#181, which both show the zero-width
+// space working).
+const breaker = "\u200b"
+
+// Neutral breaks what GitHub would turn into a notification or a link to
+// somebody else's issue: mentions of users and teams (@user, @org/team) and
+// references (#123, GH-123, owner/repo#123). It also breaks HTML character
+// references (&commat;, &#x40;): plain text (JUnit, annotations) may be
+// shown as HTML by another tool, which would decode them into a live "@".
+func Neutral(s string) string {
+	if !strings.ContainsAny(s, "@#-&") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		b.WriteByte(c)
+		if i+1 == len(s) {
+			break
+		}
+		next := s[i+1]
+		switch {
+		case c == '@' && isAlnum(next),
+			c == '#' && isDigit(next),
+			c == '&' && (next == '#' || isAlnum(next)),
+			c == '-' && isDigit(next) && i >= 2 && strings.EqualFold(s[i-2:i], "gh"):
+			b.WriteString(breaker)
+		}
+	}
+	return b.String()
+}
+
+func isDigit(c byte) bool { return c >= '0' && c <= '9' }
+
+func isAlnum(c byte) bool {
+	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
+}
+
+// markdownEscaper escapes what could change a line's Markdown structure
+// (table pipes, emphasis, links, code, strike-through, headings, maths) and
+// the HTML specials, so text reads literally in a table cell, a heading, a
+// list item or a paragraph.
+var markdownEscaper = strings.NewReplacer(
+	`\`, `\\`, "|", `\|`, "*", `\*`, "_", `\_`, "`", "\\`", "[", `\[`, "]", `\]`,
+	"~", `\~`, "#", `\#`, "$", `\$`, "<", "&lt;", ">", "&gt;", "&", "&amp;",
+)
+
+// Markdown is uncontrolled text for a Markdown table cell, heading, list
+// item or paragraph: one line, neutral, escaped.
+func Markdown(s string) string { return markdownEscaper.Replace(Neutral(Line(s))) }
+
+// HTML is uncontrolled text for inside an HTML element (<summary>, <pre>,
+// <sub>), where GitHub does not process Markdown but still links mentions.
+func HTML(s string) string { return html.EscapeString(Neutral(Line(s))) }
+
+// Plain is uncontrolled text for a plain-text field another tool may show
+// on GitHub (a JUnit name or message, a check-run annotation): one line,
+// neutral, not escaped.
+func Plain(s string) string { return Neutral(Line(s)) }
+
+// PlainLines is Plain for text whose line breaks mean something (a JUnit
+// failure body).
+func PlainLines(s string) string { return Neutral(Lines(s)) }
