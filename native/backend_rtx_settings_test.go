@@ -47,6 +47,7 @@ func TestRTXSettingsChangeThePlan(t *testing.T) {
 		{"version-compatible": true, "exclude-lean-runtime": true},
 		// No weights are marked refittable in the model, so this builds.
 		{"refit": "individual"},
+		{"builder-flags": []string{"require-user-allocation"}},
 	}
 	seen := map[string]string{}
 	for _, s := range changes {
@@ -79,6 +80,8 @@ func TestRTXSettingsChangeThePlan(t *testing.T) {
 		{Settings: map[string]any{"l2-limit-for-tiling": 1 << 20}},
 		{Settings: map[string]any{"preview-features": []string{"+aliased-plugin-io-10-03", "+runtime-activation-resize-10-10"}}},
 		{Settings: map[string]any{"strongly-typed": true}},
+		{Settings: map[string]any{"builder-flags": []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss",
+			"disable-compilation-cache", "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"}}},
 		{OptLevel: ptr(0)},
 		{OptLevel: ptr(5)},
 		{TilingLevel: ptr(3)},

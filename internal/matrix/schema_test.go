@@ -54,6 +54,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "tacticSourceName", "enum"}, TacticSources},
 		{[]string{"$defs", "memoryPoolName", "enum"}, MemoryPools},
 		{[]string{"$defs", "previewFeatureName", "enum"}, PreviewFeatures},
+		{[]string{"$defs", "builderFlagName", "enum"}, BuilderFlags},
 	}
 	// Every enum-valued setting lists exactly the parser's values.
 	for _, spec := range settingSpecs {

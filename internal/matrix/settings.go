@@ -63,6 +63,7 @@ const (
 	kindToggles             // "+a,-b" or [+a, -b], names from values
 	kindSizeMap             // name from values -> byte size
 	kindDLA                 // {core: N, gpu-fallback: bool}
+	kindNames               // a word or a list of words from values
 )
 
 // Backend names as a setting lists them.
@@ -86,16 +87,19 @@ type settingSpec struct {
 
 // Values the builder settings allow.
 var (
-	PrecisionConstraints   = []string{"none", "prefer", "obey"}
-	LayerTypes             = []string{"fp32", "fp16", "bf16", "int8", "int32", "int64", "fp8", "int4", "uint8", "bool"}
-	HardwareCompatibility  = []string{"none", "ampere-plus", "same-compute-capability"}
-	RefitModes             = []string{"none", "refit", "identical", "individual"}
-	RuntimePlatforms       = []string{"same-as-build", "windows-amd64"}
-	TacticSources          = []string{"cublas", "cublas-lt", "cudnn", "edge-mask-convolutions", "jit-convolutions"}
-	SparsityModes          = []string{"disable", "enable"}
-	MemoryPools            = []string{"workspace", "tactic-shared", "dla-sram", "dla-local", "dla-global"}
-	ProfilingVerbosities   = []string{"none", "layer-names-only", "detailed"}
-	PreviewFeatures        = []string{"profile-sharing-0806", "aliased-plugin-io-10-03", "runtime-activation-resize-10-10", "multidevice-runtime-10-16"}
+	PrecisionConstraints  = []string{"none", "prefer", "obey"}
+	LayerTypes            = []string{"fp32", "fp16", "bf16", "int8", "int32", "int64", "fp8", "int4", "uint8", "bool"}
+	HardwareCompatibility = []string{"none", "ampere-plus", "same-compute-capability"}
+	RefitModes            = []string{"none", "refit", "identical", "individual"}
+	RuntimePlatforms      = []string{"same-as-build", "windows-amd64"}
+	TacticSources         = []string{"cublas", "cublas-lt", "cudnn", "edge-mask-convolutions", "jit-convolutions"}
+	SparsityModes         = []string{"disable", "enable"}
+	MemoryPools           = []string{"workspace", "tactic-shared", "dla-sram", "dla-local", "dla-global"}
+	ProfilingVerbosities  = []string{"none", "layer-names-only", "detailed"}
+	PreviewFeatures       = []string{"profile-sharing-0806", "aliased-plugin-io-10-03", "runtime-activation-resize-10-10", "multidevice-runtime-10-16"}
+	// BuilderFlags are the builder flags no other key sets.
+	BuilderFlags = []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
+		"strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence", "require-user-allocation"}
 	bothBackends           = []string{backendTRT, backendRTX}
 	datacenterOnly         = []string{backendTRT}
 	datacenterOnlyFeatures = map[string]string{"profile-sharing-0806": backendTRT, "multidevice-runtime-10-16": backendTRT}
@@ -132,6 +136,8 @@ var settingSpecs = []settingSpec{
 	{key: "profiling-verbosity", kind: kindEnum, values: ProfilingVerbosities, backends: bothBackends},
 	{key: "preview-features", kind: kindToggles, values: PreviewFeatures, backends: bothBackends, only: datacenterOnlyFeatures},
 	{key: "dla", kind: kindDLA, backends: datacenterOnly},
+	{key: "builder-flags", kind: kindNames, values: BuilderFlags, backends: bothBackends,
+		only: map[string]string{"require-user-allocation": backendRTX}},
 }
 
 // settingKeys lists the keys above, for buildKeys.
@@ -199,6 +205,8 @@ func (d *decoder) settingValue(spec settingSpec, n *yaml.Node, backend string) (
 		return d.sizeMap(n, spec, backend)
 	case kindDLA:
 		return d.dla(n)
+	case kindNames:
+		return d.names(n, spec, backend)
 	}
 	return nil, false
 }
@@ -334,6 +342,18 @@ func (d *decoder) sizeMap(n *yaml.Node, spec settingSpec, backend string) (map[s
 		return nil, false
 	}
 	return out, ok
+}
+
+// names reads one word or a list of words from spec.values.
+func (d *decoder) names(n *yaml.Node, spec settingSpec, backend string) ([]string, bool) {
+	words, ok := d.enumList(n, spec.key, spec.values)
+	for _, w := range words {
+		if need, restricted := spec.only[w]; restricted && backend != "sim" && backend != need {
+			d.w.errs.add(d.w.pos(n), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, w, backend, need)
+			ok = false
+		}
+	}
+	return words, ok
 }
 
 var dlaKeys = []string{"core", "gpu-fallback"}

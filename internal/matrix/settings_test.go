@@ -43,6 +43,7 @@ builds:
     l2-limit-for-tiling: 4MiB
     preview-features: [-aliased-plugin-io-10-03]
     dla: {core: 1, gpu-fallback: true}
+    builder-flags: [debug, strict-nans]
     shapes:
       input: {min: 1x3x224x224, opt: [4, 3, 224, 224], max: 8x3x224x224}
 `
@@ -80,6 +81,7 @@ builds:
 		"profiling-verbosity":    "none",
 		"preview-features":       []string{"-aliased-plugin-io-10-03"},
 		"dla":                    DLA{Core: 1, GPUFallback: true},
+		"builder-flags":          []string{"debug", "strict-nans"},
 	}
 	got := f.Builds[0].Settings.Map()
 	for k, v := range want {

@@ -186,6 +186,8 @@ var trtexecFlags = []trtexecFlag{
 	{name: "dynamicPlugins", key: "plugins", read: appendValue("plugins")},
 	{name: "plugins", key: "plugins", read: appendValue("plugins")},
 	{name: "setPluginsToSerialize", key: "plugins-serialize", read: appendValue("plugins-serialize")},
+	{name: "noCompilationCache", key: "builder-flags", noValue: true, read: addTo("builder-flags", "disable-compilation-cache")},
+	{name: "errorOnTimingCacheMiss", key: "builder-flags", noValue: true, read: addTo("builder-flags", "error-on-timing-cache-miss")},
 	{name: "computeCapabilities", key: "targets", read: func(k *trtexecKeys, v string) error {
 		for _, cc := range strings.Split(v, ",") {
 			t, ok := trtexecTargets[strings.TrimSpace(cc)]
@@ -614,6 +616,19 @@ func trtexecFlagsFor(key string, v any, flag func(string, ...string)) error {
 		flag("memPoolSize", strings.Join(specs, ","))
 	case "profiling-verbosity":
 		flag("profilingVerbosity", reverse(trtexecVerbosity, v.(string)))
+	case "builder-flags":
+		var none []string
+		for _, f := range v.([]string) {
+			if name, ok := map[string]string{"disable-compilation-cache": "noCompilationCache",
+				"error-on-timing-cache-miss": "errorOnTimingCacheMiss"}[f]; ok {
+				flag(name)
+			} else {
+				none = append(none, f)
+			}
+		}
+		if len(none) > 0 {
+			return fmt.Errorf("builder-flags %s: no trtexec flag", strings.Join(none, ", "))
+		}
 	case "dla":
 		dla := v.(DLA)
 		flag("useDLACore", strconv.Itoa(dla.Core))

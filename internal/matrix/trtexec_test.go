@@ -123,6 +123,7 @@ builds:
     max-tactics: 9
     sparsity: enable
     max-aux-streams: 3
+    builder-flags: [disable-compilation-cache, error-on-timing-cache-miss]
     profiling-verbosity: detailed
     preview-features: [+profile-sharing-0806, -aliased-plugin-io-10-03, +runtime-activation-resize-10-10, +multidevice-runtime-10-16]
     shapes:
@@ -166,9 +167,11 @@ builds:
 }
 
 func TestTrtexecLineSaysWhatHasNoFlag(t *testing.T) {
-	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{{Key: "refit", Value: "identical"}}}
+	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{
+		{Key: "refit", Value: "identical"}, {Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
 	line, missing := TrtexecLine(b)
-	if !reflect.DeepEqual(missing, []string{"refit: identical has no trtexec flag"}) || strings.Contains(line, "refit") {
+	if !reflect.DeepEqual(missing, []string{"builder-flags debug, strict-nans: no trtexec flag", "refit: identical has no trtexec flag"}) ||
+		strings.Contains(line, "refit") || !strings.HasSuffix(line, " --noCompilationCache") {
 		t.Errorf("line %q, missing %v", line, missing)
 	}
 	if _, missing := TrtexecLine(Build{Backend: "sim"}); len(missing) != 1 {

@@ -79,6 +79,10 @@ inline void check_settings_fit_flavour(Flavour flavour, const Settings& s) {
     const std::string name = p.substr(1);
     only10(name == "profile-sharing-0806" || name == "multidevice-runtime-10-16", "preview-features " + name);
   }
+  for (const auto& f : s.builder_flags)
+    if (f == "require-user-allocation" && flavour != Flavour::kTensorRTRTX)
+      throw std::runtime_error("builder-flags require-user-allocation: " + std::string(flavour_name(flavour)) +
+                               " has no such flag; only TensorRT-RTX has it");
   if (flavour == Flavour::kTensorRTRTX) {
     if (s.has_dla) throw std::runtime_error("dla: TensorRT-RTX has no DLA; only backend tensorrt (on Jetson) has it");
     for (const auto& [pool, size] : s.memory_pools)
@@ -99,6 +103,10 @@ constexpr VersionedSetting kRefitIndividual{"refit: individual", 8};
 constexpr VersionedSetting kAliasedPluginIO{"preview-features aliased-plugin-io-10-03", 3};
 constexpr VersionedSetting kActivationResize{"preview-features runtime-activation-resize-10-10", 10};
 constexpr VersionedSetting kMultiDevice{"preview-features multidevice-runtime-10-16", 16};
+constexpr VersionedSetting kStrictNans{"builder-flags strict-nans", 8};
+constexpr VersionedSetting kMonitorMemory{"builder-flags monitor-memory", 8};
+constexpr VersionedSetting kEditableTimingCache{"builder-flags editable-timing-cache", 8};
+constexpr VersionedSetting kDistributiveIndependence{"builder-flags distributive-independence", 16};
 
 // versioned_settings lists the settings of s whose calls arrived after 10.0.
 inline std::vector<VersionedSetting> versioned_settings(const BuildRequest& r) {
@@ -115,6 +123,12 @@ inline std::vector<VersionedSetting> versioned_settings(const BuildRequest& r) {
     if (name == "aliased-plugin-io-10-03") out.push_back(kAliasedPluginIO);
     if (name == "runtime-activation-resize-10-10") out.push_back(kActivationResize);
     if (name == "multidevice-runtime-10-16") out.push_back(kMultiDevice);
+  }
+  for (const auto& f : s.builder_flags) {
+    if (f == "strict-nans") out.push_back(kStrictNans);
+    if (f == "monitor-memory") out.push_back(kMonitorMemory);
+    if (f == "editable-timing-cache") out.push_back(kEditableTimingCache);
+    if (f == "distributive-independence") out.push_back(kDistributiveIndependence);
   }
   return out;
 }
@@ -254,6 +268,30 @@ inline void apply_preview_feature(nvinfer1::IBuilderConfig& config, const std::s
 #endif
 }
 
+// apply_builder_flags sets the builder-flags key's flags.
+inline void apply_builder_flags(nvinfer1::IBuilderConfig& config, const std::vector<std::string>& flags, const Gate& gate) {
+  using F = nvinfer1::BuilderFlag;
+  (void)gate;
+  for (const auto& f : flags) {
+    if (f == "debug") config.setFlag(F::kDEBUG);
+    if (f == "disable-timing-cache") config.setFlag(F::kDISABLE_TIMING_CACHE);
+    if (f == "error-on-timing-cache-miss") config.setFlag(F::kERROR_ON_TIMING_CACHE_MISS);
+    if (f == "disable-compilation-cache") config.setFlag(F::kDISABLE_COMPILATION_CACHE);
+#if TAM_HEADERS_MINOR >= 8
+    if (f == "strict-nans" && gate.allows(kStrictNans)) config.setFlag(F::kSTRICT_NANS);
+    if (f == "monitor-memory" && gate.allows(kMonitorMemory)) config.setFlag(F::kMONITOR_MEMORY);
+    if (f == "editable-timing-cache" && gate.allows(kEditableTimingCache)) config.setFlag(F::kEDITABLE_TIMING_CACHE);
+#endif
+#if TAM_HEADERS_MINOR >= 16
+    if (f == "distributive-independence" && gate.allows(kDistributiveIndependence))
+      config.setFlag(F::kDISTRIBUTIVE_INDEPENDENCE);
+#endif
+#if defined(TAM_FLAVOR_RTX)
+    if (f == "require-user-allocation") config.setFlag(F::kREQUIRE_USER_ALLOCATION);
+#endif
+  }
+}
+
 // apply_flags sets the BuilderFlags the settings ask for.
 inline void apply_flags(nvinfer1::IBuilderConfig& config, const Settings& s, const Gate& gate) {
   using F = nvinfer1::BuilderFlag;
@@ -275,6 +313,7 @@ inline void apply_flags(nvinfer1::IBuilderConfig& config, const Settings& s, con
   if (s.precision_constraints == "prefer") config.setFlag(F::kPREFER_PRECISION_CONSTRAINTS);
 #endif
   if (s.has_dla && s.dla_gpu_fallback) config.setFlag(F::kGPU_FALLBACK);
+  apply_builder_flags(config, s.builder_flags, gate);
 }
 
 // apply_config applies every config-level setting; gated ones only when

@@ -46,6 +46,7 @@ struct Settings {
   std::vector<std::pair<std::string, int64_t>> memory_pools;  // pool name -> bytes
   std::string profiling_verbosity;                            // none, layer-names-only, detailed
   std::vector<std::string> preview_features;                  // "+name" / "-name"
+  std::vector<std::string> builder_flags;                     // debug, strict-nans, ... (builder-flags)
   bool has_dla = false, dla_gpu_fallback = false;
   int32_t dla_core = 0;
   std::vector<std::string> keys;  // every key given, sorted: named when a build with them fails
@@ -201,6 +202,12 @@ inline Settings decode_settings(const tamjson::Value& v) {
     } else if (key == "preview-features") {
       s.preview_features = toggles(val, key, {"profile-sharing-0806", "aliased-plugin-io-10-03",
                                               "runtime-activation-resize-10-10", "multidevice-runtime-10-16"});
+    } else if (key == "builder-flags") {
+      s.builder_flags = strings(val, w);
+      for (const auto& f : s.builder_flags)
+        one_of(key, f, {"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
+                        "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence",
+                        "require-user-allocation"});
     } else if (key == "dla") {
       const tamjson::Value* core = val.find("core");
       if (core == nullptr) throw std::runtime_error("settings.dla: core is required");

@@ -88,7 +88,8 @@ void test_settings() {
       R"("weight-streaming":true,"runtime-platform":"windows-amd64","tactic-sources":["+cublas","-cudnn"],)"
       R"("max-tactics":4,"sparsity":"enable","max-aux-streams":0,"l2-limit-for-tiling":4194304,)"
       R"("memory-pools":{"tactic-shared":49152},"profiling-verbosity":"detailed",)"
-      R"("preview-features":["-aliased-plugin-io-10-03"],"dla":{"core":1,"gpu-fallback":true}}})";
+      R"("preview-features":["-aliased-plugin-io-10-03"],"dla":{"core":1,"gpu-fallback":true},)"
+      R"("builder-flags":["debug","require-user-allocation"]}})";
   tam::BuildRequest r = tam::decode_request(json);
   const tam::Settings& s = r.settings;
   check(s.has_strongly_typed && s.strongly_typed && r.strongly_typed, "strongly-typed reaches strongly_typed");
@@ -110,6 +111,7 @@ void test_settings() {
         "memory-pools");
   check(s.preview_features.size() == 1 && s.preview_features[0] == "-aliased-plugin-io-10-03", "preview-features");
   check(s.has_dla && s.dla_core == 1 && s.dla_gpu_fallback, "dla");
+  check(s.builder_flags.size() == 2 && s.builder_flags[1] == "require-user-allocation", "builder-flags");
 }
 
 void test_settings_errors() {
@@ -124,6 +126,7 @@ void test_settings_errors() {
   check(throws_with(with(R"({"dla":{"gpu-fallback":true}})"), "settings.dla: core is required"), "dla core");
   check(throws_with(with(R"({"memory-pools":{"l2":5}})"), "settings.memory-pools: \"l2\" is unknown"), "pool name");
   check(throws_with(with(R"({"tf32":"no"})"), "settings.tf32: want true or false"), "bool type");
+  check(throws_with(with(R"({"builder-flags":["fast"]})"), "settings.builder-flags: \"fast\" is unknown"), "flag names");
 }
 
 }  // namespace

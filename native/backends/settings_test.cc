@@ -128,6 +128,8 @@ tam::Settings every_setting() {
   s.plugins_serialize = {"/p/a.so", "/p/b.so"};
   s.has_dla = s.dla_gpu_fallback = true;
   s.dla_core = 1;
+  s.builder_flags = {"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
+                     "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"};
   return s;
 }
 
@@ -164,6 +166,17 @@ void test_every_setting_reaches_its_setter() {
         "preview-features: + turns on, - turns off");
   check(rec.serialize == std::vector<std::string>{"/p/a.so", "/p/b.so"}, "plugins-serialize");
   check(rec.dla_core == 1 && rec.device == static_cast<int>(DeviceType::kDLA), "dla: core and the DLA as default device");
+  for (BuilderFlag f : {BuilderFlag::kDEBUG, BuilderFlag::kDISABLE_TIMING_CACHE, BuilderFlag::kERROR_ON_TIMING_CACHE_MISS,
+                        BuilderFlag::kDISABLE_COMPILATION_CACHE, BuilderFlag::kSTRICT_NANS, BuilderFlag::kMONITOR_MEMORY,
+                        BuilderFlag::kEDITABLE_TIMING_CACHE, BuilderFlag::kDISTRIBUTIVE_INDEPENDENCE})
+    check(rec.flags_set.count(flag(f)) == 1, ("builder-flags sets flag " + std::to_string(flag(f))).c_str());
+  check(throws_with([] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT10, [] {
+                      tam::Settings s;
+                      s.builder_flags = {"require-user-allocation"};
+                      return s;
+                    }()); },
+                    "builder-flags require-user-allocation: TensorRT"),
+        "require-user-allocation is TensorRT-RTX's alone");
 }
 
 void test_a_refused_setter_names_the_key_and_tensorrt() {
@@ -224,6 +237,9 @@ void test_a_library_too_old_for_a_setting() {
   ConfigOver config(&rec);
   tam::apply_config(config, req.settings, gate, said(""));
   check(rec.l2 == -1 && rec.max_tactics == -1 && rec.hardware == -1, "no call past a 10.3 table");
+  check(rec.flags_set.count(flag(BuilderFlag::kSTRICT_NANS)) == 0 && rec.flags_set.count(flag(BuilderFlag::kDEBUG)) == 1,
+        "no flag a 10.3 library does not know; the 10.0 ones are set");
+  check(why.find("builder-flags strict-nans (needs 10.8)") != std::string::npos, "the refusal names the flag");
   check(rec.platform == static_cast<int>(RuntimePlatform::kWINDOWS_AMD64), "10.3 has setRuntimePlatform");
 }
 
