@@ -419,6 +419,9 @@ var settingRequirements = []struct {
 
 // checkConflicts reports each conflicting pair at the key written later.
 func (d *decoder) checkConflicts(b *Build, fs fieldSet) {
+	if len(b.Settings) == 0 {
+		return // every conflict involves a setting; most builds have none
+	}
 	get := func(key string) (any, Pos, bool) {
 		if v, ok := b.Settings.Get(key); ok {
 			p, _ := fs.get(key)
