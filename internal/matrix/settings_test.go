@@ -1,8 +1,10 @@
 package matrix
 
 import (
+	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -103,5 +105,27 @@ builds:
 	}
 	if p := f.Builds[0].Settings[0].Pos; p.Line != 11 || p.Column != 5 {
 		t.Errorf("strongly-typed position = %v, want line 11 column 5", p)
+	}
+}
+
+// TestEverySettingReachesTheBackends checks the contract with the C++
+// decoder (native/backends/request.h): every setting key, and every value
+// a key allows, is known there, so no setting the matrix accepts can be
+// refused as unknown (or lost) on its way to TensorRT.
+func TestEverySettingReachesTheBackends(t *testing.T) {
+	data, err := os.ReadFile(filepath.Join("..", "..", "native", "backends", "request.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	decoder := string(data)
+	for _, spec := range settingSpecs {
+		if !strings.Contains(decoder, `key == "`+spec.key+`"`) {
+			t.Errorf("request.h does not decode %s", spec.key)
+		}
+		for _, v := range spec.values {
+			if !strings.Contains(decoder, `"`+v+`"`) {
+				t.Errorf("request.h does not allow %s value %s", spec.key, v)
+			}
+		}
 	}
 }
