@@ -17,6 +17,10 @@ type Request struct {
 	Shapes         map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
 	Targets        []string         `json:"targets,omitempty"` // tensorrt-rtx: sm75, sm80, sm86, sm89, sm120, sm121
 	TimingCache    string           `json:"timing_cache,omitempty"`
+	// Settings are every other builder setting, keyed by the matrix's own
+	// key names (matrix.Settings.Map), so a backend's message names the key
+	// the user wrote. native/backends/request.h decodes them.
+	Settings map[string]any `json:"settings,omitempty"`
 
 	// NoMonitor builds without installing the progress monitor: no
 	// callbacks, so no progress, budgets or soft cancel. Only for measuring

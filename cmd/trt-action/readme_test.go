@@ -194,6 +194,7 @@ func TestREADMECommandsTable(t *testing.T) {
 		{[]string{"validate", "trt-builds.yml"}, "", 0, "ok, 2 builds"},
 		{[]string{"plan", "--only", "quick-2", "--json"}, "", 0, `"name":"quick-2"`},
 		{[]string{"plan", "--github-matrix", "--shards", "2"}, "", 0, `{"include":[{"shard":1,"of":2,`},
+		{[]string{"plan", "--trtexec"}, "", 0, "# quick-1\n# not in the line: backend sim has no trtexec equivalent\n"},
 		{[]string{"build", "trt-builds.yml", "--jobs", "2", "--only", "quick-1", "--report", "r.json", "--junit", "j.xml", "--events", "e.jsonl"}, "", 0, "■ ✅ 1 of 1 builds ok"},
 		// quick-2 is in no report: it is missing, and that fails the merge.
 		{[]string{"merge", "-f", "trt-builds.yml", "--report", "m.json", "r.json"}, "", 1, "merged 1 report, 2 builds, into m.json"},

@@ -136,7 +136,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
 	for i, b := range builds {
-		r.rep.Builds[i] = report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending}
+		r.rep.Builds[i] = pendingBuild(b)
 	}
 	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
 	r.checkpoint(true)

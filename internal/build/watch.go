@@ -154,7 +154,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
 		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache}
+		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
 		for k, s := range b.Shapes {
@@ -273,6 +273,13 @@ func (w *watch) handle(m message) {
 	case msgHello:
 		w.offset = w.now()
 		w.res.Library = m.Library
+		if w.res.Settings != nil {
+			// A copy: the run's report, which other goroutines write out,
+			// shares the original until this build's result replaces it.
+			s := *w.res.Settings
+			s.Library = m.Library
+			w.res.Settings = &s
+		}
 	case msgEvents:
 		w.lastSeen = w.now()
 		for _, we := range m.Events {

@@ -35,9 +35,10 @@ func runValidate(c *Command, args []string) (int, error) {
 }
 
 func runPlan(c *Command, args []string) (int, error) {
-	fs := c.newFlags("plan", "[-f FILE | FILE] [--only NAME]... [--json] [--github-matrix [--shards N] [--baseline REPORT]]")
+	fs := c.newFlags("plan", "[-f FILE | FILE] [--only NAME]... [--json | --trtexec] [--github-matrix [--shards N] [--baseline REPORT]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	asJSON := fs.Bool("json", false, "print JSON")
+	asTrtexec := fs.Bool("trtexec", false, "print each build as the trtexec (or tensorrt_rtx) command that builds it")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	var sf shardFlags
@@ -69,7 +70,11 @@ func runPlan(c *Command, args []string) (int, error) {
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
 		return ExitOK, err
 	}
-	matrix.PlanText(&out, builds)
+	if *asTrtexec {
+		matrix.PlanTrtexec(&out, builds)
+	} else {
+		matrix.PlanText(&out, builds)
+	}
 	c.printUntrusted(c.Streams.Out, out.String())
 	return ExitOK, nil
 }

@@ -19,8 +19,11 @@ var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=@,-]{0,127}$`)
 
 // build decodes one expanded build from its merged node.
 func (d *decoder) build(n *yaml.Node, at Pos) Build {
+	mark := len(d.w.errs.errs)
+	defer d.nameTrtexecFlags(mark)
+	n = d.withTrtexec(n, d.own)
 	fs := d.w.fields(n, "build", buildKeys)
-	b := Build{Axes: d.combo.asMap(), Pos: at}
+	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored}
 
 	if p, ok := fs.get("name"); !ok {
 		d.w.errs.add(at, "build: name is required")
@@ -40,6 +43,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 
 	d.model(fs, &b, at, backendOK)
 	d.options(fs, &b)
+	d.settings(fs, &b)
 	if p, ok := fs.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
 	}
@@ -80,8 +84,8 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 			b.OptLevel = &v
 		}
 	}
-	if p, ok := fs.get("tiling-level"); ok {
-		if v, ok := d.intIn(p.val, "tiling-level", 0, 3); ok {
+	if p, ok := fs.get("tiling-optimization-level"); ok {
+		if v, ok := d.intIn(p.val, "tiling-optimization-level", 0, 3); ok {
 			b.TilingLevel = &v
 		}
 	}

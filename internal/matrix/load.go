@@ -15,8 +15,9 @@ import (
 // Keys each mapping allows. schema.json must list the same keys
 // (schema_test.go checks).
 var (
-	topKeys        = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
-	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
+	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
+	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
+		append(settingKeys(), "trtexec", "budgets", "sim", "matrix")...)
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault"}
 	regressionKeys = []string{"warn", "fail", "min"}
@@ -361,6 +362,7 @@ func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) [
 		return nil
 	}
 	own := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: item.Line, Column: item.Column}
+	ownKeys := map[string]bool{}
 	var ownMatrix *matrixSpec
 	for _, p := range w.pairs(item, "build") {
 		if p.key.Value == "matrix" {
@@ -368,6 +370,7 @@ func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) [
 			continue
 		}
 		own.Content = append(own.Content, p.key, p.val)
+		ownKeys[p.key.Value] = true
 	}
 	merged := w.merge(defaults, own)
 	spec := combine(topMatrix, ownMatrix)
@@ -379,7 +382,7 @@ func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) [
 	combos := w.expand(spec, w.pos(item))
 	builds := make([]Build, 0, len(combos))
 	for _, c := range combos {
-		d := &decoder{w: w, combo: c, inBuild: true}
+		d := &decoder{w: w, combo: c, inBuild: true, own: ownKeys}
 		builds = append(builds, d.build(merged, w.pos(item)))
 	}
 	return builds

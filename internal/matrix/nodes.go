@@ -77,17 +77,18 @@ func (w *walker) pairs(n *yaml.Node, what string) []pair {
 	return out
 }
 
-// fieldSet is a mapping's entries by key, for a fixed set of allowed keys.
-// A slice, not a map: there are a dozen keys and many thousand builds.
+// fieldSet is a mapping's entries for a fixed set of allowed keys. Only
+// the keys present are kept, in a slice: a build allows some forty keys,
+// writes a handful, and a matrix may expand to many thousand builds.
 type fieldSet struct {
 	allowed []string
-	vals    []pair // vals[i] is allowed[i]; key nil when absent
+	vals    []pair // the present entries, each key in allowed, in file order
 }
 
 func (fs fieldSet) get(key string) (pair, bool) {
-	for i, k := range fs.allowed {
-		if k == key {
-			return fs.vals[i], fs.vals[i].key != nil
+	for _, p := range fs.vals {
+		if p.key.Value == key {
+			return p, true
 		}
 	}
 	return pair{}, false
@@ -96,8 +97,8 @@ func (fs fieldSet) get(key string) (pair, bool) {
 // all yields every present key, in the order of allowed.
 func (fs fieldSet) all() iter.Seq2[string, pair] {
 	return func(yield func(string, pair) bool) {
-		for i, p := range fs.vals {
-			if p.key != nil && !yield(fs.allowed[i], p) {
+		for _, k := range fs.allowed {
+			if p, ok := fs.get(k); ok && !yield(k, p) {
 				return
 			}
 		}
@@ -113,14 +114,14 @@ func (fs fieldSet) val(key string) *yaml.Node {
 // fields reads a mapping whose keys are fixed, reporting unknown keys with
 // the allowed ones and the closest spelling.
 func (w *walker) fields(n *yaml.Node, what string, allowed []string) fieldSet {
-	fs := fieldSet{allowed: allowed, vals: make([]pair, len(allowed))}
-	for _, p := range w.pairs(n, what) {
-		i := slices.Index(allowed, p.key.Value)
-		if i < 0 {
+	ps := w.pairs(n, what)
+	fs := fieldSet{allowed: allowed, vals: make([]pair, 0, len(ps))}
+	for _, p := range ps {
+		if !slices.Contains(allowed, p.key.Value) {
 			w.errs.add(w.pos(p.key), "%s", unknownKey(p.key.Value, what, allowed))
 			continue
 		}
-		fs.vals[i] = p
+		fs.vals = append(fs.vals, p)
 	}
 	return fs
 }

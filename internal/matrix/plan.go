@@ -86,11 +86,12 @@ type planBuild struct {
 	Engine         string               `json:"engine"`
 	WorkspaceBytes int64                `json:"workspace_bytes,omitempty"`
 	OptLevel       *int                 `json:"opt_level,omitempty"`
-	TilingLevel    *int                 `json:"tiling_level,omitempty"`
+	TilingLevel    *int                 `json:"tiling_optimization_level,omitempty"`
 	Precision      []string             `json:"precision,omitempty"`
 	Shapes         map[string]planShape `json:"shapes,omitempty"`
 	Targets        []string             `json:"targets,omitempty"`
 	TimingCache    string               `json:"timing_cache,omitempty"`
+	Settings       map[string]any       `json:"settings,omitempty"` // keyed by matrix key
 	Budgets        planBudgets          `json:"budgets"`
 	Sim            *planSim             `json:"sim,omitempty"`
 	Axes           map[string]string    `json:"axes,omitempty"`
@@ -155,7 +156,7 @@ func toPlan(b Build) planBuild {
 	p := planBuild{
 		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine,
 		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache,
+		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
 		Budgets: planBudgets{
 			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),
 			Warn: b.Budgets.WarnPercent, Grace: b.Budgets.Grace.String(),

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -32,6 +33,8 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "regression", "properties"}, regressionKeys},
 		{[]string{"$defs", "shape", "properties"}, shapeKeys},
 		{[]string{"$defs", "matrix", "properties"}, matrixKeys},
+		{[]string{"$defs", "memory-pools", "properties"}, MemoryPools},
+		{[]string{"$defs", "dla", "properties"}, dlaKeys},
 	}
 	for _, tt := range tests {
 		got := sortedKeys(t, lookup(t, schema, tt.path...))
@@ -47,6 +50,20 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "backend", "enum"}, Backends},
 		{[]string{"$defs", "precisionName", "enum"}, Precisions},
 		{[]string{"$defs", "targetName", "enum"}, Targets},
+		{[]string{"$defs", "layerType", "enum"}, LayerTypes},
+		{[]string{"$defs", "tacticSourceName", "enum"}, TacticSources},
+		{[]string{"$defs", "memoryPoolName", "enum"}, MemoryPools},
+		{[]string{"$defs", "previewFeatureName", "enum"}, PreviewFeatures},
+		{[]string{"$defs", "builderFlagName", "enum"}, BuilderFlags},
+	}
+	// Every enum-valued setting lists exactly the parser's values.
+	for _, spec := range settingSpecs {
+		if spec.kind == kindEnum {
+			enums = append(enums, struct {
+				path   []string
+				parser []string
+			}{[]string{"$defs", spec.key, "anyOf", "0", "enum"}, spec.values})
+		}
 	}
 	for _, tt := range enums {
 		var got []string
@@ -91,6 +108,14 @@ func TestSchemaRefsResolve(t *testing.T) {
 func lookup(t *testing.T, v any, path ...string) any {
 	t.Helper()
 	for _, p := range path {
+		if list, isList := v.([]any); isList {
+			i, err := strconv.Atoi(p)
+			if err != nil || i >= len(list) {
+				t.Fatalf("schema has no %v", path)
+			}
+			v = list[i]
+			continue
+		}
 		m, ok := v.(map[string]any)
 		if !ok || m[p] == nil {
 			t.Fatalf("schema has no %v", path)

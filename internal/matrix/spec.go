@@ -36,11 +36,13 @@ type Build struct {
 
 	WorkspaceBytes int64            // workspace: "1GiB", "512MiB"; 0 = library default
 	OptLevel       *int             // opt-level: 0..5
-	TilingLevel    *int             // tiling-level: 0..3 (TensorRT 10.8+, 11.x, TensorRT-RTX)
+	TilingLevel    *int             // tiling-optimization-level: 0..3 (TensorRT 10.8+, 11.x, TensorRT-RTX)
 	Precision      []string         // precision: fp16 | [fp16, int8]
 	Shapes         map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
 	Targets        []string         // targets (tensorrt-rtx): sm75 ...
 	TimingCache    string           // timing-cache: path
+	Settings       Settings         // every other builder setting (settings.go)
+	TrtexecIgnored []string         // inference-only flags of its trtexec line (trtexec.go)
 
 	Budgets Budgets
 	Sim     Sim

@@ -18,6 +18,12 @@ type decoder struct {
 	w       *walker
 	combo   combo
 	inBuild bool // ${{ matrix.X }} is meaningful only inside builds
+	// own are the keys the build itself wrote (not from defaults), and
+	// trtexecIgnored the inference-only flags of its trtexec line.
+	own            map[string]bool
+	trtexecIgnored []string
+	trtexecAt      Pos               // where the trtexec line is
+	trtexecFlags   map[string]string // key -> the line's flag that set it
 }
 
 // text returns a scalar's substituted value; want names the expected type.
@@ -153,9 +159,12 @@ func (d *decoder) byteSize(n *yaml.Node, what string) (int64, bool) {
 	return int64(bytes), true
 }
 
-// dims reads a list of tensor dimensions.
+// dims reads tensor dimensions: a list, or trtexec's form 1x3x224x224.
 func (d *decoder) dims(n *yaml.Node, what string) ([]int64, bool) {
-	items, ok := d.w.items(n, what, "a list of dimensions like [1, 3, 224, 224]")
+	if r := resolve(n); r.Kind == yaml.ScalarNode && !isNull(r) {
+		return d.dimsText(r, what)
+	}
+	items, ok := d.w.items(n, what, "a list of dimensions like [1, 3, 224, 224] or 1x3x224x224")
 	if !ok {
 		return nil, false
 	}
@@ -175,6 +184,25 @@ func (d *decoder) dims(n *yaml.Node, what string) ([]int64, bool) {
 		out[i] = v
 	}
 	return out, ok
+}
+
+// dimsText reads trtexec's shape form, 1x3x224x224.
+func (d *decoder) dimsText(n *yaml.Node, what string) ([]int64, bool) {
+	s, ok := d.text(n, what, "dimensions like 1x3x224x224")
+	if !ok {
+		return nil, false
+	}
+	parts := strings.Split(strings.TrimSpace(s), "x")
+	out := make([]int64, len(parts))
+	for i, p := range parts {
+		v, err := strconv.ParseInt(p, 10, 64)
+		if err != nil || v < 0 {
+			d.w.errs.add(d.w.pos(n), "%s: %q is not a shape; write dimensions (integers >= 0) joined by x, like 1x3x224x224, or a list", what, s)
+			return nil, false
+		}
+		out[i] = v
+	}
+	return out, true
 }
 
 // checkPhasePattern rejects patterns path.Match could never match.

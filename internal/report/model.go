@@ -64,6 +64,16 @@ type Build struct {
 	Engine           *Engine           `json:"engine,omitempty"`
 	Log              []LogLine         `json:"log,omitempty"`     // TensorRT's own lines, warnings and errors
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
+	Settings         *Settings         `json:"settings,omitempty"`
+}
+
+// Settings says how an engine was built: its builder settings under the
+// matrix's own key names, and the library that applied them. A build ends
+// ok only with every one applied; a setting TensorRT refuses fails the
+// build with a reason naming its key.
+type Settings struct {
+	Library string         `json:"library,omitempty"` // empty until the library is loaded
+	Applied map[string]any `json:"applied"`
 }
 
 // BudgetHit says which limit ran out.

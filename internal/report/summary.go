@@ -45,7 +45,9 @@ func Summary(r *Report, opts SummaryOptions) string {
 		opts.TopPhases = 8
 	}
 	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
-	head, problems := s.head(), opts.Comparison+s.problems()
+	// The baseline comparison and the settings that differ follow the
+	// table of builds, before what went wrong.
+	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {

@@ -34,7 +34,7 @@ endif
 
 BACKEND_SRC := native/backends/shim.cc
 BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
-	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h \
+	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h native/backends/builder_settings.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
@@ -89,14 +89,43 @@ $(BACKEND_CHECKDIR)/trt10.0/libtam_trt10.so: $(BACKEND_DEPS)
 #   request_test.cc  the request decoder (request.h, json.h)
 #   support_test.cc  the shim's TensorRT-free parts (files.h, precision.h, host_log.h)
 #   version_gate_test.cc  which settings a 10.x library is too old for (version_gate.h)
+#   settings_test.cc      with TRT_HEADERS: see BACKEND_SETTINGS_TESTS below
 BACKEND_TEST_BIN ?= bin/backends-request-test
 BACKEND_SUPPORT_TEST_BIN ?= bin/backends-support-test
 BACKEND_GATE_TEST_BIN ?= bin/backends-version-gate-test
 BACKEND_TEST_CXXFLAGS = $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -Inative
-backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TEST_BIN)
+BACKEND_SETTINGS_TESTS :=
+ifneq ($(TRT10_INCLUDE),)
+BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt10
+endif
+ifneq ($(TRT11_INCLUDE),)
+BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt11
+endif
+backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TEST_BIN) $(BACKEND_SETTINGS_TESTS)
 	$(BACKEND_TEST_BIN)
 	$(BACKEND_SUPPORT_TEST_BIN)
 	$(BACKEND_GATE_TEST_BIN)
+	$(foreach t,$(BACKEND_SETTINGS_TESTS),$(t) &&) true
+
+# settings_test.cc against each datacenter major's real headers: a recording
+# stand-in sits in IBuilderConfig's implementation table, its other methods
+# generated from that version's NvInferImpl.h (gen_standin.sh).
+#   settings_test.cc  builder_settings.h: each setting reaches its setter with its value
+BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/test_check.h $(BACKEND_DEPS)
+backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
+backend_settings_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
+	-DTAM_STANDINS='"$(abspath $@).standins.h"' -isystem $(2) -idirafter native/backends/cuda-stub \
+	-o $@ native/backends/settings_test.cc
+
+bin/backends-settings-test-trt10: $(BACKEND_SETTINGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_standins,$(TRT10_INCLUDE))
+	$(call backend_settings_test,TAM_FLAVOR_TRT10,$(TRT10_INCLUDE))
+
+bin/backends-settings-test-trt11: $(BACKEND_SETTINGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_standins,$(TRT11_INCLUDE))
+	$(call backend_settings_test,TAM_FLAVOR_TRT11,$(TRT11_INCLUDE))
 
 $(BACKEND_GATE_TEST_BIN): native/backends/version_gate_test.cc native/backends/version_gate.h native/backends/test_check.h
 	@mkdir -p $(dir $@)

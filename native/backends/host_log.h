@@ -4,6 +4,7 @@
 #define TAM_BACKENDS_HOST_LOG_H
 
 #include <cstdint>
+#include <deque>
 #include <mutex>
 #include <string>
 
@@ -26,6 +27,9 @@ class HostLogSink {
     if (severity <= TAM_SEV_ERROR) {
       std::lock_guard<std::mutex> lock(error_mu_);
       last_error_ = msg;
+      recent_.push_back(msg);
+      if (recent_.size() > kRecentErrors) recent_.pop_front();
+      ++errors_;
     }
     if (severity > TAM_SEV_INFO) return;
     std::lock_guard<std::mutex> lock(host_mu_);
@@ -36,6 +40,7 @@ class HostLogSink {
     {
       std::lock_guard<std::mutex> lock(error_mu_);
       last_error_.clear();
+      recent_.clear();
     }
     std::lock_guard<std::mutex> lock(host_mu_);
     host_ = host;
@@ -51,11 +56,32 @@ class HostLogSink {
     return last_error_;
   }
 
+  // error_mark and errors_since give every error logged after the mark,
+  // oldest first, joined by "; ": a failed call often logs the cause first
+  // and a consequence last (a plugin library without its entry points, then
+  // a CUDA error), and last_error() alone would show only the consequence.
+  uint64_t error_mark() {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    return errors_;
+  }
+  std::string errors_since(uint64_t mark) {
+    std::lock_guard<std::mutex> lock(error_mu_);
+    uint64_t n = errors_ - mark;
+    if (n > recent_.size()) n = recent_.size();
+    std::string out;
+    for (size_t i = recent_.size() - static_cast<size_t>(n); i < recent_.size(); ++i)
+      out += (out.empty() ? "" : "; ") + recent_[i];
+    return out;
+  }
+
  private:
   std::mutex host_mu_;  // guards host_ and every call through it
   const tam_host* host_ = nullptr;
   std::mutex error_mu_;  // separate: last_error() is read while a line may be forwarded
   std::string last_error_;
+  static constexpr size_t kRecentErrors = 8;
+  std::deque<std::string> recent_;  // the newest errors, for errors_since
+  uint64_t errors_ = 0;             // errors logged so far
 };
 
 }  // namespace tam

@@ -78,9 +78,62 @@ void test_errors() {
         "int64 overflow refused");
 }
 
+void test_settings() {
+  // What encoding/json writes for matrix.Settings.Map(): keys are the matrix's key names.
+  const std::string json =
+      R"({"onnx":"a","engine_tmp":"e","settings":{"strongly-typed":true,"plugins":["/p/a.so"],"plugins-serialize":["/p/b.so"],)"
+      R"("precision-constraints":"obey","layer-precisions":{"/conv/*":"fp32"},"layer-output-types":{"fc":"fp16"},)"
+      R"("int8-calibration-cache":"/c.cache","tf32":false,"hardware-compatibility":"same-compute-capability",)"
+      R"("version-compatible":true,"exclude-lean-runtime":true,"refit":"individual","strip-weights":true,)"
+      R"("weight-streaming":true,"runtime-platform":"windows-amd64","tactic-sources":["+cublas","-cudnn"],)"
+      R"("max-tactics":4,"sparsity":"enable","max-aux-streams":0,"l2-limit-for-tiling":4194304,)"
+      R"("memory-pools":{"tactic-shared":49152},"profiling-verbosity":"detailed",)"
+      R"("preview-features":["-aliased-plugin-io-10-03"],"dla":{"core":1,"gpu-fallback":true},)"
+      R"("builder-flags":["debug","require-user-allocation"]}})";
+  tam::BuildRequest r = tam::decode_request(json);
+  const tam::Settings& s = r.settings;
+  check(s.has_strongly_typed && s.strongly_typed && r.strongly_typed, "strongly-typed reaches strongly_typed");
+  check(s.plugins.size() == 1 && s.plugins[0] == "/p/a.so" && s.plugins_serialize[0] == "/p/b.so", "plugins");
+  check(s.precision_constraints == "obey", "precision-constraints");
+  check(s.layer_precisions.size() == 1 && s.layer_precisions[0].first == "/conv/*" && s.layer_precisions[0].second == "fp32",
+        "layer-precisions");
+  check(s.layer_output_types[0].second == "fp16", "layer-output-types");
+  check(s.int8_calibration_cache == "/c.cache", "int8-calibration-cache");
+  check(s.has_tf32 && !s.tf32, "tf32 false is kept, not taken for absent");
+  check(s.hardware_compatibility == "same-compute-capability" && s.refit == "individual", "enums");
+  check(s.version_compatible && s.exclude_lean_runtime && s.strip_weights && s.weight_streaming, "flags");
+  check(s.runtime_platform == "windows-amd64" && s.sparsity == "enable" && s.profiling_verbosity == "detailed", "more enums");
+  check(s.tactic_sources.size() == 2 && s.tactic_sources[1] == "-cudnn", "tactic-sources");
+  check(s.has_max_tactics && s.max_tactics == 4, "max-tactics");
+  check(s.has_max_aux_streams && s.max_aux_streams == 0, "max-aux-streams 0 is kept");
+  check(s.has_l2_limit_for_tiling && s.l2_limit_for_tiling == 4194304, "l2-limit-for-tiling");
+  check(s.memory_pools.size() == 1 && s.memory_pools[0].first == "tactic-shared" && s.memory_pools[0].second == 49152,
+        "memory-pools");
+  check(s.preview_features.size() == 1 && s.preview_features[0] == "-aliased-plugin-io-10-03", "preview-features");
+  check(s.has_dla && s.dla_core == 1 && s.dla_gpu_fallback, "dla");
+  check(s.builder_flags.size() == 2 && s.builder_flags[1] == "require-user-allocation", "builder-flags");
+}
+
+void test_settings_errors() {
+  auto with = [](const std::string& settings) {
+    return [settings] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":)" + settings + "}"); };
+  };
+  check(throws_with(with(R"({"warp-speed":true})"), "settings.warp-speed: unknown setting"), "unknown key refused");
+  check(throws_with(with(R"({"refit":"partial"})"), "settings.refit: \"partial\" is unknown; allowed: none, refit"),
+        "enum value checked");
+  check(throws_with(with(R"({"tactic-sources":["cublas"]})"), "wants a sign"), "toggle needs a sign");
+  check(throws_with(with(R"({"max-aux-streams":65})"), "settings.max-aux-streams must be 0 to 64"), "range");
+  check(throws_with(with(R"({"dla":{"gpu-fallback":true}})"), "settings.dla: core is required"), "dla core");
+  check(throws_with(with(R"({"memory-pools":{"l2":5}})"), "settings.memory-pools: \"l2\" is unknown"), "pool name");
+  check(throws_with(with(R"({"tf32":"no"})"), "settings.tf32: want true or false"), "bool type");
+  check(throws_with(with(R"({"builder-flags":["fast"]})"), "settings.builder-flags: \"fast\" is unknown"), "flag names");
+}
+
 }  // namespace
 
 int main() {
+  test_settings();
+  test_settings_errors();
   test_full_request();
   test_minimal_request();
   test_no_monitor();

@@ -26,6 +26,7 @@
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
+#include "builder_settings.h"
 #include "files.h"
 #include "host_log.h"
 #include "precision.h"
@@ -241,6 +242,8 @@ class HostLogger : public nvinfer1::ILogger {
   // detach returns once no call into the host is in progress.
   void detach() { sink_.detach(); }
   std::string last_error() { return sink_.last_error(); }
+  uint64_t error_mark() { return sink_.error_mark(); }
+  std::string errors_since(uint64_t mark) { return sink_.errors_since(mark); }
 
  private:
   tam::HostLogSink sink_;
@@ -310,6 +313,7 @@ void check_request_fits_flavour(const tam::BuildRequest& req) {
   // Only checked here; build() applies them for the loaded library's minor
   // version, which decides no more than what `best` includes.
   tam::precision_flags(kFlavour, NV_TENSORRT_MINOR, req.precision, req.strongly_typed);
+  tam::check_settings_fit_flavour(kFlavour, req.settings);
 #if defined(TAM_FLAVOR_RTX)
   if (!req.timing_cache.empty())
     fail("timing_cache: TensorRT-RTX has no timing cache API (and a cache would need a GPU); remove timing_cache");
@@ -513,47 +517,43 @@ class TimingCache {
 
 // ------------------------------------------------------------ calls newer than 10.0
 
-// VersionGate is tam::Gate for this flavour: on 10.x it weighs the headers'
+// make_gate is tam::Gate for this flavour: on 10.x it weighs the headers'
 // and the loaded library's minor versions; TensorRT 11.x and TensorRT-RTX
 // have every call the shim makes.
-class VersionGate {
- public:
-  explicit VersionGate(const Library& lib)
+tam::Gate make_gate(const Library& lib) {
 #if defined(TAM_FLAVOR_TRT10)
-      : gate_(NV_TENSORRT_MINOR, lib.minor) {
-  }
+  return tam::Gate(NV_TENSORRT_MINOR, lib.minor);
 #else
-      : gate_(INT32_MAX, INT32_MAX) {
-    (void)lib;
-  }
+  (void)lib;
+  return tam::Gate(INT32_MAX, INT32_MAX);
 #endif
-  bool allows(const tam::VersionedSetting& s) const { return gate_.allows(s); }
-  std::string warning(const std::vector<tam::VersionedSetting>& requested, const std::string& library,
-                      const std::string& compiled) const {
-    return gate_.warning(requested, library, compiled);
-  }
-
- private:
-  tam::Gate gate_;
-};
-
-// versioned_settings lists the settings of req whose calls arrived after 10.0.
-std::vector<tam::VersionedSetting> versioned_settings(const tam::BuildRequest& req) {
-  std::vector<tam::VersionedSetting> out;
-  if (req.has_tiling_level) out.push_back(tam::kTilingLevel);
-  return out;
 }
 
 // apply_tiling_level: the call is only compiled where the headers have it,
 // and only made where the library has it too.
-void apply_tiling_level(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req, const VersionGate& gate) {
+void apply_tiling_level(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req, const tam::Gate& gate) {
   if (!req.has_tiling_level || !gate.allows(tam::kTilingLevel)) return;
-#if !defined(TAM_FLAVOR_TRT10) || NV_TENSORRT_MINOR >= TAM_TRT10_MINOR_TILING
+#if TAM_HEADERS_MINOR >= TAM_TRT10_MINOR_TILING
   if (!config.setTilingOptimizationLevel(static_cast<nvinfer1::TilingOptimizationLevel>(req.tiling_level)))
-    fail("tiling-level " + std::to_string(req.tiling_level) + " was refused: " + logger().last_error());
+    fail("tiling-optimization-level " + std::to_string(req.tiling_level) + " was refused: " + logger().last_error());
 #else
   (void)config;  // unreachable: the gate refuses what these headers lack
 #endif
+}
+
+const tam::TrtErrors& trt_errors() {
+  static const tam::TrtErrors errors{[] { return logger().error_mark(); },
+                                     [](uint64_t mark) { return logger().errors_since(mark); }};
+  return errors;
+}
+
+// settings_note names the settings a failed build had, since TensorRT's
+// message does not say which of them (if any) it failed on.
+std::string settings_note(const tam::Settings& s) {
+  if (s.keys.empty()) return "";
+  std::string keys;
+  for (const auto& k : s.keys) keys += (keys.empty() ? "" : ", ") + k;
+  return " (with settings: " + keys + ")";
 }
 
 int32_t network_flags(const tam::BuildRequest& req) {
@@ -570,10 +570,10 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   Library lib = load_library(req.lib_path);
   check_version(lib);
   LoggerAttachment attach(host);
-  const VersionGate gate(lib);
-  const std::string gate_warning = gate.warning(versioned_settings(req), lib.infer_path + " is " + kProduct + " " + lib.version(),
-                                                compiled_version());
-  if (!gate_warning.empty()) host->log(host->ctx, TAM_SEV_WARNING, gate_warning.c_str());
+  const tam::Gate gate = make_gate(lib);
+  const std::string refusal = gate.refusal(tam::versioned_settings(req), lib.infer_path + " is " + kProduct + " " + lib.version(),
+                                           compiled_version());
+  if (!refusal.empty()) fail(refusal);
 
   // Declaration order is destruction order reversed: the monitor outlives
   // the config that points at it, the parser dies before its network.
@@ -585,10 +585,14 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
          compiled_version() + "): " + logger().last_error());
   Owned<nvinfer1::INetworkDefinition> network(builder->createNetworkV2(network_flags(req)));
   if (!network) fail("cannot create a network: " + logger().last_error());
+  tam::load_plugins(*builder, req.settings, trt_errors());
   Owned<nvonnxparser::IParser> parser(
       static_cast<nvonnxparser::IParser*>(lib.create_parser(network.get(), &logger(), NV_ONNX_PARSER_VERSION)));
   if (!parser) fail("cannot create the ONNX parser (" + lib.parser_path + "): " + logger().last_error());
   parse_onnx(*parser, req.onnx);
+#if defined(TAM_FLAVOR_TRT10)
+  tam::apply_layer_types(*network, req.settings);
+#endif
 
   Owned<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
   if (!config) fail("cannot create a builder config: " + logger().last_error());
@@ -597,6 +601,18 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   if (req.has_opt_level) config->setBuilderOptimizationLevel(req.opt_level);
   apply_tiling_level(*config, req, gate);
   apply_precision(*config, tam::precision_flags(kFlavour, lib.minor, req.precision, req.strongly_typed));
+  tam::apply_config(*config, req.settings, gate, trt_errors());
+#if defined(TAM_FLAVOR_TRT10)
+  // The calibrator must outlive the build; it only serves the cache file.
+  std::unique_ptr<tam::CacheOnlyCalibrator> calibrator;
+  if (!req.settings.int8_calibration_cache.empty()) {
+    calibrator = std::make_unique<tam::CacheOnlyCalibrator>(req.settings.int8_calibration_cache);
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    config->setInt8Calibrator(calibrator.get());
+#pragma GCC diagnostic pop
+  }
+#endif
 #if defined(TAM_FLAVOR_RTX)
   apply_targets(*config, req);
 #endif
@@ -613,7 +629,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   if (!engine) {
     if (host->cancelled(host->ctx)) throw BuildError{TAM_CANCELLED, "cancelled during the build"};
     std::string last = logger().last_error();
-    fail(last.empty() ? std::string("the build failed without an error message") : last);
+    fail((last.empty() ? std::string("the build failed without an error message") : last) + settings_note(req.settings));
   }
   tam::write_file(req.engine_tmp, engine->data(), engine->size());
 #if !defined(TAM_FLAVOR_RTX)

@@ -276,6 +276,20 @@ void slow_log(void* ctx, int32_t, const char*) {
 // A TensorRT thread may log while build() returns and the host is freed.
 // detach() must wait for a call in progress and stop later ones; the
 // sanitizer reports any call into the freed host.
+void test_errors_since_a_mark() {
+  tam::HostLogSink sink;
+  sink.log(TAM_SEV_ERROR, "before");
+  uint64_t mark = sink.error_mark();
+  check(sink.errors_since(mark).empty(), "nothing since a fresh mark");
+  sink.log(TAM_SEV_WARNING, "a warning is no error");
+  sink.log(TAM_SEV_ERROR, "cause");
+  sink.log(TAM_SEV_ERROR, "consequence");
+  check(sink.errors_since(mark) == "cause; consequence", "errors after the mark, oldest first");
+  check(sink.last_error() == "consequence", "last_error is the newest");
+  for (int i = 0; i < 20; ++i) sink.log(TAM_SEV_ERROR, std::to_string(i).c_str());
+  check(sink.errors_since(mark).rfind("12; ", 0) == 0, "only the newest 8 are kept");
+}
+
 void test_detach_waits_for_a_call_in_progress() {
   tam::HostLogSink sink;
   for (int round = 0; round < 10; ++round) {
@@ -306,6 +320,7 @@ void test_detach_waits_for_a_call_in_progress() {
 }  // namespace
 
 int main() {
+  test_errors_since_a_mark();
   test_make_parent_dirs();
   test_replace_file();
   test_replace_file_write_failure();

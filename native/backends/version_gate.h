@@ -30,7 +30,7 @@ struct VersionedSetting {
   int32_t since_minor;
 };
 
-constexpr VersionedSetting kTilingLevel{"tiling-level", TAM_TRT10_MINOR_TILING};
+constexpr VersionedSetting kTilingLevel{"tiling-optimization-level", TAM_TRT10_MINOR_TILING};
 
 // Gate decides which of the requested versioned settings can be applied,
 // given the 10.x minor of the headers the shim was compiled with and of the
@@ -42,8 +42,8 @@ class Gate {
   // allows reports whether s's call exists in both the headers and the library.
   bool allows(const VersionedSetting& s) const { return s.since_minor <= compiled_ && s.since_minor <= library_; }
 
-  // refused returns the requested settings that will be left at TensorRT's
-  // default, in request order.
+  // refused returns the requested settings the build cannot apply, in
+  // request order.
   std::vector<VersionedSetting> refused(const std::vector<VersionedSetting>& requested) const {
     std::vector<VersionedSetting> out;
     for (const auto& s : requested)
@@ -51,10 +51,11 @@ class Gate {
     return out;
   }
 
-  // warning is the build-log line naming what was left out and why, or ""
-  // when nothing was. library names the loaded library ("path is TensorRT
-  // 10.3.0.26"); compiled is the headers' full version.
-  std::string warning(const std::vector<VersionedSetting>& requested, const std::string& library,
+  // refusal is the build's error naming what cannot be applied and why, or
+  // "" when everything can: a setting is never silently dropped. library
+  // names the loaded library ("path is TensorRT 10.3.0.26"); compiled is the
+  // headers' full version.
+  std::string refusal(const std::vector<VersionedSetting>& requested, const std::string& library,
                       const std::string& compiled) const {
     std::string too_old_library, too_old_headers;
     for (const auto& s : refused(requested)) {
@@ -64,13 +65,12 @@ class Gate {
     }
     std::string out;
     if (!too_old_library.empty())
-      out = library + ", too old for " + too_old_library + ": built without " +
+      out = library + ", too old for " + too_old_library + ": use a newer library or remove " +
             (too_old_library.find(',') == std::string::npos ? "it" : "them");
     if (!too_old_headers.empty())
       out += std::string(out.empty() ? "" : "; ") + "this backend was compiled against TensorRT " + compiled +
-             " headers, which lack " + too_old_headers + ": built without " +
-             (too_old_headers.find(',') == std::string::npos ? "it" : "them") +
-             "; rebuild it against the headers of the TensorRT you run";
+             " headers, which lack " + too_old_headers + ": rebuild the backend against the headers of the TensorRT you run, or remove " +
+             (too_old_headers.find(',') == std::string::npos ? "it" : "them");
     return out;
   }
 

@@ -1,0 +1,247 @@
+package matrix
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// trtexecLines reads testdata/trtexec/lines.txt: one command per line, a
+// trailing backslash continuing it, # comments.
+func trtexecLines(t *testing.T) []string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("testdata", "trtexec", "lines.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	cur := ""
+	for _, l := range strings.Split(string(data), "\n") {
+		if strings.HasPrefix(l, "#") || (cur == "" && strings.TrimSpace(l) == "") {
+			continue
+		}
+		cur += l + "\n"
+		if !strings.HasSuffix(l, `\`) {
+			lines = append(lines, strings.TrimSpace(cur))
+			cur = ""
+		}
+	}
+	return lines
+}
+
+// parseLine parses one build whose only content is a trtexec line.
+func parseLine(t *testing.T, dir, line string) (*File, error) {
+	t.Helper()
+	backend := "tensorrt"
+	if strings.HasPrefix(line, "tensorrt_rtx") {
+		backend = "tensorrt-rtx"
+	}
+	quoted, _ := json.Marshal(line) // a JSON string is a YAML double-quoted scalar
+	src := fmt.Sprintf("version: 1\nbuilds:\n  - name: line\n    backend: %s\n    trtexec: %s\n", backend, quoted)
+	return Parse(filepath.Join(dir, "lines.yml"), []byte(src))
+}
+
+// TestTrtexecLines reads real-world style trtexec lines; the golden file
+// holds each line's settings, engine and ignored flags.
+func TestTrtexecLines(t *testing.T) {
+	lines := trtexecLines(t)
+	if len(lines) < 12 {
+		t.Fatalf("only %d lines; keep a dozen or more", len(lines))
+	}
+	var got bytes.Buffer
+	for _, line := range lines {
+		f, err := parseLine(t, filepath.Join("testdata", "trtexec"), line)
+		if err != nil {
+			t.Errorf("%s\n%v", line, err)
+			continue
+		}
+		b := f.Builds[0]
+		settings, _ := json.Marshal(b.BuilderSettings())
+		fmt.Fprintf(&got, "%s\n  engine: %s\n  settings: %s\n  ignored: %v\n\n", line, b.Engine, settings, b.TrtexecIgnored)
+	}
+	golden := filepath.Join("testdata", "trtexec", "lines.golden")
+	if *update {
+		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatalf("%v (run go test -update)", err)
+	}
+	if !bytes.Equal(got.Bytes(), want) {
+		t.Errorf("differs from %s\n--- got\n%s", golden, got.Bytes())
+	}
+}
+
+// TestTrtexecRoundTrip writes builds that use every key with a trtexec
+// flag as trtexec lines and reads them back: same settings, model and
+// engine.
+func TestTrtexecRoundTrip(t *testing.T) {
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
+	src := `version: 1
+defaults: {backend: tensorrt, onnx: models/tiny.onnx}
+builds:
+  - name: weakly-typed
+    precision: [fp16, int8, bf16, fp8]
+    int8-calibration-cache: plugins/calib.cache
+    precision-constraints: prefer
+    layer-precisions: {"/conv1/*": fp32, "fc": fp16}
+    layer-output-types: {"/head/Softmax": fp32}
+    tf32: false
+    workspace: 1GiB
+    memory-pools: {tactic-shared: 48KiB, dla-sram: 1MiB, dla-local: 2MiB, dla-global: 3MiB}
+    dla: {core: 1, gpu-fallback: true}
+    timing-cache: cache/t.cache
+    refit: refit
+  - name: strongly-typed
+    engine: out/with space.engine
+    strongly-typed: true
+    opt-level: 4
+    tiling-optimization-level: 2
+    l2-limit-for-tiling: 4MiB
+    plugins: [plugins/fake-plugin]
+    plugins-serialize: plugins/fake-plugin
+    hardware-compatibility: same-compute-capability
+    version-compatible: true
+    exclude-lean-runtime: true
+    strip-weights: true
+    weight-streaming: true
+    runtime-platform: windows-amd64
+    tactic-sources: [-cublas, +jit-convolutions, -edge-mask-convolutions, +cudnn, -cublas-lt]
+    max-tactics: 9
+    sparsity: enable
+    max-aux-streams: 3
+    builder-flags: [disable-compilation-cache, error-on-timing-cache-miss]
+    profiling-verbosity: detailed
+    preview-features: [+profile-sharing-0806, -aliased-plugin-io-10-03, +runtime-activation-resize-10-10, +multidevice-runtime-10-16]
+    shapes:
+      input: {min: 1x3x224x224, opt: 4x3x224x224, max: 8x3x224x224}
+      mask: {min: [1, 64], opt: [4, 64], max: [8, 64]}
+  - name: rtx
+    backend: tensorrt-rtx
+    targets: [sm86, sm120]
+    profiling-verbosity: none
+`
+	f, err := Parse(filepath.Join(dir, "roundtrip.yml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	covered := map[string]bool{}
+	for _, b := range f.Builds {
+		line, missing := TrtexecLine(b)
+		if len(missing) > 0 {
+			t.Errorf("%s: no flag for %v", b.Name, missing)
+		}
+		back, err := parseLine(t, dir, line)
+		if err != nil {
+			t.Errorf("%s: %s does not parse back:\n%v", b.Name, line, err)
+			continue
+		}
+		got := back.Builds[0]
+		if !reflect.DeepEqual(got.BuilderSettings(), b.BuilderSettings()) || got.ONNX != b.ONNX || got.Engine != b.Engine {
+			t.Errorf("%s: round trip through\n  %s\ngave %v %s %s\nwant %v %s %s", b.Name, line,
+				got.BuilderSettings(), got.ONNX, got.Engine, b.BuilderSettings(), b.ONNX, b.Engine)
+		}
+		for k := range b.BuilderSettings() {
+			covered[k] = true
+		}
+	}
+	// Every key with a trtexec flag is in the round trip.
+	for _, key := range append([]string{"workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"}, settingKeys()...) {
+		if !covered[key] {
+			t.Errorf("key %s is not covered by the round trip", key)
+		}
+	}
+}
+
+func TestTrtexecLineSaysWhatHasNoFlag(t *testing.T) {
+	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{
+		{Key: "refit", Value: "identical"}, {Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
+	line, missing := TrtexecLine(b)
+	if !reflect.DeepEqual(missing, []string{"builder-flags debug, strict-nans: no trtexec flag", "refit: identical has no trtexec flag"}) ||
+		strings.Contains(line, "refit") || !strings.HasSuffix(line, " --noCompilationCache") {
+		t.Errorf("line %q, missing %v", line, missing)
+	}
+	if _, missing := TrtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
+		t.Errorf("a sim build has no trtexec line, got %v", missing)
+	}
+}
+
+func TestShellWords(t *testing.T) {
+	got, err := shellWords("trtexec --a='x y' --b=\"p q\" \\\n --c=d\\ e ''")
+	want := []string{"trtexec", "--a=x y", "--b=p q", "--c=d e", ""}
+	if err != nil || !reflect.DeepEqual(got, want) {
+		t.Errorf("got %q %v, want %q", got, err, want)
+	}
+	if _, err := shellWords("--a='open"); err == nil {
+		t.Error("an unterminated quote is an error")
+	}
+	for _, w := range []string{"plain", "with space", "it's", "", "--a=$HOME"} {
+		back, err := shellWords(shellQuote(w))
+		if err != nil || len(back) != 1 || back[0] != w {
+			t.Errorf("shellQuote(%q) = %s reads back as %q", w, shellQuote(w), back)
+		}
+	}
+}
+
+func TestPlanTrtexec(t *testing.T) {
+	src := `version: 1
+defaults: {backend: tensorrt, onnx: models/tiny.onnx}
+builds:
+  - name: a
+    trtexec: "trtexec --fp16 --iterations=10 --minShapes=x:1x3 --optShapes=x:2x3 --maxShapes=x:4x3"
+    refit: identical
+  - name: s
+    backend: sim
+`
+	f, err := Parse("/m/trt-builds.yml", []byte(strings.ReplaceAll(src, "models/tiny.onnx", mustAbs(t, "testdata/models/tiny.onnx"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got bytes.Buffer
+	PlanTrtexec(&got, f.Builds)
+	want := "# a\n# not in the line: refit: identical has no trtexec flag\n" +
+		"# ignored from its trtexec line (inference only): --iterations\n" +
+		"trtexec --onnx=" + mustAbs(t, "testdata/models/tiny.onnx") + " --saveEngine=/m/a.engine --fp16 --minShapes=x:1x3 --optShapes=x:2x3 --maxShapes=x:4x3\n" +
+		"# s\n# not in the line: backend sim has no trtexec equivalent\n"
+	if got.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", got.String(), want)
+	}
+}
+
+func mustAbs(t *testing.T, p string) string {
+	t.Helper()
+	abs, err := filepath.Abs(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return abs
+}
+
+// FuzzShellQuote: any word quoted for the shell reads back as itself, so a
+// printed trtexec line always means what the build means.
+func FuzzShellQuote(f *testing.F) {
+	for _, s := range []string{"", "plain", "with space", "it's", "a\"b", `back\slash`, "$HOME", "new\nline"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, w string) {
+		back, err := shellWords(shellQuote(w))
+		if err != nil || len(back) != 1 || back[0] != w {
+			t.Fatalf("shellQuote(%q) = %s reads back as %q (%v)", w, shellQuote(w), back, err)
+		}
+		// Any line parses without panicking.
+		parseTrtexec(w, &yaml.Node{Line: 1, Column: 1})
+	})
+}

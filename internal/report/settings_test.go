@@ -1,0 +1,83 @@
+package report
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+)
+
+func settingsBuild(name string, applied map[string]any) Build {
+	b := Build{Name: name, Status: StatusOK}
+	if applied != nil {
+		b.Settings = &Settings{Library: "TensorRT-RTX 1.7.1.116", Applied: applied}
+	}
+	return b
+}
+
+func TestSettingsTableShowsWhatDiffers(t *testing.T) {
+	builds := []Build{
+		settingsBuild("cnn-none", map[string]any{"profiling-verbosity": "none", "opt-level": 3, "tactic-sources": []string{"-jit-convolutions"}}),
+		settingsBuild("cnn-detailed", map[string]any{"profiling-verbosity": "detailed", "opt-level": 3, "tactic-sources": []string{"-jit-convolutions"},
+			"memory-pools": map[string]int64{"workspace": 1 << 30, "tactic-shared": 48 << 10}}),
+		settingsBuild("cnn-plain", map[string]any{"opt-level": 3, "tactic-sources": []string{"-jit-convolutions"}}),
+	}
+	want := "\n### Settings that differ\n\n| Build | memory-pools | profiling-verbosity |\n|---|---|---|\n" +
+		"| cnn-none | — | none |\n" +
+		"| cnn-detailed | tactic-shared=49152 workspace=1073741824 | detailed |\n" +
+		"| cnn-plain | — | — |\n"
+	if got := settingsTable(builds); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+
+	// A report read back from JSON holds []any, float64 and map[string]any:
+	// the table must come out the same.
+	data, err := json.Marshal(builds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var decoded []Build
+	if err := json.Unmarshal(data, &decoded); err != nil {
+		t.Fatal(err)
+	}
+	if got := settingsTable(decoded); got != want {
+		t.Errorf("after a JSON round trip got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestSettingsTableEmptyWhenNothingDiffers(t *testing.T) {
+	same := map[string]any{"tf32": false}
+	for _, builds := range [][]Build{
+		nil,
+		{settingsBuild("one", same)},
+		{settingsBuild("a", same), settingsBuild("b", map[string]any{"tf32": false})},
+		{settingsBuild("a", nil), settingsBuild("b", nil)},
+	} {
+		if got := settingsTable(builds); got != "" {
+			t.Errorf("%d builds: got %q, want no table", len(builds), got)
+		}
+	}
+}
+
+// Setting values come from the matrix file: a value that looks like
+// Markdown or a mention must not become one in the summary.
+func TestSettingsTableEscapesValues(t *testing.T) {
+	builds := []Build{
+		settingsBuild("a", map[string]any{"plugins": []string{"/p/a|b @octocat <img>.so"}}),
+		settingsBuild("b", nil),
+	}
+	got := settingsTable(builds)
+	row := strings.Split(got, "\n")[5]
+	if strings.Count(row, "|") != 3+strings.Count(row, `\|`) || strings.Contains(row, "<img>") || strings.Contains(row, " @octocat") {
+		t.Errorf("value not escaped: %q", row)
+	}
+}
+
+func TestSummaryHasTheSettingsTable(t *testing.T) {
+	r := &Report{Builds: []Build{
+		settingsBuild("a", map[string]any{"refit": "identical"}),
+		settingsBuild("b", map[string]any{"refit": "none"}),
+	}}
+	if got := Summary(r, SummaryOptions{}); !strings.Contains(got, "### Settings that differ") || !strings.Contains(got, "| a | identical |") {
+		t.Errorf("summary lacks the settings table:\n%s", got)
+	}
+}

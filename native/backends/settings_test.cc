@@ -1,0 +1,335 @@
+// settings_test.cc: drives builder_settings.h, compiled against the real
+// TensorRT 10 or 11 headers (-DTAM_FLAVOR_TRT10 / -DTAM_FLAVOR_TRT11), and
+// checks that each matrix setting reaches the right setter with the right
+// value. No TensorRT library is needed: IBuilderConfig's methods call
+// through its implementation table (apiv::VBuilderConfig), and the test puts
+// a recording stand-in there, whose other methods are generated from the
+// same headers (gen_standin.sh). Built and run by `make backends-test` when
+// TRT_HEADERS is given (backends.mk).
+#include <cstdlib>
+#include <map>
+#include <set>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "test_check.h"
+
+namespace tamtest {
+// Default is what a generated stand-in method returns: success for bool
+// setters, zero otherwise. A reference cannot be defaulted; no code under
+// test calls such a method, and aborting says so loudly if one ever does.
+template <typename T>
+struct Default {
+  static T get() {
+    if constexpr (std::is_same_v<T, bool>) return true;
+    else if constexpr (!std::is_void_v<T>) return T{};
+  }
+};
+template <typename T>
+struct Default<T&> {
+  static T& get() { std::abort(); }
+};
+}  // namespace tamtest
+
+#include "builder_settings.h"
+
+namespace {
+
+using namespace nvinfer1;
+using namespace nvinfer1::apiv;
+#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults
+
+using tamtest::check;
+using tamtest::throws_with;
+
+constexpr TacticSources kAllTactics = 0xff;
+
+// RecordingConfig remembers every builder-config call builder_settings.h makes.
+class RecordingConfig : public VBuilderConfigDefaults {
+ public:
+  std::set<int> flags_set, flags_cleared;
+  std::map<int, std::size_t> pools;
+  TacticSources tactics = kAllTactics;
+  bool refuse_tactics = false;
+  int aux = -1, verbosity = -1, hardware = -1, platform = -1, max_tactics = -1, dla_core = -1, device = -1;
+  int64_t l2 = -1;
+  std::map<int, bool> previews;
+  std::vector<std::string> serialize;
+  std::vector<std::string> calls;
+
+  void setFlag(BuilderFlag f) noexcept override { flags_set.insert(static_cast<int>(f)); }
+  void clearFlag(BuilderFlag f) noexcept override { flags_cleared.insert(static_cast<int>(f)); }
+  void setMemoryPoolLimit(MemoryPoolType pool, std::size_t size) noexcept override { pools[static_cast<int>(pool)] = size; }
+  TacticSources getTacticSources() const noexcept override { return kAllTactics; }
+  bool setTacticSources(TacticSources t) noexcept override {
+    tactics = t;
+    return !refuse_tactics;
+  }
+#if NV_TENSORRT_MAJOR == 10
+  void setMaxAuxStreams(int32_t n) noexcept override { aux = n; }
+#else
+  bool setMaxAuxStreams(int32_t n) noexcept override {
+    aux = n;
+    return true;
+  }
+#endif
+  void setProfilingVerbosity(ProfilingVerbosity v) noexcept override { verbosity = static_cast<int>(v); }
+  void setHardwareCompatibilityLevel(HardwareCompatibilityLevel h) noexcept override { hardware = static_cast<int>(h); }
+  void setRuntimePlatform(RuntimePlatform p) noexcept override { platform = static_cast<int>(p); }
+  void setMaxNbTactics(int32_t n) noexcept override { max_tactics = n; }
+  bool setL2LimitForTiling(int64_t size) noexcept override {
+    l2 = size;
+    return true;
+  }
+  void setPreviewFeature(PreviewFeature f, bool on) noexcept override { previews[static_cast<int>(f)] = on; }
+  void setPluginsToSerialize(char const* const* paths, int32_t n) noexcept override {
+    for (int32_t i = 0; i < n; ++i) serialize.push_back(paths[i]);
+  }
+  void setDLACore(int32_t core) noexcept override { dla_core = core; }
+  void setDefaultDeviceType(DeviceType d) noexcept override { device = static_cast<int>(d); }
+};
+
+// ConfigOver is an IBuilderConfig whose implementation is the recorder.
+class ConfigOver : public IBuilderConfig {
+ public:
+  explicit ConfigOver(VBuilderConfig* impl) { mImpl = impl; }
+};
+
+const tam::TrtErrors& said(const std::string& message) {
+  static std::string text;
+  static const tam::TrtErrors errors{[] { return uint64_t{0}; }, [](uint64_t) { return text; }};
+  text = message;
+  return errors;
+}
+
+int flag(BuilderFlag f) { return static_cast<int>(f); }
+
+tam::Settings every_setting() {
+  tam::Settings s;
+  s.has_tf32 = true;
+  s.tf32 = false;
+  s.sparsity = "enable";
+  s.version_compatible = s.exclude_lean_runtime = s.strip_weights = s.weight_streaming = true;
+  s.refit = "identical";
+  s.memory_pools = {{"workspace", 1 << 30}, {"tactic-shared", 48 << 10}, {"dla-sram", 1 << 20}, {"dla-local", 2 << 20},
+                    {"dla-global", 3 << 20}};
+  s.tactic_sources = {"-jit-convolutions", "+edge-mask-convolutions"};
+  s.has_max_aux_streams = true;
+  s.max_aux_streams = 3;
+  s.profiling_verbosity = "detailed";
+  s.hardware_compatibility = "same-compute-capability";
+  s.runtime_platform = "windows-amd64";
+  s.has_max_tactics = true;
+  s.max_tactics = 7;
+  s.has_l2_limit_for_tiling = true;
+  s.l2_limit_for_tiling = 4 << 20;
+  s.preview_features = {"+runtime-activation-resize-10-10", "-aliased-plugin-io-10-03"};
+  s.plugins_serialize = {"/p/a.so", "/p/b.so"};
+  s.has_dla = s.dla_gpu_fallback = true;
+  s.dla_core = 1;
+  s.builder_flags = {"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
+                     "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"};
+  return s;
+}
+
+void test_every_setting_reaches_its_setter() {
+  RecordingConfig rec;
+  ConfigOver config(&rec);
+  tam::apply_config(config, every_setting(), tam::Gate(1000, 1000), said(""));
+
+  check(rec.flags_cleared.count(flag(BuilderFlag::kTF32)) == 1, "tf32: false clears kTF32");
+  check(rec.flags_set.count(flag(BuilderFlag::kTF32)) == 0, "tf32: false does not set it");
+  check(rec.flags_set.count(flag(BuilderFlag::kSPARSE_WEIGHTS)) == 1, "sparsity: enable sets kSPARSE_WEIGHTS");
+  check(rec.flags_set.count(flag(BuilderFlag::kVERSION_COMPATIBLE)) == 1, "version-compatible");
+  check(rec.flags_set.count(flag(BuilderFlag::kEXCLUDE_LEAN_RUNTIME)) == 1, "exclude-lean-runtime");
+  check(rec.flags_set.count(flag(BuilderFlag::kSTRIP_PLAN)) == 1, "strip-weights sets kSTRIP_PLAN");
+  check(rec.flags_set.count(flag(BuilderFlag::kWEIGHT_STREAMING)) == 1, "weight-streaming");
+  check(rec.flags_set.count(flag(BuilderFlag::kREFIT_IDENTICAL)) == 1 && rec.flags_set.count(flag(BuilderFlag::kREFIT)) == 0,
+        "refit: identical sets kREFIT_IDENTICAL only");
+  check(rec.flags_set.count(flag(BuilderFlag::kGPU_FALLBACK)) == 1, "dla.gpu-fallback sets kGPU_FALLBACK");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kWORKSPACE)] == (1u << 30), "memory-pools.workspace");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kTACTIC_SHARED_MEMORY)] == (48u << 10), "memory-pools.tactic-shared");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_MANAGED_SRAM)] == (1u << 20), "memory-pools.dla-sram");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_LOCAL_DRAM)] == (2u << 20), "memory-pools.dla-local");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_GLOBAL_DRAM)] == (3u << 20), "memory-pools.dla-global");
+  const TacticSources jit = 1U << static_cast<uint32_t>(TacticSource::kJIT_CONVOLUTIONS);
+  check(rec.tactics == (kAllTactics & ~jit), "tactic-sources: -jit-convolutions clears its bit, the rest stay");
+  check(rec.aux == 3, "max-aux-streams");
+  check(rec.verbosity == static_cast<int>(ProfilingVerbosity::kDETAILED), "profiling-verbosity: detailed");
+  check(rec.hardware == static_cast<int>(HardwareCompatibilityLevel::kSAME_COMPUTE_CAPABILITY), "hardware-compatibility");
+  check(rec.platform == static_cast<int>(RuntimePlatform::kWINDOWS_AMD64), "runtime-platform: windows-amd64");
+  check(rec.max_tactics == 7, "max-tactics");
+  check(rec.l2 == (4 << 20), "l2-limit-for-tiling");
+  check(rec.previews.size() == 2 && rec.previews[static_cast<int>(PreviewFeature::kRUNTIME_ACTIVATION_RESIZE_10_10)] &&
+            !rec.previews[static_cast<int>(PreviewFeature::kALIASED_PLUGIN_IO_10_03)],
+        "preview-features: + turns on, - turns off");
+  check(rec.serialize == std::vector<std::string>{"/p/a.so", "/p/b.so"}, "plugins-serialize");
+  check(rec.dla_core == 1 && rec.device == static_cast<int>(DeviceType::kDLA), "dla: core and the DLA as default device");
+  for (BuilderFlag f : {BuilderFlag::kDEBUG, BuilderFlag::kDISABLE_TIMING_CACHE, BuilderFlag::kERROR_ON_TIMING_CACHE_MISS,
+                        BuilderFlag::kDISABLE_COMPILATION_CACHE, BuilderFlag::kSTRICT_NANS, BuilderFlag::kMONITOR_MEMORY,
+                        BuilderFlag::kEDITABLE_TIMING_CACHE, BuilderFlag::kDISTRIBUTIVE_INDEPENDENCE})
+    check(rec.flags_set.count(flag(f)) == 1, ("builder-flags sets flag " + std::to_string(flag(f))).c_str());
+  check(throws_with([] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT10, [] {
+                      tam::Settings s;
+                      s.builder_flags = {"require-user-allocation"};
+                      return s;
+                    }()); },
+                    "builder-flags require-user-allocation: TensorRT"),
+        "require-user-allocation is TensorRT-RTX's alone");
+}
+
+void test_a_refused_setter_names_the_key_and_tensorrt() {
+  RecordingConfig rec;
+  rec.refuse_tactics = true;
+  ConfigOver config(&rec);
+  tam::Settings s;
+  s.tactic_sources = {"-edge-mask-convolutions"};
+  check(throws_with([&] { tam::apply_config(config, s, tam::Gate(1000, 1000), said("Error Code 3: no such source")); },
+                    "tactic-sources: TensorRT refused the tactic sources: Error Code 3: no such source"),
+        "setTacticSources returning false fails with the key and TensorRT's message");
+}
+
+#if NV_TENSORRT_MAJOR == 10
+void test_tensorrt10_only_settings() {
+  RecordingConfig rec;
+  ConfigOver config(&rec);
+  tam::Settings s;
+  s.precision_constraints = "obey";
+  s.tactic_sources = {"+cublas", "-cudnn"};
+  s.preview_features = {"+profile-sharing-0806", "+multidevice-runtime-10-16"};
+  tam::apply_config(config, s, tam::Gate(16, 16), said(""));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  check(rec.flags_set.count(flag(BuilderFlag::kOBEY_PRECISION_CONSTRAINTS)) == 1, "precision-constraints: obey");
+  const TacticSources cudnn = 1U << static_cast<uint32_t>(TacticSource::kCUDNN);
+  const TacticSources cublas = 1U << static_cast<uint32_t>(TacticSource::kCUBLAS);
+  check((rec.tactics & cublas) != 0 && (rec.tactics & cudnn) == 0, "tactic-sources: +cublas,-cudnn");
+  check(rec.previews[static_cast<int>(PreviewFeature::kPROFILE_SHARING_0806)] &&
+            rec.previews[static_cast<int>(PreviewFeature::kMULTIDEVICE_RUNTIME_10_16)],
+        "the 10.x-only preview features");
+#pragma GCC diagnostic pop
+
+  rec = RecordingConfig();
+  s = tam::Settings();
+  s.precision_constraints = "prefer";
+  tam::apply_config(config, s, tam::Gate(16, 16), said(""));
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+  check(rec.flags_set.count(flag(BuilderFlag::kPREFER_PRECISION_CONSTRAINTS)) == 1, "precision-constraints: prefer");
+#pragma GCC diagnostic pop
+  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT10, every_setting()); }, ""),
+        "TensorRT 10 has every setting");
+}
+
+// A 10.3 library (JetPack 6) lacks the calls of 10.8: the build is refused
+// before any of them is made, and apply_config never calls past its table.
+void test_a_library_too_old_for_a_setting() {
+  tam::BuildRequest req;
+  req.settings = every_setting();
+  const tam::Gate gate(16, 3);
+  const std::string why = gate.refusal(tam::versioned_settings(req), "libnvinfer.so.10 is TensorRT 10.3.0.26", "10.16.0.72");
+  check(why.find("l2-limit-for-tiling (needs 10.8)") != std::string::npos &&
+            why.find("max-tactics (needs 10.8)") != std::string::npos &&
+            why.find("runtime-platform") == std::string::npos,
+        ("the refusal names what 10.3 lacks, and only that: " + why).c_str());
+  RecordingConfig rec;
+  ConfigOver config(&rec);
+  tam::apply_config(config, req.settings, gate, said(""));
+  check(rec.l2 == -1 && rec.max_tactics == -1 && rec.hardware == -1, "no call past a 10.3 table");
+  check(rec.flags_set.count(flag(BuilderFlag::kSTRICT_NANS)) == 0 && rec.flags_set.count(flag(BuilderFlag::kDEBUG)) == 1,
+        "no flag a 10.3 library does not know; the 10.0 ones are set");
+  check(why.find("builder-flags strict-nans (needs 10.8)") != std::string::npos, "the refusal names the flag");
+  check(rec.platform == static_cast<int>(RuntimePlatform::kWINDOWS_AMD64), "10.3 has setRuntimePlatform");
+}
+
+// RecordingLayer and a network of two of them, for layer-precisions.
+class RecordingLayer : public VLayerDefaults {
+ public:
+  explicit RecordingLayer(const char* name) : name_(name) {}
+  char const* getName() const noexcept override { return name_; }
+  int32_t getNbOutputs() const noexcept override { return 2; }
+  void setPrecision(DataType t) noexcept override { precision = static_cast<int>(t); }
+  void setOutputType(int32_t i, DataType t) noexcept override { outputs[i] = static_cast<int>(t); }
+  int precision = -1;
+  std::map<int32_t, int> outputs;
+
+ private:
+  const char* name_;
+};
+
+class LayerOver : public ILayer {
+ public:
+  explicit LayerOver(VLayer* impl) { mLayer = impl; }
+};
+
+class RecordingNetwork : public VNetworkDefinitionDefaults {
+ public:
+  RecordingNetwork() : conv_("/conv1/Conv"), fc_("/fc/Gemm"), conv_over_(&conv_), fc_over_(&fc_) {}
+  int32_t getNbLayers() const noexcept override { return 2; }
+  ILayer* getLayer(int32_t i) const noexcept override {
+    return i == 0 ? const_cast<LayerOver*>(&conv_over_) : const_cast<LayerOver*>(&fc_over_);
+  }
+  RecordingLayer conv_, fc_;
+
+ private:
+  LayerOver conv_over_, fc_over_;
+};
+
+class NetworkOver : public INetworkDefinition {
+ public:
+  explicit NetworkOver(VNetworkDefinition* impl) { mImpl = impl; }
+};
+
+void test_layer_types() {
+  RecordingNetwork rec;
+  NetworkOver network(&rec);
+  tam::Settings s;
+  s.layer_precisions = {{"/conv1/*", "fp32"}};
+  s.layer_output_types = {{"*", "fp16"}};
+  tam::apply_layer_types(network, s);
+  check(rec.conv_.precision == static_cast<int>(DataType::kFLOAT) && rec.fc_.precision == -1,
+        "layer-precisions: the glob picks /conv1/Conv only (\"*\" crosses \"/\")");
+  check(rec.conv_.outputs.size() == 2 && rec.fc_.outputs[1] == static_cast<int>(DataType::kHALF),
+        "layer-output-types: every output of every matching layer");
+  s.layer_precisions = {{"/conv2/*", "int8"}};
+  check(throws_with([&] { tam::apply_layer_types(network, s); }, "layer-precisions: \"/conv2/*\" matches no layer"),
+        "a glob that matches nothing is an error");
+}
+#else
+void test_tensorrt11_refuses_tensorrt10_settings() {
+  auto refused = [](void (*set)(tam::Settings&), const std::string& want) {
+    tam::Settings s;
+    set(s);
+    return throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT11, s); }, want);
+  };
+  check(refused([](tam::Settings& s) { s.precision_constraints = "obey"; },
+                "precision-constraints: TensorRT 11.x has no such setting; only TensorRT 10.x"),
+        "precision-constraints is 10.x only");
+  check(refused([](tam::Settings& s) { s.has_strongly_typed = true; }, "strongly-typed: false: TensorRT 11.x"),
+        "11.x cannot turn strong typing off");
+  check(refused([](tam::Settings& s) { s.int8_calibration_cache = "c"; }, "int8-calibration-cache: TensorRT 11.x"),
+        "calibration is 10.x only");
+  check(refused([](tam::Settings& s) { s.tactic_sources = {"+cudnn"}; }, "tactic-sources cudnn: TensorRT 11.x"),
+        "cudnn is 10.x only");
+  tam::Settings typed;
+  typed.has_strongly_typed = typed.strongly_typed = true;
+  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT11, typed); }, ""),
+        "strongly-typed: true is fine on 11.x");
+}
+#endif
+
+}  // namespace
+
+int main() {
+  test_every_setting_reaches_its_setter();
+  test_a_refused_setter_names_the_key_and_tensorrt();
+#if NV_TENSORRT_MAJOR == 10
+  test_tensorrt10_only_settings();
+  test_a_library_too_old_for_a_setting();
+  test_layer_types();
+#else
+  test_tensorrt11_refuses_tensorrt10_settings();
+#endif
+  return tamtest::summary();
+}
