@@ -27,6 +27,7 @@ type Options struct {
 	Heartbeat  time.Duration // how often running builds report progress; default 1s
 	PhaseDepth int           // phase start/finish events down to this depth; default 2
 	RecordDir  string        // --record-trace: one trace file per build
+	EveryPhase bool          // --report-detail full: keep every phase instance, not only the folded tree
 
 	// InterruptGrace bounds how long builds get to stop softly after a
 	// signal before they are killed: the runner sends SIGTERM 7.5 s after

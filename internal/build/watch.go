@@ -58,7 +58,11 @@ type watch struct {
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
-	return &watch{r: r, index: i, spec: spec, state: NewState(), res: r.rep.Builds[i], started: time.Now()}
+	state := NewState()
+	if r.opts.EveryPhase {
+		state = NewDetailedState()
+	}
+	return &watch{r: r, index: i, spec: spec, state: state, res: r.rep.Builds[i], started: time.Now()}
 }
 
 func (w *watch) now() time.Duration { return time.Since(w.started) }
@@ -292,13 +296,13 @@ func (w *watch) apply(ev trace.Event) {
 	ch := w.state.Apply(ev)
 	if p := ch.Started; p != nil {
 		w.budget.Attach(p)
-		if p.depth <= w.r.opts.PhaseDepth {
+		if p.node.Depth() <= w.r.opts.PhaseDepth {
 			w.emit(report.Event{Kind: report.PhaseStarted, Path: p.names(), Steps: p.steps})
 		}
 	}
 	if p := ch.Finished; p != nil {
 		w.notePhaseUse(p)
-		if p.depth <= w.r.opts.PhaseDepth {
+		if p.node.Depth() <= w.r.opts.PhaseDepth {
 			w.emit(report.Event{Kind: report.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
 		}
 	}
@@ -408,9 +412,12 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	}
 	b := &w.res
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
-	b.DurationMs = w.now().Milliseconds()
+	end := w.now()
+	b.DurationMs = end.Milliseconds()
 	b.Callbacks = w.state.Callbacks()
 	b.LongestSilenceMs = w.state.LongestSilence().Milliseconds()
+	w.state.Close(end)
+	b.PhaseTree, b.SlowestPhases = w.state.Folded()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
 	if ctl.stopWhy != "" {

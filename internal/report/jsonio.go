@@ -79,7 +79,24 @@ func ReadJSON(path string) (*Report, error) {
 	case r.Version > SchemaVersion:
 		return nil, fmt.Errorf("%s: report version %d is newer than this tool reads (up to %d)", path, r.Version, SchemaVersion)
 	}
+	upgrade(&r)
 	return &r, nil
+}
+
+// upgrade brings an older report to this version in memory, so merge,
+// baseline comparison and every view read one form. A version 1 report has
+// only the every-instance tree: it is folded, and kept as the full detail.
+func upgrade(r *Report) {
+	if r.Version >= SchemaVersion {
+		return
+	}
+	for i := range r.Builds {
+		b := &r.Builds[i]
+		if b.PhaseTree == nil && len(b.Phases) > 0 {
+			b.PhaseTree, b.SlowestPhases = FoldInstances(b.Phases, b.DurationMs, DefaultSlowestInstances)
+		}
+	}
+	r.Version = SchemaVersion
 }
 
 func jsonError(path string, data []byte, err error) error {

@@ -40,7 +40,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	if opts.TopPhases <= 0 {
 		opts.TopPhases = 8
 	}
-	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
+	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds))}
 	head, problems := s.head(), s.problems()
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
@@ -61,16 +61,16 @@ func Summary(r *Report, opts SummaryOptions) string {
 }
 
 type summary struct {
-	r    *Report
-	opts SummaryOptions
-	agg  []*aggNode // per build, computed once
+	r      *Report
+	opts   SummaryOptions
+	folded [][]*PhaseNode // per build, computed once
 }
 
-func (s *summary) aggregate(i int) *aggNode {
-	if s.agg[i] == nil {
-		s.agg[i] = aggregate(&s.r.Builds[i])
+func (s *summary) tree(i int) []*PhaseNode {
+	if s.folded[i] == nil {
+		s.folded[i] = s.r.Builds[i].Folded()
 	}
-	return s.agg[i]
+	return s.folded[i]
 }
 
 func (s *summary) head() string {
@@ -98,7 +98,7 @@ func (s *summary) rows() []string {
 	for i := range s.r.Builds {
 		b := &s.r.Builds[i]
 		slow := "—"
-		if p, ok := slowest(s.aggregate(i), b.DurationMs); ok {
+		if p, ok := slowest(s.tree(i), b.DurationMs); ok {
 			slow = text.Markdown(p.Leaf())
 			if p.Share > 0 {
 				slow += " · " + percent(p.Share)
@@ -214,7 +214,7 @@ func (s *summary) details(room int) (string, bool) {
 	b.WriteString("\n### Phases\n\n")
 	for i := range s.r.Builds {
 		build := &s.r.Builds[i]
-		top := topPhases(s.aggregate(i), build.DurationMs, s.opts.TopPhases)
+		top := topPhases(s.tree(i), build.DurationMs, s.opts.TopPhases)
 		if len(top) == 0 {
 			continue
 		}
@@ -253,11 +253,12 @@ func (s *summary) timeline(room int) string {
 	size, withPhases := 0, 0
 	for i := range s.r.Builds {
 		build := &s.r.Builds[i]
-		if len(build.Phases) == 0 {
+		tree := s.tree(i)
+		if len(tree) == 0 {
 			continue
 		}
 		withPhases++
-		section := ganttSection(build)
+		section := ganttSection(build, tree)
 		if size+len(section) > limit {
 			continue
 		}
@@ -285,25 +286,24 @@ type ganttTask struct {
 	start, end int64 // ms on the run's clock
 }
 
-func ganttSection(build *Build) string {
+// ganttSection draws each phase path down to depth 2 from its first start
+// to its last end.
+func ganttSection(build *Build, tree []*PhaseNode) string {
 	var tasks []ganttTask
-	var walk func(phases []*Phase, depth int)
-	walk = func(phases []*Phase, depth int) {
-		for _, p := range phases {
-			if p == nil {
-				continue
-			}
-			end := p.EndMs
+	var walk func(ns []*PhaseNode, depth int)
+	walk = func(ns []*PhaseNode, depth int) {
+		for _, n := range ns {
+			end := n.LastEndMs
 			if end < 0 {
 				end = build.DurationMs
 			}
-			tasks = append(tasks, ganttTask{text.MermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), build.StartMs + n.FirstStartMs, build.StartMs + max(end, n.FirstStartMs)})
 			if depth < 2 {
-				walk(p.Children, depth+1)
+				walk(n.Children, depth+1)
 			}
 		}
 	}
-	walk(build.Phases, 1)
+	walk(tree, 1)
 	if len(tasks) > maxGanttTasks { // keep the longest, in time order
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
 		tasks = tasks[:maxGanttTasks]
