@@ -51,14 +51,6 @@ type monitor struct {
 	logBuf   []byte
 }
 
-// The Go names of the simulator's event kinds must be trtaction.h's values:
-// an out-of-range constant index does not compile.
-var (
-	_ = [1]struct{}{}[SimStart-int32(C.TAM_EV_START)]
-	_ = [1]struct{}{}[SimStep-int32(C.TAM_EV_STEP)]
-	_ = [1]struct{}{}[SimFinish-int32(C.TAM_EV_FINISH)]
-)
-
 func newMonitor() (*monitor, error) {
 	c := C.tam_monitor_new()
 	if c == nil {
@@ -287,7 +279,10 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 		allocs = append(allocs, unsafe.Pointer(events))
 		for i, ev := range sim.Trace {
 			ce := (*C.tam_sim_event)(unsafe.Add(unsafe.Pointer(events), uintptr(i)*C.sizeof_tam_sim_event))
-			ce.t_ns, ce.kind, ce.n = C.int64_t(ev.TNs), C.int32_t(ev.Kind), C.int32_t(ev.N)
+			ce.t_ns, ce.kind, ce.n = C.int64_t(ev.T), simKind(ev.Kind), C.int32_t(ev.Steps)
+			if ev.Kind == trace.Step {
+				ce.n = C.int32_t(ev.Step)
+			}
 			ce.phase = intern(ev.Phase)
 			if ev.Parent != "" {
 				ce.parent = intern(ev.Parent)
@@ -297,6 +292,10 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 	}
 	cfg.count = C.size_t(len(sim.Trace))
 	cfg.step_ns = C.int64_t(sim.StepNs)
+	cfg.repeat = C.int64_t(sim.Repeat)
+	if sim.Unpaced {
+		cfg.unpaced = 1
+	}
 	cfg.threads = C.int32_t(sim.Threads)
 	cfg.fault = fault
 	cfg.fault_ns = C.int64_t(sim.FaultNs)
@@ -308,6 +307,19 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 			C.free(p)
 		}
 	}
+}
+
+// simKind is a trace event's kind as trtaction.h numbers it.
+func simKind(k trace.Kind) C.int32_t {
+	switch k {
+	case trace.Start:
+		return C.TAM_EV_START
+	case trace.Step:
+		return C.TAM_EV_STEP
+	case trace.Finish:
+		return C.TAM_EV_FINISH
+	}
+	return -1 // the simulator refuses it with a clear error
 }
 
 // openBackend loads a backend shared object; its error wraps ErrUnavailable.

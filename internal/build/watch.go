@@ -166,7 +166,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		}
 	}
 	if b.Backend == "sim" {
-		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Threads: b.Sim.Threads,
+		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
 	}
 	if w.r.opts.RecordDir != "" {

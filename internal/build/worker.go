@@ -69,7 +69,7 @@ func startNative(spec workerSpec) (*native.Build, string, error) {
 		}
 		req := spec.Request
 		sim := *req.Sim
-		sim.Trace = toSimEvents(events)
+		sim.Trace = events
 		req.Sim = &sim
 		b, err := native.StartSim(req)
 		return b, "", err
@@ -93,19 +93,6 @@ func simTrace(path string) ([]trace.Event, error) {
 	}
 	defer f.Close()
 	return trace.Read(f, path)
-}
-
-func toSimEvents(events []trace.Event) []native.SimEvent {
-	kinds := map[trace.Kind]int32{trace.Start: native.SimStart, trace.Step: native.SimStep, trace.Finish: native.SimFinish}
-	out := make([]native.SimEvent, len(events))
-	for i, ev := range events {
-		n := int32(ev.Steps)
-		if ev.Kind == trace.Step {
-			n = int32(ev.Step)
-		}
-		out[i] = native.SimEvent{TNs: int64(ev.T), Kind: kinds[ev.Kind], N: n, Phase: ev.Phase, Parent: ev.Parent}
-	}
-	return out
 }
 
 // obeySupervisor turns a stop message into a soft stop. When stdin ends the

@@ -18,7 +18,7 @@ var (
 	topKeys        = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
 	buildKeys      = []string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-level", "precision", "shapes", "targets", "timing-cache", "budgets", "sim", "matrix"}
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
-	simKeys        = []string{"trace", "step", "threads", "fault"}
+	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
 	shapeKeys      = []string{"min", "opt", "max"}
 	matrixKeys     = []string{"include", "exclude"} // besides axis names
