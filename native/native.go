@@ -72,8 +72,11 @@ func (m *monitor) drain(dst []trace.Event) []trace.Event {
 	if m.batch == nil {
 		m.batch = make([]C.tam_event, drainBatch)
 	}
-	for total := 0; total < maxDrainCall; {
-		n := int(C.tam_monitor_drain(m.c, &m.batch[0], C.size_t(len(m.batch))))
+	// Only what was queued when the drain began: callbacks keep coming while
+	// it copies, and a drain that chased them would grow without bound.
+	limit := min(int(C.tam_monitor_backlog(m.c)), maxDrainCall)
+	for total := 0; total < limit; {
+		n := int(C.tam_monitor_drain(m.c, &m.batch[0], C.size_t(min(len(m.batch), limit-total))))
 		for _, ev := range m.batch[:n] {
 			dst = append(dst, m.event(ev))
 		}

@@ -41,6 +41,12 @@ constexpr auto kSlack = std::chrono::milliseconds(1);
 // happens per run, not per callback, when events come faster than kSlack.
 constexpr size_t kRun = 256;
 
+// Unpaced, the replay waits while the monitor holds this many undrained
+// events: as fast as the pipeline takes them, and never so fast that the
+// queue drops them or the worker's memory grows with the build.
+constexpr int64_t kBacklog = 1 << 13;
+constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
+
 class Replay {
  public:
   Replay(const tam_host* host, const tam_sim_config* cfg)
@@ -102,6 +108,7 @@ class Replay {
           k = next_;
         }
         // This thread alone owns the replay state until the turn moves on.
+        wait_for_room();
         size_t run = 0;
         do {
           deliver(k++);
@@ -159,6 +166,17 @@ class Replay {
       default:
         finish_active();
         stop(TAM_FAILED, "simulator: event " + std::to_string(k) + " has unknown kind " + std::to_string(ev.kind));
+    }
+  }
+
+  void wait_for_room() {
+    if (cfg_->unpaced == 0 || host_->backlog == nullptr) return;
+    while (!cancel_seen_ && host_->backlog(host_->ctx) > kBacklog) {
+      if (host_->cancelled(host_->ctx) != 0) {
+        cancel_seen_ = true;
+        return;
+      }
+      std::this_thread::sleep_for(kBacklogPoll);
     }
   }
 

@@ -138,7 +138,9 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 	line, _ := json.Marshal(spec)
 	_, _ = stdin.Write(append(line, '\n'))
 	w.ctl.stdin, w.ctl.pgid = stdin, cmd.Process.Pid
-	msgs := make(chan message, 64)
+	// Few messages in flight: everything queued between the monitor and the
+	// state delays when a budget sees a phase start.
+	msgs := make(chan message, 2)
 	go func() { readMessages(protoR, msgs); protoR.Close() }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -253,8 +255,7 @@ func (w *watch) handle(m message) {
 		w.res.Library = m.Library
 	case msgEvents:
 		w.lastSeen = w.now()
-		for _, we := range m.Events {
-			ev := we.event()
+		for _, ev := range m.Events {
 			if w.recording != nil {
 				w.recording.write(ev)
 			}
