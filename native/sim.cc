@@ -41,9 +41,10 @@ constexpr auto kSlack = std::chrono::milliseconds(1);
 // happens per run, not per callback, when events come faster than kSlack.
 constexpr size_t kRun = 256;
 
-// Unpaced, the replay waits while the monitor holds this many undrained
-// events: as fast as the pipeline takes them, and never so fast that the
-// queue drops them or the worker's memory grows with the build.
+// The replay waits while the monitor holds this many undrained events: as
+// fast as the pipeline takes them, and never so fast that the queue drops
+// them or the worker's memory grows with the build. (TensorRT never waits;
+// but no real build calls back a million times a second.)
 constexpr int64_t kBacklog = 1 << 13;
 constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
 
@@ -170,7 +171,7 @@ class Replay {
   }
 
   void wait_for_room() {
-    if (cfg_->unpaced == 0 || host_->backlog == nullptr) return;
+    if (host_->backlog == nullptr) return;
     while (!cancel_seen_ && host_->backlog(host_->ctx) > kBacklog) {
       if (host_->cancelled(host_->ctx) != 0) {
         cancel_seen_ = true;

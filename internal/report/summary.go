@@ -16,7 +16,7 @@ const DefaultSummaryBytes = 1_000_000
 // SummaryOptions shape the job summary.
 type SummaryOptions struct {
 	MaxBytes  int // default DefaultSummaryBytes
-	TopPhases int // phases listed per build (default 8)
+	TopPhases int // rows of the phase table (default 15)
 }
 
 // Limits that keep each part of the summary readable and bounded.
@@ -29,8 +29,9 @@ const (
 )
 
 // Summary renders the job summary as GitHub-flavoured Markdown: a headline,
-// a table of builds, a section per build that did not succeed, each build's
-// top phases, and a Mermaid timeline. It stays within opts.MaxBytes by
+// a table of builds, a section per build that did not succeed, one table of
+// the phases by self time across builds, and a Mermaid timeline in which
+// builds that did not succeed show red. It stays within opts.MaxBytes by
 // dropping, in order, the timeline, the phase details, and then table rows
 // (with a note pointing at the JSON report).
 func Summary(r *Report, opts SummaryOptions) string {
@@ -38,7 +39,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 		opts.MaxBytes = DefaultSummaryBytes
 	}
 	if opts.TopPhases <= 0 {
-		opts.TopPhases = 8
+		opts.TopPhases = maxTableRows
 	}
 	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds))}
 	head, problems := s.head(), s.problems()
@@ -52,7 +53,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	}
 	table := tableHeader + strings.Join(rows, "")
 	room := opts.MaxBytes - base - noteRoom
-	details, ok := s.details(room)
+	details, ok := s.phaseTable(room)
 	if !ok {
 		return head + table + problems + "\n_Phase details and timeline left out to keep the summary under the size limit; see the JSON report._\n"
 	}
@@ -207,30 +208,6 @@ func lastLog(log []LogLine) []LogLine {
 	return nil
 }
 
-// details is each build's top phases in a collapsed block; ok is false when
-// they do not fit in room.
-func (s *summary) details(room int) (string, bool) {
-	var b strings.Builder
-	b.WriteString("\n### Phases\n\n")
-	for i := range s.r.Builds {
-		build := &s.r.Builds[i]
-		top := topPhases(s.tree(i), build.DurationMs, s.opts.TopPhases)
-		if len(top) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "<details><summary>%s: top %d phases</summary>\n\n", text.HTML(build.Name), len(top))
-		b.WriteString("| Phase | Total | Instances | Share |\n|---|--:|--:|--:|\n")
-		for _, p := range top {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", phasePath(p.Path), text.Duration(p.Total), p.Count, percent(p.Share))
-		}
-		b.WriteString("\n</details>\n\n")
-		if b.Len() > room {
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
 // phasePath shows a path as "… › B › C", keeping the three innermost names.
 func phasePath(path []string) string {
 	var parts []string
@@ -309,10 +286,14 @@ func ganttSection(build *Build, tree []*PhaseNode) string {
 		tasks = tasks[:maxGanttTasks]
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
 	}
+	tag := ""
+	if failed(build) {
+		tag = "crit, " // Mermaid draws critical tasks red
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  section %s\n", text.MermaidName(build.Name))
 	for _, t := range tasks {
-		fmt.Fprintf(&b, "  %s :%d, %d\n", t.name, t.start, t.end)
+		fmt.Fprintf(&b, "  %s :%s%d, %d\n", t.name, tag, t.start, t.end)
 	}
 	return b.String()
 }
