@@ -127,6 +127,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.views = newViewQueue(opts.OnEvent)
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
+	r.rep.KeepEncodings() // a build is never changed once it has ended
 	for i, b := range builds {
 		r.rep.Builds[i] = report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending}
 	}

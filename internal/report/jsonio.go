@@ -5,23 +5,37 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 )
 
 // WriteJSON writes r to path atomically (see WriteFileAtomic).
 func WriteJSON(path string, r *Report) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
+	cache := r.encoded
+	if cache == nil {
+		cache = &buildCache{} // used for this write only
 	}
-	return WriteFileAtomic(path, append(data, '\n'))
+	return writeAtomic(path, func(w io.Writer) error {
+		if err := cache.encode(w, r); err != nil {
+			return fmt.Errorf("encode report: %w", err)
+		}
+		return nil
+	})
 }
 
 // WriteFileAtomic writes data to path atomically: a temporary file in the
 // same directory is written, synced and renamed over path, so a reader (or a
 // cancel that kills us mid-write) sees either the old file or the new one.
-func WriteFileAtomic(path string, data []byte) (err error) {
+func WriteFileAtomic(path string, data []byte) error {
+	return writeAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// writeAtomic is WriteFileAtomic with the content written by fill.
+func writeAtomic(path string, fill func(io.Writer) error) (err error) {
 	dir := filepath.Dir(path)
 	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".tmp-*")
 	if err != nil {
@@ -34,7 +48,7 @@ func WriteFileAtomic(path string, data []byte) (err error) {
 			err = fmt.Errorf("write %s: %w", path, err)
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	if err = fill(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(0o644); err != nil { // CreateTemp makes 0600

@@ -34,6 +34,8 @@ type Report struct {
 	Complete    bool      `json:"complete"`              // false while running or after an interrupt
 	Interrupted string    `json:"interrupted,omitempty"` // "SIGINT after 3m12s"
 	Builds      []Build   `json:"builds"`
+
+	encoded *buildCache // WriteJSON's encodings of builds that have ended
 }
 
 // Build is one build's outcome.
