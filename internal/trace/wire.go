@@ -185,16 +185,16 @@ type wireReader struct {
 
 func (r *wireReader) uvarint() uint64 {
 	v, n := binary.Uvarint(r.b)
-	if n <= 0 {
-		r.fail()
-		return 0
-	}
-	r.b = r.b[n:]
-	return v
+	return took(r, v, n)
 }
 
 func (r *wireReader) varint() int64 {
 	v, n := binary.Varint(r.b)
+	return took(r, v, n)
+}
+
+// took consumes the n bytes a varint took; n <= 0 means none was there.
+func took[T uint64 | int64](r *wireReader, v T, n int) T {
 	if n <= 0 {
 		r.fail()
 		return 0
