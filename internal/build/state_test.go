@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 )
@@ -70,5 +71,22 @@ func TestStateMemoryFollowsTheShape(t *testing.T) {
 	walk(tree)
 	if len(s.running) != 0 || nodes > 40 || instances < 3*1000 {
 		t.Errorf("after three builds' callbacks: %d running, %d nodes for %d instances", len(s.running), nodes, instances)
+	}
+}
+
+// The report carries the folded tree; every instance only with
+// --report-detail full (Options.EveryPhase).
+func TestReportDetail(t *testing.T) {
+	dir := t.TempDir()
+	for _, every := range []bool{false, true} {
+		opts := testOptions(t)
+		opts.EveryPhase = every
+		b := Run([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		if b.Status != report.StatusOK || len(b.PhaseTree) != 1 || b.PhaseTree[0].Count != 1 || len(b.SlowestPhases) != report.DefaultSlowestInstances {
+			t.Fatalf("every=%v: %s, tree %d roots, %d slowest", every, b.Status, len(b.PhaseTree), len(b.SlowestPhases))
+		}
+		if every != (len(b.Phases) == 1) {
+			t.Errorf("every=%v: %d instance roots", every, len(b.Phases))
+		}
 	}
 }

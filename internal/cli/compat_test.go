@@ -55,3 +55,13 @@ func TestMergeAndBaselineReadVersion1Reports(t *testing.T) {
 		t.Errorf("summary lacks the old build's phases or the baseline comparison:\n%s", md)
 	}
 }
+
+func TestReportDetailTakesFoldedOrFull(t *testing.T) {
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"build", "--report-detail", "every"}); code != ExitInvalid {
+		t.Fatalf("exit %d, want %d", code, ExitInvalid)
+	}
+	if !strings.Contains(errb.String(), `--report-detail: unknown value "every"; allowed: folded, full`) {
+		t.Errorf("error: %s", errb)
+	}
+}
