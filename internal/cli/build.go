@@ -43,7 +43,7 @@ type buildFlags struct {
 // buildInputs maps flags to the Action inputs that can set them.
 var buildInputs = map[string]string{
 	"f": "matrix", "backend": "backend", "jobs": "jobs", "only": "only",
-	"report": "report", "summary": "summary", "record-trace": "record-trace",
+	"report": "report", "summary": "summary", "record-trace": "record-trace", "report-detail": "report-detail",
 	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
 	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
 }
