@@ -36,9 +36,10 @@ constexpr auto kCancelPoll = std::chrono::milliseconds(5);
 // system call, and a replay of a million callbacks must not make one each.
 constexpr auto kSlack = std::chrono::milliseconds(1);
 
-// The most events one thread delivers in a row while they come less than
-// kSlack apart; then it hands the turn on. Handing over wakes a thread (a system call), so it
-// happens per run, not per callback, when events come faster than kSlack.
+// The most events one thread delivers in a row while they are scheduled
+// less than kSlack apart; then it hands the turn on. Handing over wakes a
+// thread (a system call), so it happens per run, not per callback, when
+// events come faster than kSlack.
 constexpr size_t kRun = 256;
 
 // The replay waits while the monitor holds this many undrained events: as
@@ -95,9 +96,9 @@ class Replay {
   }
 
   // The threads take turns in order, 0, 1, ..., T-1, 0, ...: a turn
-  // delivers the next event, and the ones after it that are already due (up
-  // to kRun), so order is kept while callbacks come from T threads. Paced
-  // events alternate threads one by one, as TensorRT's do.
+  // delivers the next event, and the ones after it scheduled within kSlack
+  // of their predecessor (up to kRun), so order is kept while callbacks
+  // come from T threads. Paced events alternate threads one by one.
   void take_turns(int i) {
     try {
       for (;;) {
