@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 )
 
 // A report is rewritten at every checkpoint while a matrix runs; with
@@ -17,17 +18,30 @@ import (
 
 // KeepEncodings makes WriteJSON encode each build of r once it has ended
 // and reuse that encoding in later writes. Only for a report whose ended
-// builds never change again, as the supervisor's.
-func (r *Report) KeepEncodings() { r.encoded = &buildCache{} }
+// builds never change again, as the supervisor's. The encodings are kept in
+// an unlinked temporary file, so a matrix's finished builds do not hold
+// memory for them; in memory when no such file can be made.
+func (r *Report) KeepEncodings() {
+	c := &buildCache{}
+	if f, err := os.CreateTemp("", "trt-action-report-*"); err == nil {
+		_ = os.Remove(f.Name()) // the open file stays readable until the process ends
+		c.spool = f
+	}
+	r.encoded = c
+}
 
 // buildCache holds the encoding of each build that has ended, by index.
 type buildCache struct {
+	spool   *os.File // nil: encodings in memory
+	size    int64
 	entries []cachedBuild
 }
 
 type cachedBuild struct {
-	key  buildKey
-	json []byte
+	key    buildKey
+	off, n int64  // in the spool
+	json   []byte // without a spool
+	ok     bool
 }
 
 // buildKey is what would show that a build changed after it was encoded.
@@ -45,25 +59,47 @@ func keyOf(b *Build) buildKey {
 // ended is whether a build's status is final.
 func ended(b *Build) bool { return b.Status != StatusPending && b.Status != StatusRunning }
 
-// encodedBuild is b's JSON, from the cache when it has ended and was
-// encoded before.
-func (c *buildCache) encodedBuild(i int, b *Build) ([]byte, error) {
+// writeBuild writes b's JSON to w: from the cache when it has ended and was
+// encoded before, else encoded now (and kept, once it has ended).
+func (c *buildCache) writeBuild(w io.Writer, i int, b *Build) error {
 	if !ended(b) {
-		return json.Marshal(b)
+		return writeMarshalled(w, b)
 	}
 	if i >= len(c.entries) {
 		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
 	}
 	e := &c.entries[i]
-	if e.json != nil && e.key == keyOf(b) {
-		return e.json, nil
+	if e.ok && e.key == keyOf(b) {
+		if c.spool == nil {
+			_, err := w.Write(e.json)
+			return err
+		}
+		_, err := io.Copy(w, io.NewSectionReader(c.spool, e.off, e.n))
+		return err
 	}
 	data, err := json.Marshal(b)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	*e = cachedBuild{key: keyOf(b), json: data}
-	return data, nil
+	*e = cachedBuild{key: keyOf(b), ok: true}
+	if c.spool == nil {
+		e.json = data
+	} else if _, err := c.spool.WriteAt(data, c.size); err != nil {
+		e.ok = false // not kept: encoded again next time
+	} else {
+		e.off, e.n = c.size, int64(len(data))
+		c.size += e.n
+	}
+	_, err = w.Write(data)
+	return err
+}
+
+func writeMarshalled(w io.Writer, v any) error {
+	data, err := json.Marshal(v)
+	if err == nil {
+		_, err = w.Write(data)
+	}
+	return err
 }
 
 // reportHead is the report without its builds: the Builds field here
@@ -83,15 +119,13 @@ func (c *buildCache) encode(w io.Writer, r *Report) error {
 	bw.Write(bytes.TrimSuffix(head, []byte("}")))
 	bw.WriteString(`,"builds":[`)
 	for i := range r.Builds {
-		data, err := c.encodedBuild(i, &r.Builds[i])
-		if err != nil {
-			return fmt.Errorf("build %d: %w", i+1, err)
-		}
 		if i > 0 {
 			bw.WriteByte(',')
 		}
 		bw.WriteByte('\n')
-		bw.Write(data)
+		if err := c.writeBuild(bw, i, &r.Builds[i]); err != nil {
+			return fmt.Errorf("build %d: %w", i+1, err)
+		}
 	}
 	bw.WriteString("\n]}\n")
 	return bw.Flush()

@@ -13,34 +13,41 @@ import (
 // back the same as the builds in memory, one build a line, and a build
 // still running is encoded afresh each time.
 func TestKeptEncodingsReadBackAndFollowRunningBuilds(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "r.json")
-	r := sampleReport()
-	r.Builds[2].Status = StatusRunning
-	r.KeepEncodings()
-	if err := WriteJSON(path, r); err != nil {
-		t.Fatal(err)
-	}
-	if r.encoded.entries[0].json == nil || len(r.encoded.entries) > 2 {
-		t.Errorf("cache after the first write: %d entries", len(r.encoded.entries))
-	}
-	r.Builds[2].Status, r.Builds[2].DurationMs = StatusFailed, 1500 // it ends
-	if err := WriteJSON(path, r); err != nil {
-		t.Fatal(err)
-	}
-	got, err := ReadJSON(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := sampleReport()
-	if !reflect.DeepEqual(got.Builds, want.Builds) {
-		t.Errorf("builds read back differ:\n got %+v\nwant %+v", got.Builds, want.Builds)
-	}
-	data, _ := os.ReadFile(path)
-	if lines := strings.Count(string(data), "\n"); lines != len(want.Builds)+2 {
-		t.Errorf("%d lines, want the head, one a build, and the end", lines)
-	}
-	if !bytes.HasPrefix(data, []byte(`{"version":2,`)) {
-		t.Errorf("report starts %q", data[:min(40, len(data))])
+	for _, spooled := range []bool{true, false} {
+		path := filepath.Join(t.TempDir(), "r.json")
+		r := sampleReport()
+		r.Builds[2].Status = StatusRunning
+		r.KeepEncodings()
+		if !spooled {
+			r.encoded.spool = nil // as when no temporary file can be made
+		}
+		if err := WriteJSON(path, r); err != nil {
+			t.Fatal(err)
+		}
+		if !r.encoded.entries[0].ok || len(r.encoded.entries) > 2 || (r.encoded.spool != nil) != spooled {
+			t.Errorf("spooled %v: cache after the first write: %+v", spooled, r.encoded.entries)
+		}
+		r.Builds[2].Status, r.Builds[2].DurationMs = StatusFailed, 1500 // it ends
+		for range 2 { // the second write reads every build from the cache
+			if err := WriteJSON(path, r); err != nil {
+				t.Fatal(err)
+			}
+		}
+		got, err := ReadJSON(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := sampleReport()
+		if !reflect.DeepEqual(got.Builds, want.Builds) {
+			t.Errorf("spooled %v: builds read back differ:\n got %+v\nwant %+v", spooled, got.Builds, want.Builds)
+		}
+		data, _ := os.ReadFile(path)
+		if lines := strings.Count(string(data), "\n"); lines != len(want.Builds)+2 {
+			t.Errorf("%d lines, want the head, one a build, and the end", lines)
+		}
+		if !bytes.HasPrefix(data, []byte(`{"version":2,`)) {
+			t.Errorf("report starts %q", data[:min(40, len(data))])
+		}
 	}
 }
 
