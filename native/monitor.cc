@@ -191,6 +191,9 @@ class Queue {
     return n;
   }
 
+  int64_t backlog() const {
+    return static_cast<int64_t>(tail_.load(std::memory_order_relaxed) - head_.load(std::memory_order_relaxed));
+  }
   int64_t accepted() const { return static_cast<int64_t>(tail_.load(std::memory_order_relaxed)); }
   int64_t dropped() const { return dropped_.load(std::memory_order_relaxed); }
 
@@ -316,6 +319,7 @@ void host_log(void* ctx, int32_t severity, const char* msg) {
   tam_monitor_log(static_cast<tam_monitor*>(ctx), severity, msg);
 }
 int host_cancelled(void* ctx) { return tam_monitor_cancelled(static_cast<tam_monitor*>(ctx)); }
+int64_t host_backlog(void* ctx) { return tam_monitor_backlog(static_cast<tam_monitor*>(ctx)); }
 
 }  // namespace
 
@@ -325,7 +329,7 @@ tam_monitor* tam_monitor_new(void) {
   try {
     tam_monitor* m = new tam_monitor();
     m->host = tam_host{TAM_BACKEND_ABI, m,           host_phase_start, host_step_complete,
-                       host_phase_finish, host_log, host_cancelled};
+                       host_phase_finish, host_log, host_cancelled, host_backlog};
     return m;
   } catch (...) {
     return nullptr;
@@ -364,6 +368,8 @@ void tam_phase_finish(tam_monitor* m, const char* phase) {
 }
 
 void tam_monitor_cancel(tam_monitor* m) { m->cancelled.store(1, std::memory_order_release); }
+
+int64_t tam_monitor_backlog(tam_monitor* m) { return m->queue.backlog(); }
 
 int tam_monitor_cancelled(tam_monitor* m) { return m->cancelled.load(std::memory_order_acquire); }
 

@@ -51,14 +51,6 @@ type monitor struct {
 	logBuf   []byte
 }
 
-// The Go names of the simulator's event kinds must be trtaction.h's values:
-// an out-of-range constant index does not compile.
-var (
-	_ = [1]struct{}{}[SimStart-int32(C.TAM_EV_START)]
-	_ = [1]struct{}{}[SimStep-int32(C.TAM_EV_STEP)]
-	_ = [1]struct{}{}[SimFinish-int32(C.TAM_EV_FINISH)]
-)
-
 func newMonitor() (*monitor, error) {
 	c := C.tam_monitor_new()
 	if c == nil {
@@ -80,8 +72,11 @@ func (m *monitor) drain(dst []trace.Event) []trace.Event {
 	if m.batch == nil {
 		m.batch = make([]C.tam_event, drainBatch)
 	}
-	for total := 0; total < maxDrainCall; {
-		n := int(C.tam_monitor_drain(m.c, &m.batch[0], C.size_t(len(m.batch))))
+	// Only what was queued when the drain began: callbacks keep coming while
+	// it copies, and a drain that chased them would grow without bound.
+	limit := min(int(C.tam_monitor_backlog(m.c)), maxDrainCall)
+	for total := 0; total < limit; {
+		n := int(C.tam_monitor_drain(m.c, &m.batch[0], C.size_t(min(len(m.batch), limit-total))))
 		for _, ev := range m.batch[:n] {
 			dst = append(dst, m.event(ev))
 		}
@@ -287,7 +282,10 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 		allocs = append(allocs, unsafe.Pointer(events))
 		for i, ev := range sim.Trace {
 			ce := (*C.tam_sim_event)(unsafe.Add(unsafe.Pointer(events), uintptr(i)*C.sizeof_tam_sim_event))
-			ce.t_ns, ce.kind, ce.n = C.int64_t(ev.TNs), C.int32_t(ev.Kind), C.int32_t(ev.N)
+			ce.t_ns, ce.kind, ce.n = C.int64_t(ev.T), simKind(ev.Kind), C.int32_t(ev.Steps)
+			if ev.Kind == trace.Step {
+				ce.n = C.int32_t(ev.Step)
+			}
 			ce.phase = intern(ev.Phase)
 			if ev.Parent != "" {
 				ce.parent = intern(ev.Parent)
@@ -297,6 +295,10 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 	}
 	cfg.count = C.size_t(len(sim.Trace))
 	cfg.step_ns = C.int64_t(sim.StepNs)
+	cfg.repeat = C.int64_t(sim.Repeat)
+	if sim.Unpaced {
+		cfg.unpaced = 1
+	}
 	cfg.threads = C.int32_t(sim.Threads)
 	cfg.fault = fault
 	cfg.fault_ns = C.int64_t(sim.FaultNs)
@@ -308,6 +310,19 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 			C.free(p)
 		}
 	}
+}
+
+// simKind is a trace event's kind as trtaction.h numbers it.
+func simKind(k trace.Kind) C.int32_t {
+	switch k {
+	case trace.Start:
+		return C.TAM_EV_START
+	case trace.Step:
+		return C.TAM_EV_STEP
+	case trace.Finish:
+		return C.TAM_EV_FINISH
+	}
+	return -1 // the simulator refuses it with a clear error
 }
 
 // openBackend loads a backend shared object; its error wraps ErrUnavailable.

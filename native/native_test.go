@@ -249,21 +249,8 @@ func longTrace(n int) []trace.Event {
 	return append(evs, trace.Event{Kind: trace.Finish, Phase: "Tactic timing"}, trace.Event{Kind: trace.Finish, Phase: "Building engine"})
 }
 
-func simEvents(evs []trace.Event) []SimEvent {
-	kinds := map[trace.Kind]int32{trace.Start: 1, trace.Step: 2, trace.Finish: 3}
-	out := make([]SimEvent, len(evs))
-	for i, ev := range evs {
-		n := int32(ev.Steps)
-		if ev.Kind == trace.Step {
-			n = int32(ev.Step)
-		}
-		out[i] = SimEvent{TNs: int64(ev.T), Kind: kinds[ev.Kind], N: n, Phase: ev.Phase, Parent: ev.Parent}
-	}
-	return out
-}
-
 func simRequest(t *testing.T, evs []trace.Event, sim SimRequest) Request {
-	sim.Trace = simEvents(evs)
+	sim.Trace = evs
 	return Request{Name: "mnist-fp16", EngineTmp: filepath.Join(t.TempDir(), "engine.tmp"), Sim: &sim}
 }
 

@@ -1,5 +1,7 @@
 package native
 
+import "github.com/trt-action/trt-action/internal/trace"
+
 // Request is what a backend is asked to build; it crosses the C boundary as
 // JSON (tam_backend_build's request_json). Field names are the contract with
 // the C++ backends: change both sides together.
@@ -39,26 +41,12 @@ type Shape struct {
 
 // SimRequest drives the built-in simulator.
 type SimRequest struct {
-	Trace       []SimEvent `json:"-"`        // passed as a C array, not JSON
-	StepNs      int64      `json:"step_ns"`  // time per callback; 0 = use the trace's own times
-	Threads     int        `json:"threads"`  // callback threads
-	Fault       string     `json:"fault"`    // none, crash, hang, fail, silence
-	FaultNs     int64      `json:"fault_ns"` // silence length
-	FaultAtFrac float64    `json:"fault_at"` // where in the trace the fault strikes, 0..1
+	Trace       []trace.Event `json:"-"`                 // passed as a C array, not JSON
+	StepNs      int64         `json:"step_ns"`           // time per callback; 0 = use the trace's own times
+	Unpaced     bool          `json:"unpaced,omitempty"` // no pacing: as fast as the monitor takes callbacks
+	Repeat      int           `json:"repeat,omitempty"`  // replay the trace this many times; < 1 means 1
+	Threads     int           `json:"threads"`           // callback threads
+	Fault       string        `json:"fault"`             // none, crash, hang, fail, silence
+	FaultNs     int64         `json:"fault_ns"`          // silence length
+	FaultAtFrac float64       `json:"fault_at"`          // where in the trace the fault strikes, 0..1
 }
-
-// SimEvent is one callback for the simulator to replay.
-type SimEvent struct {
-	TNs    int64
-	Kind   int32 // SimStart, SimStep or SimFinish
-	N      int32
-	Phase  string
-	Parent string
-}
-
-// SimEvent kinds: the values of tam_event_kind in trtaction.h.
-const (
-	SimStart  int32 = 1 // TAM_EV_START
-	SimStep   int32 = 2 // TAM_EV_STEP
-	SimFinish int32 = 3 // TAM_EV_FINISH
-)

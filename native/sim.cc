@@ -15,6 +15,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -30,18 +31,42 @@ using std::chrono::nanoseconds;
 // How often pacing looks at the cancel flag: a cancel never waits longer.
 constexpr auto kCancelPoll = std::chrono::milliseconds(5);
 
+// An event due within kSlack is delivered at once rather than slept for, so
+// pacing sleeps at most once per kSlack however fast the steps: a sleep is a
+// system call, and a replay of a million callbacks must not make one each.
+constexpr auto kSlack = std::chrono::milliseconds(1);
+
+// The most events one thread delivers in a row while they are scheduled
+// less than kSlack apart; then it hands the turn on. Handing over wakes a
+// thread (a system call), so it happens per run, not per callback, when
+// events come faster than kSlack.
+constexpr size_t kRun = 256;
+
+// The replay waits while the monitor holds this many undrained events: as
+// fast as the pipeline takes them, and never so fast that the queue drops
+// them or the worker's memory grows with the build. (TensorRT never waits;
+// but no real build calls back a million times a second.)
+constexpr int64_t kBacklog = 1 << 13;
+constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
+
 class Replay {
  public:
   Replay(const tam_host* host, const tam_sim_config* cfg)
-      : host_(host), cfg_(cfg), threads_(std::max<int32_t>(cfg->threads, 1)), done_(cfg->count == 0) {
+      : host_(host),
+        cfg_(cfg),
+        threads_(std::max<int32_t>(cfg->threads, 1)),
+        total_(cfg->count * static_cast<size_t>(std::max<int64_t>(cfg->repeat, 1))),
+        turn_(new std::condition_variable[threads_]),
+        done_(total_ == 0) {
     double at = std::min(std::max(cfg->fault_at, 0.0), 1.0);
-    strike_ = static_cast<size_t>(at * static_cast<double>(cfg->count));
-    if (strike_ > cfg->count) strike_ = cfg->count;
+    strike_ = static_cast<size_t>(at * static_cast<double>(total_));
+    if (strike_ > total_) strike_ = total_;
+    if (cfg->count > 0) span_ = nanoseconds(cfg->events[cfg->count - 1].t_ns);
   }
 
   int32_t run() {
     char line[128];
-    std::snprintf(line, sizeof line, "simulating %zu callbacks on %d threads", cfg_->count, threads_);
+    std::snprintf(line, sizeof line, "simulating %zu callbacks on %d threads", total_, threads_);
     host_->log(host_->ctx, TAM_SEV_INFO, line);
 
     start_ = Clock::now();
@@ -61,9 +86,7 @@ class Replay {
       for (int i = 0; i < threads_; ++i) workers.emplace_back([this, i] { take_turns(i); });
     } catch (...) {
       launched = false;
-      std::lock_guard<std::mutex> lock(mu_);
-      done_ = true;  // the threads already running stop after their current event
-      turn_.notify_all();
+      end_turns();  // the threads already running stop after their current run
     }
     for (auto& w : workers) w.join();
     if (!launched) {
@@ -72,31 +95,53 @@ class Replay {
     }
   }
 
-  // Thread i delivers events i, i+T, i+2T, ...: each only after the one
-  // before it, so order is kept while callbacks come from T threads.
+  // The threads take turns in order, 0, 1, ..., T-1, 0, ...: a turn
+  // delivers the next event, and the ones after it scheduled within kSlack
+  // of their predecessor (up to kRun), so order is kept while callbacks
+  // come from T threads. Paced events alternate threads one by one.
   void take_turns(int i) {
     try {
       for (;;) {
         size_t k;
         {
           std::unique_lock<std::mutex> lock(mu_);
-          turn_.wait(lock, [&] { return done_ || next_ % threads_ == static_cast<size_t>(i); });
+          turn_[i].wait(lock, [&] { return done_ || owner_ == i; });
           if (done_) return;
           k = next_;
         }
-        deliver(k);  // this thread alone owns the replay state until next_ moves
+        // This thread alone owns the replay state until the turn moves on.
+        wait_for_room();
+        size_t run = 0;
+        do {
+          deliver(k++);
+        } while (!stopped_ && k < total_ && ++run < kRun && due(k));
         std::lock_guard<std::mutex> lock(mu_);
-        ++next_;
-        if (stopped_ || next_ >= cfg_->count) done_ = true;
-        turn_.notify_all();
+        next_ = k;
+        if (stopped_ || next_ >= total_) {
+          end_turns_locked();
+        } else {
+          owner_ = (i + 1) % threads_;
+          turn_[owner_].notify_one();
+        }
       }
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu_);
       stop(TAM_FAILED, "simulator: internal error");
-      done_ = true;
-      turn_.notify_all();
+      end_turns_locked();
     }
   }
+
+  void end_turns() {
+    std::lock_guard<std::mutex> lock(mu_);
+    end_turns_locked();
+  }
+
+  void end_turns_locked() {
+    done_ = true;
+    for (int t = 0; t < threads_; ++t) turn_[t].notify_one();
+  }
+
+  const tam_sim_event& event(size_t k) const { return cfg_->events[k % cfg_->count]; }
 
   void deliver(size_t k) {
     if (cfg_->fault != TAM_FAULT_NONE && !struck_ && k == strike_) {
@@ -104,7 +149,7 @@ class Replay {
       if (stopped_) return;
     }
     pace(k);
-    const tam_sim_event& ev = cfg_->events[k];
+    const tam_sim_event& ev = event(k);
     switch (ev.kind) {
       case TAM_EV_START:
         host_->phase_start(host_->ctx, ev.phase, ev.parent, ev.n);
@@ -126,21 +171,47 @@ class Replay {
     }
   }
 
-  // Waits until event k is due. Once a cancel is seen the rest come at once,
-  // as TensorRT only stops at the next stepComplete.
-  void pace(size_t k) {
-    if (cancel_seen_) return;
-    nanoseconds due = cfg_->step_ns > 0 ? nanoseconds(cfg_->step_ns * static_cast<int64_t>(k))
-                                        : nanoseconds(cfg_->events[k].t_ns);
-    Clock::time_point deadline = start_ + shift_ + due;
-    for (;;) {
-      Clock::time_point now = Clock::now();
-      if (now >= deadline) return;
+  void wait_for_room() {
+    if (host_->backlog == nullptr) return;
+    while (!cancel_seen_ && host_->backlog(host_->ctx) > kBacklog) {
       if (host_->cancelled(host_->ctx) != 0) {
         cancel_seen_ = true;
         return;
       }
-      std::this_thread::sleep_until(std::min(deadline, now + kCancelPoll));
+      std::this_thread::sleep_for(kBacklogPoll);
+    }
+  }
+
+  // When event k is due on the replay's clock.
+  Clock::time_point deadline(size_t k) const {
+    nanoseconds due = cfg_->step_ns > 0
+                          ? nanoseconds(cfg_->step_ns * static_cast<int64_t>(k))
+                          : nanoseconds(event(k).t_ns) + span_ * static_cast<int64_t>(k / cfg_->count);
+    return start_ + shift_ + due;
+  }
+
+  // Whether event k may go right after event k-1 on the same thread: when
+  // nothing paces it, or it is scheduled within kSlack of k-1. Decided by the
+  // schedule, not the clock, so paced events alternate threads even when a
+  // loaded machine makes the replay late.
+  bool due(size_t k) const {
+    return cfg_->unpaced != 0 || cancel_seen_ || deadline(k) - deadline(k - 1) < kSlack;
+  }
+
+  // Waits until event k is due. Once a cancel is seen the rest come at once,
+  // as TensorRT only stops at the next stepComplete. Unpaced events never
+  // wait: the monitor's queue is the only limit.
+  void pace(size_t k) {
+    if (cfg_->unpaced != 0 || cancel_seen_) return;
+    Clock::time_point at = deadline(k);
+    for (;;) {
+      Clock::time_point now = Clock::now();
+      if (at - now <= kSlack) return;
+      if (host_->cancelled(host_->ctx) != 0) {
+        cancel_seen_ = true;
+        return;
+      }
+      std::this_thread::sleep_until(std::min(at, now + kCancelPoll));
     }
   }
 
@@ -154,7 +225,7 @@ class Replay {
       case TAM_FAULT_FAIL: {
         finish_active();
         std::string msg = "simulated failure after " + std::to_string(strike_) + " of " +
-                          std::to_string(cfg_->count) + " callbacks";
+                          std::to_string(total_) + " callbacks";
         host_->log(host_->ctx, TAM_SEV_ERROR, msg.c_str());
         stop(TAM_FAILED, msg);
         return;
@@ -198,8 +269,8 @@ class Replay {
       return TAM_FAILED;
     }
     uint64_t sum = 1469598103934665603ull;
-    for (size_t k = 0; k < cfg_->count; ++k) {
-      for (const char* p = cfg_->events[k].phase; p != nullptr && *p; ++p) {
+    for (size_t k = 0; k < total_; ++k) {
+      for (const char* p = event(k).phase; p != nullptr && *p; ++p) {
         sum ^= static_cast<unsigned char>(*p);
         sum *= 1099511628211ull;
       }
@@ -207,7 +278,7 @@ class Replay {
       sum *= 1099511628211ull;
     }
     char tail[96];
-    std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", cfg_->count,
+    std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", total_,
                   static_cast<unsigned long long>(sum));
     std::string body = "TRTACTION-SIM-ENGINE v1\n";
     body += cfg_->name == nullptr ? "" : cfg_->name;
@@ -248,10 +319,13 @@ class Replay {
   const tam_host* host_;
   const tam_sim_config* cfg_;
   const int threads_;
+  const size_t total_;  // events to deliver: count times repeat
   size_t strike_ = 0;
+  nanoseconds span_{0};  // the trace's own length, for repetitions at its own times
 
   std::mutex mu_;
-  std::condition_variable turn_;
+  std::unique_ptr<std::condition_variable[]> turn_;  // one per thread: a hand-over wakes only the next
+  int owner_ = 0;      // guarded by mu_: whose turn it is
   size_t next_ = 0;    // guarded by mu_
   bool done_;          // guarded by mu_
 

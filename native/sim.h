@@ -31,13 +31,16 @@ enum tam_sim_fault {
 typedef struct tam_sim_config {
   const tam_sim_event* events;
   size_t count;
-  int64_t step_ns;    /* > 0: event k is due at k*step_ns; 0: at its own t_ns */
+  int64_t step_ns;    /* > 0: event k is due at k*step_ns; 0: at its own t_ns (plus the trace's
+                         length for each repetition before it) */
   int32_t threads;    /* callback threads taking turns; < 1 means 1 */
   int32_t fault;      /* enum tam_sim_fault */
   int64_t fault_ns;   /* silence length */
   double fault_at;    /* the fault strikes once fault_at*count events were delivered */
   const char* engine_tmp;
   const char* name;   /* the build's name, written into the fake engine */
+  int64_t repeat;     /* the events are replayed this many times over; < 1 means 1 */
+  int32_t unpaced;    /* 1: no pacing, each event as soon as the monitor takes it */
 } tam_sim_config;
 
 int32_t tam_sim_build(const tam_host* host, const tam_sim_config* cfg, char* err, size_t errcap);

@@ -73,6 +73,9 @@ typedef struct tam_monitor_stats {
 } tam_monitor_stats;
 void tam_monitor_stats_get(tam_monitor* m, tam_monitor_stats* out);
 
+/* Events queued and not yet drained. */
+int64_t tam_monitor_backlog(tam_monitor* m);
+
 /* TensorRT log lines, kept beside the events (rare; a mutex is fine). */
 void tam_monitor_log(tam_monitor* m, int32_t severity, const char* msg);
 /* Pops the oldest log line into buf; returns its full length, -1 if none. */
@@ -101,6 +104,9 @@ typedef struct tam_host {
   void (*phase_finish)(void* ctx, const char* phase);
   void (*log)(void* ctx, int32_t severity, const char* msg);
   int (*cancelled)(void* ctx);
+  /* Events queued and not yet drained. Only the simulator asks, to replay
+   * as fast as the pipeline takes events without overrunning the queue. */
+  int64_t (*backlog)(void* ctx);
 } tam_host;
 
 enum tam_status {

@@ -12,6 +12,7 @@ package atomicfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -50,15 +51,26 @@ const newFileMode = 0o644
 // by the same rules and the link stays. A folder, a socket or a link to
 // nothing is an error naming path.
 func Write(path string, data []byte) error {
+	return WriteFrom(path, func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	})
+}
+
+// WriteFrom is Write with the content written by fill, for documents too
+// large to hold twice in memory (a report of thousands of builds). fill
+// may be called once at most; its error is returned and path left as it was
+// (a stream may have taken part of it).
+func WriteFrom(path string, fill func(io.Writer) error) error {
 	t, err := resolve(path)
 	if err != nil {
 		return err
 	}
 	if t.kind == stream {
-		return writeThrough(path, data)
+		return writeThrough(path, fill)
 	}
 	removeStaleOnce(t.path)
-	return replace(t, data)
+	return replace(t, fill)
 }
 
 // IsStream reports whether Write writes path straight through (a FIFO, a
@@ -129,12 +141,12 @@ var FIFOReaderWait = 10 * time.Second
 // writeThrough writes to a FIFO, a device or a descriptor without creating,
 // truncating or replacing it. O_APPEND keeps a descriptor that is a regular
 // file (stdout redirected to a log) from being overwritten from its start.
-func writeThrough(path string, data []byte) error {
+func writeThrough(path string, fill func(io.Writer) error) error {
 	f, err := openThrough(path)
 	if err != nil {
 		return err
 	}
-	if _, err := f.Write(data); err != nil {
+	if err := fill(f); err != nil {
 		f.Close()
 		return err
 	}
@@ -161,9 +173,9 @@ func openThrough(path string) (*os.File, error) {
 	}
 }
 
-// replace writes data beside t.path and renames it over t.path. On any
-// failure the partial file is removed and t.path is left as it was.
-func replace(t target, data []byte) (err error) {
+// replace writes the content beside t.path and renames it over t.path. On
+// any failure the partial file is removed and t.path is left as it was.
+func replace(t target, fill func(io.Writer) error) (err error) {
 	tmp, err := createPartial(t.path)
 	if err != nil {
 		return pathError("write", t.path, err)
@@ -175,7 +187,7 @@ func replace(t target, data []byte) (err error) {
 			err = pathError("write", t.path, err)
 		}
 	}()
-	if _, err = tmp.Write(data); err != nil {
+	if err = fill(tmp); err != nil {
 		return err
 	}
 	if err = tmp.Chmod(t.mode); err != nil {

@@ -74,7 +74,7 @@ func (b *Budget) Attach(p *phase) {
 	if len(b.spec.Phases) == 0 {
 		return
 	}
-	if cached, ok := b.matches[p.path]; ok {
+	if cached, ok := b.matches[p.node.Path()]; ok {
 		p.limits = cached
 		return
 	}
@@ -85,7 +85,7 @@ func (b *Budget) Attach(p *phase) {
 			ls = append(ls, phaseLimit{pattern: pb.Pattern, limit: pb.Limit})
 		}
 	}
-	b.matches[p.path] = ls
+	b.matches[p.node.Path()] = ls
 	p.limits = ls
 }
 
@@ -136,7 +136,7 @@ func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
 	for _, stack := range s.running {
 		for _, p := range stack {
 			for _, pl := range p.limits {
-				out = append(out, limit{kind: KindPhase, phase: p.path, leaf: p.name, pattern: pl.pattern,
+				out = append(out, limit{kind: KindPhase, phase: p.node.Path(), leaf: p.name, pattern: pl.pattern,
 					limit: pl.limit, start: p.start, deadline: p.start + pl.limit})
 			}
 		}

@@ -2,19 +2,30 @@ package build
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/json"
 	"io"
-	"time"
+	"slices"
 
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
 )
 
-// The supervisor and a worker talk in JSON lines: the supervisor writes the
-// worker's spec and later control messages to the worker's stdin; the worker
-// writes messages to file descriptor 3, leaving its stdout and stderr to
-// whatever the library prints.
+// The supervisor writes the worker's spec and later control messages to
+// the worker's stdin as JSON lines. The worker writes frames to file
+// descriptor 3, leaving its stdout and stderr to whatever the library
+// prints: a kind byte, the payload's length (uvarint), the payload. Events
+// go as trace's compact wire batches, everything else as JSON.
+
+const (
+	frameEvents = 'e'
+	frameJSON   = 'j'
+)
+
+// maxFrame bounds one frame; a batch of maxBatch events is far smaller, so
+// a longer one means a corrupt stream.
+const maxFrame = 16 << 20
 
 // workerSpec is the first line a worker reads.
 type workerSpec struct {
@@ -34,7 +45,7 @@ const (
 
 type message struct {
 	M       string           `json:"m"`
-	Events  []wireEvent      `json:"e,omitempty"`
+	Events  []trace.Event    `json:"-"` // msgEvents: sent as an event frame
 	Logs    []report.LogLine `json:"l,omitempty"`
 	Status  string           `json:"status,omitempty"` // ok, failed, cancelled, unavailable
 	Error   string           `json:"error,omitempty"`
@@ -42,51 +53,75 @@ type message struct {
 	Dropped int64            `json:"dropped,omitempty"`
 }
 
-// wireEvent is a trace.Event, short-named: a build sends thousands.
-type wireEvent struct {
-	T      int64      `json:"t"` // ns since the monitor started
-	Thread int        `json:"th"`
-	Kind   trace.Kind `json:"k"`
-	Phase  string     `json:"p"`
-	Parent string     `json:"pa,omitempty"`
-	N      int        `json:"n,omitempty"`
+// protoWriter writes a worker's frames; flush sends them.
+type protoWriter struct {
+	w      *bufio.Writer
+	events *trace.WireEncoder
+	buf    []byte
 }
 
-func toWire(ev trace.Event) wireEvent {
-	w := wireEvent{T: int64(ev.T), Thread: ev.Thread, Kind: ev.Kind, Phase: ev.Phase, Parent: ev.Parent}
-	switch ev.Kind {
-	case trace.Start:
-		w.N = ev.Steps
-	case trace.Step:
-		w.N = ev.Step
+func newProtoWriter(w io.Writer) *protoWriter {
+	return &protoWriter{w: bufio.NewWriterSize(w, 64<<10), events: trace.NewWireEncoder()}
+}
+
+// send writes one message; events in batches of at most maxBatch.
+func (p *protoWriter) send(m message) {
+	if m.M == msgEvents {
+		for batch := range slices.Chunk(m.Events, maxBatch) {
+			p.buf = p.events.Append(p.buf[:0], batch)
+			p.frame(frameEvents, p.buf)
+		}
+		return
 	}
-	return w
+	data, _ := json.Marshal(m) // plain strings and numbers always marshal
+	p.frame(frameJSON, data)
 }
 
-func (w wireEvent) event() trace.Event {
-	ev := trace.Event{T: time.Duration(w.T), Thread: w.Thread, Kind: w.Kind, Phase: w.Phase, Parent: w.Parent}
-	switch w.Kind {
-	case trace.Start:
-		ev.Steps = w.N
-	case trace.Step:
-		ev.Step = w.N
-	}
-	return ev
+func (p *protoWriter) frame(kind byte, payload []byte) {
+	_ = p.w.WriteByte(kind)
+	var n [binary.MaxVarintLen64]byte
+	_, _ = p.w.Write(n[:binary.PutUvarint(n[:], uint64(len(payload)))])
+	_, _ = p.w.Write(payload)
 }
 
-// readMessages decodes messages until r ends, then closes out. A line it
-// cannot decode (a worker killed mid-write) is skipped, never the rest.
+func (p *protoWriter) flush() { _ = p.w.Flush() }
+
+// readMessages decodes frames until r ends, then closes out. It stops at a
+// frame it cannot read whole (a worker killed mid-write); a frame that does
+// not decode is skipped.
 func readMessages(r io.Reader, out chan<- message) {
 	defer close(out)
 	in := bufio.NewReaderSize(r, 64<<10)
+	events := trace.NewWireDecoder()
+	var payload []byte
 	for {
-		line, err := in.ReadBytes('\n')
-		var m message
-		if len(line) > 0 && json.Unmarshal(line, &m) == nil {
-			out <- m
-		}
+		kind, err := in.ReadByte()
 		if err != nil {
 			return
+		}
+		n, err := binary.ReadUvarint(in)
+		if err != nil || n > maxFrame {
+			return
+		}
+		if uint64(cap(payload)) < n {
+			payload = make([]byte, n)
+		}
+		payload = payload[:n]
+		if _, err := io.ReadFull(in, payload); err != nil {
+			return
+		}
+		switch kind {
+		case frameEvents:
+			evs, err := events.Decode(nil, payload)
+			if len(evs) > 0 {
+				out <- message{M: msgEvents, Events: evs}
+			}
+			_ = err // the events before the damage are kept
+		case frameJSON:
+			var m message
+			if json.Unmarshal(payload, &m) == nil {
+				out <- m
+			}
 		}
 	}
 }

@@ -28,6 +28,7 @@ type Options struct {
 	Heartbeat  time.Duration // how often running builds report progress; default 1s
 	PhaseDepth int           // phase start/finish events down to this depth; default 2
 	RecordDir  string        // --record-trace: one trace file per build
+	EveryPhase bool          // --report-detail full: keep every phase instance, not only the folded tree
 
 	// InterruptGrace bounds how long builds get to stop softly after a
 	// signal before they are killed: the runner sends SIGTERM 7.5 s after
@@ -135,6 +136,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.views = newViewQueue(opts.OnEvent)
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
+	r.rep.KeepEncodings() // a build is never changed once it has ended
 	for i, b := range builds {
 		r.rep.Builds[i] = pendingBuild(b)
 	}

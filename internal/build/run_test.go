@@ -104,8 +104,8 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	}
 	for _, name := range []string{"ok-1", "ok-2"} {
 		checkSimEngine(t, name, got[name].Engine)
-		if got[name].Callbacks < 6000 || len(got[name].Phases) == 0 {
-			t.Errorf("%s: %d callbacks, %d root phases", name, got[name].Callbacks, len(got[name].Phases))
+		if got[name].Callbacks < 6000 || len(got[name].PhaseTree) == 0 {
+			t.Errorf("%s: %d callbacks, %d root phases", name, got[name].Callbacks, len(got[name].PhaseTree))
 		}
 	}
 	assertNoPartials(t, dir)

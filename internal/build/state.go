@@ -10,26 +10,31 @@ import (
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
-// phase is one instance of a phase in a build's tree.
+// phase is one running instance of a phase. Once it finishes it is folded
+// into its node and, unless every instance is kept, forgotten.
 type phase struct {
 	name     string
 	parent   *phase
-	path     string // names from the root down, joined by "/"
-	depth    int    // 1 for a root phase
+	node     *report.FoldNode // its phase path in the folded tree
 	start    time.Duration
 	end      time.Duration // -1 while running
 	done     int
 	steps    int
-	children []*phase
+	children []*phase     // only when every instance is kept
 	limits   []phaseLimit // phase budgets that match this instance
 }
 
-// State is one build's phase tree as its callbacks describe it. One
+// State is one build's phase tree as its callbacks describe it: the
+// instances still running, and the finished ones folded by phase path, so
+// its memory follows the build's shape rather than its length. One
 // goroutine owns it; nothing here locks.
 type State struct {
-	roots   []*phase
+	fold    *report.Folder
+	roots   []*phase // every instance, only with keepAll (--report-detail full)
+	keepAll bool
 	running map[string][]*phase // running phases by name; a stack, newest last
 	newest  *phase              // the most recently started phase still running
+	closed  bool                // Close has folded what was still running
 
 	callbacks      int64
 	anomalies      int64 // callbacks that broke the monitor contract (ignored)
@@ -37,9 +42,18 @@ type State struct {
 	longestSilence time.Duration
 }
 
-// NewState returns the state of a build that has not called back yet.
+// NewState returns the state of a build that has not called back yet; it
+// keeps the folded tree and the slowest instances.
 func NewState() *State {
-	return &State{running: map[string][]*phase{}}
+	return &State{running: map[string][]*phase{}, fold: report.NewFolder(report.DefaultSlowestInstances)}
+}
+
+// NewDetailedState is NewState that also keeps every phase instance, for
+// --report-detail full: memory grows with the build's length.
+func NewDetailedState() *State {
+	s := NewState()
+	s.keepAll = true
+	return s
 }
 
 // Change says what an applied callback did to the tree.
@@ -73,17 +87,24 @@ func (s *State) Apply(ev trace.Event) Change {
 }
 
 func (s *State) start(ev trace.Event) *phase {
-	p := &phase{name: ev.Phase, start: ev.T, end: -1, steps: ev.Steps, depth: 1, path: ev.Phase}
+	p := &phase{name: ev.Phase, start: ev.T, end: -1, steps: ev.Steps}
 	if ev.Parent != "" {
 		if parent := s.find(ev.Parent); parent != nil {
-			p.parent, p.depth, p.path = parent, parent.depth+1, parent.path+"/"+ev.Phase
-			parent.children = append(parent.children, p)
+			p.parent = parent
 		} else {
 			s.anomalies++
 		}
 	}
-	if p.parent == nil {
-		s.roots = append(s.roots, p)
+	if p.parent != nil {
+		p.node = p.parent.node.Child(ev.Phase)
+		if s.keepAll {
+			p.parent.children = append(p.parent.children, p)
+		}
+	} else {
+		p.node = s.fold.Root().Child(ev.Phase)
+		if s.keepAll {
+			s.roots = append(s.roots, p)
+		}
 	}
 	s.running[ev.Phase] = append(s.running[ev.Phase], p)
 	s.newest = p
@@ -103,6 +124,7 @@ func (s *State) finish(ev trace.Event) *phase {
 		s.running[ev.Phase] = stack[:len(stack)-1]
 	}
 	p.end = ev.T
+	s.fold.Add(p.node, p.start, p.end, 0, p.done, p.steps)
 	if s.newest == p {
 		s.newest = s.newestRunningAncestor(p)
 	}
@@ -166,7 +188,26 @@ func (s *State) Active(now time.Duration) []report.ActivePhase {
 	return out
 }
 
-// Tree copies the phase tree for a report. Phases still running get end -1.
+// Close folds the instances still running as unfinished, counted until
+// end (the build's end). Only the report needs them: call it once the build
+// is over. Later callbacks still count but change no tree.
+func (s *State) Close(end time.Duration) {
+	if s.closed {
+		return
+	}
+	s.closed = true
+	for _, stack := range s.running {
+		for _, p := range stack {
+			s.fold.Add(p.node, p.start, -1, end, p.done, p.steps)
+		}
+	}
+}
+
+// Folded is the folded phase tree and the slowest instances, for the report.
+func (s *State) Folded() ([]*report.PhaseNode, []report.PhaseInstance) { return s.fold.Tree() }
+
+// Tree copies every phase instance for a report (nil unless the state keeps
+// them). Phases still running get end -1.
 func (s *State) Tree() []*report.Phase {
 	return copyPhases(s.roots)
 }
@@ -189,12 +230,5 @@ func copyPhases(ps []*phase) []*report.Phase {
 	return out
 }
 
-// names lists the phase's names from the root down. Names may themselves
-// contain "/", so this walks the chain rather than splitting the path.
-func (p *phase) names() []string {
-	names := make([]string, p.depth)
-	for q, i := p, p.depth-1; q != nil && i >= 0; q, i = q.parent, i-1 {
-		names[i] = q.name
-	}
-	return names
-}
+// names lists the phase's names from the root down.
+func (p *phase) names() []string { return p.node.Names() }

@@ -59,7 +59,11 @@ type watch struct {
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
-	return &watch{r: r, index: i, spec: spec, state: NewState(), res: r.rep.Builds[i], started: time.Now()}
+	state := NewState()
+	if r.opts.EveryPhase {
+		state = NewDetailedState()
+	}
+	return &watch{r: r, index: i, spec: spec, state: state, res: r.rep.Builds[i], started: time.Now()}
 }
 
 func (w *watch) now() time.Duration { return time.Since(w.started) }
@@ -138,7 +142,9 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 	line, _ := json.Marshal(spec)
 	_, _ = stdin.Write(append(line, '\n'))
 	w.ctl.stdin, w.ctl.pgid = stdin, cmd.Process.Pid
-	msgs := make(chan message, 64)
+	// Few messages in flight: everything queued between the monitor and the
+	// state delays when a budget sees a phase start.
+	msgs := make(chan message, 2)
 	go func() { readMessages(protoR, msgs); protoR.Close() }()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
@@ -162,7 +168,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		}
 	}
 	if b.Backend == "sim" {
-		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Threads: b.Sim.Threads,
+		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
 	}
 	if w.r.opts.RecordDir != "" {
@@ -282,8 +288,7 @@ func (w *watch) handle(m message) {
 		}
 	case msgEvents:
 		w.lastSeen = w.now()
-		for _, we := range m.Events {
-			ev := we.event()
+		for _, ev := range m.Events {
 			if w.recording != nil {
 				w.recording.write(ev)
 			}
@@ -325,13 +330,13 @@ func (w *watch) apply(ev trace.Event) {
 	ch := w.state.Apply(ev)
 	if p := ch.Started; p != nil {
 		w.budget.Attach(p)
-		if p.depth <= w.r.opts.PhaseDepth {
+		if p.node.Depth() <= w.r.opts.PhaseDepth {
 			w.emit(report.Event{Kind: report.PhaseStarted, Path: p.names(), Steps: p.steps})
 		}
 	}
 	if p := ch.Finished; p != nil {
 		w.notePhaseUse(p)
-		if p.depth <= w.r.opts.PhaseDepth {
+		if p.node.Depth() <= w.r.opts.PhaseDepth {
 			w.emit(report.Event{Kind: report.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
 		}
 	}
@@ -441,12 +446,15 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	}
 	b := &w.res
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
-	b.DurationMs = w.now().Milliseconds()
+	end := w.now()
+	b.DurationMs = end.Milliseconds()
 	b.Callbacks = w.state.Callbacks()
 	// Event times are shifted by the hello's arrival, which can come late
 	// under load; the stall budget counts from the newest batch's arrival.
 	// The silence that ended the build is at least what the stall budget saw.
-	b.LongestSilenceMs = max(w.state.LongestSilenceUntil(w.now()), w.now()-w.lastSeen).Milliseconds()
+	b.LongestSilenceMs = max(w.state.LongestSilenceUntil(end), end-w.lastSeen).Milliseconds()
+	w.state.Close(end)
+	b.PhaseTree, b.SlowestPhases = w.state.Folded()
 	b.Phases = w.state.Tree()
 	b.BudgetUse = w.peakUse
 	if ctl.stopWhy != "" {

@@ -35,9 +35,10 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	if err == nil {
 		err = json.Unmarshal(line, &spec)
 	}
-	out := json.NewEncoder(proto)
+	out := newProtoWriter(proto)
+	defer out.flush()
 	if err != nil {
-		_ = out.Encode(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
+		out.send(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
 		return 2
 	}
 	b, library, err := startNative(spec)
@@ -46,13 +47,14 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 		if errors.Is(err, native.ErrUnavailable) {
 			status = "unavailable"
 		}
-		_ = out.Encode(message{M: msgResult, Status: status, Error: err.Error()})
+		out.send(message{M: msgResult, Status: status, Error: err.Error()})
 		return 0
 	}
 	defer b.Close()
 	// The monitor's clock started just now: the supervisor maps callback
 	// times to its own clock from this message.
-	_ = out.Encode(message{M: msgHello, Library: library})
+	out.send(message{M: msgHello, Library: library})
+	out.flush()
 	go obeySupervisor(in, b)
 	pump(b, out)
 	return 0
@@ -69,7 +71,7 @@ func startNative(spec workerSpec) (*native.Build, string, error) {
 		}
 		req := spec.Request
 		sim := *req.Sim
-		sim.Trace = toSimEvents(events)
+		sim.Trace = events
 		req.Sim = &sim
 		b, err := native.StartSim(req)
 		return b, "", err
@@ -95,19 +97,6 @@ func simTrace(path string) ([]trace.Event, error) {
 	return trace.Read(f, path)
 }
 
-func toSimEvents(events []trace.Event) []native.SimEvent {
-	kinds := map[trace.Kind]int32{trace.Start: native.SimStart, trace.Step: native.SimStep, trace.Finish: native.SimFinish}
-	out := make([]native.SimEvent, len(events))
-	for i, ev := range events {
-		n := int32(ev.Steps)
-		if ev.Kind == trace.Step {
-			n = int32(ev.Step)
-		}
-		out[i] = native.SimEvent{TNs: int64(ev.T), Kind: kinds[ev.Kind], N: n, Phase: ev.Phase, Parent: ev.Parent}
-	}
-	return out
-}
-
 // obeySupervisor turns a stop message into a soft stop. When stdin ends the
 // supervisor is gone: stop softly, and exit if that does not work soon.
 func obeySupervisor(in *bufio.Reader, b *native.Build) {
@@ -126,37 +115,35 @@ func obeySupervisor(in *bufio.Reader, b *native.Build) {
 }
 
 // pump forwards callbacks and log lines until the build ends, then the result.
-func pump(b *native.Build, out *json.Encoder) {
+func pump(b *native.Build, out *protoWriter) {
 	tick := time.NewTicker(drainEvery)
 	defer tick.Stop()
 	var events []trace.Event
 	var logs []native.LogLine
-	flush := func() {
+	flush := func() int {
 		events, logs = b.Drain(events[:0]), b.Logs(logs[:0])
-		// Bounded messages: a flood of callbacks arrives as many lines.
-		for batch := range slices.Chunk(events, maxBatch) {
-			wire := make([]wireEvent, len(batch))
-			for i, ev := range batch {
-				wire[i] = toWire(ev)
-			}
-			_ = out.Encode(message{M: msgEvents, Events: wire})
-		}
+		out.send(message{M: msgEvents, Events: events})
 		for batch := range slices.Chunk(logs, maxBatch/16) {
 			lines := make([]report.LogLine, len(batch))
 			for i, l := range batch {
 				lines[i] = report.LogLine{Severity: severityName(l.Severity), Text: l.Text}
 			}
-			_ = out.Encode(message{M: msgLogs, Logs: lines})
+			out.send(message{M: msgLogs, Logs: lines})
 		}
+		out.flush()
+		return len(events)
 	}
 	for {
 		select {
 		case <-tick.C:
-			flush()
+			// While callbacks flood in, hand them on at once rather than
+			// let them wait in the queue for the next tick.
+			for flush() >= maxBatch {
+			}
 		case <-b.Done():
 			flush()
 			res := b.Result()
-			_ = out.Encode(message{M: msgResult, Status: statusName(res.Status), Error: res.Err, Dropped: b.Stats().Dropped})
+			out.send(message{M: msgResult, Status: statusName(res.Status), Error: res.Err, Dropped: b.Stats().Dropped})
 			return
 		}
 	}

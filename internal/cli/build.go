@@ -26,6 +26,7 @@ type buildFlags struct {
 	report      string
 	summary     string
 	recordTrace string
+	detail      string // --report-detail
 	events      string
 	trtLib      string
 	depth       int
@@ -42,7 +43,7 @@ type buildFlags struct {
 // buildInputs maps flags to the Action inputs that can set them.
 var buildInputs = map[string]string{
 	"f": "matrix", "backend": "backend", "jobs": "jobs", "only": "only",
-	"report": "report", "summary": "summary", "record-trace": "record-trace",
+	"report": "report", "summary": "summary", "record-trace": "record-trace", "report-detail": "report-detail",
 	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
 	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
 }
@@ -62,6 +63,7 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs.StringVar(&f.report, "report", "trt-report.json", "write the JSON report to `file`")
 	fs.StringVar(&f.summary, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
 	fs.StringVar(&f.recordTrace, "record-trace", "", "record every build's callbacks as a trace into `dir`")
+	fs.StringVar(&f.detail, "report-detail", "folded", "phases in the report: folded (one node per phase path, and the slowest instances) or full (also every instance)")
 	fs.StringVar(&f.events, "events", "", "stream JSON Lines events to `file` (- for stdout)")
 	fs.StringVar(&f.trtLib, "trt-lib", "", "the TensorRT or TensorRT-RTX library to load (`path`)")
 	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
@@ -86,6 +88,9 @@ func runBuild(c *Command, args []string) (int, error) {
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
 		return ExitInvalid, err
+	}
+	if f.detail != "folded" && f.detail != "full" {
+		return ExitInvalid, usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
 	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
@@ -121,7 +126,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	rep := build.Run(builds, build.Options{
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
-		RecordDir: f.recordTrace, Matrix: f.file, Tool: "trt-action " + Version,
+		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
 	}, c.signals)
 	if err := views.Close(); err != nil {

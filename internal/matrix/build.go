@@ -196,7 +196,7 @@ func (d *decoder) phases(n *yaml.Node) []PhaseBudget {
 
 // sim reads the simulator settings and applies their defaults.
 func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
-	b.Sim = Sim{Threads: 4, Fault: Fault{Kind: "none"}}
+	b.Sim = Sim{Threads: 4, Repeat: 1, Fault: Fault{Kind: "none"}}
 	stepSet := false
 	if p, ok := fs.get("sim"); ok {
 		for key, sp := range d.w.fields(p.val, "sim", simKeys).all() {
@@ -208,7 +208,13 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 				}
 				b.Sim.Trace, _ = d.existingPath(sp.val, what)
 			case "step":
+				if zeroDuration(sp.val) {
+					b.Sim.Fast, stepSet = true, true
+					continue
+				}
 				b.Sim.Step, stepSet = d.duration(sp.val, what)
+			case "repeat":
+				b.Sim.Repeat, _ = d.intIn(sp.val, what, 1, 1_000_000)
 			case "threads":
 				b.Sim.Threads, _ = d.intIn(sp.val, what, 1, 64)
 			case "fault":
@@ -287,4 +293,14 @@ func (w *walker) exists(p string) bool {
 	_, err := os.Stat(p)
 	w.stats[p] = err == nil
 	return err == nil
+}
+
+// zeroDuration is whether n says a duration of zero ("0s", "0"): for
+// sim.step that means no pacing at all, where other durations must be > 0.
+func zeroDuration(n *yaml.Node) bool {
+	if n.Kind != yaml.ScalarNode {
+		return false
+	}
+	v, err := time.ParseDuration(strings.TrimSpace(n.Value))
+	return err == nil && v == 0
 }

@@ -250,3 +250,22 @@ builds:
 		t.Errorf("got %s, want %s", got, want)
 	}
 }
+
+// step: 0s replays without pacing; repeat multiplies the trace; other zero
+// or negative values are still errors.
+func TestSimStepZeroAndRepeat(t *testing.T) {
+	f, err := Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: 0s, repeat: 200}}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := f.Builds[0].Sim; !s.Fast || s.Step != 0 || s.Repeat != 200 {
+		t.Errorf("sim = %+v, want fast, repeated 200 times", s)
+	}
+	if f, err := Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim}\n")); err != nil || f.Builds[0].Sim.Fast || f.Builds[0].Sim.Repeat != 1 {
+		t.Errorf("defaults: %+v, %v", f.Builds[0].Sim, err)
+	}
+	_, err = Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: -1s, repeat: 0}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "sim.step: duration must be greater than 0") || !strings.Contains(err.Error(), "sim.repeat") {
+		t.Errorf("negative step and zero repeat: %v", err)
+	}
+}

@@ -19,7 +19,7 @@ var (
 	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
 		append(settingKeys(), "trtexec", "budgets", "sim", "matrix")...)
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
-	simKeys        = []string{"trace", "step", "threads", "fault"}
+	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
 	shapeKeys      = []string{"min", "opt", "max"}
 	matrixKeys     = []string{"include", "exclude"} // besides axis names

@@ -120,6 +120,8 @@ type planPhase struct {
 type planSim struct {
 	Trace         string `json:"trace,omitempty"`
 	Step          string `json:"step"`
+	Fast          bool   `json:"fast,omitempty"`   // step: 0s
+	Repeat        int    `json:"repeat,omitempty"` // when above 1
 	Threads       int    `json:"threads"`
 	Fault         string `json:"fault"`
 	FaultDuration string `json:"fault_duration,omitempty"`
@@ -174,8 +176,11 @@ func toPlan(b Build) planBuild {
 	}
 	if b.Backend == "sim" {
 		p.Sim = &planSim{
-			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Threads: b.Sim.Threads,
+			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Fast: b.Sim.Fast, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),
+		}
+		if b.Sim.Repeat > 1 {
+			p.Sim.Repeat = b.Sim.Repeat
 		}
 	}
 	return p

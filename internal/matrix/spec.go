@@ -82,6 +82,8 @@ type PhaseBudget struct {
 type Sim struct {
 	Trace   string        // trace file (JSON Lines); "" = the built-in real tree
 	Step    time.Duration // time per callback; 0 = the trace's own timing
+	Fast    bool          // step: 0s: each callback as soon as the pipeline takes it
+	Repeat  int           // the trace replayed this many times over; default 1
 	Threads int           // callback threads; default 4
 	Fault   Fault
 }

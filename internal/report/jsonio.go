@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
@@ -13,11 +14,16 @@ import (
 // WriteJSON writes r to path with the project's one file writer: whole or
 // not at all for a file, straight through for a FIFO or device.
 func WriteJSON(path string, r *Report) error {
-	data, err := json.MarshalIndent(r, "", "  ")
-	if err != nil {
-		return fmt.Errorf("encode report: %w", err)
+	cache := r.encoded
+	if cache == nil {
+		cache = &buildCache{} // used for this write only
 	}
-	return atomicfile.Write(path, append(data, '\n'))
+	return atomicfile.WriteFrom(path, func(w io.Writer) error {
+		if err := cache.encode(w, r); err != nil {
+			return fmt.Errorf("encode report: %w", err)
+		}
+		return nil
+	})
 }
 
 // ReadJSON reads a report written by WriteJSON. Syntax errors name
@@ -37,7 +43,24 @@ func ReadJSON(path string) (*Report, error) {
 	case r.Version > SchemaVersion:
 		return nil, fmt.Errorf("%s: report version %d is newer than this tool reads (up to %d)", path, r.Version, SchemaVersion)
 	}
+	upgrade(&r)
 	return &r, nil
+}
+
+// upgrade brings an older report to this version in memory, so merge,
+// baseline comparison and every view read one form. A version 1 report has
+// only the every-instance tree: it is folded, and kept as the full detail.
+func upgrade(r *Report) {
+	if r.Version >= SchemaVersion {
+		return
+	}
+	for i := range r.Builds {
+		b := &r.Builds[i]
+		if b.PhaseTree == nil && len(b.Phases) > 0 {
+			b.PhaseTree, b.SlowestPhases = FoldInstances(b.Phases, b.DurationMs, DefaultSlowestInstances)
+		}
+	}
+	r.Version = SchemaVersion
 }
 
 func jsonError(path string, data []byte, err error) error {

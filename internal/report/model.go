@@ -6,7 +6,11 @@ package report
 import "time"
 
 // SchemaVersion is bumped when the JSON report changes incompatibly.
-const SchemaVersion = 1
+// Version 2 folds each build's phase instances into one node per phase path
+// (phase_tree, slowest_phases); version 1 had only the every-instance tree
+// (phases), which version 2 keeps for --report-detail full. ReadJSON reads
+// both.
+const SchemaVersion = 2
 
 // Build statuses.
 const (
@@ -36,6 +40,8 @@ type Report struct {
 	// regression fail threshold (with --baseline); they fail the run.
 	Regressions []Regression `json:"regressions,omitempty"`
 	Builds      []Build      `json:"builds"`
+
+	encoded *buildCache // WriteJSON's encodings of builds that have ended
 }
 
 // Regression is a build that got slower than the baseline allows.
@@ -60,7 +66,9 @@ type Build struct {
 	GPU              string            `json:"gpu,omitempty"`
 	Callbacks        int64             `json:"callbacks"`
 	LongestSilenceMs int64             `json:"longest_silence_ms"`
-	Phases           []*Phase          `json:"phases"`
+	PhaseTree        []*PhaseNode      `json:"phase_tree,omitempty"`     // every instance of a phase path folded into one node
+	SlowestPhases    []PhaseInstance   `json:"slowest_phases,omitempty"` // the slowest single instances, slowest first
+	Phases           []*Phase          `json:"phases,omitempty"`         // every instance: version 1, or --report-detail full
 	Engine           *Engine           `json:"engine,omitempty"`
 	Log              []LogLine         `json:"log,omitempty"`     // TensorRT's own lines, warnings and errors
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"

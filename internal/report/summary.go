@@ -16,7 +16,7 @@ const DefaultSummaryBytes = 1_000_000
 // SummaryOptions shape the job summary.
 type SummaryOptions struct {
 	MaxBytes  int // default DefaultSummaryBytes
-	TopPhases int // phases listed per build (default 8)
+	TopPhases int // rows of the phase table (default 15)
 	// Comparison (the baseline comparison, Markdown) goes right after the
 	// table of builds: a regression over its threshold fails the run, so
 	// it comes before the details. It counts against MaxBytes.
@@ -33,8 +33,9 @@ const (
 )
 
 // Summary renders the job summary as GitHub-flavoured Markdown: a headline,
-// a table of builds, a section per build that did not succeed, each build's
-// top phases, and a Mermaid timeline. It stays within opts.MaxBytes by
+// a table of builds, a section per build that did not succeed, one table of
+// the phases by self time across builds, and a Mermaid timeline in which
+// builds that did not succeed show red. It stays within opts.MaxBytes by
 // dropping, in order, the timeline, the phase details, and then table rows
 // (with a note pointing at the JSON report).
 func Summary(r *Report, opts SummaryOptions) string {
@@ -42,9 +43,9 @@ func Summary(r *Report, opts SummaryOptions) string {
 		opts.MaxBytes = DefaultSummaryBytes
 	}
 	if opts.TopPhases <= 0 {
-		opts.TopPhases = 8
+		opts.TopPhases = maxTableRows
 	}
-	s := &summary{r: r, opts: opts, agg: make([]*aggNode, len(r.Builds))}
+	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds))}
 	// The baseline comparison and the settings that differ follow the
 	// table of builds, before what went wrong.
 	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()
@@ -58,7 +59,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	}
 	table := tableHeader + strings.Join(rows, "")
 	room := opts.MaxBytes - base - noteRoom
-	details, ok := s.details(room)
+	details, ok := s.phaseTable(room)
 	if !ok {
 		return head + table + problems + "\n_Phase details and timeline left out to keep the summary under the size limit; see the JSON report._\n"
 	}
@@ -67,16 +68,16 @@ func Summary(r *Report, opts SummaryOptions) string {
 }
 
 type summary struct {
-	r    *Report
-	opts SummaryOptions
-	agg  []*aggNode // per build, computed once
+	r      *Report
+	opts   SummaryOptions
+	folded [][]*PhaseNode // per build, computed once
 }
 
-func (s *summary) aggregate(i int) *aggNode {
-	if s.agg[i] == nil {
-		s.agg[i] = aggregate(&s.r.Builds[i])
+func (s *summary) tree(i int) []*PhaseNode {
+	if s.folded[i] == nil {
+		s.folded[i] = s.r.Builds[i].Folded()
 	}
-	return s.agg[i]
+	return s.folded[i]
 }
 
 func (s *summary) head() string {
@@ -104,7 +105,7 @@ func (s *summary) rows() []string {
 	for i := range s.r.Builds {
 		b := &s.r.Builds[i]
 		slow := "—"
-		if p, ok := slowest(s.aggregate(i), b.DurationMs); ok {
+		if p, ok := slowest(s.tree(i), b.DurationMs); ok {
 			slow = text.Markdown(p.Leaf())
 			if p.Share > 0 {
 				slow += " · " + percent(p.Share)
@@ -213,30 +214,6 @@ func lastLog(log []LogLine) []LogLine {
 	return nil
 }
 
-// details is each build's top phases in a collapsed block; ok is false when
-// they do not fit in room.
-func (s *summary) details(room int) (string, bool) {
-	var b strings.Builder
-	b.WriteString("\n### Phases\n\n")
-	for i := range s.r.Builds {
-		build := &s.r.Builds[i]
-		top := topPhases(s.aggregate(i), build.DurationMs, s.opts.TopPhases)
-		if len(top) == 0 {
-			continue
-		}
-		fmt.Fprintf(&b, "<details><summary>%s: top %d phases</summary>\n\n", text.HTML(build.Name), len(top))
-		b.WriteString("| Phase | Total | Instances | Share |\n|---|--:|--:|--:|\n")
-		for _, p := range top {
-			fmt.Fprintf(&b, "| %s | %s | %d | %s |\n", phasePath(p.Path), text.Duration(p.Total), p.Count, percent(p.Share))
-		}
-		b.WriteString("\n</details>\n\n")
-		if b.Len() > room {
-			return "", false
-		}
-	}
-	return b.String(), true
-}
-
 // phasePath shows a path as "… › B › C", keeping the three innermost names.
 func phasePath(path []string) string {
 	var parts []string
@@ -259,11 +236,12 @@ func (s *summary) timeline(room int) string {
 	size, withPhases := 0, 0
 	for i := range s.r.Builds {
 		build := &s.r.Builds[i]
-		if len(build.Phases) == 0 {
+		tree := s.tree(i)
+		if len(tree) == 0 {
 			continue
 		}
 		withPhases++
-		section := ganttSection(build)
+		section := ganttSection(build, tree)
 		if size+len(section) > limit {
 			continue
 		}
@@ -291,34 +269,37 @@ type ganttTask struct {
 	start, end int64 // ms on the run's clock
 }
 
-func ganttSection(build *Build) string {
+// ganttSection draws each phase path down to depth 2 from its first start
+// to its last end.
+func ganttSection(build *Build, tree []*PhaseNode) string {
 	var tasks []ganttTask
-	var walk func(phases []*Phase, depth int)
-	walk = func(phases []*Phase, depth int) {
-		for _, p := range phases {
-			if p == nil {
-				continue
-			}
-			end := p.EndMs
+	var walk func(ns []*PhaseNode, depth int)
+	walk = func(ns []*PhaseNode, depth int) {
+		for _, n := range ns {
+			end := n.LastEndMs
 			if end < 0 {
 				end = build.DurationMs
 			}
-			tasks = append(tasks, ganttTask{text.MermaidName(p.Name), build.StartMs + p.StartMs, build.StartMs + max(end, p.StartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), build.StartMs + n.FirstStartMs, build.StartMs + max(end, n.FirstStartMs)})
 			if depth < 2 {
-				walk(p.Children, depth+1)
+				walk(n.Children, depth+1)
 			}
 		}
 	}
-	walk(build.Phases, 1)
+	walk(tree, 1)
 	if len(tasks) > maxGanttTasks { // keep the longest, in time order
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(y.end-y.start, x.end-x.start) })
 		tasks = tasks[:maxGanttTasks]
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
 	}
+	tag := ""
+	if failed(build) {
+		tag = "crit, " // Mermaid draws critical tasks red
+	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "  section %s\n", text.MermaidName(build.Name))
 	for _, t := range tasks {
-		fmt.Fprintf(&b, "  %s :%d, %d\n", t.name, t.start, t.end)
+		fmt.Fprintf(&b, "  %s :%s%d, %d\n", t.name, tag, t.start, t.end)
 	}
 	return b.String()
 }

@@ -50,7 +50,7 @@ func gantt(t *testing.T, summary string) []string {
 	return strings.Split(strings.TrimSuffix(block, "\n"), "\n")
 }
 
-var ganttLine = regexp.MustCompile(`^(gantt|  dateFormat x|  axisFormat %s|  section [^:;#%\x60\n]+|  [^:;#%\x60\n]+ :\d+, \d+)$`)
+var ganttLine = regexp.MustCompile(`^(gantt|  dateFormat x|  axisFormat %s|  section [^:;#%\x60\n]+|  [^:;#%\x60\n]+ :(crit, )?\d+, \d+)$`)
 
 func TestSummaryEscapesUncontrolledText(t *testing.T) {
 	r := sampleReport()
@@ -207,11 +207,11 @@ func TestSummaryDropsTimelineThenDetails(t *testing.T) {
 		t.Fatal("sample summary lacks details or timeline")
 	}
 	noTimeline := Summary(r, SummaryOptions{MaxBytes: timeline + noteRoom + 10})
-	if strings.Contains(noTimeline, "```mermaid") || !strings.Contains(noTimeline, "<details>") {
+	if strings.Contains(noTimeline, "```mermaid") || !strings.Contains(noTimeline, "### Phases by self time") {
 		t.Errorf("with room for details only: timeline kept or details dropped:\n%s", noTimeline)
 	}
 	noDetails := Summary(r, SummaryOptions{MaxBytes: details + noteRoom + 10})
-	if strings.Contains(noDetails, "<details>") || !strings.Contains(noDetails, "left out") {
+	if strings.Contains(noDetails, "### Phases by self time") || !strings.Contains(noDetails, "left out") {
 		t.Errorf("with room for the table only: details kept or no note:\n%s", noDetails)
 	}
 	for _, max := range []int{len(full), timeline + noteRoom + 10, details + noteRoom + 10, 900, 200} {

@@ -62,43 +62,14 @@ func mark(status string) string {
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
-// slowestPhase names where a build spent its time: it follows the longest
-// phase down the tree while the longest child took at least half of its
-// parent, so it ends at the phase that explains the time ("Timing graph
-// nodes 41s") instead of the root, which always takes longest.
+// slowestPhase names where a build spent its time: the phase the report
+// points at (report.SlowestPath), with its time.
 func slowestPhase(b report.Build) string {
-	var best *report.Phase
-	for _, p := range b.Phases {
-		if best == nil || phaseTime(b, p) > phaseTime(b, best) {
-			best = p
-		}
-	}
-	if best == nil {
+	p, ok := report.SlowestPath(&b)
+	if !ok {
 		return ""
 	}
-	for {
-		var child *report.Phase
-		for _, c := range best.Children {
-			if child == nil || phaseTime(b, c) > phaseTime(b, child) {
-				child = c
-			}
-		}
-		if child == nil || 2*phaseTime(b, child) < phaseTime(b, best) {
-			break
-		}
-		best = child
-	}
-	return text.Line(best.Name) + " " + text.Duration(phaseTime(b, best))
-}
-
-// phaseTime is a phase's duration; one that never finished ran until the
-// build ended.
-func phaseTime(b report.Build, p *report.Phase) time.Duration {
-	end := p.EndMs
-	if end < 0 {
-		end = b.DurationMs
-	}
-	return ms(end - p.StartMs)
+	return text.Line(p.Leaf()) + " " + text.Duration(p.Total)
 }
 
 // summary is the closing line: "3 builds in 4m12s: 2 ok, 1 budget-exceeded".

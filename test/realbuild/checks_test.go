@@ -50,7 +50,7 @@ func traceDepth(events []trace.Event) int {
 }
 
 // reportDepth is the deepest nesting of the report's phase tree.
-func reportDepth(phases []*report.Phase) int {
+func reportDepth(phases []*report.PhaseNode) int {
 	depth := 0
 	for _, p := range phases {
 		depth = max(depth, 1+reportDepth(p.Children))
@@ -78,7 +78,7 @@ func checkRealTrace(t *testing.T, path string, b report.Build) []trace.Event {
 	if int64(len(events)) != b.Callbacks {
 		t.Errorf("%s: trace has %d events, report counted %d callbacks", b.Name, len(events), b.Callbacks)
 	}
-	if d := reportDepth(b.Phases); d < 3 {
+	if d := reportDepth(b.PhaseTree); d < 3 {
 		t.Errorf("%s: report phase tree %d deep, want at least 3", b.Name, d)
 	}
 	return events
