@@ -148,6 +148,7 @@ var trtexecFlags = []trtexecFlag{
 	{name: "minShapes", key: "shapes", read: readShapes("min")},
 	{name: "optShapes", key: "shapes", read: readShapes("opt")},
 	{name: "maxShapes", key: "shapes", read: readShapes("max")},
+	{name: "shapes", key: "shapes", read: readStaticShapes},
 	{name: "memPoolSize", key: "memory-pools", read: readPools},
 	{name: "workspace", key: "workspace", read: func(k *trtexecKeys, v string) error { return k.value("workspace", v+"MiB") }},
 	{name: "builderOptimizationLevel", key: "opt-level"},
@@ -207,7 +208,7 @@ var trtexecInferenceFlags = []string{
 	"threads", "streams", "infStreams", "exposeDMA", "separateProfileRun", "dumpProfile", "dumpLayerInfo",
 	"exportProfile", "exportTimes", "exportLayerInfo", "exportOutput", "dumpOutput", "dumpRawBindingsToFile",
 	"loadInputs", "useRuntime", "leanDLLPath", "verbose", "skipInference", "device", "idleTime", "sleepTime",
-	"shapes", "useProfile", "timeDeserialize", "timeRefit", "persistentCacheRatio", "useManagedMemory",
+	"useProfile", "timeDeserialize", "timeRefit", "persistentCacheRatio", "useManagedMemory",
 	"allocationStrategy", "profile", "dumpRefit", "noBuilderCache", "timingCacheMode", "getPlanVersionOnly",
 }
 
@@ -366,6 +367,34 @@ func readShapes(which string) func(*trtexecKeys, string) error {
 		}
 		return nil
 	}
+}
+
+// readStaticShapes reads --shapes, which trtexec also builds with: an
+// input that --minShapes, --optShapes or --maxShapes leave out gets its
+// --shapes dims for that bound, whatever the order of the flags.
+func readStaticShapes(k *trtexecKeys, v string) error {
+	for _, spec := range strings.Split(v, ",") {
+		i := strings.LastIndex(spec, ":")
+		if i <= 0 {
+			return fmt.Errorf("%q is not NAME:DIMS like input:1x3x224x224", spec)
+		}
+		profile := k.mapping("shapes", strings.Trim(spec[:i], `'"`))
+		for _, which := range []string{"min", "opt", "max"} {
+			if !hasKey(profile, which) {
+				profile.Content = append(profile.Content, k.scalar(which), k.scalar(spec[i+1:]))
+			}
+		}
+	}
+	return nil
+}
+
+func hasKey(m *yaml.Node, key string) bool {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
 }
 
 // readPools reads "workspace:1024,tacticSharedMem:48K": trtexec sizes are

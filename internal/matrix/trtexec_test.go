@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -244,4 +245,32 @@ func FuzzShellQuote(f *testing.F) {
 		// Any line parses without panicking.
 		parseTrtexec(w, &yaml.Node{Line: 1, Column: 1})
 	})
+}
+
+// trtexec builds with --shapes where no --minShapes/--optShapes/--maxShapes
+// name an input: its dims become all three bounds, whatever the order of
+// the flags, and an explicit bound wins.
+func TestTrtexecShapesBuildTheProfile(t *testing.T) {
+	onnx := mustAbs(t, "testdata/models/tiny.onnx")
+	for _, c := range []struct {
+		line string
+		want map[string]Shape
+	}{
+		{"trtexec --shapes=x:2x3", map[string]Shape{"x": {Min: []int64{2, 3}, Opt: []int64{2, 3}, Max: []int64{2, 3}}}},
+		{"trtexec --shapes=x:2x3 --maxShapes=x:8x3", map[string]Shape{"x": {Min: []int64{2, 3}, Opt: []int64{2, 3}, Max: []int64{8, 3}}}},
+		{"trtexec --minShapes=x:1x3 --optShapes=x:4x3 --maxShapes=x:8x3 --shapes=x:2x3,y:5",
+			map[string]Shape{"x": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}, "y": {Min: []int64{5}, Opt: []int64{5}, Max: []int64{5}}}},
+	} {
+		src := "version: 1\nbuilds:\n  - {name: a, backend: tensorrt, onnx: " + onnx + ", trtexec: \"" + c.line + "\"}\n"
+		f, err := Parse("/m/trt-builds.yml", []byte(src))
+		if err != nil {
+			t.Fatalf("%s: %v", c.line, err)
+		}
+		if got := f.Builds[0].Shapes; !reflect.DeepEqual(got, c.want) {
+			t.Errorf("%s: shapes %+v, want %+v", c.line, got, c.want)
+		}
+		if slices.Contains(f.Builds[0].TrtexecIgnored, "--shapes") {
+			t.Errorf("%s: --shapes reported as ignored", c.line)
+		}
+	}
 }
