@@ -282,7 +282,7 @@ func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 		dev, release, err := r.opts.GPUs.Acquire(r.admit)
 		close(turn)
 		if err != nil {
-			res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
+			res = w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
 		} else {
 			// The GPU is freed only once the end is queued, so views see
 			// this build finish before the next one starts on it.
