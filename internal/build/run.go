@@ -122,9 +122,10 @@ type runner struct {
 
 // Run builds everything, one worker process per build, until all builds end
 // or a signal arrives on signals (SIGINT or SIGTERM: stop softly; a second
-// SIGINT: kill). It returns the final report; context.Cause of a stopped run
-// is in report.Interrupted.
-func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.Report {
+// SIGINT: kill). It returns the final report and, for a run a signal
+// stopped, that signal as an Interrupted error: the exit code comes from it,
+// typed, while report.Interrupted words it for people.
+func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report.Report, error) {
 	opts.defaults()
 	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan report.Event, 256)}
 	r.soft, r.stop = context.WithCancelCause(context.Background())
@@ -150,7 +151,11 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.loop(signals)
 	r.finish()
 	r.views.close()
-	return r.rep
+	var interrupted Interrupted
+	if errors.As(context.Cause(r.soft), &interrupted) {
+		return r.rep, interrupted
+	}
+	return r.rep, nil
 }
 
 func (r *runner) since() time.Duration { return time.Since(r.started) }

@@ -30,7 +30,7 @@ func TestKilledBuildReportsTheSilenceThatKilledIt(t *testing.T) {
 		b.Sim.Fault = matrix.Fault{Kind: "hang"}
 		b.Budgets.Stall, b.Budgets.Grace = stall, grace
 	})
-	r := Run([]matrix.Build{b}, testOptions(t), nil)
+	r := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := r.Builds[0]
 	if got.Status != "killed" {
 		t.Fatalf("status %s (%s), want killed", got.Status, got.Reason)

@@ -81,7 +81,7 @@ func TestReportDetail(t *testing.T) {
 	for _, every := range []bool{false, true} {
 		opts := testOptions(t)
 		opts.EveryPhase = every
-		b := Run([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		b := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
 		if b.Status != report.StatusOK || len(b.PhaseTree) != 1 || b.PhaseTree[0].Count != 1 || len(b.SlowestPhases) != report.DefaultSlowestInstances {
 			t.Fatalf("every=%v: %s, tree %d roots, %d slowest", every, b.Status, len(b.PhaseTree), len(b.SlowestPhases))
 		}
