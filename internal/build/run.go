@@ -62,7 +62,7 @@ func (o *Options) defaults() {
 		o.PhaseDepth = 2
 	}
 	if o.InterruptGrace <= 0 {
-		o.InterruptGrace = DefaultInterruptGrace
+		o.InterruptGrace = defaultInterruptGrace
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(report.Event) {}
@@ -75,11 +75,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// DefaultInterruptGrace is how long running builds get to stop softly after
+// defaultInterruptGrace is how long running builds get to stop softly after
 // SIGINT or SIGTERM before they are killed. TensorRT can go seconds without
 // a callback, and only a callback can honour a soft stop; this keeps the
 // whole exit, report included, under 2 s.
-const DefaultInterruptGrace = 1500 * time.Millisecond
+const defaultInterruptGrace = 1500 * time.Millisecond
 
 // Interrupted is the cause of a run stopped by a signal.
 type Interrupted struct{ Signal os.Signal }
@@ -201,7 +201,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		case <-runOver:
 			// Running builds stop themselves through their run limit;
 			// this only keeps the rest from starting.
-			r.closeAdmit(RunBudgetExceeded{Limit: r.opts.RunBudget})
+			r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 		}
 	}
 }
@@ -233,15 +233,15 @@ func (r *runner) cancelPending(from int) {
 	}
 }
 
-// RunBudgetExceeded is why builds were not started once the run budget ran out.
-type RunBudgetExceeded struct{ Limit time.Duration }
+// runBudgetExceeded is why builds were not started once the run budget ran out.
+type runBudgetExceeded struct{ Limit time.Duration }
 
-func (e RunBudgetExceeded) Error() string { return fmt.Sprintf("run budget %s exceeded", e.Limit) }
+func (e runBudgetExceeded) Error() string { return fmt.Sprintf("run budget %s exceeded", e.Limit) }
 
 func (r *runner) finish() {
 	// A run its budget ended is complete: nothing more was meant to run,
 	// and the report says why it ended. Only a signal leaves it incomplete.
-	var budget RunBudgetExceeded
+	var budget runBudgetExceeded
 	if errors.As(context.Cause(r.admit), &budget) {
 		r.rep.Ended = budget.Error()
 	}

@@ -99,7 +99,7 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	if r := got["hang"].Reason; !strings.Contains(r, "stalled") || !strings.Contains(r, "killed") {
 		t.Errorf("hang reason = %q", r)
 	}
-	if b := got["silence"].Budget; b == nil || b.Kind != KindStall {
+	if b := got["silence"].Budget; b == nil || b.Kind != kindStall {
 		t.Errorf("silence budget = %+v, want a stall hit", b)
 	}
 	if r := got["fail"].Reason; !strings.Contains(r, "simulated failure after") {
@@ -159,7 +159,7 @@ func TestPhaseBudgetStopsTheBuildThroughTheMonitor(t *testing.T) {
 	}
 	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
-	if got.Status != report.StatusBudgetExceeded || got.Budget == nil || got.Budget.Kind != KindPhase {
+	if got.Status != report.StatusBudgetExceeded || got.Budget == nil || got.Budget.Kind != kindPhase {
 		t.Fatalf("status %q budget %+v reason %q", got.Status, got.Budget, got.Reason)
 	}
 	if !strings.HasSuffix(got.Budget.Phase, "/Timing tactics") || !strings.Contains(got.Reason, "Timing tactics") {
@@ -187,7 +187,7 @@ func TestBuildBudgetWarnsThenStops(t *testing.T) {
 	})
 	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
-	if got.Status != report.StatusBudgetExceeded || got.Budget.Kind != KindBuild {
+	if got.Status != report.StatusBudgetExceeded || got.Budget.Kind != kindBuild {
 		t.Fatalf("status %q budget %+v", got.Status, got.Budget)
 	}
 	if len(got.Warnings) == 0 || !strings.HasPrefix(got.Warnings[0], "build used 5") {
@@ -398,7 +398,7 @@ func TestAGPUWaitEndsWithTheRunBudget(t *testing.T) {
 	// The first build (matrix order) got the GPU and ran into the run
 	// budget; the second was still waiting for the GPU and never started.
 	ran, waited := rep.Builds[0], rep.Builds[1]
-	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != KindRun {
+	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != kindRun {
 		t.Errorf("%s: %s %+v, want the run budget exceeded", ran.Name, ran.Status, ran.Budget)
 	}
 	if waited.Status != report.StatusCancelled || !strings.Contains(waited.Reason, "not started: run budget") {

@@ -16,7 +16,7 @@ import (
 func TestStateFoldsAsInstancesFinish(t *testing.T) {
 	events := trace.Default()
 	events = events[:len(events)*2/3]
-	folded, detailed := NewState(), NewDetailedState()
+	folded, detailed := newState(), newDetailedState()
 	var now time.Duration
 	for i, ev := range events {
 		// Whole milliseconds, so exact and reported times agree.
@@ -51,7 +51,7 @@ func TestStateFoldsAsInstancesFinish(t *testing.T) {
 // Folded state holds one node per phase path however long the build runs.
 func TestStateMemoryFollowsTheShape(t *testing.T) {
 	one := trace.Default()
-	s := NewState()
+	s := newState()
 	for range 3 {
 		for _, ev := range one {
 			s.Apply(ev)

@@ -44,9 +44,9 @@ type watch struct {
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
-	state := NewState()
+	state := newState()
 	if r.opts.EveryPhase {
-		state = NewDetailedState()
+		state = newDetailedState()
 	}
 	return &watch{r: r, index: i, spec: spec, state: state, res: r.rep.Builds[i], started: time.Now()}
 }
@@ -67,7 +67,7 @@ func (w *watch) run() *report.Build {
 	if w.r.opts.RunBudget > 0 {
 		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
 	}
-	w.budget = NewBudget(w.spec.Budgets, runLeft)
+	w.budget = newBudget(w.spec.Budgets, runLeft)
 	started := report.Event{Kind: report.BuildStarted}
 	if w.gpu != "" {
 		started.Message = "on GPU " + w.gpu
@@ -259,11 +259,11 @@ func (w *watch) heartbeat() {
 func describeHit(h *report.BudgetHit) string {
 	limit, took := time.Duration(h.LimitMs)*time.Millisecond, time.Duration(h.ElapsedMs)*time.Millisecond
 	switch h.Kind {
-	case KindPhase:
+	case kindPhase:
 		return fmt.Sprintf("budget exceeded in phase %q after %s (limit %s for %q)", h.Phase, text.Precise(took), limit, h.Pattern)
-	case KindStall:
+	case kindStall:
 		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", text.Precise(took), limit)
-	case KindRun:
+	case kindRun:
 		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", text.Precise(took), limit)
 	}
 	return fmt.Sprintf("build budget exceeded after %s (limit %s)", text.Precise(took), limit)
