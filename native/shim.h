@@ -14,19 +14,6 @@ extern "C" {
 /* The host table for m: valid as long as m is. */
 const tam_host* tam_monitor_host(tam_monitor* m);
 
-/* Stress: `threads` C++ threads each start their own phase chain
- * ("Stress thread i" > "Stress steps i") and call step_complete
- * iters_per_thread times, stopping early once it returns 0, then finish both
- * phases. Returns wall time in ns; *ns_total receives the sum of the threads'
- * own elapsed times and *stopped the number of threads that saw a 0
- * (either may be NULL). */
-int64_t tam_stress(tam_monitor* m, int threads, int iters_per_thread, int64_t* ns_total,
-                   int32_t* stopped);
-
-/* The same load against the naive monitor: every callback enters Go through
- * an exported function (trtNaiveCallback) that locks a mutex and appends. */
-int64_t tam_stress_naive(uintptr_t handle, int threads, int iters_per_thread, int64_t* ns_total);
-
 #ifdef __cplusplus
 }
 #endif

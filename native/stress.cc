@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && trtaction_stress
 
 // stress.cc: load generators for the tests and benchmarks. Each thread plays
 // a TensorRT worker: its own phase chain and a tight loop of stepComplete,
@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "_cgo_export.h"
-#include "shim.h"
+#include "stress.h"
 
 namespace {
 

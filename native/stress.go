@@ -1,11 +1,11 @@
-//go:build cgo
+//go:build cgo && trtaction_stress
 
 package native
 
 // Load generators behind the tests and benchmarks (test files cannot use cgo).
 
 /*
-#include "shim.h"
+#include "stress.h"
 */
 import "C"
 

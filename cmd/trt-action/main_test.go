@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/actions/actionstest"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -222,7 +222,7 @@ builds:
 	writeFile(t, outputFile, "")
 	env := []string{"GITHUB_ACTIONS=true", "GITHUB_OUTPUT=" + outputFile, "GITHUB_STEP_SUMMARY=" + filepath.Join(dir, "summary.md")}
 	out, _ := command(dir, env, "build", "--depth", "3").CombinedOutput()
-	for _, line := range actions.RunnerCommands(string(out)) {
+	for _, line := range actionstest.RunnerCommands(string(out)) {
 		if !ownCommand(line) {
 			t.Errorf("the runner would execute %q\n%s", line, out)
 		}
@@ -237,7 +237,7 @@ builds:
 	if len(stream) == 0 {
 		t.Fatalf("no event stream on stdout: %v", err)
 	}
-	if cmds := actions.RunnerCommands(string(stream)); len(cmds) > 0 {
+	if cmds := actionstest.RunnerCommands(string(stream)); len(cmds) > 0 {
 		t.Errorf("the event stream would execute %q", cmds)
 	}
 	if !strings.Contains(string(stream), `"::error::from a phase"`) || !strings.Contains(string(stream), `x #\u0023[error]old form`) {
@@ -386,7 +386,7 @@ func TestHostileMatrixValuesInErrorsAndPlansRunNoWorkflowCommand(t *testing.T) {
 		if !strings.Contains(string(out), "error]") {
 			t.Errorf("%v: the hostile text should still be shown (fenced):\n%s", args, out)
 		}
-		for _, line := range actions.RunnerCommands(string(out)) {
+		for _, line := range actionstest.RunnerCommands(string(out)) {
 			if !ownCommand(line) {
 				t.Errorf("%v: the runner would execute %q\n%s", args, line, out)
 			}

@@ -171,3 +171,12 @@ func TestCheckOutputFile(t *testing.T) {
 		t.Errorf("CheckOutputFile without GITHUB_OUTPUT = %v, want ErrNoFile", err)
 	}
 }
+
+// seq is 00 01 02 …: randomness that makes fences reproducible.
+func seq(n int) []byte {
+	b := make([]byte, n)
+	for i := range b {
+		b[i] = byte(i)
+	}
+	return b
+}

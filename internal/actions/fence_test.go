@@ -1,4 +1,4 @@
-package actions
+package actions_test
 
 import (
 	"bytes"
@@ -9,24 +9,19 @@ import (
 	"strings"
 	"testing"
 	"testing/iotest"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/actions/actionstest"
 )
 
 // fixedFence has token 000102…0f so outputs are reproducible.
-func fixedFence(t testing.TB) Fence {
+func fixedFence(t testing.TB) actions.Fence {
 	t.Helper()
-	f, err := NewFence(bytes.NewReader(seq(16)))
+	f, err := actions.NewFence(bytes.NewReader(actions.Seq(16)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return f
-}
-
-func seq(n int) []byte {
-	b := make([]byte, n)
-	for i := range b {
-		b[i] = byte(i)
-	}
-	return b
 }
 
 func TestFenceMarkers(t *testing.T) {
@@ -43,10 +38,10 @@ func TestFenceMarkers(t *testing.T) {
 }
 
 func TestNewFenceFailsOnShortRandom(t *testing.T) {
-	if _, err := NewFence(bytes.NewReader(seq(5))); err == nil {
+	if _, err := actions.NewFence(bytes.NewReader(actions.Seq(5))); err == nil {
 		t.Fatal("NewFence accepted 5 random bytes")
 	}
-	if _, err := NewFence(iotest.ErrReader(iotest.ErrTimeout)); err == nil {
+	if _, err := actions.NewFence(iotest.ErrReader(iotest.ErrTimeout)); err == nil {
 		t.Fatal("NewFence ignored a read error")
 	}
 }
@@ -69,7 +64,7 @@ func TestWrapKeepsEverythingInsideTheFence(t *testing.T) {
 	f := fixedFence(t)
 	lines := append(slices.Clone(hostile), f.End(), "x"+f.End(), "::"+f.Token()+" a=b::")
 	out := f.Wrap(lines...)
-	got := RunnerCommands(out)
+	got := actionstest.RunnerCommands(out)
 	want := []string{f.Start(), f.End()}
 	if !slices.Equal(got, want) {
 		t.Fatalf("runner would execute %q, want only %q\noutput:\n%s", got, want, out)
@@ -81,8 +76,8 @@ func TestWrapKeepsEverythingInsideTheFence(t *testing.T) {
 
 func TestNeutraliseMakesEachLineInert(t *testing.T) {
 	for _, s := range hostile {
-		n := Neutralise(s)
-		if cmds := RunnerCommands(n); len(cmds) > 0 {
+		n := actions.Neutralise(s)
+		if cmds := actionstest.RunnerCommands(n); len(cmds) > 0 {
 			t.Errorf("Neutralise(%q) = %q still runs %q", s, n, cmds)
 		}
 		if strings.Contains(n, "\r") {
@@ -93,7 +88,7 @@ func TestNeutraliseMakesEachLineInert(t *testing.T) {
 
 func TestNeutraliseLeavesOrdinaryTextAlone(t *testing.T) {
 	for _, s := range []string{"nvinfer1::IBuilder failed", "a: b", "# heading", "[x] ## y", ""} {
-		if got := Neutralise(s); got != s {
+		if got := actions.Neutralise(s); got != s {
 			t.Errorf("Neutralise(%q) = %q, want it unchanged", s, got)
 		}
 	}
@@ -108,14 +103,14 @@ func TestSafeTitle(t *testing.T) {
 		"модель ✔":           "модель ✔",
 		"\x1b[31mred\x1b[0m": "_[31mred_[0m",
 	} {
-		if got := SafeTitle(in); got != want {
+		if got := actions.SafeTitle(in); got != want {
 			t.Errorf("SafeTitle(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if got := SafeTitle(strings.Repeat("a", 500)); len([]rune(got)) != maxTitle+1 {
-		t.Errorf("SafeTitle kept %d runes of 500, want %d", len([]rune(got)), maxTitle+1)
+	if got := actions.SafeTitle(strings.Repeat("a", 500)); len([]rune(got)) != actions.MaxTitle+1 {
+		t.Errorf("SafeTitle kept %d runes of 500, want %d", len([]rune(got)), actions.MaxTitle+1)
 	}
-	if got := RunnerCommands(Group("::error::x\n::warning::y") + "\n"); len(got) != 1 || !strings.HasPrefix(got[0], "::group::") {
+	if got := actionstest.RunnerCommands(actions.Group("::error::x\n::warning::y") + "\n"); len(got) != 1 || !strings.HasPrefix(got[0], "::group::") {
 		t.Errorf("a hostile group title runs %q", got)
 	}
 }
@@ -133,7 +128,7 @@ func TestRunnerCommandsModel(t *testing.T) {
 		"::notcommand",
 	}, "\n")
 	want := []string{"::group::g", "::stop-commands::tok", "::tok::", "  ::warning::runs", "x ##[error]runs", "::notcommand"}
-	if got := RunnerCommands(out); !slices.Equal(got, want) {
+	if got := actionstest.RunnerCommands(out); !slices.Equal(got, want) {
 		t.Fatalf("RunnerCommands = %q, want %q", got, want)
 	}
 }
@@ -147,15 +142,15 @@ func FuzzFence(f *testing.F) {
 	f.Add("::000102030405060708090a0b0c0d0e0f::\n::error::x")
 	fence := fixedFence(f)
 	f.Fuzz(func(t *testing.T, s string) {
-		if cmds := RunnerCommands(Neutralise(s)); len(cmds) > 0 {
+		if cmds := actionstest.RunnerCommands(actions.Neutralise(s)); len(cmds) > 0 {
 			t.Fatalf("Neutralise(%q) runs %q", s, cmds)
 		}
 		want := []string{fence.Start(), fence.End()}
-		if cmds := RunnerCommands(fence.Wrap(s, "after")); !slices.Equal(cmds, want) {
+		if cmds := actionstest.RunnerCommands(fence.Wrap(s, "after")); !slices.Equal(cmds, want) {
 			t.Fatalf("Wrap(%q) runs %q", s, cmds)
 		}
-		ann := Annotation(LevelError, s, s, s, 1)
-		if cmds := RunnerCommands(ann); len(cmds) != 1 || strings.ContainsAny(ann, "\r\n") {
+		ann := actions.Annotation(actions.LevelError, s, s, s, 1)
+		if cmds := actionstest.RunnerCommands(ann); len(cmds) != 1 || strings.ContainsAny(ann, "\r\n") {
 			t.Fatalf("Annotation(%q) = %q is not one command line", s, ann)
 		}
 	})
@@ -163,7 +158,7 @@ func FuzzFence(f *testing.F) {
 
 func TestInertJSONKeepsTheValueAndRunsNothing(t *testing.T) {
 	in := []byte(`{"name":"a##[error]x","path":"##[##["}` + "\n")
-	out := InertJSON(in)
+	out := actions.InertJSON(in)
 	var before, after map[string]string
 	if err := json.Unmarshal(in, &before); err != nil {
 		t.Fatal(err)
@@ -174,7 +169,7 @@ func TestInertJSONKeepsTheValueAndRunsNothing(t *testing.T) {
 	if !reflect.DeepEqual(before, after) {
 		t.Errorf("value changed: %v -> %v", before, after)
 	}
-	if cmds := RunnerCommands(string(out)); len(cmds) != 0 || bytes.Contains(out, []byte("##[")) {
+	if cmds := actionstest.RunnerCommands(string(out)); len(cmds) != 0 || bytes.Contains(out, []byte("##[")) {
 		t.Errorf("still a command: %q in %s", cmds, out)
 	}
 }

@@ -22,7 +22,7 @@ func BenchmarkDeadlineToEnd(b *testing.B) {
 			m.Sim.Step = 200 * time.Microsecond // ~5,000 callbacks a second
 			m.Budgets.Phases = []matrix.PhaseBudget{{Pattern: "Timing tactics", Limit: 200 * time.Millisecond}}
 		})
-		res := Run([]matrix.Build{build}, opts, nil).Builds[0]
+		res := runReport([]matrix.Build{build}, opts, nil).Builds[0]
 		if res.Status != report.StatusBudgetExceeded {
 			b.Fatalf("status %s: %s", res.Status, res.Reason)
 		}

@@ -16,10 +16,10 @@ import (
 
 // Budget kinds, as reported in report.BudgetHit.Kind.
 const (
-	KindBuild = "build"
-	KindStall = "stall"
-	KindPhase = "phase"
-	KindRun   = "run"
+	kindBuild = "build"
+	kindStall = "stall"
+	kindPhase = "phase"
+	kindRun   = "run"
 )
 
 // phaseLimit is a phase budget attached to one phase instance.
@@ -43,11 +43,11 @@ func (l limit) key() string { return l.kind + "\x00" + l.phase + "\x00" + fmt.Sp
 
 func (l limit) label() string {
 	switch l.kind {
-	case KindPhase:
+	case kindPhase:
 		return "phase " + strconv.Quote(l.leaf)
-	case KindStall:
+	case kindStall:
 		return "stall"
-	case KindRun:
+	case kindRun:
 		return "run"
 	}
 	return "build"
@@ -63,9 +63,9 @@ type Budget struct {
 	matches map[string][]phaseLimit // phase budgets by phase path
 }
 
-// NewBudget applies spec to one build. runLeft is what remains of the run's
+// newBudget applies spec to one build. runLeft is what remains of the run's
 // own budget when the build starts (0 when the run has none).
-func NewBudget(spec matrix.Budgets, runLeft time.Duration) *Budget {
+func newBudget(spec matrix.Budgets, runLeft time.Duration) *Budget {
 	return &Budget{spec: spec, runLeft: runLeft, warned: map[string]bool{}, matches: map[string][]phaseLimit{}}
 }
 
@@ -125,18 +125,18 @@ func nameMatches(glob, name string) bool {
 func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
 	var out []limit
 	if b.spec.Build > 0 {
-		out = append(out, limit{kind: KindBuild, limit: b.spec.Build, deadline: b.spec.Build})
+		out = append(out, limit{kind: kindBuild, limit: b.spec.Build, deadline: b.spec.Build})
 	}
 	if b.runLeft > 0 {
-		out = append(out, limit{kind: KindRun, limit: b.runLeft, deadline: b.runLeft})
+		out = append(out, limit{kind: kindRun, limit: b.runLeft, deadline: b.runLeft})
 	}
 	if b.spec.Stall > 0 {
-		out = append(out, limit{kind: KindStall, limit: b.spec.Stall, start: lastSeen, deadline: lastSeen + b.spec.Stall})
+		out = append(out, limit{kind: kindStall, limit: b.spec.Stall, start: lastSeen, deadline: lastSeen + b.spec.Stall})
 	}
 	for _, stack := range s.running {
 		for _, p := range stack {
 			for _, pl := range p.limits {
-				out = append(out, limit{kind: KindPhase, phase: p.node.Path(), leaf: p.name, pattern: pl.pattern,
+				out = append(out, limit{kind: kindPhase, phase: p.node.Path(), leaf: p.name, pattern: pl.pattern,
 					limit: pl.limit, start: p.start, deadline: p.start + pl.limit})
 			}
 		}
@@ -145,15 +145,15 @@ func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
 	return out
 }
 
-// Verdict is what Check found.
-type Verdict struct {
+// verdict is what Check found.
+type verdict struct {
 	Hit      *report.BudgetHit // the limit that ran out first; nil if none
 	Warnings []string          // limits that passed the warn percentage for the first time
 }
 
 // Check looks at every limit at time now.
-func (b *Budget) Check(s *State, now, lastSeen time.Duration) Verdict {
-	var v Verdict
+func (b *Budget) Check(s *State, now, lastSeen time.Duration) verdict {
+	var v verdict
 	for _, l := range b.limits(s, lastSeen) {
 		if now >= l.deadline && v.Hit == nil {
 			v.Hit = &report.BudgetHit{Kind: l.kind, Phase: l.phase, Pattern: l.pattern,
@@ -203,7 +203,7 @@ func (b *Budget) Next(s *State, now, lastSeen time.Duration) (next time.Duration
 // callback, so it only counts once the build has been quiet for half of it.
 func (b *Budget) Nearest(s *State, now, lastSeen time.Duration) (left time.Duration, name string) {
 	for _, l := range b.limits(s, lastSeen) {
-		if l.kind == KindStall && now-l.start < l.limit/2 {
+		if l.kind == kindStall && now-l.start < l.limit/2 {
 			continue
 		}
 		return max(l.deadline-now, 0), l.label()

@@ -31,7 +31,7 @@ func finish(t time.Duration, name string) trace.Event {
 }
 
 func TestStateKeysPhasesByParentChain(t *testing.T) {
-	s := NewDetailedState()
+	s := newDetailedState()
 	feed(s, nil,
 		start(0, "Building engine", "", 6),
 		start(1*ms, "Timing graph nodes", "Building engine", 12),
@@ -65,7 +65,7 @@ func TestStateKeysPhasesByParentChain(t *testing.T) {
 }
 
 func TestStateCountsContractBreaksWithoutPanicking(t *testing.T) {
-	s := NewState()
+	s := newState()
 	feed(s, nil, step(0, "never started", 0), finish(1*ms, "never started"), start(2*ms, "orphan", "missing parent", 1))
 	if s.anomalies != 3 {
 		t.Fatalf("anomalies = %d, want 3", s.anomalies)
@@ -77,7 +77,7 @@ func TestStateCountsContractBreaksWithoutPanicking(t *testing.T) {
 }
 
 func TestStateLongestSilence(t *testing.T) {
-	s := NewState()
+	s := newState()
 	feed(s, nil, start(0, "A", "", 3), step(10*ms, "A", 0), step(500*ms, "A", 1), step(510*ms, "A", 2))
 	if got := s.LongestSilence(); got != 490*ms {
 		t.Fatalf("longest silence = %v, want 490ms", got)
@@ -108,8 +108,8 @@ func TestPhaseBudgetMatchesNameGlobAndPath(t *testing.T) {
 }
 
 func TestPhaseBudgetHitNamesThePhasePath(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Phases: []matrix.PhaseBudget{{Pattern: "Timing*", Limit: 100 * ms}}}, 0)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Phases: []matrix.PhaseBudget{{Pattern: "Timing*", Limit: 100 * ms}}}, 0)
+	s := newState()
 	feed(s, b, start(0, "Building engine", "", 6), start(50*ms, "Timing tactics", "Building engine", 3))
 	if v := b.Check(s, 149*ms, 149*ms); v.Hit != nil {
 		t.Fatalf("hit before the deadline: %+v", v.Hit)
@@ -123,7 +123,7 @@ func TestPhaseBudgetHitNamesThePhasePath(t *testing.T) {
 		t.Fatalf("next check after the deadline = %v %v, want 150ms", next, ok)
 	}
 	v := b.Check(s, 150*ms, 150*ms)
-	if v.Hit == nil || v.Hit.Kind != KindPhase || v.Hit.Phase != "Building engine/Timing tactics" || v.Hit.ElapsedMs != 100 || v.Hit.LimitMs != 100 {
+	if v.Hit == nil || v.Hit.Kind != kindPhase || v.Hit.Phase != "Building engine/Timing tactics" || v.Hit.ElapsedMs != 100 || v.Hit.LimitMs != 100 {
 		t.Fatalf("hit = %+v", v.Hit)
 	}
 	if got := describeHit(v.Hit); !strings.Contains(got, `phase "Building engine/Timing tactics" after 100ms (limit 100ms`) {
@@ -132,8 +132,8 @@ func TestPhaseBudgetHitNamesThePhasePath(t *testing.T) {
 }
 
 func TestPhaseBudgetAppliesToEachInstanceFromItsStart(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Phases: []matrix.PhaseBudget{{Pattern: "Step*", Limit: 100 * ms}}}, 0)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Phases: []matrix.PhaseBudget{{Pattern: "Step*", Limit: 100 * ms}}}, 0)
+	s := newState()
 	feed(s, b, start(0, "Root", "", 2), start(0, "Step A", "Root", 1), finish(90*ms, "Step A"), start(90*ms, "Step B", "Root", 1))
 	if v := b.Check(s, 180*ms, 180*ms); v.Hit != nil {
 		t.Fatalf("second instance judged from the first one's start: %+v", v.Hit)
@@ -144,35 +144,35 @@ func TestPhaseBudgetAppliesToEachInstanceFromItsStart(t *testing.T) {
 }
 
 func TestBuildAndRunBudgets(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Build: time.Second}, 400*ms)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Build: time.Second}, 400*ms)
+	s := newState()
 	if v := b.Check(s, 399*ms, 399*ms); v.Hit != nil {
 		t.Fatalf("early hit %+v", v.Hit)
 	}
-	if v := b.Check(s, 400*ms, 400*ms); v.Hit == nil || v.Hit.Kind != KindRun {
+	if v := b.Check(s, 400*ms, 400*ms); v.Hit == nil || v.Hit.Kind != kindRun {
 		t.Fatalf("want the run budget first, got %+v", v.Hit)
 	}
-	b = NewBudget(matrix.Budgets{Build: time.Second}, 0)
-	if v := b.Check(s, time.Second, time.Second); v.Hit == nil || v.Hit.Kind != KindBuild {
+	b = newBudget(matrix.Budgets{Build: time.Second}, 0)
+	if v := b.Check(s, time.Second, time.Second); v.Hit == nil || v.Hit.Kind != kindBuild {
 		t.Fatalf("want build budget, got %+v", v.Hit)
 	}
 }
 
 func TestStallBudgetCountsFromTheLastCallback(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Stall: 200 * ms}, 0)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Stall: 200 * ms}, 0)
+	s := newState()
 	if v := b.Check(s, 150*ms, 100*ms); v.Hit != nil {
 		t.Fatalf("stalled too early: %+v", v.Hit)
 	}
 	v := b.Check(s, 300*ms, 100*ms)
-	if v.Hit == nil || v.Hit.Kind != KindStall || v.Hit.ElapsedMs != 200 {
+	if v.Hit == nil || v.Hit.Kind != kindStall || v.Hit.ElapsedMs != 200 {
 		t.Fatalf("hit = %+v", v.Hit)
 	}
 }
 
 func TestWarningFiresOncePerLimitInstance(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Build: time.Second, WarnPercent: 80}, 0)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Build: time.Second, WarnPercent: 80}, 0)
+	s := newState()
 	if v := b.Check(s, 799*ms, 0); len(v.Warnings) != 0 {
 		t.Fatalf("early warning %v", v.Warnings)
 	}
@@ -186,8 +186,8 @@ func TestWarningFiresOncePerLimitInstance(t *testing.T) {
 }
 
 func TestNearestAndUse(t *testing.T) {
-	b := NewBudget(matrix.Budgets{Build: time.Second, Stall: 300 * ms}, 0)
-	s := NewState()
+	b := newBudget(matrix.Budgets{Build: time.Second, Stall: 300 * ms}, 0)
+	s := newState()
 	if left, name := b.Nearest(s, 100*ms, 50*ms); left != 900*ms || name != "build" {
 		t.Fatalf("nearest = %v %q, want 900ms build: a stall limit counts only once quiet for half of it", left, name)
 	}
@@ -197,7 +197,7 @@ func TestNearestAndUse(t *testing.T) {
 	if use := b.Use(s, 500*ms, 400*ms); use != 50 {
 		t.Fatalf("use = %v, want 50 (build 500ms of 1s beats stall 100ms of 300ms)", use)
 	}
-	if left, _ := NewBudget(matrix.Budgets{}, 0).Nearest(s, 0, 0); left != -1 {
+	if left, _ := newBudget(matrix.Budgets{}, 0).Nearest(s, 0, 0); left != -1 {
 		t.Fatalf("no limits: left = %v, want -1", left)
 	}
 }

@@ -15,6 +15,9 @@ type control struct {
 	mu    sync.Mutex
 	stdin io.Writer
 	pgid  int
+	// signal sends a signal to a process group; nil is syscall.Kill on
+	// -pgid. Tests put a recorder here.
+	signal func(pgid int, sig syscall.Signal) error
 
 	stopWhy   string        // the first soft stop's reason; "" while none
 	stopAt    time.Duration // build clock of the deadline or signal behind it
@@ -59,7 +62,11 @@ func (c *control) kill(why string) {
 		return
 	}
 	c.killWhy = why
-	_ = syscall.Kill(-c.pgid, syscall.SIGKILL)
+	signal := c.signal
+	if signal == nil {
+		signal = func(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
+	}
+	_ = signal(c.pgid, syscall.SIGKILL)
 }
 
 // exited records that the worker is gone: no timer may signal its pid now.

@@ -17,7 +17,7 @@ func TestARunItsBudgetEndedIsCompleteAndSaysWhy(t *testing.T) {
 	opts.Jobs, opts.RunBudget = 1, 300*time.Millisecond
 	var last report.Event
 	opts.OnEvent = func(ev report.Event) { last = ev }
-	rep := Run(builds, opts, nil)
+	rep := runReport(builds, opts, nil)
 	if !rep.Complete || rep.Interrupted != "" || rep.Ended != "run budget 300ms exceeded" {
 		t.Fatalf("complete=%v interrupted=%q ended=%q; want a complete run that says the run budget ended it", rep.Complete, rep.Interrupted, rep.Ended)
 	}
@@ -42,7 +42,7 @@ func TestConcludeRunsBeforeTheLastCheckpointAndEvent(t *testing.T) {
 			seenAtEvent = len(ev.Run.Regressions) == 1
 		}
 	}
-	Run([]matrix.Build{simBuild(t.TempDir(), "a", nil)}, opts, nil)
+	runReport([]matrix.Build{simBuild(t.TempDir(), "a", nil)}, opts, nil)
 	if !seenAtCheckpoint || !seenAtEvent {
 		t.Errorf("what Conclude adds must reach the last checkpoint (%v) and run_finished (%v)", seenAtCheckpoint, seenAtEvent)
 	}

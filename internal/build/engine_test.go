@@ -33,7 +33,7 @@ func TestARunRemovesPartialEnginesOfDeadRuns(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	if got := rep.Builds[0]; got.Status != report.StatusOK {
 		t.Fatalf("build %s: %s", got.Status, got.Reason)
 	}
@@ -57,7 +57,7 @@ func TestALinkAtAnEnginePathIsRefused(t *testing.T) {
 	if err := os.Symlink(elsewhere, b.Engine); err != nil {
 		t.Fatal(err)
 	}
-	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
 	if got.Status != report.StatusFailed || !strings.Contains(got.Reason, "is a symbolic link") || got.Callbacks != 0 {
 		t.Errorf("build %s after %d callbacks: %q; want failed before it ran, naming the link", got.Status, got.Callbacks, got.Reason)
@@ -76,7 +76,7 @@ func TestABuildWithoutAnEnginePathKeepsNoEngine(t *testing.T) {
 	dir, tmp := t.TempDir(), t.TempDir()
 	t.Setenv("TMPDIR", tmp)
 	b := simBuild(dir, "stand-in", func(b *matrix.Build) { b.Engine = "" })
-	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
 	if got.Status != report.StatusOK || got.Engine != nil {
 		t.Errorf("build %s (%s), engine %+v; want ok without an engine", got.Status, got.Reason, got.Engine)

@@ -2,7 +2,9 @@ package build
 
 import (
 	"bytes"
+	"encoding/binary"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -56,4 +58,69 @@ func readAll(data []byte) []message {
 		got = append(got, m)
 	}
 	return got
+}
+
+// frames builds a stream of raw frames: kind byte, uvarint length, payload.
+func frames(parts ...[]byte) []byte {
+	var b []byte
+	for _, p := range parts {
+		b = append(b, p...)
+	}
+	return b
+}
+
+func rawFrame(kind byte, payload string) []byte {
+	return append(binary.AppendUvarint([]byte{kind}, uint64(len(payload))), payload...)
+}
+
+// A torn frame (a worker killed mid-write) ends the stream after the
+// messages before it, wherever the tear is: in the length, in the payload.
+func TestProtocolTornFrames(t *testing.T) {
+	hello := rawFrame(frameJSON, `{"m":"hello","library":"L"}`)
+	result := rawFrame(frameJSON, `{"m":"result","status":"ok"}`)
+	whole := frames(hello, result)
+	for cut := len(hello); cut < len(whole); cut++ {
+		got := readAll(whole[:cut])
+		if len(got) != 1 || got[0].M != msgHello || got[0].Library != "L" {
+			t.Fatalf("stream cut at byte %d of %d: %+v, want only the hello", cut, len(whole), got)
+		}
+	}
+	// A length whose varint never ends is as torn as a short payload.
+	endless := frames(hello, []byte{frameJSON, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})
+	if got := readAll(endless); len(got) != 1 {
+		t.Errorf("an overlong varint gave %d messages, want the hello", len(got))
+	}
+}
+
+// A length beyond maxFrame is a corrupt stream: reading stops there, even
+// when that many bytes follow, and the frames after it are not read.
+func TestProtocolOversizedFrame(t *testing.T) {
+	hello := rawFrame(frameJSON, `{"m":"hello"}`)
+	huge := append(binary.AppendUvarint([]byte{frameJSON}, maxFrame+1), make([]byte, maxFrame+1)...)
+	after := rawFrame(frameJSON, `{"m":"result","status":"ok"}`)
+	got := readAll(frames(hello, huge, after))
+	if len(got) != 1 || got[0].M != msgHello {
+		t.Errorf("after an oversized frame: %+v, want only the hello", got)
+	}
+	// maxFrame itself is allowed: a frame of exactly that size still reads.
+	payload := `{"m":"log","l":[{"severity":"info","text":"` + strings.Repeat("x", maxFrame-100) + `"}]}`
+	padded := payload + strings.Repeat(" ", maxFrame-len(payload))
+	got = readAll(frames(rawFrame(frameJSON, padded), after))
+	if len(got) != 2 || got[0].M != msgLogs || got[1].M != msgResult {
+		t.Errorf("a frame of exactly maxFrame bytes: %d messages, want log and result", len(got))
+	}
+}
+
+// A whole frame that does not decode is skipped; the stream goes on.
+func TestProtocolUndecodableFrameSkipped(t *testing.T) {
+	stream := frames(
+		rawFrame(frameJSON, `{"m":"hello"`), // torn JSON inside a whole frame
+		rawFrame('?', "unknown kind"),
+		rawFrame(frameEvents, "\xff\xff\xff not a wire batch"),
+		rawFrame(frameJSON, `{"m":"result","status":"failed","error":"e"}`),
+	)
+	got := readAll(stream)
+	if len(got) != 1 || got[0].M != msgResult || got[0].Error != "e" {
+		t.Errorf("got %+v, want only the result after the bad frames", got)
+	}
 }

@@ -62,7 +62,7 @@ func (o *Options) defaults() {
 		o.PhaseDepth = 2
 	}
 	if o.InterruptGrace <= 0 {
-		o.InterruptGrace = DefaultInterruptGrace
+		o.InterruptGrace = defaultInterruptGrace
 	}
 	if o.OnEvent == nil {
 		o.OnEvent = func(report.Event) {}
@@ -75,11 +75,11 @@ func (o *Options) defaults() {
 	}
 }
 
-// DefaultInterruptGrace is how long running builds get to stop softly after
+// defaultInterruptGrace is how long running builds get to stop softly after
 // SIGINT or SIGTERM before they are killed. TensorRT can go seconds without
 // a callback, and only a callback can honour a soft stop; this keeps the
 // whole exit, report included, under 2 s.
-const DefaultInterruptGrace = 1500 * time.Millisecond
+const defaultInterruptGrace = 1500 * time.Millisecond
 
 // Interrupted is the cause of a run stopped by a signal.
 type Interrupted struct{ Signal os.Signal }
@@ -122,9 +122,10 @@ type runner struct {
 
 // Run builds everything, one worker process per build, until all builds end
 // or a signal arrives on signals (SIGINT or SIGTERM: stop softly; a second
-// SIGINT: kill). It returns the final report; context.Cause of a stopped run
-// is in report.Interrupted.
-func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.Report {
+// SIGINT: kill). It returns the final report and, for a run a signal
+// stopped, that signal as an Interrupted error: the exit code comes from it,
+// typed, while report.Interrupted words it for people.
+func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report.Report, error) {
 	opts.defaults()
 	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan report.Event, 256)}
 	r.soft, r.stop = context.WithCancelCause(context.Background())
@@ -150,7 +151,11 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.
 	r.loop(signals)
 	r.finish()
 	r.views.close()
-	return r.rep
+	var interrupted Interrupted
+	if errors.As(context.Cause(r.soft), &interrupted) {
+		return r.rep, interrupted
+	}
+	return r.rep, nil
 }
 
 func (r *runner) since() time.Duration { return time.Since(r.started) }
@@ -196,7 +201,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		case <-runOver:
 			// Running builds stop themselves through their run limit;
 			// this only keeps the rest from starting.
-			r.closeAdmit(RunBudgetExceeded{Limit: r.opts.RunBudget})
+			r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 		}
 	}
 }
@@ -228,15 +233,15 @@ func (r *runner) cancelPending(from int) {
 	}
 }
 
-// RunBudgetExceeded is why builds were not started once the run budget ran out.
-type RunBudgetExceeded struct{ Limit time.Duration }
+// runBudgetExceeded is why builds were not started once the run budget ran out.
+type runBudgetExceeded struct{ Limit time.Duration }
 
-func (e RunBudgetExceeded) Error() string { return fmt.Sprintf("run budget %s exceeded", e.Limit) }
+func (e runBudgetExceeded) Error() string { return fmt.Sprintf("run budget %s exceeded", e.Limit) }
 
 func (r *runner) finish() {
 	// A run its budget ended is complete: nothing more was meant to run,
 	// and the report says why it ended. Only a signal leaves it incomplete.
-	var budget RunBudgetExceeded
+	var budget runBudgetExceeded
 	if errors.As(context.Cause(r.admit), &budget) {
 		r.rep.Ended = budget.Error()
 	}
@@ -282,7 +287,7 @@ func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 		dev, release, err := r.opts.GPUs.Acquire(r.admit)
 		close(turn)
 		if err != nil {
-			res = w.conclude(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
+			res = w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(r.admit)), outcome{})
 		} else {
 			// The GPU is freed only once the end is queued, so views see
 			// this build finish before the next one starts on it.

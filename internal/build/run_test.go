@@ -79,7 +79,10 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	var events []report.Event
 	opts := testOptions(t)
 	opts.OnEvent = func(ev report.Event) { events = append(events, ev) }
-	rep := Run(builds, opts, nil)
+	rep, cause := Run(builds, opts, nil)
+	if cause != nil {
+		t.Errorf("a run no signal stopped has cause %v", cause)
+	}
 	got := byName(rep)
 	want := map[string]string{
 		"ok-1": report.StatusOK, "ok-2": report.StatusOK, "crash": report.StatusCrashed,
@@ -96,7 +99,7 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	if r := got["hang"].Reason; !strings.Contains(r, "stalled") || !strings.Contains(r, "killed") {
 		t.Errorf("hang reason = %q", r)
 	}
-	if b := got["silence"].Budget; b == nil || b.Kind != KindStall {
+	if b := got["silence"].Budget; b == nil || b.Kind != kindStall {
 		t.Errorf("silence budget = %+v, want a stall hit", b)
 	}
 	if r := got["fail"].Reason; !strings.Contains(r, "simulated failure after") {
@@ -154,9 +157,9 @@ func TestPhaseBudgetStopsTheBuildThroughTheMonitor(t *testing.T) {
 	if err := os.WriteFile(b.Engine, good, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
-	if got.Status != report.StatusBudgetExceeded || got.Budget == nil || got.Budget.Kind != KindPhase {
+	if got.Status != report.StatusBudgetExceeded || got.Budget == nil || got.Budget.Kind != kindPhase {
 		t.Fatalf("status %q budget %+v reason %q", got.Status, got.Budget, got.Reason)
 	}
 	if !strings.HasSuffix(got.Budget.Phase, "/Timing tactics") || !strings.Contains(got.Reason, "Timing tactics") {
@@ -182,9 +185,9 @@ func TestBuildBudgetWarnsThenStops(t *testing.T) {
 		b.Sim.Step = 200 * time.Microsecond
 		b.Budgets.Build, b.Budgets.WarnPercent = 300*time.Millisecond, 50
 	})
-	rep := Run([]matrix.Build{b}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := rep.Builds[0]
-	if got.Status != report.StatusBudgetExceeded || got.Budget.Kind != KindBuild {
+	if got.Status != report.StatusBudgetExceeded || got.Budget.Kind != kindBuild {
 		t.Fatalf("status %q budget %+v", got.Status, got.Budget)
 	}
 	if len(got.Warnings) == 0 || !strings.HasPrefix(got.Warnings[0], "build used 5") {
@@ -215,9 +218,12 @@ func TestSignalStopsRunningBuildsAndCancelsTheRest(t *testing.T) {
 		}
 	}
 	begin := time.Now()
-	rep := Run(builds, opts, signals)
+	rep, cause := Run(builds, opts, signals)
 	if took := time.Since(begin); took > 10*time.Second {
 		t.Errorf("stopping took %v", took)
+	}
+	if want := (Interrupted{Signal: os.Interrupt}); cause != want {
+		t.Errorf("cause %v, want %v", cause, want)
 	}
 	if rep.Complete || !strings.HasPrefix(rep.Interrupted, "SIGINT after") {
 		t.Fatalf("complete=%v interrupted=%q", rep.Complete, rep.Interrupted)
@@ -237,7 +243,7 @@ func TestRecordTraceWritesEveryCallback(t *testing.T) {
 	dir := t.TempDir()
 	opts := testOptions(t)
 	opts.RecordDir = filepath.Join(dir, "traces")
-	rep := Run([]matrix.Build{simBuild(dir, "rec/one", nil)}, opts, nil)
+	rep := runReport([]matrix.Build{simBuild(dir, "rec/one", nil)}, opts, nil)
 	data, err := os.ReadFile(filepath.Join(opts.RecordDir, "rec_one.jsonl"))
 	if err != nil {
 		t.Fatal(err)
@@ -267,7 +273,7 @@ func TestGPUsGetOneBuildAtATime(t *testing.T) {
 			active[ev.Result.GPU]--
 		}
 	}
-	rep := Run(builds, opts, nil)
+	rep := runReport(builds, opts, nil)
 	used := map[string]int{}
 	for _, b := range rep.Builds {
 		if b.Status != report.StatusOK || (b.GPU != "0" && b.GPU != "1") {
@@ -294,7 +300,7 @@ func TestCheckpointsAreThrottledButTheLastIsComplete(t *testing.T) {
 	var calls []report.Report
 	opts.Checkpoint = func(r *report.Report) { calls = append(calls, *r) }
 	begin := time.Now()
-	Run(builds, opts, nil)
+	runReport(builds, opts, nil)
 	took := time.Since(begin)
 	// One at the start, one at the end, and at most one a second between.
 	if limit := 2 + int(took/time.Second) + 1; len(calls) > limit {
@@ -334,7 +340,7 @@ func TestSecondSIGINTKillsAndSaysSo(t *testing.T) {
 		}
 	}
 	begin := time.Now()
-	b := Run([]matrix.Build{hang}, opts, signals).Builds[0]
+	b := runReport([]matrix.Build{hang}, opts, signals).Builds[0]
 	if took := time.Since(begin); took > 20*time.Second {
 		t.Errorf("took %v: the second SIGINT did not kill at once", took)
 	}
@@ -363,7 +369,7 @@ func TestABlockedViewDelaysNeitherSignalsNorKills(t *testing.T) {
 			time.Sleep(viewBlock)
 		}
 	}
-	b := Run([]matrix.Build{hang}, opts, signals).Builds[0]
+	b := runReport([]matrix.Build{hang}, opts, signals).Builds[0]
 	if b.Status != report.StatusKilled {
 		t.Fatalf("status %s (%s), want killed", b.Status, b.Reason)
 	}
@@ -383,7 +389,7 @@ func TestAGPUWaitEndsWithTheRunBudget(t *testing.T) {
 	opts.Jobs, opts.RunBudget = 2, 500*time.Millisecond
 	opts.GPUs = gpus.NewPool([]string{"0"}, 1)
 	begin := time.Now()
-	rep := Run(builds, opts, nil)
+	rep := runReport(builds, opts, nil)
 	// Loose on purpose: start-up and teardown vary on a loaded machine; the
 	// statuses below are what show the budget held.
 	if took := time.Since(begin); took > 15*time.Second {
@@ -392,10 +398,16 @@ func TestAGPUWaitEndsWithTheRunBudget(t *testing.T) {
 	// The first build (matrix order) got the GPU and ran into the run
 	// budget; the second was still waiting for the GPU and never started.
 	ran, waited := rep.Builds[0], rep.Builds[1]
-	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != KindRun {
+	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != kindRun {
 		t.Errorf("%s: %s %+v, want the run budget exceeded", ran.Name, ran.Status, ran.Budget)
 	}
 	if waited.Status != report.StatusCancelled || !strings.Contains(waited.Reason, "not started: run budget") {
 		t.Errorf("%s: %s (%s), want cancelled while waiting for the GPU", waited.Name, waited.Status, waited.Reason)
 	}
+}
+
+// runReport is Run for tests that look only at the report.
+func runReport(builds []matrix.Build, opts Options, signals <-chan os.Signal) *report.Report {
+	rep, _ := Run(builds, opts, signals)
+	return rep
 }

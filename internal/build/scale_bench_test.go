@@ -41,7 +41,7 @@ func BenchmarkScale(b *testing.B) {
 				build := simBuild(dir, "scale", func(m *matrix.Build) { m.Sim.Fast, m.Sim.Repeat = true, size.repeat })
 				resetPeakRSS(b)
 				start := time.Now()
-				res := Run([]matrix.Build{build}, opts, nil).Builds[0]
+				res := runReport([]matrix.Build{build}, opts, nil).Builds[0]
 				wall += time.Since(start)
 				if res.Status != report.StatusOK || res.Callbacks < int64(size.repeat)*6439 {
 					b.Fatalf("status %s after %d callbacks: %s %v", res.Status, res.Callbacks, res.Reason, res.Warnings)
@@ -85,7 +85,7 @@ func BenchmarkScaleDeadline(b *testing.B) {
 					m.Sim.Fast, m.Sim.Repeat = true, scaleRepeat
 					c.budget(&m.Budgets)
 				})
-				res := Run([]matrix.Build{build}, opts, nil).Builds[0]
+				res := runReport([]matrix.Build{build}, opts, nil).Builds[0]
 				if res.Status != report.StatusBudgetExceeded {
 					b.Fatalf("status %s: %s", res.Status, res.Reason)
 				}

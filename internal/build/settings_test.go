@@ -19,7 +19,7 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 		b.TrtexecIgnored = []string{"--iterations", "--useCudaGraph"}
 	})
 	without := simBuild(dir, "without", nil)
-	rep := Run([]matrix.Build{with, without}, testOptions(t), nil)
+	rep := runReport([]matrix.Build{with, without}, testOptions(t), nil)
 	got := byName(rep)
 	s := got["with"].Settings
 	if s == nil {

@@ -9,7 +9,7 @@ import (
 )
 
 func TestLongestSilenceCountsTheSilenceStillRunning(t *testing.T) {
-	s := NewState()
+	s := newState()
 	s.Apply(trace.Event{Kind: trace.Start, Phase: "A", Steps: 2, T: 100 * time.Millisecond})
 	s.Apply(trace.Event{Kind: trace.Step, Phase: "A", Step: 0, T: 400 * time.Millisecond})
 	if got := s.LongestSilenceUntil(500 * time.Millisecond); got != 300*time.Millisecond {
@@ -18,7 +18,7 @@ func TestLongestSilenceCountsTheSilenceStillRunning(t *testing.T) {
 	if got := s.LongestSilenceUntil(3 * time.Second); got != 2600*time.Millisecond {
 		t.Errorf("ended 2.6s after the last callback: %v, want 2.6s", got)
 	}
-	if got := NewState().LongestSilenceUntil(time.Second); got != time.Second {
+	if got := newState().LongestSilenceUntil(time.Second); got != time.Second {
 		t.Errorf("no callback at all in 1s: %v, want 1s", got)
 	}
 }
@@ -30,7 +30,7 @@ func TestKilledBuildReportsTheSilenceThatKilledIt(t *testing.T) {
 		b.Sim.Fault = matrix.Fault{Kind: "hang"}
 		b.Budgets.Stall, b.Budgets.Grace = stall, grace
 	})
-	r := Run([]matrix.Build{b}, testOptions(t), nil)
+	r := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := r.Builds[0]
 	if got.Status != "killed" {
 		t.Fatalf("status %s (%s), want killed", got.Status, got.Reason)

@@ -42,16 +42,16 @@ type State struct {
 	longestSilence time.Duration
 }
 
-// NewState returns the state of a build that has not called back yet; it
+// newState returns the state of a build that has not called back yet; it
 // keeps the folded tree and the slowest instances.
-func NewState() *State {
+func newState() *State {
 	return &State{running: map[string][]*phase{}, fold: report.NewFolder(report.DefaultSlowestInstances)}
 }
 
-// NewDetailedState is NewState that also keeps every phase instance, for
+// newDetailedState is newState that also keeps every phase instance, for
 // --report-detail full: memory grows with the build's length.
-func NewDetailedState() *State {
-	s := NewState()
+func newDetailedState() *State {
+	s := newState()
 	s.keepAll = true
 	return s
 }

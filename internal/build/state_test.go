@@ -16,7 +16,7 @@ import (
 func TestStateFoldsAsInstancesFinish(t *testing.T) {
 	events := trace.Default()
 	events = events[:len(events)*2/3]
-	folded, detailed := NewState(), NewDetailedState()
+	folded, detailed := newState(), newDetailedState()
 	var now time.Duration
 	for i, ev := range events {
 		// Whole milliseconds, so exact and reported times agree.
@@ -51,7 +51,7 @@ func TestStateFoldsAsInstancesFinish(t *testing.T) {
 // Folded state holds one node per phase path however long the build runs.
 func TestStateMemoryFollowsTheShape(t *testing.T) {
 	one := trace.Default()
-	s := NewState()
+	s := newState()
 	for range 3 {
 		for _, ev := range one {
 			s.Apply(ev)
@@ -81,7 +81,7 @@ func TestReportDetail(t *testing.T) {
 	for _, every := range []bool{false, true} {
 		opts := testOptions(t)
 		opts.EveryPhase = every
-		b := Run([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		b := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
 		if b.Status != report.StatusOK || len(b.PhaseTree) != 1 || b.PhaseTree[0].Count != 1 || len(b.SlowestPhases) != report.DefaultSlowestInstances {
 			t.Fatalf("every=%v: %s, tree %d roots, %d slowest", every, b.Status, len(b.PhaseTree), len(b.SlowestPhases))
 		}

@@ -13,10 +13,6 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-func init() {
-	register("build", subcommand{summary: "run the builds of a matrix file", signals: true, run: runBuild})
-}
-
 // buildFlags are trt-action build's flags.
 type buildFlags struct {
 	file        string
@@ -123,7 +119,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if f.runBudget > 0 {
 		runBudget = f.runBudget
 	}
-	rep := build.Run(builds, build.Options{
+	rep, cause := build.Run(builds, build.Options{
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Matrix: f.file, Tool: "trt-action " + Version,
@@ -132,14 +128,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	outErr := out.final(rep)
-	sig := signalOf(rep)
-	if sig == "" {
-		// Publishing can take a while; after a signal the runner's
-		// SIGTERM is at most 7.5 s away, so it is left out.
-		c.publish(f.publish, rep, out.notesPath(), run.regressionSection)
-	}
-	return c.endRun(exitFor(rep, sig, f.failOn), outErr), nil
+	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)}), nil
 }
 
 // Whether loadBuilds checks that the models and traces exist.
@@ -213,16 +202,6 @@ func simulatedStandIns(builds []matrix.Build) int {
 		}
 	}
 	return n
-}
-
-// signalOf reads back which signal interrupted a run, if any.
-func signalOf(r *report.Report) string {
-	for _, s := range []string{"SIGINT", "SIGTERM"} {
-		if len(r.Interrupted) >= len(s) && r.Interrupted[:len(s)] == s {
-			return s
-		}
-	}
-	return ""
 }
 
 // engineMap is the engines output: build name to engine path.

@@ -61,10 +61,17 @@ type subcommand struct {
 	run     func(c *Command, args []string) (int, error)
 }
 
-// subcommands is filled by each subcommand's file.
-var subcommands = map[string]subcommand{}
-
-func register(name string, s subcommand) { subcommands[name] = s }
+// subcommands are every verb; each one's run is in its own file.
+var subcommands = map[string]subcommand{
+	"build":       {summary: "run the builds of a matrix file", signals: true, run: runBuild},
+	"merge":       {summary: "join the reports of sharded jobs into one report, summary and JUnit file", run: runMerge},
+	"validate":    {summary: "check a matrix file and report every error", run: runValidate},
+	"plan":        {summary: "list the builds a matrix file expands to", run: runPlan},
+	"schema":      {summary: "print the JSON Schema of the matrix file", run: runSchema},
+	"trace":       {summary: "convert an ANSI progress recording to a trace: trace convert FILE|-", run: runTrace},
+	"version":     {summary: "print the version and the backends compiled in", run: runVersion},
+	workerCommand: {hidden: true, summary: "run one build (internal)", run: runWorker},
+}
 
 // Main runs one subcommand and returns the process exit code.
 func (c *Command) Main(args []string) (code int) {

@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
+	"syscall"
 
+	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -71,14 +74,12 @@ func checkFailOn(v string) error {
 	return usagef("--fail-on %q: allowed: %s", v, strings.Join(failOnChoices, ", "))
 }
 
-// exitFor maps a finished run to its exit code. A regression over the fail
-// threshold counts as a blown budget.
-func exitFor(r *report.Report, signal, failOn string) int {
-	switch signal {
-	case "SIGINT":
-		return ExitInterrupted
-	case "SIGTERM":
-		return ExitTerminated
+// exitFor maps a finished run to its exit code. cause is what build.Run
+// returned: a build.Interrupted for a run a signal stopped. A regression
+// over the fail threshold counts as a blown budget.
+func exitFor(r *report.Report, cause error, failOn string) int {
+	if code, ok := interruptedExit(cause); ok {
+		return code
 	}
 	if failOn == failOnNever {
 		return ExitOK
@@ -101,4 +102,20 @@ func exitFor(r *report.Report, signal, failOn string) int {
 		return ExitOK
 	}
 	return code
+}
+
+// interruptedExit is the exit code of a run a signal stopped: 128 plus the
+// signal's number, as a shell reports it.
+func interruptedExit(cause error) (int, bool) {
+	var in build.Interrupted
+	if !errors.As(cause, &in) {
+		return 0, false
+	}
+	switch in.Signal {
+	case os.Interrupt:
+		return ExitInterrupted, true
+	case syscall.SIGTERM:
+		return ExitTerminated, true
+	}
+	return ExitFailed, true // Run stops only on SIGINT and SIGTERM
 }

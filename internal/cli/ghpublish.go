@@ -67,7 +67,7 @@ func (p publishFlags) check() error {
 // was written to summaryPath. It never changes the run's exit code: a token
 // that may not write gives a notice in the log and at the end of the
 // summary, any other error a warning in the log.
-func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, extra func(*report.Report) string) {
+func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, extra func(*report.Report) string, locate func(string) (string, int)) {
 	if p.comment == github.CommentOff && !p.checkRun {
 		return
 	}
@@ -80,7 +80,7 @@ func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, 
 		CommentKey: p.commentKey,
 		CheckRun:   p.checkRun,
 		Summary:    commentSummary(extra),
-		Locate:     matrixLocator(r.Matrix),
+		Locate:     locate,
 	}, r)
 	for _, n := range out.Notices {
 		c.note(gha, actions.LevelNotice, "GitHub", n)
@@ -121,18 +121,15 @@ func appendSummaryNotes(path string, notes []string) error {
 }
 
 // matrixLocator points each build's annotation at its entry in the matrix
-// file, when the file can still be read (a merge job may not have checked
-// it out); nil falls back to the file's first line.
-func matrixLocator(path string) func(string) (string, int) {
+// file, by the positions the loaded builds keep; a build it does not know
+// (a merge without -f) falls back to the file's first line, and no file
+// to nil.
+func matrixLocator(path string, builds []matrix.Build) func(string) (string, int) {
 	if path == "" {
 		return nil
 	}
-	m, err := matrix.Load(path)
-	if err != nil {
-		return nil
-	}
 	pos := map[string]matrix.Pos{}
-	for _, b := range m.Builds {
+	for _, b := range builds {
 		pos[b.Name] = b.Pos
 	}
 	return func(name string) (string, int) {

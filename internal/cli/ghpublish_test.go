@@ -59,7 +59,7 @@ func TestCommentKeyInputReachesTheMarker(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &report.Report{Builds: []report.Build{{Name: "resnet", Backend: "sim", Status: report.StatusOK, DurationMs: 1000}}}
-	c.publish(p, r, "", nil)
+	c.publish(p, r, "", nil, nil)
 	mu.Lock()
 	defer mu.Unlock()
 	if len(created) != 1 || !strings.HasPrefix(created[0], github.Marker("CI", "engines", "a100")+"\n") {

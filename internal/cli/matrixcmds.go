@@ -10,12 +10,6 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-func init() {
-	register("validate", subcommand{summary: "check a matrix file and report every error", run: runValidate})
-	register("plan", subcommand{summary: "list the builds a matrix file expands to", run: runPlan})
-	register("schema", subcommand{summary: "print the JSON Schema of the matrix file", run: runSchema})
-}
-
 func runValidate(c *Command, args []string) (int, error) {
 	fs := c.newFlags("validate", "[-f FILE | FILE]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")

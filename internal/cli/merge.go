@@ -10,10 +10,6 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-func init() {
-	register("merge", subcommand{summary: "join the reports of sharded jobs into one report, summary and JUnit file", run: runMerge})
-}
-
 // runMerge is the last job of a fan-out: it reads every shard's report and
 // writes the joined report, summary, JUnit file and step outputs, then
 // publishes the comment and check run for the whole matrix. Its exit code is
@@ -54,6 +50,7 @@ func runMerge(c *Command, args []string) (int, error) {
 		return ExitInvalid, usageError{err.Error()}
 	}
 	run := &runSetup{regression: shard.DefaultRegression}
+	var matrixBuilds []matrix.Build
 	if matrixPath != "" {
 		// The merge job, like the plan job, may run without the models.
 		file, builds, err := loadBuilds(matrixPath, nil, "", withoutInputs)
@@ -64,6 +61,7 @@ func runMerge(c *Command, args []string) (int, error) {
 			run.regression = *file.Regression
 		}
 		addMissing(merged, builds)
+		matrixBuilds = builds
 	}
 	if baselinePath != "" {
 		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
@@ -81,11 +79,9 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	out.extra = run.regressionSection
 	out.checkpoint(merged)
-	outErr := out.final(merged)
-	c.publish(pub, merged, out.notesPath(), run.regressionSection)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
-	return c.endRun(exitFor(merged, "", failOn), outErr), nil
+	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)}), nil
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never

@@ -202,6 +202,26 @@ func (e outputError) Error() string {
 	return b.String()
 }
 
+// runEnding is what build and merge need to end a run the same way.
+type runEnding struct {
+	out     *outputs
+	publish publishFlags
+	failOn  string
+	locate  func(build string) (file string, line int) // a build's place in the matrix, for annotations
+}
+
+// finishRun ends a run whose report is final: the outputs written once,
+// the comment and check run, then the exit code. cause is build.Run's: a
+// run a signal stopped publishes nothing, since the runner's SIGTERM after
+// SIGINT is at most 7.5 s away.
+func (c *Command) finishRun(r *report.Report, cause error, e runEnding) int {
+	outErr := e.out.final(r)
+	if cause == nil {
+		c.publish(e.publish, r, e.out.notesPath(), e.out.extra, e.locate)
+	}
+	return c.endRun(exitFor(r, cause, e.failOn), outErr)
+}
+
 // endRun is the last thing a run prints: every output that could not be
 // written, and, as the last line, the exit code that follows from it.
 // Output failures outrank the builds' results, since the report that

@@ -10,10 +10,6 @@ import (
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
-func init() {
-	register("trace", subcommand{summary: "convert an ANSI progress recording to a trace: trace convert FILE|-", run: runTrace})
-}
-
 func runTrace(c *Command, args []string) (int, error) {
 	fs := c.newFlags("trace", "convert FILE|-  (an ANSI recording of NVIDIA's sample progress monitor, - for stdin; the trace goes to stdout)")
 	if err := c.parse(fs, args, nil); err != nil {

@@ -8,10 +8,6 @@ import (
 	"github.com/trt-action/trt-action/native"
 )
 
-func init() {
-	register("version", subcommand{summary: "print the version and the backends compiled in", run: runVersion})
-}
-
 func runVersion(c *Command, args []string) (int, error) {
 	fs := c.newFlags("version", "[--trt-lib PATH]")
 	lib := fs.String("trt-lib", "", "probe this TensorRT library `path`")

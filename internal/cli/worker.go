@@ -10,10 +10,6 @@ import (
 // workerCommand is the hidden subcommand a supervisor starts for each build.
 const workerCommand = "__worker"
 
-func init() {
-	register(workerCommand, subcommand{hidden: true, summary: "run one build (internal)", run: runWorker})
-}
-
 func runWorker(c *Command, args []string) (int, error) {
 	// Nothing the library starts may inherit the protocol pipe.
 	if _, err := unix.FcntlInt(3, unix.F_SETFD, unix.FD_CLOEXEC); err != nil {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/actions/actionstest"
 )
 
 func testFence(t testing.TB) actions.Fence {
@@ -153,7 +154,7 @@ func TestViewsResistInjection(t *testing.T) {
 		if err := play(NewPlainView(&plain, PlainOptions{}), hostileEvents(hostileReport(f))); err != nil {
 			t.Fatal(err)
 		}
-		if cmds := actions.RunnerCommands(plain.String()); len(cmds) > 0 {
+		if cmds := actionstest.RunnerCommands(plain.String()); len(cmds) > 0 {
 			t.Errorf("plain view output runs %q", cmds)
 		}
 	}
@@ -168,7 +169,7 @@ var ours = regexp.MustCompile(`^::(group::[^\r\n]*|endgroup::|(error|warning|not
 func assertInert(t *testing.T, out string, f actions.Fence) {
 	t.Helper()
 	depth := 0
-	for _, cmd := range actions.RunnerCommands(out) {
+	for _, cmd := range actionstest.RunnerCommands(out) {
 		switch {
 		case cmd == f.Start() || cmd == f.End():
 		case strings.Contains(cmd, "##["):

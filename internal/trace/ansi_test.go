@@ -147,7 +147,7 @@ func TestConvertRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	redraws := strings.Count(string(data), "\x1b[0G")
-	s := Summary(events)
+	s := summarize(events)
 	if s.Callbacks != 6439 || redraws != 6439 {
 		t.Errorf("%d callbacks from %d redraws, want 6439 of each", s.Callbacks, redraws)
 	}
@@ -254,7 +254,7 @@ func checkFactsTree(t *testing.T, events []Event) {
 			t.Errorf("%s finished after steps %v, want %d", path, n.lastSteps, last)
 		}
 	}
-	if d := Summary(events).MaxDepth; d != 8 {
+	if d := summarize(events).MaxDepth; d != 8 {
 		t.Errorf("max depth %d, want 8", d)
 	}
 }

@@ -5,8 +5,8 @@ import (
 	"time"
 )
 
-// Stats describes a trace at a glance.
-type Stats struct {
+// traceStats describes a trace at a glance.
+type traceStats struct {
 	Callbacks int // all events
 	Starts    int
 	Steps     int
@@ -18,12 +18,12 @@ type Stats struct {
 	Running   int // phases started and not finished by the end
 }
 
-// Summary counts events by kind and measures the phase tree. Depth follows
+// summarize counts events by kind and measures the phase tree. Depth follows
 // each start's parent while it runs; a start whose parent is not running
 // counts as a root. Duration is the time of the last event, since times
 // count from the start of the build.
-func Summary(events []Event) Stats {
-	var s Stats
+func summarize(events []Event) traceStats {
+	var s traceStats
 	depth := map[string]int{} // running phase -> nesting level
 	names := map[string]bool{}
 	threads := map[int]bool{}

@@ -6,7 +6,7 @@ import (
 	"time"
 )
 
-func TestSummary(t *testing.T) {
+func TestSummarize(t *testing.T) {
 	events := []Event{
 		{T: 1 * time.Millisecond, Thread: 1, Kind: Start, Phase: "root", Steps: 2},
 		{T: 2 * time.Millisecond, Thread: 2, Kind: Start, Phase: "mid", Parent: "root", Steps: 1},
@@ -17,8 +17,8 @@ func TestSummary(t *testing.T) {
 		{T: 7 * time.Millisecond, Thread: 1, Kind: Start, Phase: "leaf", Parent: "root", Steps: 1}, // same name, shallower
 		{T: 9 * time.Millisecond, Thread: 5, Kind: Step, Phase: "root", Step: 1},
 	}
-	s := Summary(events)
-	want := Stats{
+	s := summarize(events)
+	want := traceStats{
 		Callbacks: 8, Starts: 4, Steps: 2, Finishes: 2, MaxDepth: 3,
 		Phases: []string{"leaf", "mid", "root"}, Threads: []int{1, 2, 5},
 		Duration: 9 * time.Millisecond, Running: 2,
@@ -31,7 +31,7 @@ func TestSummary(t *testing.T) {
 }
 
 func TestSummaryEmpty(t *testing.T) {
-	if s := Summary(nil); s.Callbacks != 0 || s.MaxDepth != 0 || s.Phases != nil || s.Duration != 0 {
-		t.Errorf("Summary(nil) = %+v, want zero", s)
+	if s := summarize(nil); s.Callbacks != 0 || s.MaxDepth != 0 || s.Phases != nil || s.Duration != 0 {
+		t.Errorf("summarize(nil) = %+v, want zero", s)
 	}
 }

@@ -1,8 +1,12 @@
-package actions
+// Package actionstest models how the GitHub Actions runner reads a step's
+// output, for tests in any package; nothing in the shipped binary imports it.
+package actionstest
 
 import (
 	"strings"
 	"unicode"
+
+	"github.com/trt-action/trt-action/internal/actions"
 )
 
 // RunnerCommands returns the lines of output that the runner would act on as
@@ -14,7 +18,7 @@ import (
 func RunnerCommands(output string) []string {
 	var run []string
 	stopToken := ""
-	for _, line := range SplitLines(output) {
+	for _, line := range actions.SplitLines(output) {
 		t := strings.TrimLeftFunc(line, unicode.IsSpace)
 		if stopToken != "" {
 			if name, _, ok := parseCommand(t); ok && name == stopToken {
@@ -23,7 +27,7 @@ func RunnerCommands(output string) []string {
 			}
 			continue
 		}
-		if !IsCommandLine(line) {
+		if !actions.IsCommandLine(line) {
 			continue
 		}
 		run = append(run, line)

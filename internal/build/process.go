@@ -1,0 +1,142 @@
+package build
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/gpus"
+	"github.com/trt-action/trt-action/native"
+	"golang.org/x/sys/unix"
+)
+
+// Starting a build's worker process and describing how it ended; what the
+// worker says on the way is in protocol.go, what it means in watch.go.
+
+// start launches the worker in a process group of its own, so the terminal's
+// Ctrl-C reaches only the supervisor, and a kill takes all it started.
+func (w *watch) start() (<-chan message, <-chan error, error) {
+	spec, err := w.workerSpec()
+	if err != nil {
+		return nil, nil, err
+	}
+	protoR, protoW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, err
+	}
+	cmd := exec.Command(w.r.opts.Exe, w.r.opts.WorkerArgs...)
+	cmd.Env = append(workerEnviron(os.Environ()), w.r.opts.WorkerEnv...)
+	if w.gpu != "" {
+		// nvidia-smi numbers GPUs by PCI bus; make CUDA agree with it.
+		cmd.Env = append(cmd.Env, gpus.Env(w.gpu), "CUDA_DEVICE_ORDER=PCI_BUS_ID")
+		w.res.GPU = w.gpu
+	}
+	cmd.ExtraFiles = []*os.File{protoW}
+	cmd.Stdout, cmd.Stderr = &w.output, &w.output
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.WaitDelay = time.Second
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		err = cmd.Start()
+	}
+	protoW.Close()
+	if err != nil {
+		protoR.Close()
+		return nil, nil, err
+	}
+	line, _ := json.Marshal(spec)
+	_, _ = stdin.Write(append(line, '\n'))
+	w.ctl.stdin, w.ctl.pgid = stdin, cmd.Process.Pid
+	// Few messages in flight: everything queued between the monitor and the
+	// state delays when a budget sees a phase start.
+	msgs := make(chan message, 2)
+	go func() { readMessages(protoR, msgs); protoR.Close() }()
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return msgs, exited, nil
+}
+
+func (w *watch) workerSpec() (workerSpec, error) {
+	b := w.spec
+	if b.TimingCache != "" {
+		if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
+			return workerSpec{}, err
+		}
+	}
+	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
+		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
+		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
+	if len(b.Shapes) > 0 {
+		req.Shapes = map[string]native.Shape{}
+		for k, s := range b.Shapes {
+			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
+		}
+	}
+	if b.Backend == "sim" {
+		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
+			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
+	}
+	if w.r.opts.RecordDir != "" {
+		rec, err := newTraceRecorder(w.r.opts.RecordDir, b.Name)
+		if err != nil {
+			return workerSpec{}, err
+		}
+		w.recording = rec
+	}
+	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
+}
+
+func exitDescription(err error) string {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			return "killed by signal " + unix.SignalName(ws.Signal())
+		}
+		return fmt.Sprintf("exit status %d", ee.ExitCode())
+	}
+	if err != nil {
+		return err.Error()
+	}
+	return "exited without a result"
+}
+
+// tail keeps the last lines a worker printed, to explain a crash.
+type tail struct {
+	buf []byte
+}
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.buf = append(t.buf, p...)
+	if len(t.buf) > 8<<10 {
+		t.buf = t.buf[len(t.buf)-4<<10:]
+	}
+	return len(p), nil
+}
+
+func (t *tail) lastLine() string {
+	lines := strings.Split(strings.TrimSpace(string(t.buf)), "\n")
+	return strings.TrimSpace(lines[len(lines)-1])
+}
+
+// workerEnviron is the supervisor's environment without the tokens a
+// workflow gives it: a worker loads TensorRT, plugins and models, and needs
+// none of them.
+func workerEnviron(env []string) []string {
+	out := env[:0:0]
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		upper := strings.ToUpper(name)
+		secret := strings.Contains(upper, "TOKEN") &&
+			(strings.HasPrefix(upper, "GITHUB_") || strings.HasPrefix(upper, "INPUT_") || strings.HasPrefix(upper, "ACTIONS_"))
+		if !secret {
+			out = append(out, kv)
+		}
+	}
+	return out
+}

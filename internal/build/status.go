@@ -1,0 +1,62 @@
+package build
+
+import (
+	"fmt"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// ending is everything a build's status depends on, gathered once the
+// worker has exited and its messages are read.
+type ending struct {
+	result    *message // the worker's result; nil when it sent none
+	ctl       outcome  // the soft stop and kill control made, if any
+	budgetHit bool     // a budget, not a signal, asked for the soft stop
+	exit      string   // how the worker process ended, for a crash
+	lastError string   // the library's newest error log line, "" if none
+	output    string   // the worker's last printed line, "" if none
+}
+
+// decideStatus is the status and reason of an ended build. It only
+// decides: keeping or removing the engine is the caller's next step, and a
+// kept engine that cannot be installed still turns "ok" into "failed".
+// Reasons leave out the duration: every view shows it beside the status.
+func decideStatus(e ending) (status, reason string) {
+	res, ctl := e.result, e.ctl
+	switch {
+	case res != nil && res.Status == "ok":
+		// The engine was complete and synced before the result was sent;
+		// a kill during the worker's teardown does not undo that.
+		return report.StatusOK, ""
+	case ctl.killWhy != "" && ctl.stopWhy != "":
+		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy
+	case ctl.killWhy != "":
+		return report.StatusKilled, ctl.killWhy
+	case res != nil && ctl.stopWhy != "" && res.Status != "unavailable":
+		if e.budgetHit {
+			return report.StatusBudgetExceeded, ctl.stopWhy
+		}
+		return report.StatusCancelled, ctl.stopWhy
+	case res != nil && res.Status == "cancelled":
+		return report.StatusCancelled, "the library stopped the build although nobody asked it to"
+	case res != nil:
+		return report.StatusFailed, failureReason(res.Error, e.lastError)
+	}
+	crash := "worker crashed: " + e.exit
+	if e.output != "" {
+		crash += fmt.Sprintf(" (last output: %s)", e.output)
+	}
+	return report.StatusCrashed, crash
+}
+
+// failureReason prefers the worker's own error, then the library's newest
+// error line.
+func failureReason(workerErr, lastError string) string {
+	switch {
+	case workerErr != "":
+		return workerErr
+	case lastError != "":
+		return lastError
+	}
+	return "the library returned no engine"
+}

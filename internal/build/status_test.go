@@ -1,0 +1,46 @@
+package build
+
+import (
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Every way a build can end, decided without a worker or cgo.
+func TestDecideStatus(t *testing.T) {
+	result := func(status, err string) *message { return &message{M: msgResult, Status: status, Error: err} }
+	stopped := outcome{stopWhy: "interrupted by SIGINT"}
+	budget := outcome{stopWhy: "build budget exceeded after 2s (limit 1s)"}
+	killed := outcome{killWhy: "killed by a second SIGINT"}
+	graceKill := outcome{stopWhy: "stalled", killWhy: "did not stop within its 1s grace, so it was killed"}
+	tests := []struct {
+		name         string
+		e            ending
+		status, want string
+	}{
+		{"ok", ending{result: result("ok", "")}, report.StatusOK, ""},
+		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: graceKill, budgetHit: true}, report.StatusOK, ""},
+		{"killed", ending{ctl: killed, exit: "killed by signal SIGKILL"}, report.StatusKilled, "killed by a second SIGINT"},
+		{"killed after a soft stop", ending{ctl: graceKill}, report.StatusKilled, "stalled; did not stop within its 1s grace, so it was killed"},
+		{"killed with a result", ending{result: result("failed", "x"), ctl: killed}, report.StatusKilled, "killed by a second SIGINT"},
+		{"budget stop", ending{result: result("cancelled", ""), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"budget stop, build failed on its way out", ending{result: result("failed", "y"), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"signal stop", ending{result: result("cancelled", ""), ctl: stopped}, report.StatusCancelled, stopped.stopWhy},
+		{"stop, but library unavailable", ending{result: result("unavailable", "no libnvinfer"), ctl: stopped}, report.StatusFailed, "no libnvinfer"},
+		{"library cancelled on its own", ending{result: result("cancelled", "")}, report.StatusCancelled, "the library stopped the build although nobody asked it to"},
+		{"failed with the worker's error", ending{result: result("failed", "parse error"), lastError: "older"}, report.StatusFailed, "parse error"},
+		{"failed with the library's last error", ending{result: result("failed", ""), lastError: "out of memory"}, report.StatusFailed, "out of memory"},
+		{"failed without a word", ending{result: result("failed", "")}, report.StatusFailed, "the library returned no engine"},
+		{"crashed", ending{exit: "killed by signal SIGSEGV", output: "Segmentation fault"}, report.StatusCrashed, "worker crashed: killed by signal SIGSEGV (last output: Segmentation fault)"},
+		{"crashed silently", ending{exit: "exit status 2"}, report.StatusCrashed, "worker crashed: exit status 2"},
+		{"crashed while stopping", ending{ctl: stopped, exit: "exit status 1"}, report.StatusCrashed, "worker crashed: exit status 1"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			status, reason := decideStatus(tt.e)
+			if status != tt.status || reason != tt.want {
+				t.Errorf("got %s %q, want %s %q", status, reason, tt.status, tt.want)
+			}
+		})
+	}
+}
