@@ -65,10 +65,7 @@ func (c *buildCache) writeBuild(w io.Writer, i int, b *Build) error {
 	if !ended(b) {
 		return writeMarshalled(w, b)
 	}
-	if i >= len(c.entries) {
-		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
-	}
-	if e := &c.entries[i]; e.ok && e.key == keyOf(b) {
+	if e := c.entry(i); e.ok && e.key == keyOf(b) {
 		_, err := io.Copy(w, c.encoding(e))
 		return err
 	}
@@ -84,24 +81,29 @@ func (c *buildCache) writeBuild(w io.Writer, i int, b *Build) error {
 // returns the encoding; an encoding the spool refused is not kept, and is
 // made again next time.
 func (c *buildCache) store(i int, b *Build) ([]byte, error) {
-	if i >= len(c.entries) {
-		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
-	}
 	data, err := json.Marshal(b)
 	if err != nil {
 		return nil, err
 	}
-	e := &c.entries[i]
+	e := c.entry(i)
 	*e = cachedBuild{key: keyOf(b), ok: true}
 	if c.spool == nil {
 		e.json = data
 	} else if _, err := c.spool.WriteAt(data, c.size); err != nil {
-		e.ok = false
+		e.ok = false // not kept: encoded again next time
 	} else {
 		e.off, e.n = c.size, int64(len(data))
 		c.size += e.n
 	}
 	return data, nil
+}
+
+// entry is build i's place in the cache, made on first use.
+func (c *buildCache) entry(i int) *cachedBuild {
+	if i >= len(c.entries) {
+		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
+	}
+	return &c.entries[i]
 }
 
 // spooled is whether build i's encoding is in the spool.

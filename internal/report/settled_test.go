@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -56,7 +57,7 @@ func mixedMatrix(n int) *Report {
 // handed to Settle.
 func settledCopy(t *testing.T, n int) *Report {
 	r := mixedMatrix(n)
-	whole := slicesClone(r.Builds)
+	whole := slices.Clone(r.Builds)
 	r.KeepEncodings()
 	if r.encoded.spool == nil {
 		t.Fatal("no spool: cannot make a temporary file")
@@ -66,8 +67,6 @@ func settledCopy(t *testing.T, n int) *Report {
 	}
 	return r
 }
-
-func slicesClone(b []Build) []Build { return append([]Build(nil), b...) }
 
 // Settled builds keep no trees in memory, and nothing a reader sees
 // changes: the report's bytes, the summary at every size, the JUnit file,
