@@ -190,7 +190,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		case ev := <-r.events:
 			if ev.Kind == report.BuildFinished {
 				running--
-				r.rep.Builds[ev.Build] = *ev.Result
+				r.rep.Settle(ev.Build, ev.Result)
 				r.checkpoint(false)
 			}
 			r.emit(ev)

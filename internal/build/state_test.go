@@ -75,13 +75,21 @@ func TestStateMemoryFollowsTheShape(t *testing.T) {
 }
 
 // The report carries the folded tree; every instance only with
-// --report-detail full (Options.EveryPhase).
+// --report-detail full (Options.EveryPhase). Once the build has ended, the
+// supervisor holds its trees only in the report's kept encoding.
 func TestReportDetail(t *testing.T) {
 	dir := t.TempDir()
 	for _, every := range []bool{false, true} {
 		opts := testOptions(t)
 		opts.EveryPhase = every
-		b := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		settled := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		if settled.PhaseTree != nil || settled.SlowestPhases != nil || settled.Phases != nil {
+			t.Errorf("every=%v: the ended build's trees are still in memory", every)
+		}
+		b, err := settled.Whole()
+		if err != nil {
+			t.Fatal(err)
+		}
 		if b.Status != report.StatusOK || len(b.PhaseTree) != 1 || b.PhaseTree[0].Count != 1 || len(b.SlowestPhases) != report.DefaultSlowestInstances {
 			t.Fatalf("every=%v: %s, tree %d roots, %d slowest", every, b.Status, len(b.PhaseTree), len(b.SlowestPhases))
 		}

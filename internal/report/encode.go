@@ -65,22 +65,27 @@ func (c *buildCache) writeBuild(w io.Writer, i int, b *Build) error {
 	if !ended(b) {
 		return writeMarshalled(w, b)
 	}
-	if i >= len(c.entries) {
-		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
-	}
-	e := &c.entries[i]
-	if e.ok && e.key == keyOf(b) {
-		if c.spool == nil {
-			_, err := w.Write(e.json)
-			return err
-		}
-		_, err := io.Copy(w, io.NewSectionReader(c.spool, e.off, e.n))
+	if e := c.entry(i); e.ok && e.key == keyOf(b) {
+		_, err := io.Copy(w, c.encoding(e))
 		return err
 	}
-	data, err := json.Marshal(b)
+	data, err := c.store(i, b)
 	if err != nil {
 		return err
 	}
+	_, err = w.Write(data)
+	return err
+}
+
+// store encodes b, an ended build, and keeps the encoding as build i's. It
+// returns the encoding; an encoding the spool refused is not kept, and is
+// made again next time.
+func (c *buildCache) store(i int, b *Build) ([]byte, error) {
+	data, err := json.Marshal(b)
+	if err != nil {
+		return nil, err
+	}
+	e := c.entry(i)
 	*e = cachedBuild{key: keyOf(b), ok: true}
 	if c.spool == nil {
 		e.json = data
@@ -90,8 +95,28 @@ func (c *buildCache) writeBuild(w io.Writer, i int, b *Build) error {
 		e.off, e.n = c.size, int64(len(data))
 		c.size += e.n
 	}
-	_, err = w.Write(data)
-	return err
+	return data, nil
+}
+
+// entry is build i's place in the cache, made on first use.
+func (c *buildCache) entry(i int) *cachedBuild {
+	if i >= len(c.entries) {
+		c.entries = append(c.entries, make([]cachedBuild, i+1-len(c.entries))...)
+	}
+	return &c.entries[i]
+}
+
+// spooled is whether build i's encoding is in the spool.
+func (c *buildCache) spooled(i int) bool {
+	return c.spool != nil && i < len(c.entries) && c.entries[i].ok
+}
+
+// encoding reads a kept encoding.
+func (c *buildCache) encoding(e *cachedBuild) io.Reader {
+	if c.spool == nil {
+		return bytes.NewReader(e.json)
+	}
+	return io.NewSectionReader(c.spool, e.off, e.n)
 }
 
 func writeMarshalled(w io.Writer, v any) error {

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -53,25 +54,35 @@ func TestKeptEncodingsReadBackAndFollowRunningBuilds(t *testing.T) {
 
 // BenchmarkCheckpoint2000 is one checkpoint of a 2,000-build matrix: the
 // report written and the summary rendered, with the builds' encodings kept
-// from earlier checkpoints.
+// from earlier checkpoints; settled as the supervisor settles them (the
+// summary reads back the builds its phase table and timeline draw), or
+// kept whole.
 func BenchmarkCheckpoint2000(b *testing.B) {
-	in := &testing.T{}
-	r := matrixReport(in)
-	one := r.Builds[0]
-	r.Builds = r.Builds[:0]
-	for i := range 2000 {
-		c := one
-		c.Name = strings.Repeat("b", 1+i%7) + string(rune('a'+i%26))
-		r.Builds = append(r.Builds, c)
+	for _, settle := range []bool{false, true} {
+		b.Run(fmt.Sprintf("settle=%v", settle), func(b *testing.B) {
+			in := &testing.T{}
+			one := matrixReport(in).Builds[0]
+			r := matrixReport(in)
+			r.Builds = make([]Build, 2000)
+			r.KeepEncodings()
+			for i := range r.Builds {
+				c := one
+				c.Name = strings.Repeat("b", 1+i%7) + string(rune('a'+i%26))
+				if settle {
+					r.Settle(i, &c)
+				} else {
+					r.Builds[i] = c
+				}
+			}
+			path := filepath.Join(b.TempDir(), "r.json")
+			for b.Loop() {
+				if err := WriteJSON(path, r); err != nil {
+					b.Fatal(err)
+				}
+				_ = Summary(r, SummaryOptions{})
+			}
+			st, _ := os.Stat(path)
+			b.ReportMetric(float64(st.Size())/2000, "report-bytes/build")
+		})
 	}
-	r.KeepEncodings()
-	path := filepath.Join(b.TempDir(), "r.json")
-	for b.Loop() {
-		if err := WriteJSON(path, r); err != nil {
-			b.Fatal(err)
-		}
-		_ = Summary(r, SummaryOptions{})
-	}
-	st, _ := os.Stat(path)
-	b.ReportMetric(float64(st.Size())/2000, "report-bytes/build")
 }

@@ -282,6 +282,9 @@ func FoldInstances(phases []*Phase, buildMs int64, keep int) ([]*PhaseNode, []Ph
 // Folded is the build's folded phase tree: the report's own, or folded from
 // its every-instance tree when it has only that.
 func (b *Build) Folded() []*PhaseNode {
+	if b.digest != nil {
+		return b.digest.tree()
+	}
 	if b.PhaseTree != nil || len(b.Phases) == 0 {
 		return b.PhaseTree
 	}

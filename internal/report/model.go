@@ -73,6 +73,8 @@ type Build struct {
 	Log              []LogLine         `json:"log,omitempty"`     // TensorRT's own lines, warnings and errors
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
 	Settings         *Settings         `json:"settings,omitempty"`
+
+	digest *digest // set when the report settled the build: its detail is in the spool (Settle)
 }
 
 // Settings says how an engine was built: its builder settings under the

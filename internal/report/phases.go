@@ -56,7 +56,12 @@ func SlowestPhase(b *Build) string {
 
 // SlowestPath is the phase SlowestPhase names, with its time; ok is false
 // when the build has no phases.
-func SlowestPath(b *Build) (PhaseTotal, bool) { return slowest(b.Folded(), b.DurationMs) }
+func SlowestPath(b *Build) (PhaseTotal, bool) {
+	if b.digest != nil {
+		return b.digest.slowest, b.digest.hasSlowest
+	}
+	return slowest(b.Folded(), b.DurationMs)
+}
 
 func flatten(tree []*PhaseNode, buildMs int64) []PhaseTotal {
 	var out []PhaseTotal

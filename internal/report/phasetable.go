@@ -35,7 +35,7 @@ func (s *summary) phaseTable(room int) (string, bool) {
 	var cols []int // build indexes with phases
 	withPhases := 0
 	for i := range s.r.Builds {
-		if len(s.tree(i)) == 0 {
+		if !s.hasTree(i) {
 			continue
 		}
 		withPhases++

@@ -80,6 +80,31 @@ func (s *summary) tree(i int) []*PhaseNode {
 	return s.folded[i]
 }
 
+// The digest of a build the report settled answers what every build is
+// asked, so that only the builds a capped view draws are read back.
+
+func (s *summary) hasTree(i int) bool {
+	if d := s.r.Builds[i].digest; d != nil {
+		return d.hasTree
+	}
+	return len(s.tree(i)) > 0
+}
+
+func (s *summary) slowest(i int) (PhaseTotal, bool) {
+	if d := s.r.Builds[i].digest; d != nil {
+		return d.slowest, d.hasSlowest
+	}
+	return slowest(s.tree(i), s.r.Builds[i].DurationMs)
+}
+
+// ganttBytes is the size of build i's section of the timeline.
+func (s *summary) ganttBytes(i int) int {
+	if d := s.r.Builds[i].digest; d != nil {
+		return d.ganttBytes
+	}
+	return len(ganttSection(&s.r.Builds[i], s.tree(i)))
+}
+
 func (s *summary) head() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "## %s\n\n", text.Markdown(Headline(s.r)))
@@ -105,7 +130,7 @@ func (s *summary) rows() []string {
 	for i := range s.r.Builds {
 		b := &s.r.Builds[i]
 		slow := "—"
-		if p, ok := slowest(s.tree(i), b.DurationMs); ok {
+		if p, ok := s.slowest(i); ok {
 			slow = text.Markdown(p.Leaf())
 			if p.Share > 0 {
 				slow += " · " + percent(p.Share)
@@ -235,18 +260,16 @@ func (s *summary) timeline(room int) string {
 	var sections []string
 	size, withPhases := 0, 0
 	for i := range s.r.Builds {
-		build := &s.r.Builds[i]
-		tree := s.tree(i)
-		if len(tree) == 0 {
+		if !s.hasTree(i) {
 			continue
 		}
 		withPhases++
-		section := ganttSection(build, tree)
-		if size+len(section) > limit {
+		n := s.ganttBytes(i)
+		if size+n > limit {
 			continue
 		}
-		size += len(section)
-		sections = append(sections, section)
+		size += n
+		sections = append(sections, ganttSection(&s.r.Builds[i], s.tree(i)))
 	}
 	if len(sections) == 0 {
 		return ""

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
 	"testing"
@@ -369,5 +370,19 @@ func TestSlowestPhaseFollowsTheTime(t *testing.T) {
 	}
 	if got := slowestPhase(b[2]); got != "" {
 		t.Errorf("slowest phase without phases = %q", got)
+	}
+}
+
+// A finished build stays on screen for the rest of the run; the view keeps
+// of it only what it shows, not its phase trees and log lines.
+func TestFinishedBuildKeepsOnlyWhatItShows(t *testing.T) {
+	ev := finished(time.Second, 0, "a", report.StatusFailed, time.Second, "why")
+	ev.Result.PhaseTree = []*report.PhaseNode{{Name: "Building engine", Count: 1}}
+	ev.Result.Log = []report.LogLine{{Severity: "error", Text: "boom"}}
+	var s State
+	s.Apply(ev)
+	want := report.Build{Name: "a", Status: report.StatusFailed, DurationMs: 1000}
+	if got := s.Builds[0].Result; got == nil || !reflect.DeepEqual(*got, want) {
+		t.Errorf("kept %+v, want %+v", got, want)
 	}
 }

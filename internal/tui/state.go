@@ -37,8 +37,8 @@ type Build struct {
 	// nearest budget is still that one.
 	WarnedBudget string
 	Warned       bool
-	Stopping     bool // this build was asked to stop
-	Result       *report.Build
+	Stopping     bool          // this build was asked to stop
+	Result       *report.Build // only what the view shows: name, status, duration
 }
 
 // Apply records one event. Events must come in order.
@@ -94,9 +94,10 @@ func (s *State) build(i int) *Build {
 
 func (s *State) finish(ev report.Event) {
 	b := s.build(ev.Build)
-	if ev.Result != nil {
-		r := *ev.Result
-		b.Result = &r
+	if r := ev.Result; r != nil {
+		// Not a copy of the whole result: it would hold the build's phase
+		// trees and log lines for the rest of a matrix's run.
+		b.Result = &report.Build{Name: r.Name, Status: r.Status, DurationMs: r.DurationMs}
 	} else {
 		b.Result = &report.Build{Name: ev.Name, Status: report.StatusFailed}
 	}

@@ -1,0 +1,108 @@
+package report
+
+import (
+	"encoding/json"
+	"fmt"
+)
+
+// A matrix of thousands of builds must not hold every finished build's
+// phase tree, slowest instances and log lines until the run ends: that made
+// the supervisor grow by about 12 KB a finished build. Once a build has
+// ended and its encoding is kept in the report's spool (KeepEncodings), the
+// report keeps in memory only what the views read of most builds (the
+// build's fields without its trees, the log lines they quote, and a digest
+// of its phases); the few views that draw trees (the summary's phase table
+// and timeline, both capped) read the build back from its encoding.
+
+// digest is what the views read of a settled build's phases.
+type digest struct {
+	slowest    PhaseTotal // SlowestPath's answer
+	hasSlowest bool
+	hasTree    bool
+	ganttBytes int // the size of the build's section of the summary's timeline
+
+	cache *buildCache // where the whole build's encoding is
+	index int
+}
+
+// Settle records build i's outcome. With KeepEncodings and its spool, an
+// ended build is encoded now and kept in memory without its detail; the
+// report it writes and every view of it stay as they would be with the
+// whole build in memory. Only for a build that never changes again.
+func (r *Report) Settle(i int, b *Build) {
+	r.Builds[i] = *b
+	c := r.encoded
+	if c == nil || c.spool == nil || !ended(b) {
+		return
+	}
+	if _, err := c.store(i, b); err != nil || !c.spooled(i) {
+		return // kept whole
+	}
+	r.Builds[i] = settled(b, c, i)
+}
+
+// settled is b without its phase trees and with only the log lines a view
+// quotes (lastLog, the JUnit failure body), plus the digest of its phases.
+func settled(b *Build, c *buildCache, i int) Build {
+	tree := b.Folded()
+	d := &digest{hasTree: len(tree) > 0, cache: c, index: i}
+	d.slowest, d.hasSlowest = slowest(tree, b.DurationMs)
+	if d.hasTree {
+		d.ganttBytes = len(ganttSection(b, tree))
+	}
+	s := *b
+	s.PhaseTree, s.SlowestPhases, s.Phases = nil, nil, nil
+	s.Log = quotedLog(b.Log)
+	s.digest = d
+	return s
+}
+
+// quotedLog is the lines of log that views quote: every error, or without
+// an error the last warnings lastLog shows. A new slice: b's own is shared
+// with the event that carried it.
+func quotedLog(log []LogLine) []LogLine {
+	var errs []LogLine
+	for _, l := range log {
+		if l.Severity == "error" {
+			errs = append(errs, l)
+		}
+	}
+	if len(errs) > 0 {
+		return errs
+	}
+	return append([]LogLine(nil), lastLog(log)...)
+}
+
+// whole reads the settled build back from its encoding.
+func (d *digest) whole() (Build, error) {
+	var b Build
+	c := d.cache
+	if !c.spooled(d.index) {
+		return b, fmt.Errorf("build %d: encoding not kept", d.index+1)
+	}
+	err := json.NewDecoder(c.encoding(&c.entries[d.index])).Decode(&b)
+	return b, err
+}
+
+// Whole is the build with all its detail: b itself, or for a build the
+// report settled, read back from its encoding.
+func (b *Build) Whole() (Build, error) {
+	if b.digest == nil {
+		return *b, nil
+	}
+	return b.digest.whole()
+}
+
+// tree is the settled build's folded phase tree, read back from its
+// encoding. The spool is this process's own file, so reading it fails only
+// on an I/O error; the views then show the build without its phases.
+func (d *digest) tree() []*PhaseNode {
+	if !d.hasTree {
+		return nil
+	}
+	b, err := d.whole()
+	if err != nil {
+		return nil
+	}
+	return b.Folded()
+}

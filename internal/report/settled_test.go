@@ -1,0 +1,190 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// mixedMatrix is a run of n builds of every kind: ok ones (some with the
+// every-instance tree only, some folded), over budget, failed with log
+// lines, one without phases, and a few still running or pending. Names vary
+// in length so the timeline's sections do too, and n = 400 overflows the
+// timeline's size limit.
+func mixedMatrix(n int) *Report {
+	r := sampleReport()
+	r.Builds = nil
+	for i := range n {
+		name := fmt.Sprintf("b-%d-%s", i, strings.Repeat("x", i%37))
+		var b Build
+		switch i % 7 {
+		case 0, 1, 2:
+			b = okBuild(name, int64(i)*300, 20_000+int64(i))
+		case 3:
+			b = okBuild(name, int64(i)*300, 9_000)
+			b.PhaseTree, b.SlowestPhases = FoldInstances(b.Phases, b.DurationMs, DefaultSlowestInstances)
+			b.Phases = nil
+			b.Log = []LogLine{{Severity: "info", Text: "info"}, {Severity: "warning", Text: "w1"}, {Severity: "warning", Text: "w2"}}
+		case 4:
+			b = overBudgetBuild(name, int64(i)*300, 15_000)
+		case 5:
+			b = sampleReport().Builds[2]
+			b.Name = name
+			b.Log = append(b.Log, LogLine{Severity: "warning", Text: "after"})
+			for e := range 6 { // more than the summary quotes; JUnit has them all
+				b.Log = append(b.Log, LogLine{Severity: "error", Text: fmt.Sprint("error ", e)})
+			}
+		case 6:
+			b = okBuild(name, int64(i)*300, 5_000)
+			b.Phases = nil
+			if i%3 == 0 {
+				b.Status = StatusRunning // a running build is never settled
+				b.Phases = phaseTree(4_000, false)
+			}
+		}
+		r.Builds = append(r.Builds, b)
+	}
+	r.Builds[n-1].Status = StatusPending
+	return r
+}
+
+// settledCopy is mixedMatrix(n) as the supervisor holds it: every build
+// handed to Settle.
+func settledCopy(t *testing.T, n int) *Report {
+	r := mixedMatrix(n)
+	whole := slices.Clone(r.Builds)
+	r.KeepEncodings()
+	if r.encoded.spool == nil {
+		t.Fatal("no spool: cannot make a temporary file")
+	}
+	for i := range whole {
+		r.Settle(i, &whole[i])
+	}
+	return r
+}
+
+// Settled builds keep no trees in memory, and nothing a reader sees
+// changes: the report's bytes, the summary at every size, the JUnit file,
+// the annotations, the progress lines and the phase answers per build.
+func TestSettledBuildsRenderAsWhole(t *testing.T) {
+	const n = 400
+	whole, settled := mixedMatrix(n), settledCopy(t, n)
+	for i := range settled.Builds {
+		b := &settled.Builds[i]
+		isSettled := ended(b)
+		if isSettled != (b.digest != nil) || isSettled && (b.PhaseTree != nil || b.Phases != nil || b.SlowestPhases != nil) {
+			t.Fatalf("build %d (%s): settled %v, digest %v, tree %d/%d roots", i, b.Status, isSettled, b.digest != nil, len(b.PhaseTree), len(b.Phases))
+		}
+	}
+	if got := settled.Builds[3].Log; len(got) != 2 || got[0].Text != "w1" { // of info, w1, w2
+		t.Errorf("a build without errors keeps log lines %v, want the warnings lastLog quotes", got)
+	}
+	if got := settled.Builds[5].Log; len(got) != 7 || got[6].Text != "error 5" {
+		t.Errorf("a failed build keeps log lines %v, want its errors", got)
+	}
+
+	same := func(what string, f func(r *Report) string) {
+		t.Helper()
+		if w, s := f(whole), f(settled); w != s {
+			t.Errorf("%s differs with settled builds:\n%s", what, firstDifference(w, s))
+		}
+	}
+	dir := t.TempDir()
+	same("report JSON", func(r *Report) string {
+		path := filepath.Join(dir, "r.json")
+		if err := WriteJSON(path, r); err != nil {
+			t.Fatal(err)
+		}
+		data, _ := os.ReadFile(path)
+		return string(data)
+	})
+	for _, opts := range []SummaryOptions{{}, {TopPhases: 3}, {MaxBytes: 60_000}, {MaxBytes: 20_000}, {MaxBytes: 3_000}} {
+		same(fmt.Sprintf("summary %+v", opts), func(r *Report) string { return Summary(r, opts) })
+	}
+	if s := Summary(settled, SummaryOptions{}); !strings.Contains(s, "builds shown; the rest would exceed the diagram size limit") {
+		t.Error("the fixture does not fill the timeline: its cap is not tested")
+	}
+	same("JUnit", func(r *Report) string {
+		var b bytes.Buffer
+		if err := WriteJUnit(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		return b.String()
+	})
+	same("annotations", func(r *Report) string { return fmt.Sprint(runNotes(r, nil, "m.yml")) })
+	same("headline", Headline)
+	same("per build", func(r *Report) string {
+		var b strings.Builder
+		for i := range r.Builds {
+			p, ok := SlowestPath(&r.Builds[i])
+			fmt.Fprintln(&b, resultText(&r.Builds[i]), p, ok, TopPhases(&r.Builds[i], 0))
+			whole, err := r.Builds[i].Whole()
+			if err != nil {
+				t.Fatal(err)
+			}
+			fmt.Fprintf(&b, "%s\n", mustJSON(t, whole))
+		}
+		return b.String()
+	})
+}
+
+func firstDifference(a, b string) string {
+	i := 0
+	for i < len(a) && i < len(b) && a[i] == b[i] {
+		i++
+	}
+	from := max(0, i-80)
+	return fmt.Sprintf("at byte %d:\n whole   %q\n settled %q", i, a[from:min(len(a), i+80)], b[from:min(len(b), i+80)])
+}
+
+func mustJSON(t *testing.T, b Build) string {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := (&buildCache{}).writeBuild(&buf, 0, &b); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
+// BenchmarkSettledBuildMemory is the memory a finished build holds in the
+// report, kept whole (settle=false, as before Settle) or settled: the live
+// heap after 2,000 builds, over 2,000. Each build has a folded tree, its 20
+// slowest instances and 200 log lines, as the supervisor's builds do.
+func BenchmarkSettledBuildMemory(b *testing.B) {
+	for _, settle := range []bool{false, true} {
+		b.Run(fmt.Sprintf("settle=%v", settle), func(b *testing.B) {
+			const n = 2_000
+			tree := hugePhaseTree()
+			for b.Loop() {
+				r := &Report{Version: SchemaVersion, Builds: make([]Build, n)}
+				r.KeepEncodings()
+				var before runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&before)
+				for i := range n {
+					build := okBuild(fmt.Sprint("b-", i), 0, 60_000)
+					build.PhaseTree, build.SlowestPhases = FoldInstances(tree, 60_000, DefaultSlowestInstances)
+					build.Phases = nil
+					for j := range 200 {
+						build.Log = append(build.Log, LogLine{Severity: "info", Text: fmt.Sprint("line ", j)})
+					}
+					if settle {
+						r.Settle(i, &build)
+					} else {
+						r.Builds[i] = build
+					}
+				}
+				var after runtime.MemStats
+				runtime.GC()
+				runtime.ReadMemStats(&after)
+				b.ReportMetric(float64(int64(after.HeapAlloc)-int64(before.HeapAlloc))/n, "heap-B/build")
+				runtime.KeepAlive(r)
+			}
+		})
+	}
+}
