@@ -68,10 +68,10 @@ func (s *summary) phaseTable(room int) (string, bool) {
 	b.WriteString("\n_Self time: in the phase and not in a phase under it; ×N: instances.")
 	var left []string
 	if hidden := len(rows) - s.opts.TopPhases; hidden > 0 {
-		left = append(left, count(hidden, "more phase", "more phases"))
+		left = append(left, text.Count(hidden, "more phase"))
 	}
 	if more := withPhases - len(cols); more > 0 {
-		left = append(left, count(more, "more build", "more builds"))
+		left = append(left, text.Count(more, "more build"))
 	}
 	if len(left) > 0 {
 		b.WriteString(" " + strings.Join(left, " and ") + " in the JSON report.")
@@ -110,11 +110,4 @@ func (s *summary) phaseRows(cols []int) []*phaseRow {
 	}
 	slices.SortStableFunc(rows, func(x, y *phaseRow) int { return cmp.Compare(y.self, x.self) })
 	return rows
-}
-
-func count(n int, one, many string) string {
-	if n == 1 {
-		return "1 " + one
-	}
-	return fmt.Sprintf("%d %s", n, many)
 }
