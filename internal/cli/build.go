@@ -216,11 +216,23 @@ func engineMap(r *report.Report) string {
 	return string(data)
 }
 
-// countOK counts the builds that succeeded.
+// countOK counts the builds that succeeded: built, or taken from the
+// engine cache.
 func countOK(r *report.Report) int {
 	n := 0
 	for _, b := range r.Builds {
-		if b.Status == report.StatusOK {
+		if report.Succeeded(b.Status) {
+			n++
+		}
+	}
+	return n
+}
+
+// countCached counts the builds whose engine came from the engine cache.
+func countCached(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Status == report.StatusCached {
 			n++
 		}
 	}

@@ -46,9 +46,10 @@ func Baselines(r *report.Report) map[string]time.Duration {
 		return nil
 	}
 	out := map[string]time.Duration{}
-	for _, b := range r.Builds {
-		if b.Status == report.StatusOK && b.DurationMs > 0 {
-			out[b.Name] = time.Duration(b.DurationMs) * time.Millisecond
+	for i := range r.Builds {
+		// A cache hit counts with the time of the build that made its engine.
+		if ms, ok := report.BuildTime(&r.Builds[i]); ok && ms > 0 {
+			out[r.Builds[i].Name] = time.Duration(ms) * time.Millisecond
 		}
 	}
 	return out

@@ -55,3 +55,13 @@ func TestBaselinesOnlyCountsSuccessfulBuilds(t *testing.T) {
 		t.Error("Baselines(nil) should be nil")
 	}
 }
+
+// A hit's own time is a cache lookup: the ETA of the build, when it runs
+// again, comes from the build that made its engine.
+func TestBaselinesCountAHitWithItsOriginalBuild(t *testing.T) {
+	r := &report.Report{Builds: []report.Build{{Name: "a", Status: report.StatusCached, DurationMs: 40,
+		Cache: &report.CacheUse{Hit: true, BuildMs: 90_000}}}}
+	if got := Baselines(r); got["a"] != 90*time.Second {
+		t.Errorf("Baselines = %v, want a=1m30s", got)
+	}
+}

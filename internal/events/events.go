@@ -200,6 +200,7 @@ func buildFinished(h header, b build, r *report.Build) any {
 		Reason     string  `json:"reason,omitempty"`
 		DurationMs int64   `json:"duration_ms"`
 		Engine     *engine `json:"engine,omitempty"`
+		Cache      *cache  `json:"cache,omitempty"`
 	}
 	if r == nil {
 		return line{header: h, build: b, Status: report.StatusFailed}
@@ -211,7 +212,23 @@ func buildFinished(h header, b build, r *report.Build) any {
 	if r.Engine != nil {
 		l.Engine = &engine{Path: r.Engine.Path, Bytes: r.Engine.Bytes, SHA256: r.Engine.SHA256}
 	}
+	if c := r.Cache; c != nil {
+		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, BuildMs: c.BuildMs}
+		if !c.BuiltAt.IsZero() {
+			l.Cache.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
+		}
+	}
 	return l
+}
+
+// cache is what the engine cache did for a build (the report's cache
+// object without the original build's phase tree).
+type cache struct {
+	Key     string `json:"key,omitempty"`
+	Hit     bool   `json:"hit"`
+	Stored  bool   `json:"stored,omitempty"`
+	BuiltAt string `json:"built_at,omitempty"`
+	BuildMs int64  `json:"build_ms,omitempty"`
 }
 
 func runFinished(h header, run *report.Report) any {

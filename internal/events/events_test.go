@@ -176,3 +176,19 @@ func TestWriteErrorStopsTheStream(t *testing.T) {
 		t.Errorf("%d writes after the first failed, want none", w.writes-1)
 	}
 }
+
+// A hit's build_finished line says so: status cached, and what the cache
+// did (without the original build's phase tree).
+func TestBuildFinishedOfAHit(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{})
+	hit := &report.Build{Name: "a", Status: report.StatusCached, DurationMs: 70, Cache: &report.CacheUse{
+		Key: "k", Hit: true, BuiltAt: time.Date(2026, 11, 28, 10, 2, 0, 0, time.UTC), BuildMs: 843_000,
+		Original: &report.Build{Name: "a", Status: report.StatusOK}}}
+	v.Handle(report.Event{Kind: report.BuildFinished, Build: 0, Name: "a", Result: hit})
+	got := strings.TrimSpace(out.String())
+	want := `"status":"cached","duration_ms":70,"cache":{"key":"k","hit":true,"built_at":"2026-11-28T10:02:00Z","build_ms":843000}}`
+	if !strings.HasSuffix(got, want) {
+		t.Errorf("line %s\nwant it to end %s", got, want)
+	}
+}

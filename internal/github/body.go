@@ -71,19 +71,25 @@ const shortenedNote = "\n> [!NOTE]\n> This comment was shortened to fit GitHub's
 // dataComment records successful builds' durations for the next run: the
 // longest first (ties by name), at most maxDataBuilds of them in at most
 // maxDataBytes of JSON. An entry that does not fit is skipped, so one
-// enormous name cannot shut the others out.
+// enormous name cannot shut the others out. A cache hit records the time
+// of the build that made its engine (report.BuildTime): the next run that
+// builds it again compares with a build, not with a cache lookup.
 func dataComment(r *report.Report) string {
-	ok := make([]report.Build, 0, len(r.Builds))
-	for _, b := range r.Builds {
-		if b.Status == report.StatusOK {
-			ok = append(ok, b)
+	type timed struct {
+		name string
+		ms   int64
+	}
+	ok := make([]timed, 0, len(r.Builds))
+	for i := range r.Builds {
+		if ms, known := report.BuildTime(&r.Builds[i]); known {
+			ok = append(ok, timed{r.Builds[i].Name, ms})
 		}
 	}
 	sort.SliceStable(ok, func(i, j int) bool {
-		if ok[i].DurationMs != ok[j].DurationMs {
-			return ok[i].DurationMs > ok[j].DurationMs
+		if ok[i].ms != ok[j].ms {
+			return ok[i].ms > ok[j].ms
 		}
-		return ok[i].Name < ok[j].Name
+		return ok[i].name < ok[j].name
 	})
 	var sb strings.Builder
 	sb.WriteString(dataPrefix + "{")
@@ -92,10 +98,10 @@ func dataComment(r *report.Report) string {
 		if kept == maxDataBuilds {
 			break
 		}
-		if seen[b.Name] {
+		if seen[b.name] {
 			continue // a duplicate key would make the JSON ambiguous
 		}
-		entry := text.QuoteJSON(b.Name) + ":" + strconv.FormatInt(b.DurationMs, 10)
+		entry := text.QuoteJSON(b.name) + ":" + strconv.FormatInt(b.ms, 10)
 		if kept > 0 {
 			entry = "," + entry
 		}
@@ -104,7 +110,7 @@ func dataComment(r *report.Report) string {
 		}
 		sb.WriteString(entry)
 		kept++
-		seen[b.Name] = true
+		seen[b.name] = true
 	}
 	sb.WriteString("} -->")
 	return sb.String()
@@ -163,9 +169,9 @@ func changesSection(r *report.Report, prev map[string]int64) string {
 	return sb.String()
 }
 
-// changes lists successful builds that also succeeded last time and moved by
-// more than ChangeThreshold percent, ignoring builds under noiseFloorMs in
-// both runs. The biggest change in time comes first: a build that went from
+// changes lists builds built now (ok: a cache hit measured no build) that
+// also succeeded last time and moved by more than ChangeThreshold percent,
+// ignoring builds under noiseFloorMs in both runs. The biggest change in time comes first: a build that went from
 // 10 to 13 minutes matters more than one that went from 1 to 2 seconds.
 func changes(r *report.Report, prev map[string]int64) []change {
 	var out []change

@@ -95,7 +95,7 @@ func (c *Client) PublishCheckRun(ctx context.Context, r *report.Report, opts Che
 func Annotations(r *report.Report, locate func(string) (string, int)) []*gh.CheckRunAnnotation {
 	var out []*gh.CheckRunAnnotation
 	for _, b := range r.Builds {
-		if b.Status == report.StatusOK {
+		if report.Succeeded(b.Status) {
 			continue
 		}
 		path, line := r.Matrix, 1
@@ -142,7 +142,7 @@ func Conclusion(r *report.Report) string {
 		if isFailure(b.Status) {
 			return "failure"
 		}
-		if b.Status != report.StatusOK {
+		if !report.Succeeded(b.Status) {
 			stopped = true
 		}
 	}
@@ -152,19 +152,27 @@ func Conclusion(r *report.Report) string {
 	return "success"
 }
 
-// Title is the default check-run title: "3 of 4 builds succeeded".
+// Title is the default check-run title: "3 of 4 builds succeeded", or
+// with cache hits "20 of 20 builds succeeded (8 cached)".
 func Title(r *report.Report) string {
-	ok := 0
+	ok, cached := 0, 0
 	for _, b := range r.Builds {
-		if b.Status == report.StatusOK {
+		if report.Succeeded(b.Status) {
 			ok++
+		}
+		if b.Status == report.StatusCached {
+			cached++
 		}
 	}
 	noun := "builds"
 	if len(r.Builds) == 1 {
 		noun = "build"
 	}
-	return fmt.Sprintf("%d of %d %s succeeded", ok, len(r.Builds), noun)
+	title := fmt.Sprintf("%d of %d %s succeeded", ok, len(r.Builds), noun)
+	if cached > 0 {
+		title += fmt.Sprintf(" (%d cached)", cached)
+	}
+	return title
 }
 
 func isFailure(status string) bool {

@@ -128,8 +128,8 @@ func groupTitle(name string, result *Build) string {
 	switch {
 	case result == nil:
 		return name + " — finished"
-	case result.Status == StatusOK:
-		return fmt.Sprintf("✔ %s — ok in %s", name, text.DurationMs(result.DurationMs))
+	case Succeeded(result.Status):
+		return fmt.Sprintf("✔ %s — %s in %s", name, result.Status, text.DurationMs(result.DurationMs))
 	default:
 		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, text.DurationMs(result.DurationMs))
 	}

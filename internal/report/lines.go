@@ -192,10 +192,13 @@ func progressText(p *Progress) string {
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
 func resultText(b *Build) string {
 	d := text.DurationMs(b.DurationMs)
-	if b.Status == StatusOK {
-		text := "✔ ok in " + d
+	if Succeeded(b.Status) {
+		text := "✔ " + b.Status + " in " + d
 		if b.Engine != nil {
 			text += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, fmtBytes(b.Engine.Bytes))
+		}
+		if note := CacheNote(b, time.Time{}); note != "" {
+			text += "; " + note
 		}
 		return text
 	}
@@ -232,7 +235,8 @@ func budgetText(h *BudgetHit) string {
 // Headline is the run's outcome in one line, e.g. "✅ 5 of 5 builds ok in
 // 42s", "❌ 1 failed, 1 over budget, 3 ok — 5 builds in 4m2s",
 // "❌ run budget 1m exceeded: 1 over budget, 2 cancelled — 3 builds in 1m",
-// "❌ 1 regression (resnet +41%), 2 ok — 2 builds in 9m" or
+// "❌ 1 regression (resnet +41%), 2 ok — 2 builds in 9m",
+// "✅ 12 ok, 8 cached — 20 builds in 14m3s" or
 // "⏹ interrupted (SIGINT after 3m12s): 2 of 6 builds done — 2 ok".
 func Headline(r *Report) string {
 	count := map[string]int{}
@@ -248,6 +252,7 @@ func Headline(r *Report) string {
 	labels := []struct{ status, label string }{
 		{StatusCrashed, "crashed"}, {StatusKilled, "killed"}, {StatusFailed, "failed"},
 		{StatusBudgetExceeded, "over budget"}, {StatusCancelled, "cancelled"}, {StatusOK, "ok"},
+		{StatusCached, "cached"},
 	}
 	if r.Ended != "" { // finished, so these builds will never end
 		labels = append(labels, struct{ status, label string }{StatusRunning, "never finished"},
@@ -260,7 +265,7 @@ func Headline(r *Report) string {
 	}
 	outcome := strings.Join(parts, ", ")
 	took := text.DurationMs(r.DurationMs)
-	allOK := count[StatusOK] == total && len(r.Regressions) == 0
+	allOK := count[StatusOK]+count[StatusCached] == total && len(r.Regressions) == 0
 	switch {
 	case r.Interrupted != "":
 		h := fmt.Sprintf("⏹ interrupted (%s): %d of %d builds done", r.Interrupted, done, total)
@@ -278,6 +283,8 @@ func Headline(r *Report) string {
 			icon = "✅"
 		}
 		return fmt.Sprintf("%s %s: %s — %s in %s", icon, r.Ended, outcome, text.Count(total, "build"), took)
+	case allOK && count[StatusCached] > 0: // what was built and what the cache had
+		return fmt.Sprintf("✅ %s — %s in %s", outcome, text.Count(total, "build"), took)
 	case allOK:
 		return fmt.Sprintf("✅ %d of %d builds ok in %s", total, total, took)
 	default:

@@ -22,7 +22,16 @@ const (
 	StatusCancelled      = "cancelled"
 	StatusCrashed        = "crashed"
 	StatusKilled         = "killed"
+	// StatusCached: the engine came from the engine cache and no build
+	// ran. It counts as success wherever "ok" does (Succeeded).
+	StatusCached = "cached"
 )
+
+// Succeeded reports whether a status means the build's engine is in place:
+// built now (ok) or taken from the engine cache (cached). Exit codes,
+// outputs, JUnit, the check run and the comment all ask this, never
+// compare with StatusOK alone.
+func Succeeded(status string) bool { return status == StatusOK || status == StatusCached }
 
 // Report is the whole run; it is rewritten atomically after every build.
 type Report struct {
@@ -73,6 +82,7 @@ type Build struct {
 	Log              []LogLine         `json:"log,omitempty"`     // TensorRT's own lines, warnings and errors
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
 	Settings         *Settings         `json:"settings,omitempty"`
+	Cache            *CacheUse         `json:"cache,omitempty"` // only when the run used an engine cache
 
 	digest *digest // set when the report settled the build: its detail is in the spool (Settle)
 }
@@ -84,6 +94,38 @@ type Build struct {
 type Settings struct {
 	Library string         `json:"library,omitempty"` // empty until the library is loaded
 	Applied map[string]any `json:"applied"`
+}
+
+// CacheUse is what the engine cache did for one build. A hit's own
+// DurationMs is the time taking the engine from the cache took; what the
+// hit saved is BuildMs, the original build's time.
+type CacheUse struct {
+	Key string `json:"key,omitempty"` // 64 hex digits; "" when it could not be computed (the build's warnings say why)
+	Hit bool   `json:"hit"`
+	// Stored: a miss whose engine was put in the cache (a store that
+	// failed is one of the build's warnings).
+	Stored bool `json:"stored,omitempty"`
+	// Rebuilt: --rebuild named the build, so the cache was not asked.
+	Rebuilt  bool      `json:"rebuilt,omitempty"`
+	BuiltAt  time.Time `json:"built_at,omitzero"`  // a hit: when the engine was built
+	BuildMs  int64     `json:"build_ms,omitempty"` // a hit: how long that build took
+	Original *Build    `json:"original,omitempty"` // a hit: that build's report entry (its phase tree)
+}
+
+// BuildTime is how long building b's engine takes, as far as a report
+// can tell: an ok build's own time, or for a cached build the time of the
+// build that made its engine. Baselines, ETAs and shard plans use it, so a
+// cache hit never reads as a build that got 99% faster. ok is false for a
+// build whose time says nothing of it (it did not succeed, or a hit that
+// does not know).
+func BuildTime(b *Build) (ms int64, ok bool) {
+	switch {
+	case b.Status == StatusOK:
+		return b.DurationMs, true
+	case b.Status == StatusCached && b.Cache != nil && b.Cache.BuildMs > 0:
+		return b.Cache.BuildMs, true
+	}
+	return 0, false
 }
 
 // BudgetHit says which limit ran out.

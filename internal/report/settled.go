@@ -53,6 +53,12 @@ func settled(b *Build, c *buildCache, i int) Build {
 	s := *b
 	s.PhaseTree, s.SlowestPhases, s.Phases = nil, nil, nil
 	s.Log = quotedLog(b.Log)
+	if b.Cache != nil && b.Cache.Original != nil {
+		// A hit's original phase tree is read from the encoding too.
+		c := *b.Cache
+		c.Original = nil
+		s.Cache = &c
+	}
 	s.digest = d
 	return s
 }

@@ -130,7 +130,9 @@ func (s *summary) rows() []string {
 	for i := range s.r.Builds {
 		b := &s.r.Builds[i]
 		slow := "—"
-		if p, ok := s.slowest(i); ok {
+		if note := CacheNote(b, s.r.StartedAt); note != "" {
+			slow = text.Markdown(note) // no phase ran: what the hit saved
+		} else if p, ok := s.slowest(i); ok {
 			slow = text.Markdown(p.Leaf())
 			if p.Share > 0 {
 				slow += " · " + percent(p.Share)
@@ -150,6 +152,7 @@ func statusLabel(status string) string {
 	emoji := map[string]string{
 		StatusOK: "✅", StatusFailed: "❌", StatusBudgetExceeded: "⏱️", StatusCancelled: "🚫",
 		StatusCrashed: "💥", StatusKilled: "🛑", StatusPending: "⏸️", StatusRunning: "⏳",
+		StatusCached: "♻️",
 	}[status]
 	if emoji == "" {
 		emoji = "❔"
@@ -172,7 +175,7 @@ func budgetUse(b *Build) string {
 
 func failed(b *Build) bool {
 	switch b.Status {
-	case StatusOK, StatusPending, StatusRunning:
+	case StatusOK, StatusCached, StatusPending, StatusRunning:
 		return false
 	}
 	return true

@@ -32,8 +32,9 @@ type Delta struct {
 }
 
 // Compare judges every build of r against baseline with the thresholds th,
-// in r's build order. Only builds that succeeded in both reports are
-// compared: a failed or stopped build's time is not its build time. Builds
+// in r's build order. Only builds built now and that succeeded in the
+// baseline are compared: a failed or stopped build's time is not its build
+// time, nor is a cache hit's. Builds
 // shorter than th.Min in both reports are skipped, since a few seconds of
 // noise would swing their percentages. A threshold of 0 is off. A build is
 // judged warn or fail when it is slower by strictly more than the threshold.
@@ -54,14 +55,22 @@ func Compare(r, baseline *report.Report, th matrix.Regression) []Delta {
 
 func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
 	d := Delta{Name: cur.Name, CurrentMs: cur.DurationMs}
+	prevMs, prevKnown := report.BuildTime(&prev)
 	switch {
+	case cur.Status == report.StatusCached:
+		// Taking an engine from the cache measures no build: judged, it
+		// would read as a build 99% faster than its baseline.
+		d.Verdict, d.Note = VerdictSkipped, "engine from the cache, not built"
+		return d
 	case cur.Status != report.StatusOK:
 		d.Verdict, d.Note = VerdictSkipped, "build did not succeed ("+cur.Status+")"
 		return d
-	case !found || prev.Status != report.StatusOK:
+	case !found || !prevKnown:
 		d.Verdict = VerdictNew
 		return d
 	}
+	// A baseline hit counts with the time of the build that made its engine.
+	prev.DurationMs = prevMs
 	d.BaselineMs = prev.DurationMs
 	minMs := th.Min.Milliseconds()
 	switch {
@@ -143,7 +152,7 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 		if unjudged == 1 {
 			noun = "build was"
 		}
-		fmt.Fprintf(&sb, "%d %s not judged (new, failed, or shorter than the minimum).\n", unjudged, noun)
+		fmt.Fprintf(&sb, "%d %s not judged (new, failed, cached, or shorter than the minimum).\n", unjudged, noun)
 	}
 	return sb.String()
 }

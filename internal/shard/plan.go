@@ -102,17 +102,20 @@ func estimates(builds []matrix.Build, baseline *report.Report) []time.Duration {
 	return est
 }
 
-// baselineDurations maps build names to their duration in the baseline,
-// counting only successful builds: a failed or stopped build's time says
-// little about how long it takes.
+// baselineDurations maps build names to their build time in the baseline
+// (report.BuildTime), counting only successful builds: a failed or stopped
+// build's time says little about how long it takes. A cache hit counts
+// with the time of the build that made its engine, so a plan made after a
+// run of hits is the plan made after a run of builds: shards keep their
+// builds, and each shard's part of the engine cache stays its own.
 func baselineDurations(baseline *report.Report) map[string]time.Duration {
 	known := map[string]time.Duration{}
 	if baseline == nil {
 		return known
 	}
-	for _, b := range baseline.Builds {
-		if b.Status == report.StatusOK {
-			known[b.Name] = time.Duration(b.DurationMs) * time.Millisecond
+	for i := range baseline.Builds {
+		if ms, ok := report.BuildTime(&baseline.Builds[i]); ok {
+			known[baseline.Builds[i].Name] = time.Duration(ms) * time.Millisecond
 		}
 	}
 	return known

@@ -172,3 +172,21 @@ func checkEach(t *testing.T, name string, f func(string) string, cases map[strin
 		}
 	}
 }
+
+func TestAgeNamesOneUnit(t *testing.T) {
+	for _, c := range []struct {
+		d    time.Duration
+		want string
+	}{
+		{-time.Hour, "just now"},
+		{59 * time.Second, "just now"},
+		{time.Minute, "1 minute ago"},
+		{119 * time.Minute, "1 hour ago"},
+		{5*time.Hour + 59*time.Minute, "5 hours ago"},
+		{49 * time.Hour, "2 days ago"},
+	} {
+		if got := Age(c.d); got != c.want {
+			t.Errorf("Age(%s) = %q, want %q", c.d, got, c.want)
+		}
+	}
+}

@@ -23,7 +23,7 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 			mark(b.Status) + " " + text.Line(b.Name),
 			b.Status,
 			text.DurationMs(b.DurationMs),
-			slowestPhase(b),
+			slowestOrSaved(b, run.StartedAt),
 			text.Line(b.Reason),
 		}
 	}
@@ -31,7 +31,7 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 	lines := []string{line([]seg{{text: cols.titleRow(), style: dim}}, width, color)}
 	for i, b := range run.Builds {
 		st := green
-		if b.Status != report.StatusOK {
+		if !report.Succeeded(b.Status) {
 			st = red
 		}
 		if cols.total() > width { // not even three cells a column: plain and cut
@@ -54,13 +54,22 @@ func RenderFinal(run *report.Report, width int, color bool) []string {
 }
 
 func mark(status string) string {
-	if status == report.StatusOK {
+	if report.Succeeded(status) {
 		return "✔"
 	}
 	return "✖"
 }
 
 func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
+
+// slowestOrSaved is the slowest phase, or for a cache hit, which ran no
+// phase, what the hit saved (its age counted from the run's start).
+func slowestOrSaved(b report.Build, runStart time.Time) string {
+	if note := report.CacheNote(&b, runStart); note != "" {
+		return text.Line(note)
+	}
+	return slowestPhase(b)
+}
 
 // slowestPhase names where a build spent its time: the phase the report
 // points at (report.SlowestPath), with its time.

@@ -3,6 +3,7 @@ package tui
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -16,5 +17,25 @@ func TestFinalTableSaysWhyTheRunEndedAndWhatRegressed(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("final table lacks %q:\n%s", want, got)
 		}
+	}
+}
+
+// A hit is a success in the final table and says what it saved, counted
+// from the run's start.
+func TestFinalTableShowsAHit(t *testing.T) {
+	run := finalReport()
+	run.StartedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	built := run.StartedAt.Add(-26 * time.Hour)
+	run.Builds = append(run.Builds, report.Build{Name: "bert", Status: report.StatusCached, DurationMs: 60,
+		Cache: &report.CacheUse{Hit: true, BuiltAt: built, BuildMs: 843_000}})
+	got := RenderFinal(run, 200, false)
+	row := ""
+	for _, l := range got {
+		if strings.Contains(l, "bert") {
+			row = l
+		}
+	}
+	if !strings.HasPrefix(row, "✔ bert") || !strings.Contains(row, "cached: built 1 day ago in 14m3s") {
+		t.Errorf("row of the hit: %q\n%s", row, strings.Join(got, "\n"))
 	}
 }

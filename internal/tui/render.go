@@ -253,7 +253,7 @@ func bar(done, steps, n int) string {
 
 func resultLine(r *report.Build) []seg {
 	mark, st := "✔ ", green
-	if r.Status != report.StatusOK {
+	if !report.Succeeded(r.Status) {
 		mark, st = "✖ ", red
 	}
 	return []seg{
@@ -265,17 +265,24 @@ func resultLine(r *report.Build) []seg {
 }
 
 // finishedSummary stands for all finished builds when the screen is short:
-// "✔ 18 ok  ✖ 2 failed".
+// "✔ 18 ok  ✖ 2 failed", or "✔ 10 ok, 8 cached  ✖ 2 not ok".
 func finishedSummary(s State) []seg {
-	ok, failed := 0, 0
+	ok, cached, failed := 0, 0, 0
 	for _, i := range s.Finished {
-		if s.Builds[i].Result.Status == report.StatusOK {
+		switch s.Builds[i].Result.Status {
+		case report.StatusOK:
 			ok++
-		} else {
+		case report.StatusCached:
+			cached++
+		default:
 			failed++
 		}
 	}
-	segs := []seg{{text: fmt.Sprintf("✔ %d ok", ok), style: green}}
+	done := fmt.Sprintf("✔ %d ok", ok)
+	if cached > 0 {
+		done += fmt.Sprintf(", %d cached", cached)
+	}
+	segs := []seg{{text: done, style: green}}
 	if failed > 0 {
 		segs = append(segs, seg{text: fmt.Sprintf("  ✖ %d not ok", failed), style: red})
 	}

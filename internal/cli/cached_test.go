@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// A cache hit is a success for every --fail-on; it does not hide a
+// failure or a blown budget beside it.
+func TestExitForCountsHitsAsSuccess(t *testing.T) {
+	hit := report.Build{Name: "h", Status: report.StatusCached}
+	for _, c := range []struct {
+		other  string
+		failOn string
+		want   int
+	}{
+		{report.StatusOK, failOnBudget, ExitOK},
+		{report.StatusOK, failOnFailure, ExitOK},
+		{report.StatusCached, failOnBudget, ExitOK},
+		{report.StatusBudgetExceeded, failOnBudget, ExitBudget},
+		{report.StatusFailed, failOnBudget, ExitFailed},
+	} {
+		r := &report.Report{Complete: true, Builds: []report.Build{hit, {Name: "o", Status: c.other}}}
+		if got := exitFor(r, nil, c.failOn); got != c.want {
+			t.Errorf("hit and %s, --fail-on %s: exit %d, want %d", c.other, c.failOn, got, c.want)
+		}
+	}
+}
+
+// The step outputs count a hit as succeeded, and say how many were hits.
+func TestStepOutputsCountHits(t *testing.T) {
+	dir := t.TempDir()
+	outputFile := filepath.Join(dir, "github_output")
+	c, _, _ := fanoutCommand(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile})
+	o, err := c.newOutputs(buildFlags{report: filepath.Join(dir, "r.json"), summary: filepath.Join(dir, "s.md")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
+		{Name: "a", Status: report.StatusOK}, {Name: "b", Status: report.StatusCached},
+		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
+	if err := o.final(r); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(outputFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := outputValues(t, string(data))
+	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" {
+		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2", got)
+	}
+}
+
+// outputValues reads $GITHUB_OUTPUT's NAME<<DELIM records.
+func outputValues(t *testing.T, data string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	lines := strings.Split(data, "\n")
+	for i := 0; i+2 < len(lines); i++ {
+		name, delim, ok := strings.Cut(lines[i], "<<")
+		if !ok {
+			continue
+		}
+		var value []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			value = append(value, lines[i])
+		}
+		out[name] = strings.Join(value, "\n")
+	}
+	return out
+}

@@ -1,0 +1,46 @@
+package github
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// hit is a build whose engine came from the engine cache in 90 ms; the
+// build that made it took buildMs.
+func hit(name string, buildMs int64) report.Build {
+	return report.Build{Name: name, Backend: "sim", Status: report.StatusCached, DurationMs: 90,
+		Cache: &report.CacheUse{Key: strings.Repeat("e", 64), Hit: true, BuildMs: buildMs}}
+}
+
+// A hit is a success for the check run: no annotation, conclusion
+// success, and the title counts it.
+func TestCheckRunCountsHitsAsSuccess(t *testing.T) {
+	r := runReport(map[string]int64{"resnet": 5_000})
+	r.Builds = append(r.Builds, hit("bert", 840_000))
+	if got := Conclusion(r); got != "success" {
+		t.Errorf("Conclusion = %s, want success", got)
+	}
+	if got := Annotations(r, nil); len(got) != 0 {
+		t.Errorf("%d annotations for a run of an ok build and a hit", len(got))
+	}
+	if got, want := Title(r), "2 of 2 builds succeeded (1 cached)"; got != want {
+		t.Errorf("Title = %q, want %q", got, want)
+	}
+}
+
+// The comment compares a hit with nothing (a lookup is not a build), and
+// records the time of the build that made its engine, so the next run that
+// builds it compares with a build.
+func TestCommentHitIsNotAChangeAndRecordsItsBuildTime(t *testing.T) {
+	r := runReport(map[string]int64{"resnet": 5_000})
+	r.Builds = append(r.Builds, hit("bert", 840_000))
+	if got := changes(r, map[string]int64{"bert": 840_000, "resnet": 5_000}); len(got) != 0 {
+		t.Errorf("changes = %+v, want none: the hit is no 99%% faster build", got)
+	}
+	prev, ok := previousDurations(dataComment(r))
+	if !ok || prev["bert"] != 840_000 || prev["resnet"] != 5_000 {
+		t.Errorf("recorded %v, want bert at its original 840000 ms and resnet at 5000", prev)
+	}
+}

@@ -1,0 +1,35 @@
+package report
+
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// CacheNote says what a cache hit saved: "cached: built 2 days ago in
+// 14m3s". The age counts from now, which renderers take from the report
+// (its start), so rendering one report twice gives the same text; with a
+// zero now (a live log line, which has no report yet) it names the date
+// instead: "cached: built 2026-11-28 10:02 UTC in 14m3s". "" for a build
+// that is not a hit.
+func CacheNote(b *Build, now time.Time) string {
+	c := b.Cache
+	if b.Status != StatusCached || c == nil {
+		return ""
+	}
+	note := "cached"
+	switch {
+	case c.BuiltAt.IsZero():
+	case now.IsZero():
+		note += ": built " + c.BuiltAt.UTC().Format("2006-01-02 15:04 UTC")
+	default:
+		note += ": built " + text.Age(now.Sub(c.BuiltAt))
+	}
+	if c.BuildMs > 0 {
+		if c.BuiltAt.IsZero() {
+			note += ": built"
+		}
+		note += " in " + text.DurationMs(c.BuildMs)
+	}
+	return note
+}
