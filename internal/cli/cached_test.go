@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -73,4 +74,35 @@ func outputValues(t *testing.T, data string) map[string]string {
 		out[name] = strings.Join(value, "\n")
 	}
 	return out
+}
+
+// merge tells each shard's hits and misses, in its log and its summary: a
+// shard whose part of the cache was lost shows.
+func TestMergeReportsHitsAndMissesPerShard(t *testing.T) {
+	dir := t.TempDir()
+	t0 := time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)
+	hit := func(name string) report.Build {
+		return report.Build{Name: name, Backend: "sim", Status: report.StatusCached, DurationMs: 40,
+			Cache: &report.CacheUse{Key: strings.Repeat("1", 64), Hit: true, BuildMs: 60_000}}
+	}
+	miss := report.Build{Name: "z", Backend: "sim", Status: report.StatusOK, DurationMs: 60_000,
+		Cache: &report.CacheUse{Key: strings.Repeat("2", 64), Stored: true}}
+	a := writeShard(t, dir, "a.json", t0, hit("x"), hit("y"))
+	b := writeShard(t, dir, "b.json", t0, miss)
+	summary := filepath.Join(dir, "s.md")
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"merge", "--report", filepath.Join(dir, "m.json"), "--summary", summary, a, b}); code != ExitOK {
+		t.Fatalf("exit %d, want 0\n%s", code, errb)
+	}
+	for _, want := range []string{"trt-action: shard 1: engine cache hits 2, misses 0 (2 builds)\n",
+		"trt-action: shard 2: engine cache hits 0, misses 1 (1 build)\n"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("merge's log lacks %q:\n%s", want, errb)
+		}
+	}
+	md, _ := os.ReadFile(summary)
+	if !strings.Contains(string(md), "### Engine cache by shard\n\n| Shard | Builds | Hits | Misses |\n|--:|--:|--:|--:|\n| 1 | 2 | 2 | 0 |\n| 2 | 1 | 0 | 1 |\n") ||
+		!strings.HasPrefix(string(md), "## ✅ 1 ok, 2 cached — 3 builds in") {
+		t.Errorf("merged summary lacks the shards' cache use:\n%s", md)
+	}
 }

@@ -77,9 +77,13 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err := out.check("nothing was merged"); err != nil {
 		return ExitOutput, err
 	}
-	out.extra = run.regressionSection
+	byShard := shard.CacheByShard(reports)
+	out.extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
 	out.checkpoint(merged)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
+	for _, u := range byShard {
+		fmt.Fprintf(c.Streams.Err, "trt-action: %s\n", u.Line())
+	}
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
 	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)}), nil
 }

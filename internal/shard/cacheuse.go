@@ -1,0 +1,63 @@
+package shard
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// CacheUse is what the engine cache did in one shard's run. Each shard
+// restores and saves its own part of the cache, so a shard with many
+// misses is the one whose part was lost or went stale.
+type CacheUse struct {
+	Shard  int // 1-based, in the order the reports were given
+	Builds int
+	Hits   int // builds whose engine came from the cache
+	Misses int // builds the cache was asked for and did not have, or --rebuild named
+}
+
+// CacheByShard counts hits and misses in each shard report; nil when no
+// shard used a cache.
+func CacheByShard(reports []*report.Report) []CacheUse {
+	var out []CacheUse
+	used := false
+	for i, r := range reports {
+		u := CacheUse{Shard: i + 1, Builds: len(r.Builds)}
+		for _, b := range r.Builds {
+			switch {
+			case b.Cache == nil:
+			case b.Cache.Hit:
+				u.Hits++
+			default:
+				u.Misses++
+			}
+		}
+		used = used || u.Hits+u.Misses > 0
+		out = append(out, u)
+	}
+	if !used {
+		return nil
+	}
+	return out
+}
+
+// Line is one shard's use in words: "shard 2: engine cache hits 8, misses 2 (10 builds)".
+func (u CacheUse) Line() string {
+	return fmt.Sprintf("shard %d: engine cache hits %d, misses %d (%s)", u.Shard, u.Hits, u.Misses, text.Count(u.Builds, "build"))
+}
+
+// CacheTable renders the shards' cache use as a Markdown section for the
+// merged summary and comment; "" when no shard used a cache.
+func CacheTable(uses []CacheUse) string {
+	if len(uses) == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	sb.WriteString("\n### Engine cache by shard\n\n| Shard | Builds | Hits | Misses |\n|--:|--:|--:|--:|\n")
+	for _, u := range uses {
+		fmt.Fprintf(&sb, "| %d | %d | %d | %d |\n", u.Shard, u.Builds, u.Hits, u.Misses)
+	}
+	return sb.String()
+}
