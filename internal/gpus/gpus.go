@@ -92,9 +92,19 @@ var nvidiaSMITimeout = 15 * time.Second
 // devices' indexes and UUIDs. nvidia-smi lists every device of the machine
 // (or container), whatever CUDA_VISIBLE_DEVICES says.
 func NvidiaSMI() ([]Device, error) {
+	out, err := queryGPUs("index,uuid")
+	if err != nil {
+		return nil, err
+	}
+	return parseDeviceList(out)
+}
+
+// queryGPUs runs nvidia-smi --query-gpu for fields, bounded by
+// nvidiaSMITimeout, and returns its csv,noheader output.
+func queryGPUs(fields string) ([]byte, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), nvidiaSMITimeout)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader")
+	cmd := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu="+fields, "--format=csv,noheader")
 	cmd.WaitDelay = time.Second // a child it left holding the pipe must not hold us
 	out, err := cmd.Output()
 	if ctx.Err() != nil {
@@ -110,7 +120,7 @@ func NvidiaSMI() ([]Device, error) {
 		}
 		return nil, fmt.Errorf("nvidia-smi: %w", err)
 	}
-	return parseDeviceList(out)
+	return out, nil
 }
 
 // parseDeviceList reads nvidia-smi's csv,noheader output: "index, uuid"
