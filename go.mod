@@ -18,4 +18,5 @@ require (
 	github.com/clipperhouse/uax29/v2 v2.7.0 // indirect
 	github.com/google/go-querystring v1.1.0 // indirect
 	github.com/vbauerster/mpb/v8 v8.16.2 // indirect
+	google.golang.org/protobuf v1.36.12 // indirect
 )

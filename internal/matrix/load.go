@@ -15,12 +15,13 @@ import (
 // Keys each mapping allows. schema.json must list the same keys
 // (schema_test.go checks).
 var (
-	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "matrix", "defaults", "builds"}
+	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "cache", "matrix", "defaults", "builds"}
 	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
 		append(settingKeys(), "trtexec", "budgets", "sim", "matrix")...)
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
+	cacheKeys      = []string{"dir", "max-size"}
 	shapeKeys      = []string{"min", "opt", "max"}
 	matrixKeys     = []string{"include", "exclude"} // besides axis names
 )
@@ -233,6 +234,9 @@ func (w *walker) topLevel(root *yaml.Node) *File {
 	if p, ok := top.get("allow-paths"); ok {
 		d.readAllowPaths(p.val) // before the builds, whose outputs it allows
 	}
+	if p, ok := top.get("cache"); ok {
+		f.Cache = d.cache(p) // after allow-paths, which may allow its folder
+	}
 	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
 	defaults := w.readDefaults(top.val("defaults"))
 	f.Builds = w.builds(top, root, defaults, topMatrix)
@@ -298,6 +302,29 @@ func (d *decoder) regression(n *yaml.Node) *Regression {
 		d.w.errs.add(d.w.pos(n), "regression: warn (%g%%) must not be above fail (%g%%)", r.WarnPercent, r.FailPercent)
 	}
 	return r
+}
+
+// cache reads the top-level cache: {dir, max-size}. The folder is written
+// to, so like an engine it must lie in the workspace or an allowed folder.
+func (d *decoder) cache(p pair) *Cache {
+	c := &Cache{Pos: d.w.pos(p.key)}
+	fs := d.w.fields(p.val, "cache", cacheKeys)
+	if isNull(p.val) || resolve(p.val).Kind != yaml.MappingNode {
+		if isNull(p.val) {
+			d.w.errs.add(d.w.pos(p.key), "cache: expected a mapping like {dir: .trt-cache, max-size: 20GiB}, got nothing (null); remove the key to turn the cache off")
+		}
+		return nil
+	}
+	if dp, ok := fs.get("dir"); !ok {
+		d.w.errs.add(d.w.pos(p.key), "cache: dir is required (the cache folder, relative to the matrix file, like dir: .trt-cache)")
+	} else if dir, ok := d.path(dp.val, "cache.dir"); ok {
+		c.Dir = dir
+		d.checkOutputFolder(d.w.pos(dp.val), "cache.dir", dir)
+	}
+	if sp, ok := fs.get("max-size"); ok {
+		c.MaxSize, _ = d.byteSize(sp.val, "cache.max-size")
+	}
+	return c
 }
 
 // readDefaults keeps the valid build keys of defaults, reporting the rest

@@ -31,6 +31,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "budgets", "properties"}, budgetKeys},
 		{[]string{"$defs", "sim", "properties"}, simKeys},
 		{[]string{"$defs", "regression", "properties"}, regressionKeys},
+		{[]string{"$defs", "cache", "properties"}, cacheKeys},
 		{[]string{"$defs", "shape", "properties"}, shapeKeys},
 		{[]string{"$defs", "matrix", "properties"}, matrixKeys},
 		{[]string{"$defs", "memory-pools", "properties"}, MemoryPools},

@@ -83,6 +83,11 @@ type settingSpec struct {
 	// only is a value's restriction to one backend: value -> backend
 	// (tactic-sources cublas only exists in TensorRT 10).
 	only map[string]string
+	// def is the value the library documents as its default (NvInfer.h),
+	// for every backend that has the key; nil where none is documented or
+	// it differs by backend or version. A setting written with it builds
+	// the same engine as one left out (internal/cache keys rely on this).
+	def any
 }
 
 // Values the builder settings allow.
@@ -113,31 +118,61 @@ var settingSpecs = []settingSpec{
 	{key: "strongly-typed", kind: kindBool, backends: bothBackends},
 	{key: "plugins", kind: kindFiles, backends: bothBackends},
 	{key: "plugins-serialize", kind: kindFiles, backends: bothBackends},
-	{key: "precision-constraints", kind: kindEnum, values: PrecisionConstraints, backends: datacenterOnly},
+	{key: "precision-constraints", kind: kindEnum, values: PrecisionConstraints, backends: datacenterOnly, def: "none"},
 	{key: "layer-precisions", kind: kindTypeMap, values: LayerTypes, backends: datacenterOnly},
 	{key: "layer-output-types", kind: kindTypeMap, values: LayerTypes, backends: datacenterOnly},
 	{key: "int8-calibration-cache", kind: kindFile, backends: datacenterOnly},
-	{key: "tf32", kind: kindBool, backends: bothBackends},
-	{key: "hardware-compatibility", kind: kindEnum, values: HardwareCompatibility, backends: bothBackends},
-	{key: "version-compatible", kind: kindBool, backends: bothBackends},
-	{key: "exclude-lean-runtime", kind: kindBool, backends: bothBackends},
-	{key: "refit", kind: kindEnum, values: RefitModes, backends: bothBackends},
-	{key: "strip-weights", kind: kindBool, backends: bothBackends},
-	{key: "weight-streaming", kind: kindBool, backends: bothBackends},
-	{key: "runtime-platform", kind: kindEnum, values: RuntimePlatforms, backends: bothBackends},
+	{key: "tf32", kind: kindBool, backends: bothBackends, def: true},
+	{key: "hardware-compatibility", kind: kindEnum, values: HardwareCompatibility, backends: bothBackends, def: "none"},
+	{key: "version-compatible", kind: kindBool, backends: bothBackends, def: false},
+	{key: "exclude-lean-runtime", kind: kindBool, backends: bothBackends, def: false},
+	{key: "refit", kind: kindEnum, values: RefitModes, backends: bothBackends, def: "none"},
+	{key: "strip-weights", kind: kindBool, backends: bothBackends, def: false},
+	{key: "weight-streaming", kind: kindBool, backends: bothBackends, def: false},
+	{key: "runtime-platform", kind: kindEnum, values: RuntimePlatforms, backends: bothBackends, def: "same-as-build"},
 	{key: "tactic-sources", kind: kindToggles, values: TacticSources, backends: bothBackends,
 		only: map[string]string{"cublas": backendTRT, "cublas-lt": backendTRT, "cudnn": backendTRT}},
 	{key: "max-tactics", kind: kindInt, lo: 1, hi: 1 << 30, backends: bothBackends},
-	{key: "sparsity", kind: kindEnum, values: SparsityModes, backends: bothBackends},
+	{key: "sparsity", kind: kindEnum, values: SparsityModes, backends: bothBackends, def: "disable"},
 	{key: "max-aux-streams", kind: kindInt, lo: 0, hi: 64, backends: bothBackends},
 	{key: "l2-limit-for-tiling", kind: kindSize, backends: bothBackends},
 	{key: "memory-pools", kind: kindSizeMap, values: MemoryPools, backends: bothBackends,
 		only: map[string]string{"dla-sram": backendTRT, "dla-local": backendTRT, "dla-global": backendTRT}},
-	{key: "profiling-verbosity", kind: kindEnum, values: ProfilingVerbosities, backends: bothBackends},
+	{key: "profiling-verbosity", kind: kindEnum, values: ProfilingVerbosities, backends: bothBackends, def: "layer-names-only"},
 	{key: "preview-features", kind: kindToggles, values: PreviewFeatures, backends: bothBackends, only: datacenterOnlyFeatures},
 	{key: "dla", kind: kindDLA, backends: datacenterOnly},
 	{key: "builder-flags", kind: kindNames, values: BuilderFlags, backends: bothBackends,
 		only: map[string]string{"require-user-allocation": backendRTX}},
+}
+
+// fixedDefaults are the documented defaults of the keys build.go reads
+// (NvInfer.h: builder optimization level 3, tiling level kNONE).
+var fixedDefaults = map[string]any{"opt-level": 3, "tiling-optimization-level": 0}
+
+// SettingDefault is the library's documented default of a builder-setting
+// key (as BuilderSettings names them), if it has one for every backend: a
+// setting written with that value builds the same engine as one left out.
+func SettingDefault(key string) (any, bool) {
+	if v, ok := fixedDefaults[key]; ok {
+		return v, true
+	}
+	for _, s := range settingSpecs {
+		if s.key == key {
+			return s.def, s.def != nil
+		}
+	}
+	return nil, false
+}
+
+// IsFileSetting reports whether a builder-setting key names files (a
+// string, or a list of them), whose content, not name, is what counts.
+func IsFileSetting(key string) bool {
+	for _, s := range settingSpecs {
+		if s.key == key {
+			return s.kind == kindFile || s.kind == kindFiles
+		}
+	}
+	return false
 }
 
 // settingKeys lists the keys above, for buildKeys.

@@ -17,7 +17,16 @@ type File struct {
 	Version    int
 	RunBudget  time.Duration // top-level run-budget: the whole run; 0 = none
 	Regression *Regression   // top-level regression thresholds; nil = none
+	Cache      *Cache        // top-level cache: the engine cache; nil = off
 	Builds     []Build       // expanded, in file order
+}
+
+// Cache is the top-level cache key: where the engine cache lives and how
+// large it may grow (internal/cache).
+type Cache struct {
+	Dir     string // relative to the matrix file's folder, like every path in it
+	MaxSize int64  // bytes; 0 = no limit
+	Pos     Pos    // where the cache key was written
 }
 
 // Pos is where something was written.

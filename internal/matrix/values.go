@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -143,6 +144,18 @@ func (d *decoder) byteSize(n *yaml.Node, what string) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
+	v, err := ParseSize(s)
+	if err != nil {
+		d.w.errs.add(d.w.pos(n), "%s: %v", what, err)
+		return 0, false
+	}
+	return v, true
+}
+
+// ParseSize reads a size like "2GiB", "512MiB", "1.5GB" or a plain byte
+// count, as every size in the matrix file and on the command line is
+// written. The error says what is allowed.
+func ParseSize(s string) (int64, error) {
 	t := strings.TrimSpace(s)
 	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
 	if i < 0 {
@@ -153,10 +166,9 @@ func (d *decoder) byteSize(n *yaml.Node, what string) (int64, bool) {
 	v, err := strconv.ParseFloat(num, 64)
 	bytes := v * float64(mult)
 	if !knownUnit || err != nil || bytes < 1 || bytes > math.MaxInt64/2 {
-		d.w.errs.add(d.w.pos(n), "%s: invalid size %q; write a positive number with a unit: B, KiB, MiB, GiB, KB, MB, GB", what, s)
-		return 0, false
+		return 0, fmt.Errorf("invalid size %q; write a positive number with a unit: B, KiB, MiB, GiB, KB, MB, GB", s)
 	}
-	return int64(bytes), true
+	return int64(bytes), nil
 }
 
 // dims reads tensor dimensions: a list, or trtexec's form 1x3x224x224.

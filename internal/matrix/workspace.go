@@ -145,3 +145,20 @@ func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 	}
 	return true
 }
+
+// checkOutputFolder reports, at pos, why trt-action may not write into the
+// folder p (the cache folder): it must resolve, symlinks followed, inside
+// the workspace or an allowed folder, and must not be a file.
+func (d *decoder) checkOutputFolder(pos Pos, what, p string) bool {
+	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+		d.w.errs.add(pos, "%s: %q exists and is not a folder", what, p)
+		return false
+	}
+	real := resolveExisting(absPath(p))
+	if !d.w.ws.allows(real) {
+		d.w.errs.add(pos, "%s: %q resolves to %s, outside the workspace %s (%s); use a folder inside it, or allow it with a top-level allow-paths: [%s]",
+			what, p, real, d.w.ws.root, d.w.ws.why, real)
+		return false
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"runtime/debug"
+	"sync"
+	"syscall"
+)
+
+// Hasher computes keys for one run. It remembers each file's SHA-256 (and
+// each model's external-data locations) by device, inode, size and
+// modification time, so a hundred builds of one model read it once, and a
+// file changed in between is read again.
+type Hasher struct {
+	mu     sync.Mutex
+	sums   map[fileID]string
+	models map[fileID]modelFacts
+}
+
+// modelFacts is what one read of an ONNX file yields.
+type modelFacts struct {
+	sum       string
+	locations []string // external-data locations, sorted, each once
+}
+
+// fileID tells a file's version apart without reading it.
+type fileID struct {
+	dev, ino uint64
+	size     int64
+	mtimeNs  int64
+}
+
+// NewHasher returns a Hasher with nothing remembered.
+func NewHasher() *Hasher {
+	return &Hasher{sums: map[fileID]string{}, models: map[fileID]modelFacts{}}
+}
+
+// identify stats path (following links: the content is what counts).
+func identify(path string) (fileID, error) {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return fileID{}, describeOpenError(path, err)
+	}
+	if !fi.Mode().IsRegular() {
+		return fileID{}, fmt.Errorf("%s is not a regular file", path)
+	}
+	id := fileID{size: fi.Size(), mtimeNs: fi.ModTime().UnixNano()}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		id.dev, id.ino = uint64(st.Dev), st.Ino
+	}
+	return id, nil
+}
+
+// describeOpenError keeps "not found" short and names the file.
+func describeOpenError(path string, err error) error {
+	if errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("file %s not found", path)
+	}
+	return err
+}
+
+// file returns the SHA-256 of path's content.
+func (h *Hasher) file(path string) (string, error) {
+	id, err := identify(path)
+	if err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	sum, ok := h.sums[id]
+	h.mu.Unlock()
+	if ok {
+		return sum, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", describeOpenError(path, err)
+	}
+	defer f.Close()
+	d := sha256.New()
+	if _, err := io.Copy(d, f); err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	sum = hex.EncodeToString(d.Sum(nil))
+	h.mu.Lock()
+	h.sums[id] = sum
+	h.mu.Unlock()
+	return sum, nil
+}
+
+// onnx returns the model's SHA-256 and its external-data locations, from
+// one read of the file.
+func (h *Hasher) onnx(path string) (string, []string, error) {
+	id, err := identify(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	h.mu.Lock()
+	facts, ok := h.models[id]
+	h.mu.Unlock()
+	if ok {
+		return facts.sum, facts.locations, nil
+	}
+	data, release, err := mapFile(path)
+	if err != nil {
+		return "", nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	defer release()
+	facts, err = readModel(data)
+	if err != nil {
+		return "", nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	h.mu.Lock()
+	h.models[id] = facts
+	h.mu.Unlock()
+	return facts.sum, facts.locations, nil
+}
+
+// readModel hashes and walks a mapped model. A file truncated by someone
+// else while it is mapped faults on access; that becomes an error here
+// rather than a crash of the run.
+func readModel(data []byte) (facts modelFacts, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("the file changed while it was read: %v", r)
+		}
+	}()
+	sum := sha256.Sum256(data)
+	locations, err := ExternalData(data)
+	if err != nil {
+		return modelFacts{}, err
+	}
+	return modelFacts{sum: hex.EncodeToString(sum[:]), locations: locations}, nil
+}
+
+// mapFile maps path read-only: a model of gigabytes is hashed and walked
+// without copying it onto the heap.
+func mapFile(path string) ([]byte, func(), error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, nil, describeOpenError(path, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, nil, err
+	}
+	if fi.Size() == 0 {
+		return nil, func() {}, nil
+	}
+	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
+	if err != nil {
+		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
+	}
+	return data, func() { _ = syscall.Munmap(data) }, nil
+}

@@ -1,0 +1,251 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+)
+
+// FormatVersion is part of every key and of the cache's folder layout.
+// Bump it whenever what a key means changes: a field added to or dropped
+// from keyDoc, a normalization changed, or a change in how trt-action
+// applies a setting that gives the same key another engine.
+const FormatVersion = 1
+
+// Key names one engine: 64 lowercase hex digits of a SHA-256.
+type Key string
+
+// Env is what a key needs beyond the build itself.
+type Env struct {
+	// Library is the identity of the TensorRT library the backend loads
+	// (LibraryIdentity); "sim" for the simulator.
+	Library string
+	// Target is, for backend tensorrt, the name and compute capability of
+	// the GPU the build runs on; "" otherwise (tensorrt-rtx builds for the
+	// targets its settings name, not for the machine).
+	Target string
+}
+
+// keyDoc is everything that decides an engine's bytes, in a form whose
+// JSON encoding is canonical: maps (sorted keys by encoding/json), and
+// lists only where their order means something.
+type keyDoc struct {
+	Format   int            `json:"format"`
+	Backend  string         `json:"backend"`
+	Library  string         `json:"library"`
+	Target   string         `json:"target,omitempty"`
+	Model    *modelDoc      `json:"model,omitempty"`
+	Settings map[string]any `json:"settings,omitempty"`
+	Sim      *simDoc        `json:"sim,omitempty"`
+}
+
+// modelDoc is the ONNX file's bytes and those of every external-data file
+// it references, by the location written in the model.
+type modelDoc struct {
+	SHA256   string            `json:"sha256"`
+	External map[string]string `json:"external,omitempty"` // location -> SHA-256
+}
+
+// simDoc is what shapes a simulated build: its trace (the built-in one
+// when empty) and how it is replayed.
+type simDoc struct {
+	Trace   string `json:"trace,omitempty"` // SHA-256 of the trace file
+	StepNs  int64  `json:"step_ns"`
+	Fast    bool   `json:"fast"`
+	Repeat  int    `json:"repeat"`
+	Threads int    `json:"threads"`
+	Fault   string `json:"fault"`
+	FaultNs int64  `json:"fault_ns,omitempty"`
+}
+
+// keySalt starts the hashed text, so a key can never equal the SHA-256 of
+// some other JSON document trt-action hashes.
+const keySalt = "trt-action engine key\n"
+
+// Key computes b's key. Names, budgets, output paths (engine, timing
+// cache), matrix axes and positions are not in it: renaming a build or
+// changing its budget finds the same engine. The error names the file that
+// could not be read (a missing external-data file names the model too).
+func (h *Hasher) Key(b matrix.Build, env Env) (Key, error) {
+	doc := keyDoc{Format: FormatVersion, Backend: b.Backend, Library: env.Library, Target: env.Target}
+	if b.ONNX != "" {
+		m, err := h.model(b.ONNX)
+		if err != nil {
+			return "", err
+		}
+		doc.Model = m
+	}
+	settings, err := h.settings(b)
+	if err != nil {
+		return "", err
+	}
+	doc.Settings = settings
+	if b.Backend == "sim" {
+		if doc.Sim, err = h.sim(b.Sim); err != nil {
+			return "", err
+		}
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return "", fmt.Errorf("build %s: cannot encode its key: %w", b.Name, err)
+	}
+	sum := sha256.Sum256(append([]byte(keySalt), data...))
+	return Key(hex.EncodeToString(sum[:])), nil
+}
+
+// model hashes the ONNX file and its external data.
+func (h *Hasher) model(path string) (*modelDoc, error) {
+	sum, locations, err := h.onnx(path)
+	if err != nil {
+		return nil, err
+	}
+	m := &modelDoc{SHA256: sum}
+	for _, loc := range locations {
+		file := externalPath(path, loc)
+		s, err := h.file(file)
+		if err != nil {
+			return nil, fmt.Errorf("model %s: external data %q: %w", path, loc, err)
+		}
+		if m.External == nil {
+			m.External = map[string]string{}
+		}
+		m.External[loc] = s
+	}
+	return m, nil
+}
+
+// settings are b's builder settings normalized: a value equal to the
+// library's documented default is left out, lists that are sets are sorted,
+// toggles keep each name's last sign, and files become their SHA-256. The
+// timing cache is left out: it speeds a build up, it does not change what a
+// correct engine is.
+func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
+	out := map[string]any{}
+	for key, v := range b.BuilderSettings() {
+		if key == "timing-cache" {
+			continue
+		}
+		if def, ok := matrix.SettingDefault(key); ok && sameValue(v, def) {
+			continue
+		}
+		if matrix.IsFileSetting(key) {
+			sums, err := h.files(key, v)
+			if err != nil {
+				return nil, err
+			}
+			out[key] = sums
+			continue
+		}
+		out[key] = normalize(key, v)
+	}
+	if len(out) == 0 {
+		return nil, nil
+	}
+	return out, nil
+}
+
+// files hashes a file-valued setting, keeping the order of a list (plugins
+// load in that order).
+func (h *Hasher) files(key string, v any) (any, error) {
+	hash := func(p string) (string, error) {
+		s, err := h.file(p)
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", key, err)
+		}
+		return s, nil
+	}
+	switch v := v.(type) {
+	case string:
+		return hash(v)
+	case []string:
+		sums := make([]string, len(v))
+		for i, p := range v {
+			s, err := hash(p)
+			if err != nil {
+				return nil, err
+			}
+			sums[i] = s
+		}
+		return sums, nil
+	}
+	return nil, fmt.Errorf("%s: unexpected value %T", key, v)
+}
+
+// setLists are settings whose list is a set: order and repeats mean nothing.
+var setLists = map[string]bool{"precision": true, "targets": true, "builder-flags": true}
+
+// toggleLists are "+name,-name" settings: the last sign of a name wins.
+var toggleLists = map[string]bool{"tactic-sources": true, "preview-features": true}
+
+// normalize puts one setting's value in its canonical form.
+func normalize(key string, v any) any {
+	list, ok := v.([]string)
+	switch {
+	case !ok:
+		return v
+	case setLists[key]:
+		return sortedSet(list)
+	case toggleLists[key]:
+		last := map[string]string{}
+		for _, t := range list {
+			last[t[1:]] = t[:1]
+		}
+		out := make([]string, 0, len(last))
+		for _, name := range slices.Sorted(maps.Keys(last)) {
+			out = append(out, last[name]+name)
+		}
+		return out
+	}
+	return list
+}
+
+func sortedSet(list []string) []string {
+	out := slices.Clone(list)
+	slices.Sort(out)
+	return slices.Compact(out)
+}
+
+// sameValue compares a setting's value with a documented default (bool,
+// string or int).
+func sameValue(v, def any) bool {
+	switch d := def.(type) {
+	case int:
+		switch x := v.(type) {
+		case int:
+			return x == d
+		case int64:
+			return x == int64(d)
+		}
+		return false
+	}
+	return v == def
+}
+
+// sim is the simulator's part of a key.
+func (h *Hasher) sim(s matrix.Sim) (*simDoc, error) {
+	d := &simDoc{StepNs: int64(s.Step), Fast: s.Fast, Repeat: s.Repeat, Threads: s.Threads,
+		Fault: s.Fault.Kind, FaultNs: int64(s.Fault.Duration)}
+	if s.Trace != "" {
+		sum, err := h.file(s.Trace)
+		if err != nil {
+			return nil, fmt.Errorf("sim.trace: %w", err)
+		}
+		d.Trace = sum
+	}
+	return d, nil
+}
+
+// Valid reports whether k looks like a key: 64 lowercase hex digits. A key
+// names a folder in the cache, so nothing else may become one.
+func (k Key) Valid() bool {
+	if len(k) != 2*sha256.Size {
+		return false
+	}
+	return strings.Trim(string(k), "0123456789abcdef") == ""
+}

@@ -1,0 +1,239 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"debug/elf"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// The library's identity, read from its files without loading them: plan
+// --json and cache key run where TensorRT cannot be (or should not be)
+// loaded. Which files a backend loads is decided by native/backends/shim.cc
+// (load_library): --trt-lib, else the backend's variable, else the dynamic
+// loader's search path; the ONNX parser beside the library. The names here
+// follow it.
+
+// libraryFiles is what one backend loads.
+type libraryFiles struct {
+	variable string   // the environment variable naming the library
+	infer    []string // library file names to look for in a folder, in order
+	parser   []string // parser file names, by infer's position (or all when unknown)
+}
+
+var backendLibraries = map[string]libraryFiles{
+	"tensorrt-rtx": {variable: "TRT_ACTION_RTX_LIB",
+		infer: []string{"libtensorrt_rtx.so.1"}, parser: []string{"libtensorrt_onnxparser_rtx.so.1"}},
+	// Both majors: which one a folder's library is, only loading tells.
+	"tensorrt": {variable: "TRT_ACTION_TRT_LIB",
+		infer: []string{"libnvinfer.so.11", "libnvinfer.so.10"}, parser: []string{"libnvonnxparser.so.11", "libnvonnxparser.so.10"}},
+}
+
+// SimLibrary is the simulator's library identity: it is built in.
+const SimLibrary = "sim"
+
+// LibraryUnknownError says why a backend's library cannot be named without
+// loading it. Callers show the key as unknown with this reason.
+type LibraryUnknownError struct {
+	Backend string
+	Reason  string
+}
+
+func (e *LibraryUnknownError) Error() string {
+	return fmt.Sprintf("the %s library cannot be identified without loading it: %s", e.Backend, e.Reason)
+}
+
+// LibraryIdentity names the exact library (and ONNX parser) backend would
+// load, from their files: the ELF GNU build-id of each, or the SHA-256 of
+// its content when it has none. libPath is --trt-lib (a file or a folder);
+// "" means the backend's variable (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB).
+// When neither is set the library comes from the dynamic loader's search
+// path, which only loading resolves: that is a *LibraryUnknownError, as is
+// a named location without the library.
+func LibraryIdentity(backend, libPath string) (string, error) {
+	if backend == "sim" {
+		return SimLibrary, nil
+	}
+	lib, ok := backendLibraries[backend]
+	if !ok {
+		return "", fmt.Errorf("backend %q: unknown backend; allowed: tensorrt, tensorrt-rtx, sim", backend)
+	}
+	origin := "--trt-lib"
+	if libPath == "" {
+		libPath, origin = os.Getenv(lib.variable), lib.variable
+	}
+	if libPath == "" {
+		return "", &LibraryUnknownError{Backend: backend, Reason: fmt.Sprintf(
+			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads", lib.variable)}
+	}
+	files, err := lib.locate(libPath, origin)
+	if err != nil {
+		return "", &LibraryUnknownError{Backend: backend, Reason: err.Error()}
+	}
+	parts := make([]string, 0, len(files))
+	for _, f := range files {
+		id, err := fileIdentity(f)
+		if err != nil {
+			return "", err
+		}
+		parts = append(parts, filepath.Base(f)+" "+id)
+	}
+	return strings.Join(parts, "; "), nil
+}
+
+// locate lists the library files that loading from libPath would open:
+// the library, then its parser beside it.
+func (l libraryFiles) locate(libPath, origin string) ([]string, error) {
+	var infer string
+	parsers := l.parser
+	if fi, err := os.Stat(libPath); err != nil {
+		return nil, fmt.Errorf("%s=%s: %v", origin, libPath, describeOpenError(libPath, err))
+	} else if !fi.IsDir() {
+		infer = libPath
+		if major := soMajor(libPath); major != "" {
+			parsers = filterMajor(l.parser, major)
+		}
+	} else {
+		// A folder: the same names the loader tries; with both majors
+		// present, both are named (the key then changes with either).
+		var found []string
+		for i, name := range l.infer {
+			p := filepath.Join(libPath, name)
+			if _, err := os.Stat(p); err == nil {
+				found = append(found, p)
+				parsers = append(parsers[:0:0], l.parser[i])
+			}
+		}
+		switch len(found) {
+		case 0:
+			return nil, fmt.Errorf("%s=%s holds none of %s", origin, libPath, strings.Join(l.infer, ", "))
+		case 1:
+			infer = found[0]
+		default:
+			return append(found, existing(libPath, l.parser)...), nil
+		}
+	}
+	beside := existing(filepath.Dir(infer), parsers)
+	if len(beside) == 0 {
+		return nil, fmt.Errorf("no ONNX parser (%s) beside %s; the backend would look for it on the loader's search path", strings.Join(parsers, " or "), infer)
+	}
+	return append([]string{infer}, beside...), nil
+}
+
+// existing returns the names in dir that are files.
+func existing(dir string, names []string) []string {
+	var out []string
+	for _, n := range names {
+		p := filepath.Join(dir, n)
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+var soVersion = regexp.MustCompile(`\.so\.([0-9]+)`)
+
+// soMajor reads the major version from a file name like libnvinfer.so.10.16.0
+// (after links: libnvinfer.so is a link to one).
+func soMajor(path string) string {
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		path = real
+	}
+	if m := soVersion.FindStringSubmatch(filepath.Base(path)); m != nil {
+		return m[1]
+	}
+	return ""
+}
+
+func filterMajor(names []string, major string) []string {
+	var out []string
+	for _, n := range names {
+		if strings.HasSuffix(n, ".so."+major) {
+			out = append(out, n)
+		}
+	}
+	if out == nil {
+		return names
+	}
+	return out
+}
+
+// fileIdentity is "gnu-build-id HEX" from an ELF file's build-id note, else
+// "sha256 HEX" of the file.
+func fileIdentity(path string) (string, error) {
+	if id := buildID(path); id != "" {
+		return "gnu-build-id " + id, nil
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "", describeOpenError(path, err)
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("reading %s: %w", path, err)
+	}
+	return "sha256 " + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// noteGNUBuildID is NT_GNU_BUILD_ID, the type of the note holding it.
+const noteGNUBuildID = 3
+
+// buildID returns the hex GNU build-id of an ELF file, or "".
+func buildID(path string) string {
+	f, err := elf.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	for _, p := range f.Progs {
+		if p.Type != elf.PT_NOTE {
+			continue
+		}
+		data, err := io.ReadAll(io.LimitReader(p.Open(), 1<<20))
+		if err != nil {
+			continue
+		}
+		if id := findBuildID(data, f.ByteOrder); id != "" {
+			return id
+		}
+	}
+	return ""
+}
+
+// findBuildID walks ELF notes (namesz, descsz, type, name, desc; name and
+// desc padded to 4 bytes) for the GNU build-id.
+func findBuildID(data []byte, order binary.ByteOrder) string {
+	for len(data) >= 12 {
+		namesz, descsz, typ := order.Uint32(data), order.Uint32(data[4:]), order.Uint32(data[8:])
+		data = data[12:]
+		nameEnd, descEnd := align4(uint64(namesz)), align4(uint64(namesz))+uint64(descsz)
+		if descEnd > uint64(len(data)) {
+			return ""
+		}
+		name := bytes.TrimRight(data[:namesz], "\x00")
+		if typ == noteGNUBuildID && string(name) == "GNU" && descsz > 0 {
+			return hex.EncodeToString(data[nameEnd:descEnd])
+		}
+		data = data[min(align4(descEnd), uint64(len(data))):]
+	}
+	return ""
+}
+
+func align4(n uint64) uint64 { return (n + 3) &^ 3 }
+
+// IsLibraryUnknown reports whether err says a library cannot be named
+// without loading it.
+func IsLibraryUnknown(err error) bool {
+	var e *LibraryUnknownError
+	return errors.As(err, &e)
+}

@@ -1,0 +1,132 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"syscall"
+)
+
+// Store saves the engine file and e (its Key, Size and EngineSHA256 are
+// set here from k and the file) as k's entry, then evicts least recently
+// used entries over the cache's MaxSize. The entry is staged complete in
+// the cache's tmp folder and renamed into place: a reader never sees part
+// of it, and when another process stored k first, its entry stays and this
+// one is dropped (nil error). Any error is a warning for the caller; the
+// build stays ok. A read-only cache returns ErrReadOnly.
+func (c *Cache) Store(k Key, engine string, e Entry) error {
+	if err := checkKey(k); err != nil {
+		return err
+	}
+	if c.readOnly {
+		return ErrReadOnly
+	}
+	final := c.entryDir(k)
+	if _, err := os.Stat(filepath.Join(final, metaName)); err == nil {
+		return nil // already cached (by another shard, or an earlier run)
+	}
+	if c.maxSize > 0 {
+		if fi, err := os.Stat(engine); err == nil && fi.Size() > c.maxSize {
+			return fmt.Errorf("engine %s (%d bytes) is larger than the cache's max-size (%d bytes); not stored", engine, fi.Size(), c.maxSize)
+		}
+	}
+	stage, err := os.MkdirTemp(filepath.Join(c.root, tmpName), "store-")
+	if err != nil {
+		return storeError(err)
+	}
+	defer os.RemoveAll(stage) // nothing left after a failure or a lost race
+	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp's 0700 would hide it from other users
+		return storeError(err)
+	}
+	e.Key = k
+	if e.EngineSHA256, e.Size, err = copyHashing(engine, filepath.Join(stage, engineName)); err != nil {
+		return storeError(err)
+	}
+	if err := writeMeta(filepath.Join(stage, metaName), e); err != nil {
+		return storeError(err)
+	}
+	syncDir(stage)
+	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
+		return storeError(err)
+	}
+	if err := os.Rename(stage, final); err != nil {
+		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
+			return nil // another process stored it first; its entry is as good
+		}
+		return storeError(err)
+	}
+	syncDir(filepath.Dir(final))
+	if c.maxSize > 0 {
+		if _, err := c.Prune(PruneRule{MaxSize: c.maxSize}); err != nil {
+			return fmt.Errorf("cache: stored %s, but eviction failed: %w", k, err)
+		}
+	}
+	return nil
+}
+
+// storeError says what went wrong storing; a full disk is named as such.
+func storeError(err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return fmt.Errorf("cache: not stored, the disk is full: %w", err)
+	}
+	return fmt.Errorf("cache: not stored: %w", err)
+}
+
+// copyHashing copies src to a new file dst, synced, and returns the
+// SHA-256 and size of what it copied.
+func copyHashing(src, dst string) (string, int64, error) {
+	in, err := os.Open(src)
+	if err != nil {
+		return "", 0, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", 0, err
+	}
+	h := sha256.New()
+	n, err := io.Copy(io.MultiWriter(out, h), in)
+	if err == nil {
+		err = out.Sync()
+	}
+	if closeErr := out.Close(); err == nil {
+		err = closeErr
+	}
+	if err != nil {
+		return "", 0, err
+	}
+	return hex.EncodeToString(h.Sum(nil)), n, nil
+}
+
+// writeMeta writes the metadata file, synced.
+func writeMeta(path string, e Entry) error {
+	data, err := json.Marshal(entryFile{Format: FormatVersion, Entry: e})
+	if err != nil {
+		return err
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil {
+		err = f.Sync()
+	}
+	if closeErr := f.Close(); err == nil {
+		err = closeErr
+	}
+	return err
+}
+
+// syncDir makes a rename or a new file in dir durable; best effort.
+func syncDir(dir string) {
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+}

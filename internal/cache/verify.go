@@ -1,0 +1,61 @@
+package cache
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+)
+
+// Verify checks every entry: its metadata reads, its engine has the size
+// and SHA-256 the metadata gives. A bad entry is removed (as Fetch would:
+// a bad entry can only cost a build) unless the cache is read-only, and
+// returned. Entries in use by another process are checked under the same
+// shared lock a reader takes.
+func (c *Cache) Verify() ([]*CorruptError, error) {
+	slots, err := c.slots()
+	if err != nil {
+		return nil, err
+	}
+	var bad []*CorruptError
+	for _, s := range slots {
+		reason, err := c.check(s.key)
+		if err != nil {
+			return bad, err
+		}
+		if reason != "" {
+			bad = append(bad, c.discard(s.key, reason))
+		}
+	}
+	return bad, nil
+}
+
+// check returns why k's entry is bad, or "".
+func (c *Cache) check(k Key) (string, error) {
+	r, err := c.openEntry(k)
+	var bad corruption
+	switch {
+	case errors.Is(err, errMiss):
+		return "", nil // removed since the listing
+	case errors.As(err, &bad):
+		return bad.reason, nil
+	case err != nil:
+		return "", err
+	}
+	defer r.close()
+	h := sha256.New()
+	n, err := io.Copy(h, r.engine)
+	if err != nil {
+		return fmt.Sprintf("its engine is unreadable: %v", err), nil
+	}
+	return mismatch(hex.EncodeToString(h.Sum(nil)), n, r.entry), nil
+}
+
+// mismatch says how an engine differs from its entry, or "" when it does not.
+func mismatch(sum string, size int64, e Entry) string {
+	if sum == e.EngineSHA256 && size == e.Size {
+		return ""
+	}
+	return fmt.Sprintf("its engine's SHA-256 is %s (%d bytes), the entry says %s (%d bytes)", sum, size, e.EngineSHA256, e.Size)
+}
