@@ -29,6 +29,7 @@ type Options struct {
 	PhaseDepth int           // phase start/finish events down to this depth; default 2
 	RecordDir  string        // --record-trace: one trace file per build
 	EveryPhase bool          // --report-detail full: keep every phase instance, not only the folded tree
+	Cache      *EngineCache  // the engine cache; nil: every build runs
 
 	// InterruptGrace bounds how long builds get to stop softly after a
 	// signal before they are killed: the runner sends SIGTERM 7.5 s after

@@ -39,8 +39,9 @@ type watch struct {
 	recording *traceRecorder
 	engineTmp string
 	exitErr   error
-	gpu       string // the GPU this build runs on, "" when not assigned
-	shownLogs int    // library warnings and errors seen so far
+	gpu       string    // the GPU this build runs on, "" when not assigned
+	shownLogs int       // library warnings and errors seen so far
+	key       *cacheKey // the build's engine cache key; nil without one
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
@@ -75,6 +76,9 @@ func (w *watch) run() *report.Build {
 	w.emit(started)
 	if err := w.prepareEngine(); err != nil {
 		return w.finish(report.StatusFailed, "engine: "+err.Error(), outcome{})
+	}
+	if ended := w.lookup(); ended != nil {
+		return ended
 	}
 	msgs, exited, err := w.start()
 	if err != nil {
@@ -287,7 +291,9 @@ func (w *watch) finish(status, reason string, ctl outcome) *report.Build {
 	if err := w.settleEngine(status); err != nil {
 		status, reason = report.StatusFailed, "engine could not be kept: "+err.Error()
 	}
-	return w.conclude(status, reason, ctl)
+	b := w.conclude(status, reason, ctl)
+	w.store()
+	return b
 }
 
 // lastLibraryError is the newest error line the library logged, "" if none.

@@ -33,6 +33,7 @@ type buildFlags struct {
 	perGPU      int
 	failOn      string
 	publish     publishFlags
+	cache       cacheFlags
 	given       map[string]bool // flags set on the command line or by an input
 }
 
@@ -42,6 +43,7 @@ var buildInputs = map[string]string{
 	"report": "report", "summary": "summary", "record-trace": "record-trace", "report-detail": "report-detail",
 	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
 	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
+	"cache": "cache", "no-cache": "no-cache", "rebuild": "rebuild",
 }
 
 func init() {
@@ -70,6 +72,7 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs.IntVar(&f.perGPU, "builds-per-gpu", 1, "builds at once on one GPU")
 	fs.StringVar(&f.failOn, "fail-on", failOnBudget, "what fails the step: failure, budget (failures, blown budgets, regressions) or never")
 	f.publish.register(fs)
+	f.cache.register(fs)
 	return fs
 }
 
@@ -95,7 +98,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file)
+	run, err := c.prepareRun(&f, file, builds)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -122,7 +125,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	rep, cause := build.Run(builds, build.Options{
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
-		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Matrix: f.file, Tool: "trt-action " + Version,
+		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
 	}, c.signals)
 	if err := views.Close(); err != nil {

@@ -106,3 +106,36 @@ func TestMergeReportsHitsAndMissesPerShard(t *testing.T) {
 		t.Errorf("merged summary lacks the shards' cache use:\n%s", md)
 	}
 }
+
+// Cache flags that contradict each other or would do nothing are refused,
+// every problem at once, each naming the flag, its value and what is
+// allowed.
+func TestCacheFlagProblemsAreReportedAtOnce(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n  - {name: b, backend: sim}\n"})
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{[]string{"build", "--cache", "c", "--no-cache", "--rebuild", "a"}, nil,
+			"trt-action: --cache \"c\" and --no-cache: give one (--no-cache runs without the cache; --cache names its folder)\n" +
+				"trt-action: --rebuild a and --no-cache: give one (--no-cache already builds everything and stores nothing; --rebuild builds the named builds and stores their engines)\n"},
+		{[]string{"build", "--rebuild", "a"}, nil,
+			"trt-action: --rebuild a: there is no engine cache to bypass; turn it on with --cache DIR or cache: {dir: ...} in trt-builds.yml\n"},
+		{[]string{"build", "--cache", "c", "--only", "a", "--rebuild", "b,x*"}, nil,
+			"trt-action: --rebuild: trt-builds.yml: no build matches \"b\" (did you mean \"a\"?), \"x*\" (did you mean \"a\"?); builds: a\n"},
+		{[]string{"build"}, map[string]string{"INPUT_NO-CACHE": "maybe"},
+			"trt-action: input \"no-cache\": \"maybe\" is not valid: want true or false\n"},
+	} {
+		c2, _, errb := fanoutCommand(c.env)
+		if code := c2.Main(c.args); code != ExitInvalid {
+			t.Errorf("%v %v: exit %d, want %d\n%s", c.args, c.env, code, ExitInvalid, errb)
+		}
+		if errb.String() != c.want {
+			t.Errorf("%v %v:\n got %s\nwant %s", c.args, c.env, errb, c.want)
+		}
+	}
+	if _, err := os.Stat("c"); err == nil {
+		t.Error("a refused run created the cache folder")
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -18,12 +19,14 @@ type runSetup struct {
 	baseline   *report.Report
 	regression matrix.Regression
 	gpus       *gpus.Pool
+	cache      *build.EngineCache // nil: no engine cache
 }
 
 // prepareRun checks the flags that need more than parsing, and reports
 // every problem at once.
-func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error) {
+func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
+	errs = append(errs, f.cache.check(file, builds)...)
 	run := &runSetup{regression: shard.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression
@@ -36,8 +39,10 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 		run.baseline = base
 	}
 	slots := 0 // builds the GPUs can take at once
+	var devices []string
 	if f.gpus != "" {
-		devices, err := gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
+		var err error
+		devices, err = gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
 		if err != nil {
 			errs = append(errs, usageError{err.Error()}) // it names --gpus and the value
 		}
@@ -48,6 +53,10 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File) (*runSetup, error
 		}
 	}
 	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	var err error
+	if run.cache, err = c.engineCache(&f.cache, file, builds, f.trtLib, devices); err != nil {
 		return nil, err
 	}
 	if capped, why := capJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {

@@ -135,6 +135,13 @@ func (s *stream) line(ev report.Event) any {
 			Severity string `json:"severity"`
 			Message  string `json:"message"`
 		}{h("library_log"), b, ev.Severity, ev.Message}
+	case report.Warning:
+		return struct {
+			header
+			Build   int    `json:"build"` // -1: the whole run
+			Name    string `json:"name,omitempty"`
+			Message string `json:"message"`
+		}{h("warning"), ev.Build, ev.Name, ev.Message}
 	case report.Stopping:
 		return struct {
 			header

@@ -13,23 +13,32 @@ import (
 // instead: "cached: built 2026-11-28 10:02 UTC in 14m3s". "" for a build
 // that is not a hit.
 func CacheNote(b *Build, now time.Time) string {
-	c := b.Cache
-	if b.Status != StatusCached || c == nil {
+	if b.Status != StatusCached {
 		return ""
 	}
-	note := "cached"
+	if origin := cacheOrigin(b, now); origin != "" {
+		return "cached: " + origin
+	}
+	return "cached"
+}
+
+// cacheOrigin is the part of CacheNote after "cached: ", "" when the hit
+// knows neither when nor how long its engine was built.
+func cacheOrigin(b *Build, now time.Time) string {
+	c := b.Cache
+	if c == nil || c.BuiltAt.IsZero() && c.BuildMs <= 0 {
+		return ""
+	}
+	origin := "built"
 	switch {
 	case c.BuiltAt.IsZero():
 	case now.IsZero():
-		note += ": built " + c.BuiltAt.UTC().Format("2006-01-02 15:04 UTC")
+		origin += " " + c.BuiltAt.UTC().Format("2006-01-02 15:04 UTC")
 	default:
-		note += ": built " + text.Age(now.Sub(c.BuiltAt))
+		origin += " " + text.Age(now.Sub(c.BuiltAt))
 	}
 	if c.BuildMs > 0 {
-		if c.BuiltAt.IsZero() {
-			note += ": built"
-		}
-		note += " in " + text.DurationMs(c.BuildMs)
+		origin += " in " + text.DurationMs(c.BuildMs)
 	}
-	return note
+	return origin
 }

@@ -122,7 +122,7 @@ func TestJUnitHitPasses(t *testing.T) {
 
 func TestLogLinesOfAHit(t *testing.T) {
 	hit := hitBuild("bert-int8", 0)
-	if got, want := resultText(&hit), "✔ cached in 0.1s — engine out/bert-int8.engine (12.3 MB); cached: built 2025-02-27 09:30 UTC in 14m3s"; got != want {
+	if got, want := resultText(&hit), "✔ cached in 0.1s — engine out/bert-int8.engine (12.3 MB); built 2025-02-27 09:30 UTC in 14m3s"; got != want {
 		t.Errorf("result line %q\nwant %q", got, want)
 	}
 	if got, want := groupTitle("bert-int8", &hit), "✔ bert-int8 — cached in 0.1s"; got != want {

@@ -86,7 +86,7 @@ func (l *liner) rawLines(ev Event) []string {
 		if ev.Build < 0 {
 			return []string{"■ stopping: " + ev.Message}
 		}
-	case BudgetWarning:
+	case BudgetWarning, Warning:
 		if ev.Build < 0 {
 			return []string{"⚠ " + ev.Message}
 		}
@@ -123,7 +123,7 @@ func (l *liner) rawLines(ev Event) []string {
 		}
 		b.beaten, b.lastBeat = true, ev.At
 		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress)}
-	case BudgetWarning:
+	case BudgetWarning, Warning:
 		return []string{prefix(since) + "⚠ " + ev.Message}
 	case LibraryLog:
 		return []string{prefix(since) + "TensorRT " + ev.Severity + ": " + ev.Message}
@@ -197,8 +197,8 @@ func resultText(b *Build) string {
 		if b.Engine != nil {
 			text += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, fmtBytes(b.Engine.Bytes))
 		}
-		if note := CacheNote(b, time.Time{}); note != "" {
-			text += "; " + note
+		if origin := cacheOrigin(b, time.Time{}); b.Status == StatusCached && origin != "" {
+			text += "; " + origin
 		}
 		return text
 	}

@@ -16,6 +16,7 @@ const (
 	LibraryLog                         // Message, Severity: a warning or error TensorRT logged
 	BuildFinished                      // Result
 	RunFinished                        // Run: the final report
+	Warning                            // Message: something the run worked around (a corrupt cache entry); Build -1 = the run
 )
 
 // Event is what the run tells its views. Views receive events in order, from

@@ -100,8 +100,11 @@ type Settings struct {
 // DurationMs is the time taking the engine from the cache took; what the
 // hit saved is BuildMs, the original build's time.
 type CacheUse struct {
-	Key string `json:"key,omitempty"` // 64 hex digits; "" when it could not be computed (the build's warnings say why)
-	Hit bool   `json:"hit"`
+	Key string `json:"key,omitempty"` // 64 hex digits; "" when it could not be computed
+	// KeyUnknown says why the key could not be computed; the build then
+	// ran without the cache.
+	KeyUnknown string `json:"key_unknown,omitempty"`
+	Hit        bool   `json:"hit"`
 	// Stored: a miss whose engine was put in the cache (a store that
 	// failed is one of the build's warnings).
 	Stored bool `json:"stored,omitempty"`

@@ -27,7 +27,7 @@ func CacheByShard(reports []*report.Report) []CacheUse {
 		u := CacheUse{Shard: i + 1, Builds: len(r.Builds)}
 		for _, b := range r.Builds {
 			switch {
-			case b.Cache == nil:
+			case b.Cache == nil, b.Cache.Key == "": // no cache, or no key to ask it with
 			case b.Cache.Hit:
 				u.Hits++
 			default:

@@ -1,0 +1,132 @@
+package build
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// A build with an engine cache: before its worker starts, its key is
+// computed (on the build's own goroutine, never the runner loop's, so
+// signals and budgets stay prompt) and the cache asked; a hit installs the
+// engine and starts no worker. A build that ends ok stores its engine.
+
+// EngineCache is the engine cache as one run uses it. The CLI makes it:
+// it opens the cache and names, once per run, the library each backend
+// loads and the GPUs' models.
+type EngineCache struct {
+	Cache  *cache.Cache
+	Hasher *cache.Hasher // one per run: a model shared by many builds is read once
+	// Env is what a build's key needs beyond the build: the library its
+	// backend loads and, for tensorrt, the model of gpu ("" without
+	// --gpus). An error says why the key cannot be known; the build then
+	// runs without the cache.
+	Env func(backend, gpu string) (cache.Env, error)
+	// Rebuild reports whether --rebuild names the build: it is built
+	// without asking the cache, and its engine stored.
+	Rebuild func(name string) bool
+}
+
+// cacheKey is a build's key and what it was made from, once known.
+type cacheKey struct {
+	key cache.Key
+	env cache.Env
+}
+
+// lookup asks the engine cache for the build's engine. It returns the
+// build's report entry when the build is over (a hit, or a stop that came
+// while the key was computed), nil when the worker must run.
+func (w *watch) lookup() *report.Build {
+	ec := w.r.opts.Cache
+	if ec == nil || w.spec.Engine == "" { // a stand-in (--backend sim) keeps no engine
+		return nil
+	}
+	env, err := ec.Env(w.spec.Backend, w.gpu)
+	var key cache.Key
+	if err == nil {
+		key, err = ec.Hasher.Key(w.spec, env)
+	}
+	if err != nil {
+		// The cache saves time; it is never why a build fails. The
+		// build's own run says what is wrong with its model.
+		w.res.Cache = &report.CacheUse{KeyUnknown: err.Error()}
+		return nil
+	}
+	w.key = &cacheKey{key: key, env: env}
+	w.res.Cache = &report.CacheUse{Key: string(key)}
+	if w.r.soft.Err() != nil { // a signal came while the model was hashed
+		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(w.r.soft)), outcome{})
+	}
+	if ec.Rebuild(w.spec.Name) {
+		w.res.Cache.Rebuilt = true
+		return nil
+	}
+	entry, hit, err := ec.Cache.Fetch(key, w.spec.Engine)
+	var corrupt *cache.CorruptError
+	switch {
+	case errors.As(err, &corrupt):
+		w.warn("engine cache: " + err.Error())
+	case err != nil:
+		w.warn(fmt.Sprintf("engine cache: the engine could not be taken from it (%v); the build runs", err))
+	case hit:
+		return w.cached(entry)
+	}
+	return nil
+}
+
+// cached is the report entry of a hit: the engine is in place, and the
+// entry keeps the key, when and how long the original build took, and its
+// report entry (phase tree). Its own time is the lookup's.
+func (w *watch) cached(e cache.Entry) *report.Build {
+	b := &w.res
+	b.Status = report.StatusCached
+	b.DurationMs = w.now().Milliseconds()
+	b.Engine = &report.Engine{Path: w.spec.Engine, Bytes: e.Size, SHA256: e.EngineSHA256}
+	c := b.Cache
+	c.Hit, c.BuiltAt, c.BuildMs, c.Original = true, e.BuiltAt.UTC(), e.Duration.Milliseconds(), e.Original
+	if e.Original != nil {
+		b.Library = e.Original.Library // "TensorRT-RTX 1.7.1", as the build that made it said
+	}
+	return b
+}
+
+// store puts an ok build's engine in the cache. Whatever goes wrong is a
+// warning: the build stays ok. A read-only cache stores nothing, and the
+// CLI said so once for the run.
+func (w *watch) store() {
+	ec := w.r.opts.Cache
+	if ec == nil || w.key == nil || w.res.Status != report.StatusOK || w.res.Engine == nil {
+		return
+	}
+	err := ec.Cache.Store(w.key.key, w.spec.Engine, cache.Entry{
+		Build: w.spec.Name, Backend: w.spec.Backend, Library: w.key.env.Library, Target: w.key.env.Target,
+		BuiltAt: time.Now().UTC(), Duration: time.Duration(w.res.DurationMs) * time.Millisecond,
+		Original: original(&w.res),
+	})
+	switch {
+	case errors.Is(err, cache.ErrReadOnly):
+	case err != nil:
+		w.warn("engine cache: the engine was not stored: " + err.Error())
+	default:
+		w.res.Cache.Stored = true
+	}
+}
+
+// original is what a cache entry keeps of the build that made its
+// engine: its outcome and phases, without what only this run means (its
+// start in this run, its log, every phase instance, its cache use).
+func original(b *report.Build) *report.Build {
+	o := *b
+	o.StartMs, o.Log, o.Phases, o.Cache, o.Warnings = 0, nil, nil, nil, nil
+	return &o
+}
+
+// warn records a warning in the build's report entry and shows it.
+func (w *watch) warn(msg string) {
+	w.res.Warnings = append(w.res.Warnings, msg)
+	w.emit(report.Event{Kind: report.Warning, Message: msg})
+}

@@ -1,0 +1,176 @@
+package build
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// engineCache is an engine cache in dir for the simulator's builds.
+func engineCache(t *testing.T, dir string, rebuild ...string) *EngineCache {
+	t.Helper()
+	c, err := cache.Open(cache.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &EngineCache{Cache: c, Hasher: cache.NewHasher(),
+		Env:     func(backend, gpu string) (cache.Env, error) { return cache.Env{Library: cache.SimLibrary}, nil },
+		Rebuild: func(name string) bool { return strings.Contains(strings.Join(rebuild, ","), name) }}
+}
+
+// cachedRun runs builds with the engine cache ec and returns the report
+// and the warnings the views were shown.
+func cachedRun(t *testing.T, builds []matrix.Build, ec *EngineCache) (map[string]report.Build, []string) {
+	t.Helper()
+	opts := testOptions(t)
+	opts.Cache = ec
+	var warnings []string
+	opts.OnEvent = func(ev report.Event) {
+		if ev.Kind == report.Warning {
+			warnings = append(warnings, ev.Message)
+		}
+	}
+	rep, cause := Run(builds, opts, nil)
+	if cause != nil {
+		t.Fatal(cause)
+	}
+	return byName(rep), warnings
+}
+
+func twoSimBuilds(dir string) []matrix.Build {
+	return []matrix.Build{simBuild(dir, "a", nil), simBuild(dir, "b", func(b *matrix.Build) { b.Sim.Threads = 2 })}
+}
+
+// A second run of unchanged builds starts no worker: each engine comes
+// from the cache, byte for byte, and the report keeps the original build.
+func TestSecondRunIsAllHits(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	first, _ := cachedRun(t, twoSimBuilds(dir), engineCache(t, cacheDir))
+	engines := map[string][]byte{}
+	for _, name := range []string{"a", "b"} {
+		b := first[name]
+		if b.Status != report.StatusOK || b.Cache == nil || !b.Cache.Stored || b.Cache.Hit || len(b.Cache.Key) != 64 {
+			t.Fatalf("first run, %s: status %s, cache %+v; want ok and stored", name, b.Status, b.Cache)
+		}
+		engines[name], _ = os.ReadFile(b.Engine.Path)
+	}
+	if first["a"].Cache.Key == first["b"].Cache.Key {
+		t.Error("builds with different settings share a key")
+	}
+	second, warnings := cachedRun(t, twoSimBuilds(dir), engineCache(t, cacheDir))
+	for _, name := range []string{"a", "b"} {
+		b := second[name]
+		if b.Status != report.StatusCached || !b.Cache.Hit || b.Cache.Key != first[name].Cache.Key {
+			t.Fatalf("second run, %s: status %s, cache %+v; want a hit on the first run's key", name, b.Status, b.Cache)
+		}
+		if b.Callbacks != 0 || len(b.Folded()) != 0 {
+			t.Errorf("%s: a hit ran a worker (%d callbacks)", name, b.Callbacks)
+		}
+		if got, _ := os.ReadFile(b.Engine.Path); !bytes.Equal(got, engines[name]) || b.Engine.SHA256 != first[name].Engine.SHA256 {
+			t.Errorf("%s: the hit's engine differs from the first run's", name)
+		}
+		whole, err := b.Whole() // a settled build's original is in the report's spool
+		if err != nil {
+			t.Fatal(err)
+		}
+		if o := whole.Cache.Original; b.Cache.BuildMs != first[name].DurationMs || b.Cache.BuiltAt.IsZero() ||
+			o == nil || len(o.PhaseTree) == 0 || o.Log != nil {
+			t.Errorf("%s: the hit does not keep its original build: %+v", name, whole.Cache)
+		}
+		checkSimEngine(t, name, b.Engine)
+	}
+	if len(warnings) > 0 {
+		t.Errorf("warnings: %q", warnings)
+	}
+	assertNoPartials(t, dir)
+}
+
+// --rebuild builds the named build without asking the cache; the others
+// still hit.
+func TestRebuildSkipsTheLookupOnly(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	cachedRun(t, twoSimBuilds(dir), engineCache(t, cacheDir))
+	got, _ := cachedRun(t, twoSimBuilds(dir), engineCache(t, cacheDir, "b"))
+	if a := got["a"]; a.Status != report.StatusCached {
+		t.Errorf("a: %s, want cached", a.Status)
+	}
+	if b := got["b"]; b.Status != report.StatusOK || !b.Cache.Rebuilt || b.Callbacks == 0 {
+		t.Errorf("b: %s, cache %+v, %d callbacks; want rebuilt", b.Status, b.Cache, b.Callbacks)
+	}
+}
+
+// A corrupt entry is a warning: the build runs, and its engine is stored
+// again.
+func TestCorruptEntryIsRebuiltWithAWarning(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	builds := twoSimBuilds(dir)[:1]
+	first, _ := cachedRun(t, builds, engineCache(t, cacheDir))
+	key := first["a"].Cache.Key
+	// Replace (not edit: the installed engine may be a hard link to it)
+	// the cached engine with one of the same size and other bytes.
+	stored := filepath.Join(cacheDir, "v1", key[:2], key, "engine")
+	data, err := os.ReadFile(stored)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data[len(data)-1] ^= 0xff
+	if err := os.Remove(stored); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stored, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := cachedRun(t, builds, engineCache(t, cacheDir))
+	a := got["a"]
+	if a.Status != report.StatusOK || a.Callbacks == 0 || !a.Cache.Stored {
+		t.Errorf("after a corrupt entry: %s, %d callbacks, cache %+v; want built and stored", a.Status, a.Callbacks, a.Cache)
+	}
+	if len(warnings) != 1 || !strings.Contains(warnings[0], "is corrupt") || len(a.Warnings) != 1 {
+		t.Errorf("warnings shown %q, in the report %q; want one about the corrupt entry", warnings, a.Warnings)
+	}
+	checkSimEngine(t, "a", a.Engine)
+	if third, _ := cachedRun(t, builds, engineCache(t, cacheDir)); third["a"].Status != report.StatusCached {
+		t.Errorf("the rebuilt engine was not stored: %s", third["a"].Status)
+	}
+}
+
+// A key that cannot be computed costs the build its cache, never its
+// result.
+func TestUnknownKeyBuildsWithoutTheCache(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	ec := engineCache(t, cacheDir)
+	ec.Env = func(string, string) (cache.Env, error) { return cache.Env{}, errors.New("no library named") }
+	got, _ := cachedRun(t, twoSimBuilds(dir)[:1], ec)
+	if a := got["a"]; a.Status != report.StatusOK || a.Cache == nil || a.Cache.KeyUnknown != "no library named" || a.Cache.Stored {
+		t.Errorf("a: %s, cache %+v; want ok, the reason kept, nothing stored", a.Status, a.Cache)
+	}
+	if entries, _ := ec.Cache.List(); len(entries) != 0 {
+		t.Errorf("%d entries stored without a key", len(entries))
+	}
+}
+
+// A signal that comes while a build's model is hashed starts no worker.
+func TestSignalWhileHashingStartsNoWorker(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	signals := make(chan os.Signal, 1)
+	ec := engineCache(t, cacheDir)
+	ec.Env = func(string, string) (cache.Env, error) {
+		signals <- os.Interrupt
+		time.Sleep(300 * time.Millisecond) // the runner takes it meanwhile
+		return cache.Env{Library: cache.SimLibrary}, nil
+	}
+	opts := testOptions(t)
+	opts.Cache = ec
+	b := runReport(twoSimBuilds(dir)[:1], opts, signals).Builds[0]
+	if b.Status != report.StatusCancelled || !strings.HasPrefix(b.Reason, "not started: interrupted by SIGINT") || b.Callbacks != 0 {
+		t.Errorf("%s (%s), %d callbacks; want cancelled before its worker", b.Status, b.Reason, b.Callbacks)
+	}
+}
