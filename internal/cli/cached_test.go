@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -137,5 +138,40 @@ func TestCacheFlagProblemsAreReportedAtOnce(t *testing.T) {
 	}
 	if _, err := os.Stat("c"); err == nil {
 		t.Error("a refused run created the cache folder")
+	}
+}
+
+// plan --json gives each build's engine cache key, without the models
+// where it can: a sim build's key, and for a model that is not there,
+// null and the file it could not read.
+func TestPlanJSONShowsKeys(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n  - {name: m, backend: tensorrt-rtx, onnx: absent.onnx}\n"})
+	lib := filepath.Join(dir, "lib")
+	if err := os.MkdirAll(lib, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{"libtensorrt_rtx.so.1", "libtensorrt_onnxparser_rtx.so.1"} {
+		if err := os.WriteFile(filepath.Join(lib, f), []byte("not really "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, out, errb := fanoutCommand(map[string]string{})
+	t.Setenv("TRT_ACTION_RTX_LIB", lib)
+	if code := c.Main([]string{"plan", "--json"}); code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, errb)
+	}
+	var plan []struct {
+		Name    string  `json:"name"`
+		Key     *string `json:"cache_key"`
+		Unknown string  `json:"cache_key_unknown"`
+	}
+	if err := json.Unmarshal(out.Bytes(), &plan); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if plan[0].Key == nil || len(*plan[0].Key) != 64 || plan[0].Unknown != "" {
+		t.Errorf("sim build: key %v (%s), want one", plan[0].Key, plan[0].Unknown)
+	}
+	if plan[1].Key != nil || !strings.Contains(plan[1].Unknown, "absent.onnx") {
+		t.Errorf("build of a missing model: key %v, reason %q; want null naming the file", plan[1].Key, plan[1].Unknown)
 	}
 }

@@ -196,3 +196,24 @@ func (c *Command) gpuTargets(slots []string, e *cacheEnvs) map[string]knownEnv {
 func (c *Command) cacheNotice(format string, args ...any) {
 	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", fmt.Sprintf(format, args...))
 }
+
+// planKeys gives plan --json each build's engine cache key, computed as a
+// build run would without loading TensorRT: the library named from its
+// files (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB), the GPU from nvidia-smi
+// where there is one. A plan job may lack the models; then the key is
+// null, with the file it could not read.
+func (c *Command) planKeys(builds []matrix.Build) matrix.PlanKeys {
+	envs := c.cacheEnvs(builds, "", nil)
+	hasher := cache.NewHasher()
+	return func(b matrix.Build) (string, string) {
+		env, err := envs.env(b.Backend, "")
+		if err != nil {
+			return "", err.Error()
+		}
+		key, err := hasher.Key(b, env)
+		if err != nil {
+			return "", err.Error()
+		}
+		return string(key), ""
+	}
+}

@@ -58,7 +58,7 @@ func runPlan(c *Command, args []string) (int, error) {
 	var out bytes.Buffer
 	if *asJSON {
 		// For files and pipes: valid JSON, inert in a workflow log.
-		if err := matrix.PlanJSON(&out, builds); err != nil {
+		if err := matrix.PlanJSON(&out, builds, c.planKeys(builds)); err != nil {
 			return ExitFailed, err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))

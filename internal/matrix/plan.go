@@ -96,6 +96,10 @@ type planBuild struct {
 	Sim            *planSim             `json:"sim,omitempty"`
 	Axes           map[string]string    `json:"axes,omitempty"`
 	Pos            string               `json:"pos"`
+	// CacheKey is the engine cache key (a JSON string), or null with
+	// CacheKeyUnknown saying why; absent when keys were not asked for.
+	CacheKey        json.RawMessage `json:"cache_key,omitempty"`
+	CacheKeyUnknown string          `json:"cache_key_unknown,omitempty"`
 }
 
 type planBudgets struct {
@@ -127,10 +131,15 @@ type planSim struct {
 	FaultDuration string `json:"fault_duration,omitempty"`
 }
 
+// PlanKeys gives a build's engine cache key, or why it is unknown
+// (internal/cache computes it; matrix cannot import it).
+type PlanKeys func(Build) (key, unknown string)
+
 // PlanJSON writes builds as a JSON array, one build per line, whose field
 // order is fixed and whose maps have sorted keys, so equal plans give equal
-// bytes and plans diff line by line.
-func PlanJSON(w io.Writer, builds []Build) error {
+// bytes and plans diff line by line. With keys, each build also has its
+// engine cache key (null, with the reason, when it is unknown).
+func PlanJSON(w io.Writer, builds []Build, keys PlanKeys) error {
 	var one bytes.Buffer
 	enc := json.NewEncoder(&one)
 	enc.SetEscapeHTML(false) // paths may hold & or <
@@ -138,7 +147,11 @@ func PlanJSON(w io.Writer, builds []Build) error {
 	bw.WriteString("[")
 	for i, b := range builds {
 		one.Reset()
-		if err := enc.Encode(toPlan(b)); err != nil {
+		p := toPlan(b)
+		if keys != nil {
+			p.CacheKey, p.CacheKeyUnknown = planKey(keys(b))
+		}
+		if err := enc.Encode(p); err != nil {
 			return err
 		}
 		if i > 0 {
@@ -184,6 +197,15 @@ func toPlan(b Build) planBuild {
 		}
 	}
 	return p
+}
+
+// planKey is a key as JSON: a string, or null beside the reason.
+func planKey(key, unknown string) (json.RawMessage, string) {
+	if key == "" {
+		return json.RawMessage("null"), unknown
+	}
+	quoted, _ := json.Marshal(key)
+	return quoted, ""
 }
 
 func durationOrEmpty(d time.Duration) string {

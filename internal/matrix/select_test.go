@@ -72,7 +72,7 @@ func TestSelectListsAtMostTenNames(t *testing.T) {
 func TestPlanJSON(t *testing.T) {
 	f := loadValid(t)
 	var a bytes.Buffer
-	if err := PlanJSON(&a, f.Builds); err != nil {
+	if err := PlanJSON(&a, f.Builds, nil); err != nil {
 		t.Fatal(err)
 	}
 	var plan []struct {
@@ -122,7 +122,7 @@ func TestPlanJSONExactLine(t *testing.T) {
 		`{"name":"n","backend":"tensorrt","engine":"out/a&b<c>.engine","budgets":{"build":"15m0s","grace":"30s"},"axes":{"a":"2","m":"3","z":"1"},"pos":"m.yml:3:5"}` +
 		"\n]\n"
 	var buf bytes.Buffer
-	if err := PlanJSON(&buf, []Build{b}); err != nil {
+	if err := PlanJSON(&buf, []Build{b}, nil); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); got != want {
@@ -154,7 +154,7 @@ func TestPlanJSONLayout(t *testing.T) {
 	}{{nil, 1}, {f.Builds[:1], 3}, {f.Builds, 9}}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		if err := PlanJSON(&buf, tt.builds); err != nil {
+		if err := PlanJSON(&buf, tt.builds, nil); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
@@ -167,7 +167,7 @@ func TestPlanJSONLayout(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	PlanJSON(&buf, nil)
+	PlanJSON(&buf, nil, nil)
 	if buf.String() != "[]\n" {
 		t.Errorf("no builds: %q", buf.String())
 	}
@@ -211,5 +211,24 @@ func TestSelectErrorStaysShortForAHugeOnly(t *testing.T) {
 	_, err := f.Select(many)
 	if !strings.Contains(err.Error(), `"nope-9" and 4990 more; builds:`) {
 		t.Errorf("the error must say how many patterns it left out: %.400s", err)
+	}
+}
+
+// With keys, each line has its build's engine cache key, or null and why.
+func TestPlanJSONKeys(t *testing.T) {
+	builds := []Build{{Name: "a", Backend: "sim"}, {Name: "b", Backend: "tensorrt"}}
+	keys := func(b Build) (string, string) {
+		if b.Name == "a" {
+			return "ab12", ""
+		}
+		return "", "the GPU is not known"
+	}
+	var buf bytes.Buffer
+	if err := PlanJSON(&buf, builds, keys); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(buf.String(), "\n")
+	if !strings.HasSuffix(lines[1], `"cache_key":"ab12"},`) || !strings.HasSuffix(lines[2], `"cache_key":null,"cache_key_unknown":"the GPU is not known"}`) {
+		t.Errorf("PlanJSON with keys:\n%s", buf.String())
 	}
 }
