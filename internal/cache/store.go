@@ -40,7 +40,7 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if err != nil {
 		return storeError(err)
 	}
-	defer os.RemoveAll(stage) // nothing left after a failure or a lost race
+	defer os.RemoveAll(stage)                      // nothing left after a failure or a lost race
 	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp's 0700 would hide it from other users
 		return storeError(err)
 	}
