@@ -125,9 +125,8 @@ func Open(o Options) (*Cache, error) {
 }
 
 // probeWritable tries to create a file in dir: permission bits do not
-// tell (root writes anyway; a read-only mount refuses anyone). A variable
-// so a test can stand in for a read-only mount.
-var probeWritable = func(dir string) error {
+// tell (root writes anyway; a read-only mount refuses anyone).
+func probeWritable(dir string) error {
 	f, err := os.CreateTemp(dir, "probe-*")
 	if err != nil {
 		return err

@@ -73,30 +73,39 @@ const keySalt = "trt-action engine key\n"
 // changing its budget finds the same engine. The error names the file that
 // could not be read (a missing external-data file names the model too).
 func (h *Hasher) Key(b matrix.Build, env Env) (Key, error) {
+	data, err := h.document(b, env)
+	if err != nil {
+		return "", err
+	}
+	sum := sha256.Sum256(append([]byte(keySalt), data...))
+	return Key(hex.EncodeToString(sum[:])), nil
+}
+
+// document is the canonical JSON that Key hashes.
+func (h *Hasher) document(b matrix.Build, env Env) ([]byte, error) {
 	doc := keyDoc{Format: FormatVersion, Backend: b.Backend, Library: env.Library, Target: env.Target}
 	if b.ONNX != "" {
 		m, err := h.model(b.ONNX)
 		if err != nil {
-			return "", err
+			return nil, err
 		}
 		doc.Model = m
 	}
 	settings, err := h.settings(b)
 	if err != nil {
-		return "", err
+		return nil, err
 	}
 	doc.Settings = settings
 	if b.Backend == "sim" {
 		if doc.Sim, err = h.sim(b.Sim); err != nil {
-			return "", err
+			return nil, err
 		}
 	}
 	data, err := json.Marshal(doc)
 	if err != nil {
-		return "", fmt.Errorf("build %s: cannot encode its key: %w", b.Name, err)
+		return nil, fmt.Errorf("build %s: cannot encode its key: %w", b.Name, err)
 	}
-	sum := sha256.Sum256(append([]byte(keySalt), data...))
-	return Key(hex.EncodeToString(sum[:])), nil
+	return data, nil
 }
 
 // model hashes the ONNX file and its external data.

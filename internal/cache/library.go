@@ -84,6 +84,11 @@ func LibraryIdentity(backend, libPath string) (string, error) {
 		if err != nil {
 			return "", err
 		}
+		// The file's own name, links followed: libnvinfer.so and
+		// libnvinfer.so.10 name the same libnvinfer.so.10.16.0.
+		if real, err := filepath.EvalSymlinks(f); err == nil {
+			f = real
+		}
 		parts = append(parts, filepath.Base(f)+" "+id)
 	}
 	return strings.Join(parts, "; "), nil

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 )
 
 // Store saves the engine file and e (its Key, Size and EngineSHA256 are
@@ -39,7 +40,7 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if err != nil {
 		return storeError(err)
 	}
-	defer os.RemoveAll(stage) // nothing left after a failure or a lost race
+	defer os.RemoveAll(stage)                      // nothing left after a failure or a lost race
 	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp's 0700 would hide it from other users
 		return storeError(err)
 	}
@@ -61,6 +62,7 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 		return storeError(err)
 	}
 	syncDir(filepath.Dir(final))
+	c.markUsed(k, time.Time{}) // on the clock Fetch uses, not the file system's coarser one
 	if c.maxSize > 0 {
 		if _, err := c.Prune(PruneRule{MaxSize: c.maxSize}); err != nil {
 			return fmt.Errorf("cache: stored %s, but eviction failed: %w", k, err)

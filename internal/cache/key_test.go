@@ -1,0 +1,336 @@
+package cache
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/matrix"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+
+// keyEnv is the fixed environment of the key tests.
+var keyEnv = Env{Library: "libtensorrt_rtx.so.1 gnu-build-id 00; libtensorrt_onnxparser_rtx.so.1 gnu-build-id 01"}
+
+// project copies the external-data model into a fresh folder with a
+// plugin and a calibration cache, and returns the folder.
+func project(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	src := filepath.Join("testdata", "external")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		return writeFile(filepath.Join(dir, "models", rel), data)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, content := range map[string]string{"plugin.so": "plugin v1", "calib.cache": "calibration v1", "trace.jsonl": "{}\n"} {
+		if err := writeFile(filepath.Join(dir, name), []byte(content)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func writeFile(path string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, data, 0o644)
+}
+
+// parseBuild parses a one-build matrix in dir; build is the build's body,
+// indented as a list item's keys.
+func parseBuild(t *testing.T, dir, build string) matrix.Build {
+	t.Helper()
+	path := filepath.Join(dir, "trt-builds.yml")
+	m, err := matrix.Parse(path, []byte("version: 1\nbuilds:\n  - "+strings.TrimSpace(build)+"\n"))
+	if err != nil {
+		t.Fatalf("matrix: %v", err)
+	}
+	return m.Builds[0]
+}
+
+// rtxBuild is the build the key tests vary, written as a matrix would.
+const rtxBuild = `name: mlp
+    backend: tensorrt-rtx
+    onnx: models/model.onnx
+    engine: out/mlp.engine
+    targets: [sm89, sm80]
+    shapes: {X: {min: [1, 2], opt: [4, 2], max: [8, 2]}}
+    plugins: [plugin.so]
+    workspace: 1GiB
+    budgets: {build: 10m}`
+
+func keyOf(t *testing.T, dir, build string) Key {
+	t.Helper()
+	k, err := NewHasher().Key(parseBuild(t, dir, build), keyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+// TestKeyGolden pins what a key means: the canonical document and its
+// SHA-256 for fixed inputs. When it fails, the meaning of a key changed:
+// bump FormatVersion (so old entries are never taken for new ones), then
+// run with -update.
+func TestKeyGolden(t *testing.T) {
+	dir := project(t)
+	h := NewHasher()
+	b := parseBuild(t, dir, rtxBuild)
+	doc, err := h.document(b, keyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k, err := h.Key(b, keyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := append(append(doc, '\n'), []byte(string(k)+"\n")...)
+	golden := filepath.Join("testdata", "key.golden")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("the key's meaning changed: bump FormatVersion, then go test -update\n--- got\n%s--- want\n%s", got, want)
+	}
+	if !k.Valid() {
+		t.Errorf("key %q is not 64 lowercase hex digits", k)
+	}
+}
+
+// TestKeyChangesWithWhatDecidesTheEngine changes one byte of each input
+// file and one setting at a time.
+func TestKeyChangesWithWhatDecidesTheEngine(t *testing.T) {
+	dir := project(t)
+	base := keyOf(t, dir, rtxBuild)
+	flip := func(rel string) func() {
+		return func() {
+			p := filepath.Join(dir, rel)
+			data, err := os.ReadFile(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			orig := bytes.Clone(data)
+			data[len(data)-1] ^= 1
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = os.WriteFile(p, orig, 0o644) })
+		}
+	}
+	files := []string{"models/model.onnx", "models/weights.bin", "models/const.bin", "models/sub/then.bin",
+		"models/sparse.bin", "models/function.bin", "plugin.so"}
+	for _, rel := range files {
+		t.Run(rel, func(t *testing.T) {
+			flip(rel)()
+			if k := keyOf(t, dir, rtxBuild); k == base {
+				t.Errorf("one byte of %s changed, the key did not", rel)
+			}
+		})
+	}
+	settings := map[string]string{
+		"opt-level":           "opt-level: 5",
+		"targets":             "targets: [sm89]",
+		"shapes":              "shapes: {X: {min: [1, 2], opt: [2, 2], max: [8, 2]}}",
+		"workspace":           "workspace: 2GiB",
+		"profiling-verbosity": "profiling-verbosity: detailed",
+		"tf32":                "tf32: false",
+		"tactic-sources":      "tactic-sources: -jit-convolutions",
+	}
+	for name, line := range settings {
+		t.Run(name, func(t *testing.T) {
+			if k := keyOf(t, dir, withLine(rtxBuild, line)); k == base {
+				t.Errorf("%s changed, the key did not", line)
+			}
+		})
+	}
+	t.Run("backend", func(t *testing.T) {
+		noTargets := strings.Replace(rtxBuild, "    targets: [sm89, sm80]\n", "", 1)
+		if keyOf(t, dir, noTargets) == keyOf(t, dir, withLine(noTargets, "backend: sim")) {
+			t.Error("the backend did not change the key")
+		}
+	})
+	t.Run("library and target", func(t *testing.T) {
+		b := parseBuild(t, dir, rtxBuild)
+		for _, env := range []Env{{Library: keyEnv.Library + "x"}, {Library: keyEnv.Library, Target: "NVIDIA L4 sm89"}} {
+			if k, _ := NewHasher().Key(b, env); k == base {
+				t.Errorf("env %+v gives the same key", env)
+			}
+		}
+	})
+}
+
+// withLine replaces the build's key of the same name, or adds the line.
+func withLine(build, line string) string {
+	key, _, _ := strings.Cut(line, ":")
+	var out []string
+	replaced := false
+	for _, l := range strings.Split(build, "\n") {
+		if k, _, _ := strings.Cut(strings.TrimSpace(l), ":"); k == key {
+			l, replaced = strings.Repeat(" ", len(l)-len(strings.TrimLeft(l, " ")))+line, true
+		}
+		out = append(out, l)
+	}
+	if !replaced {
+		out = append(out, "    "+line)
+	}
+	return strings.Join(out, "\n")
+}
+
+// TestKeyIgnoresWhatDoesNotDecideTheEngine: names, budgets, output paths,
+// the timing cache, the model's own path, and defaults written out.
+func TestKeyIgnoresWhatDoesNotDecideTheEngine(t *testing.T) {
+	dir := project(t)
+	base := keyOf(t, dir, rtxBuild)
+	same := map[string]string{
+		"name":                "name: renamed",
+		"engine":              "engine: elsewhere/other.engine",
+		"budgets":             "budgets: {build: 1h, stall: 1m}",
+		"targets order":       "targets: [sm80, sm89, sm80]",
+		"opt-level default":   "opt-level: 3",
+		"tiling default":      "tiling-optimization-level: 0",
+		"tf32 default":        "tf32: true",
+		"verbosity default":   "profiling-verbosity: layer-names-only",
+		"hardware default":    "hardware-compatibility: none",
+		"refit default":       "refit: none",
+		"sparsity default":    "sparsity: disable",
+		"platform default":    "runtime-platform: same-as-build",
+		"version-compatible":  "version-compatible: false",
+		"workspace in bytes":  "workspace: 1073741824",
+		"sim settings (rtx)":  "sim: {threads: 2}",
+		"tactic toggles":      "tactic-sources: [+jit-convolutions, -edge-mask-convolutions]",
+		"tactic toggles, str": "tactic-sources: \"-edge-mask-convolutions,-jit-convolutions,+jit-convolutions\"",
+	}
+	toggled := keyOf(t, dir, withLine(rtxBuild, same["tactic toggles"]))
+	for name, line := range same {
+		t.Run(name, func(t *testing.T) {
+			want := base
+			if strings.HasPrefix(name, "tactic toggles") {
+				want = toggled
+			}
+			if k := keyOf(t, dir, withLine(rtxBuild, line)); k != want {
+				t.Errorf("%q changed the key", line)
+			}
+		})
+	}
+	t.Run("model moved", func(t *testing.T) {
+		if err := os.Rename(filepath.Join(dir, "models"), filepath.Join(dir, "moved")); err != nil {
+			t.Fatal(err)
+		}
+		defer os.Rename(filepath.Join(dir, "moved"), filepath.Join(dir, "models"))
+		if k := keyOf(t, dir, withLine(rtxBuild, "onnx: moved/model.onnx")); k != base {
+			t.Error("moving the model with its external data changed the key")
+		}
+	})
+}
+
+// TestKeyTimingCacheLeftOut: a timing cache speeds a build, it does not
+// decide the engine (backend tensorrt; tensorrt-rtx refuses one).
+func TestKeyTimingCacheLeftOut(t *testing.T) {
+	dir := project(t)
+	b := strings.Replace(rtxBuild, "backend: tensorrt-rtx", "backend: tensorrt", 1)
+	b = strings.Replace(b, "    targets: [sm89, sm80]\n", "", 1)
+	if keyOf(t, dir, b) != keyOf(t, dir, withLine(b, "timing-cache: cache/t.cache")) {
+		t.Error("a timing cache changed the key")
+	}
+}
+
+// TestKeySim: a simulated build's key has its trace's bytes and its
+// replay settings, so a demo run twice hits.
+func TestKeySim(t *testing.T) {
+	dir := project(t)
+	const sim = `name: demo
+    backend: sim
+    sim: {trace: trace.jsonl, step: 1ms}`
+	base := keyOf(t, dir, sim)
+	if keyOf(t, dir, strings.Replace(sim, "step: 1ms", "step: 2ms", 1)) == base {
+		t.Error("sim.step did not change the key")
+	}
+	if keyOf(t, dir, strings.Replace(sim, "name: demo", "name: other", 1)) != base {
+		t.Error("the name changed the key")
+	}
+	if err := os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte("{}\n\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if keyOf(t, dir, sim) == base {
+		t.Error("the trace's bytes did not change the key")
+	}
+}
+
+// TestKeyMissingExternalData names the model and the file.
+func TestKeyMissingExternalData(t *testing.T) {
+	dir := project(t)
+	b := parseBuild(t, dir, rtxBuild)
+	if err := os.Remove(filepath.Join(dir, "models", "sub", "then.bin")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := NewHasher().Key(b, keyEnv)
+	if err == nil {
+		t.Fatal("no error for a missing external-data file")
+	}
+	for _, want := range []string{filepath.Join(dir, "models", "model.onnx"), `"sub/then.bin"`, filepath.Join(dir, "models", "sub", "then.bin"), "not found"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not name %s", err, want)
+		}
+	}
+}
+
+// TestHasherRemembersFiles: a file is read once per version. Content
+// changed behind the same size and modification time is not seen (that
+// is the memo); a new modification time is.
+func TestHasherRemembersFiles(t *testing.T) {
+	dir := project(t)
+	b := parseBuild(t, dir, rtxBuild)
+	h := NewHasher()
+	first, err := h.Key(b, keyEnv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	weights := filepath.Join(dir, "models", "weights.bin")
+	fi, err := os.Stat(weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(weights)
+	data[0] ^= 1
+	if err := os.WriteFile(weights, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chtimes(weights, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := h.Key(b, keyEnv); k != first {
+		t.Error("the hasher read a file again whose size and modification time had not changed")
+	}
+	if k, _ := NewHasher().Key(b, keyEnv); k == first {
+		t.Error("a new hasher did not see the changed file")
+	}
+	later := fi.ModTime().Add(time.Second)
+	if err := os.Chtimes(weights, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if k, _ := h.Key(b, keyEnv); k == first {
+		t.Error("the hasher kept a file's hash after its modification time changed")
+	}
+}

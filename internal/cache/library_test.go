@@ -1,0 +1,144 @@
+package cache
+
+import (
+	"debug/elf"
+	"encoding/hex"
+	"errors"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// rtxLibDir is the folder of the TensorRT-RTX libraries `make test`
+// installs (scripts/setup-tensorrt-rtx exports TRT_ACTION_RTX_LIB). Without
+// it the test skips, except in CI (CI set, or TRT_ACTION_REQUIRE_RTX=1),
+// where it fails.
+func rtxLibDir(t *testing.T) string {
+	t.Helper()
+	dir := os.Getenv("TRT_ACTION_RTX_LIB")
+	if dir == "" {
+		home, _ := os.UserHomeDir()
+		found, _ := filepath.Glob(filepath.Join(home, ".cache", "trt-action", "rtx-*", "lib"))
+		if len(found) > 0 {
+			dir = found[0]
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "libtensorrt_rtx.so.1")); dir == "" || err != nil {
+		msg := "no TensorRT-RTX library (TRT_ACTION_RTX_LIB, or ~/.cache/trt-action/rtx-*/lib from scripts/setup-tensorrt-rtx)"
+		if os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" || os.Getenv("CI") != "" {
+			t.Fatal(msg)
+		}
+		t.Skip(msg)
+	}
+	return dir
+}
+
+// sectionBuildID reads the build-id another way than LibraryIdentity
+// does: from the section, not the program headers' notes.
+func sectionBuildID(t *testing.T, path string) string {
+	t.Helper()
+	f, err := elf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	s := f.Section(".note.gnu.build-id")
+	if s == nil {
+		t.Fatalf("%s has no .note.gnu.build-id section", path)
+	}
+	data, err := s.Data()
+	if err != nil || len(data) < 16 {
+		t.Fatalf("%s: build-id section: %v", path, err)
+	}
+	// namesz 4, descsz, type 3, "GNU\0", then the id.
+	return hex.EncodeToString(data[16:])
+}
+
+func TestLibraryIdentityOfTensorRTRTX(t *testing.T) {
+	dir := rtxLibDir(t)
+	want := "libtensorrt_rtx.so.1 gnu-build-id " + sectionBuildID(t, filepath.Join(dir, "libtensorrt_rtx.so.1")) +
+		"; libtensorrt_onnxparser_rtx.so.1 gnu-build-id " + sectionBuildID(t, filepath.Join(dir, "libtensorrt_onnxparser_rtx.so.1"))
+	for name, libPath := range map[string]string{
+		"folder": dir, "file": filepath.Join(dir, "libtensorrt_rtx.so.1"), "unversioned link": filepath.Join(dir, "libtensorrt_rtx.so"),
+	} {
+		if _, err := os.Lstat(libPath); err != nil {
+			continue // the link is the set-up script's; a bare wheel has none
+		}
+		got, err := LibraryIdentity("tensorrt-rtx", libPath)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got != want {
+			t.Errorf("%s: identity %q, want %q", name, got, want)
+		}
+	}
+	t.Setenv("TRT_ACTION_RTX_LIB", dir)
+	if got, err := LibraryIdentity("tensorrt-rtx", ""); err != nil || got != want {
+		t.Errorf("from TRT_ACTION_RTX_LIB: %q, %v; want %q", got, err, want)
+	}
+}
+
+func TestLibraryIdentityUnknown(t *testing.T) {
+	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	t.Setenv("TRT_ACTION_TRT_LIB", "")
+	for _, backend := range []string{"tensorrt", "tensorrt-rtx"} {
+		_, err := LibraryIdentity(backend, "")
+		var unknown *LibraryUnknownError
+		if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "search path") {
+			t.Errorf("%s without a location: %v, want a LibraryUnknownError naming the search path", backend, err)
+		}
+	}
+	empty := t.TempDir()
+	if _, err := LibraryIdentity("tensorrt", empty); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
+		t.Errorf("a folder without the library: %v", err)
+	}
+	if id, err := LibraryIdentity("sim", ""); err != nil || id != SimLibrary {
+		t.Errorf("sim: %q, %v", id, err)
+	}
+}
+
+// TestLibraryIdentityWithoutBuildID falls back to the content's SHA-256,
+// and names both majors when a folder holds both (only loading would say
+// which one a backend takes).
+func TestLibraryIdentityWithoutBuildID(t *testing.T) {
+	dir := t.TempDir()
+	for _, name := range []string{"libnvinfer.so.10", "libnvonnxparser.so.10"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("not ELF: "+name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := LibraryIdentity("tensorrt", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !regexp.MustCompile(`^libnvinfer\.so\.10 sha256 [0-9a-f]{64}; libnvonnxparser\.so\.10 sha256 [0-9a-f]{64}$`).MatchString(got) {
+		t.Errorf("identity %q", got)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "libnvinfer.so.11"), []byte("eleven"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "libnvonnxparser.so.11"), []byte("eleven parser"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	both, err := LibraryIdentity("tensorrt", dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"libnvinfer.so.10", "libnvinfer.so.11", "libnvonnxparser.so.10", "libnvonnxparser.so.11"} {
+		if !strings.Contains(both, name+" sha256 ") {
+			t.Errorf("identity %q does not name %s", both, name)
+		}
+	}
+	// A file of a known major takes only that major's parser.
+	if one, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil || strings.Contains(one, ".so.11") {
+		t.Errorf("libnvinfer.so.10 named: %q, %v", one, err)
+	}
+	if err := os.Remove(filepath.Join(dir, "libnvonnxparser.so.10")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
+		t.Errorf("no parser beside the library: %v", err)
+	}
+}

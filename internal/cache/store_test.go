@@ -1,0 +1,392 @@
+package cache
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// testKey is a valid key made from a word.
+func testKey(word string) Key {
+	sum := sha256.Sum256([]byte(word))
+	return Key(hex.EncodeToString(sum[:]))
+}
+
+// engineFor writes an engine of size bytes whose content depends on word.
+func engineFor(t testing.TB, dir, word string, size int) string {
+	t.Helper()
+	p := filepath.Join(dir, word+".engine")
+	if err := os.WriteFile(p, engineBytes(word, size), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func engineBytes(word string, size int) []byte {
+	return bytes.Repeat([]byte(word+"|"), size/(len(word)+1)+1)[:size]
+}
+
+func openCache(t testing.TB, dir string, maxSize int64) *Cache {
+	t.Helper()
+	c, err := Open(Options{Dir: dir, MaxSize: maxSize})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func store(t testing.TB, c *Cache, word string, size int) Key {
+	t.Helper()
+	k := testKey(word)
+	eng := engineFor(t, t.TempDir(), word, size)
+	if err := c.Store(k, eng, Entry{Build: word, Backend: "sim"}); err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func TestStoreThenFetch(t *testing.T) {
+	for _, how := range []string{"hard link", "copy"} {
+		t.Run(how, func(t *testing.T) {
+			if how == "copy" {
+				link = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
+				t.Cleanup(func() { link = os.Link })
+			}
+			c := openCache(t, t.TempDir(), 0)
+			k := testKey("mlp")
+			eng := engineFor(t, t.TempDir(), "mlp", 5000)
+			built := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
+			orig := &report.Build{Name: "mlp", Status: report.StatusOK, DurationMs: 843000}
+			if err := c.Store(k, eng, Entry{Build: "mlp", Backend: "tensorrt-rtx", BuiltAt: built, Duration: 843 * time.Second, Original: orig}); err != nil {
+				t.Fatal(err)
+			}
+			dest := filepath.Join(t.TempDir(), "out", "mlp.engine")
+			e, hit, err := c.Fetch(k, dest)
+			if err != nil || !hit {
+				t.Fatalf("Fetch = %v, %v", hit, err)
+			}
+			if got, _ := os.ReadFile(dest); !bytes.Equal(got, engineBytes("mlp", 5000)) {
+				t.Error("the fetched engine differs from the stored one")
+			}
+			if e.Key != k || e.Build != "mlp" || !e.BuiltAt.Equal(built) || e.Duration != 843*time.Second || e.Size != 5000 ||
+				e.Original == nil || e.Original.DurationMs != 843000 || e.LastUsed.IsZero() {
+				t.Errorf("entry %+v", e)
+			}
+			a, _ := os.Stat(dest)
+			b, _ := os.Stat(filepath.Join(c.entryDir(k), engineName))
+			if linked := os.SameFile(a, b); linked != (how == "hard link") {
+				t.Errorf("%s: dest is the cache's file: %v", how, linked)
+			}
+			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
+				t.Errorf("partial files left: %v", leftovers)
+			}
+			if _, hit, err := c.Fetch(testKey("other"), filepath.Join(t.TempDir(), "x")); hit || err != nil {
+				t.Errorf("a missing key: hit %v, error %v", hit, err)
+			}
+		})
+	}
+}
+
+// TestFetchNeverWritesThroughALink: a link at dest is refused, and what it
+// points to is untouched.
+func TestFetchNeverWritesThroughALink(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	k := store(t, c, "mlp", 100)
+	dir := t.TempDir()
+	victim := filepath.Join(dir, "victim")
+	if err := os.WriteFile(victim, []byte("keep me"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(dir, "mlp.engine")
+	if err := os.Symlink(victim, dest); err != nil {
+		t.Fatal(err)
+	}
+	if _, hit, err := c.Fetch(k, dest); hit || err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("Fetch through a link: hit %v, error %v", hit, err)
+	}
+	if got, _ := os.ReadFile(victim); string(got) != "keep me" {
+		t.Errorf("the link's target was written: %q", got)
+	}
+	if _, err := os.Stat(c.entryDir(k)); err != nil {
+		t.Errorf("the entry was removed: %v", err)
+	}
+}
+
+// TestStoreKeepsTheFirstEntry: a second Store of a key (another shard,
+// another run) leaves the first entry as it is.
+func TestStoreKeepsTheFirstEntry(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	k := testKey("mlp")
+	if err := c.Store(k, engineFor(t, t.TempDir(), "first", 100), Entry{Build: "first"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Store(k, engineFor(t, t.TempDir(), "second", 100), Entry{Build: "second"}); err != nil {
+		t.Fatal(err)
+	}
+	dest := filepath.Join(t.TempDir(), "e")
+	e, hit, err := c.Fetch(k, dest)
+	if !hit || err != nil || e.Build != "first" {
+		t.Fatalf("Fetch = %+v, %v, %v", e, hit, err)
+	}
+	if got, _ := os.ReadFile(dest); !bytes.Equal(got, engineBytes("first", 100)) {
+		t.Error("the engine is not the first one stored")
+	}
+	if staged, _ := os.ReadDir(filepath.Join(c.root, tmpName)); len(staged) != 0 {
+		t.Errorf("staging left behind: %v", staged)
+	}
+}
+
+// TestCorruptEntries: each kind of damage is found by Fetch (removed and
+// reported, nothing put at dest) and by Verify.
+func TestCorruptEntries(t *testing.T) {
+	damage := map[string]func(t *testing.T, dir string){
+		"flipped byte": func(t *testing.T, dir string) {
+			p := filepath.Join(dir, engineName)
+			data, _ := os.ReadFile(p)
+			data[len(data)/2] ^= 0x40
+			if err := os.WriteFile(p, data, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"truncated": func(t *testing.T, dir string) {
+			if err := os.Truncate(filepath.Join(dir, engineName), 10); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"bad metadata": func(t *testing.T, dir string) {
+			if err := os.WriteFile(filepath.Join(dir, metaName), []byte(`{"format":1,"key":`), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"no metadata": func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, metaName)); err != nil {
+				t.Fatal(err)
+			}
+		},
+		"no engine": func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, engineName)); err != nil {
+				t.Fatal(err)
+			}
+		},
+	}
+	for name, harm := range damage {
+		t.Run(name, func(t *testing.T) {
+			c := openCache(t, t.TempDir(), 0)
+			k := store(t, c, "mlp", 1000)
+			good := store(t, c, "good", 1000)
+			harm(t, c.entryDir(k))
+			dest := filepath.Join(t.TempDir(), "mlp.engine")
+			_, hit, err := c.Fetch(k, dest)
+			var corrupt *CorruptError
+			if hit || !errors.As(err, &corrupt) || !corrupt.Removed || corrupt.Key != k {
+				t.Fatalf("Fetch = hit %v, error %v; want a removed *CorruptError", hit, err)
+			}
+			if _, err := os.Stat(c.entryDir(k)); !os.IsNotExist(err) {
+				t.Errorf("the corrupt entry is still there: %v", err)
+			}
+			if _, err := os.Stat(dest); !os.IsNotExist(err) {
+				t.Errorf("something was put at dest: %v", err)
+			}
+			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
+				t.Errorf("partial files left: %v", leftovers)
+			}
+			// Verify finds the same damage.
+			k = store(t, c, "mlp", 1000)
+			harm(t, c.entryDir(k))
+			bad, err := c.Verify()
+			if err != nil || len(bad) != 1 || bad[0].Key != k || !bad[0].Removed {
+				t.Fatalf("Verify = %+v, %v; want the one bad entry, removed", bad, err)
+			}
+			if _, hit, err := c.Fetch(good, filepath.Join(t.TempDir(), "g")); !hit || err != nil {
+				t.Errorf("the good entry: hit %v, error %v", hit, err)
+			}
+		})
+	}
+}
+
+// setLastUsed backdates an entry's last use.
+func setLastUsed(t *testing.T, c *Cache, k Key, at time.Time) {
+	t.Helper()
+	if err := os.Chtimes(filepath.Join(c.entryDir(k), metaName), at, at); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func keysOf(entries []Entry) []Key {
+	var out []Key
+	for _, e := range entries {
+		out = append(out, e.Key)
+	}
+	return out
+}
+
+// TestEvictionLeastRecentlyUsedFirst: over max-size, the entries used
+// longest ago go first, and a fetch counts as a use.
+func TestEvictionLeastRecentlyUsedFirst(t *testing.T) {
+	dir := t.TempDir()
+	c := openCache(t, dir, 0)
+	now := time.Now()
+	a, b, d := store(t, c, "a", 1000), store(t, c, "b", 1000), store(t, c, "d", 1000)
+	setLastUsed(t, c, a, now.Add(-3*time.Hour))
+	setLastUsed(t, c, b, now.Add(-2*time.Hour))
+	setLastUsed(t, c, d, now.Add(-1*time.Hour))
+	if _, hit, _ := c.Fetch(a, filepath.Join(t.TempDir(), "a")); !hit {
+		t.Fatal("no hit for a")
+	}
+	// Room for two entries (engine and metadata each): storing a fourth
+	// evicts the two least recently used, b and d.
+	limited := openCache(t, dir, 2*1000+2*entrySize(t, c, a)+500)
+	e := store(t, limited, "e", 1000)
+	left, err := c.List()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(left); len(got) != 2 || got[0] != e || got[1] != a {
+		t.Errorf("left %v, want [e a] (most recent first)", got)
+	}
+}
+
+func entrySize(t *testing.T, c *Cache, k Key) int64 {
+	fi, err := os.Stat(filepath.Join(c.entryDir(k), metaName))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// TestEvictionSkipsAnEntryInUse: an entry whose engine a reader holds
+// (shared lock) is not removed; the next one is.
+func TestEvictionSkipsAnEntryInUse(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	now := time.Now()
+	old, newer := store(t, c, "old", 1000), store(t, c, "newer", 1000)
+	setLastUsed(t, c, old, now.Add(-2*time.Hour))
+	setLastUsed(t, c, newer, now.Add(-1*time.Hour))
+	r, err := c.openEntry(old) // as Fetch holds it while it reads
+	if err != nil {
+		t.Fatal(err)
+	}
+	removed, err := c.Prune(PruneRule{MaxSize: 1000})
+	r.close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := keysOf(removed); len(got) != 1 || got[0] != newer {
+		t.Errorf("removed %v, want only the entry not in use", got)
+	}
+	if removed, _ := c.Prune(PruneRule{MaxSize: 1000}); len(removed) != 1 || removed[0].Key != old {
+		t.Errorf("after the reader let go: removed %v", keysOf(removed))
+	}
+}
+
+func TestPruneUnusedFor(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	stale, fresh := store(t, c, "stale", 10), store(t, c, "fresh", 10)
+	setLastUsed(t, c, stale, time.Now().Add(-48*time.Hour))
+	removed, err := c.Prune(PruneRule{UnusedFor: 24 * time.Hour})
+	if err != nil || len(removed) != 1 || removed[0].Key != stale || removed[0].Build != "stale" {
+		t.Errorf("removed %+v, %v", removed, err)
+	}
+	if _, hit, _ := c.Fetch(fresh, filepath.Join(t.TempDir(), "f")); !hit {
+		t.Error("the fresh entry is gone")
+	}
+}
+
+func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
+	c := openCache(t, t.TempDir(), 100)
+	err := c.Store(testKey("big"), engineFor(t, t.TempDir(), "big", 1000), Entry{})
+	if err == nil || !strings.Contains(err.Error(), "larger than the cache's max-size") {
+		t.Errorf("Store of 1000 bytes into max-size 100: %v", err)
+	}
+}
+
+func TestStoreErrorNamesAFullDisk(t *testing.T) {
+	err := storeError(&os.PathError{Op: "write", Path: "/c/engine", Err: syscall.ENOSPC})
+	if !strings.Contains(err.Error(), "disk is full") || !errors.Is(err, syscall.ENOSPC) {
+		t.Errorf("storeError = %v", err)
+	}
+}
+
+// TestOpenRemovesAbandonedStaging: a staging folder of a killed process
+// goes after an hour; a recent one (a Store under way) stays.
+func TestOpenRemovesAbandonedStaging(t *testing.T) {
+	dir := t.TempDir()
+	c := openCache(t, dir, 0)
+	old, recent := filepath.Join(c.root, tmpName, "store-old"), filepath.Join(c.root, tmpName, "store-recent")
+	for _, p := range []string{old, recent} {
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	past := time.Now().Add(-2 * time.Hour)
+	if err := os.Chtimes(old, past, past); err != nil {
+		t.Fatal(err)
+	}
+	openCache(t, dir, 0)
+	if _, err := os.Stat(old); !os.IsNotExist(err) {
+		t.Error("an abandoned staging folder was kept")
+	}
+	if _, err := os.Stat(recent); err != nil {
+		t.Error("a staging folder in use was removed")
+	}
+}
+
+func TestKeyMustBeAKey(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	for _, k := range []Key{"", "../../etc", Key(strings.Repeat("A", 64)), testKey("x")[:63]} {
+		if err := c.Store(k, "/dev/null", Entry{}); err == nil {
+			t.Errorf("Store(%q) accepted", k)
+		}
+		if _, _, err := c.Fetch(k, filepath.Join(t.TempDir(), "e")); err == nil {
+			t.Errorf("Fetch(%q) accepted", k)
+		}
+	}
+}
+
+// lockHeld reports whether someone holds a lock on path's file.
+func lockHeld(t *testing.T, path string) bool {
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	err = unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+	return errors.Is(err, unix.EWOULDBLOCK)
+}
+
+// TestFetchReleasesItsLock: after Fetch, eviction can take the entry.
+func TestFetchReleasesItsLock(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	k := store(t, c, "mlp", 100)
+	if _, hit, err := c.Fetch(k, filepath.Join(t.TempDir(), "e")); !hit || err != nil {
+		t.Fatal(hit, err)
+	}
+	if lockHeld(t, filepath.Join(c.entryDir(k), engineName)) {
+		t.Error("Fetch kept its lock on the engine")
+	}
+}
+
+func ExampleCache_Fetch() {
+	dir, _ := os.MkdirTemp("", "cache-example-")
+	defer os.RemoveAll(dir)
+	c, _ := Open(Options{Dir: filepath.Join(dir, "cache"), MaxSize: 20 << 30})
+	engine := filepath.Join(dir, "mlp.engine")
+	_ = os.WriteFile(engine, []byte("plan"), 0o644)
+	k := testKey("mlp")
+	_ = c.Store(k, engine, Entry{Build: "mlp", Backend: "tensorrt-rtx"})
+	e, hit, err := c.Fetch(k, filepath.Join(dir, "out", "mlp.engine"))
+	fmt.Println(hit, err, e.Build, e.Size)
+	// Output: true <nil> mlp 4
+}

@@ -1,0 +1,75 @@
+package matrix
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const simBuild = "builds:\n  - {name: a, backend: sim}\n"
+
+func TestCacheKey(t *testing.T) {
+	repo, m := repoWithMatrix(t, "cache: {dir: ../.trt-cache, max-size: 20GiB}\n"+simBuild)
+	f, err := Load(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := f.Cache
+	if c == nil || c.Dir != filepath.Join(repo, ".trt-cache") || c.MaxSize != 20<<30 {
+		t.Fatalf("Cache = %+v, want dir %s and 20 GiB", c, filepath.Join(repo, ".trt-cache"))
+	}
+	if c.Pos.Line != 2 || c.Pos.Column != 1 {
+		t.Errorf("Pos = %+v, want 2:1", c.Pos)
+	}
+
+	_, m = repoWithMatrix(t, "cache:\n  dir: c\n"+simBuild)
+	if f, err := Load(m); err != nil || f.Cache.MaxSize != 0 {
+		t.Errorf("without max-size: %+v, %v; want no limit", f.Cache, err)
+	}
+	_, m = repoWithMatrix(t, simBuild)
+	if f, err := Load(m); err != nil || f.Cache != nil {
+		t.Errorf("without cache: %+v, %v; want nil (off)", f.Cache, err)
+	}
+}
+
+func TestCacheKeyErrors(t *testing.T) {
+	tests := []struct {
+		body  string
+		at    string
+		parts []string
+	}{
+		{"cache: {max-size: 1GiB}\n", "2:1", []string{"cache: dir is required"}},
+		{"cache: {dir: c, max-size: lots}\n", "2:27", []string{`cache.max-size: invalid size "lots"`, "KiB, MiB, GiB"}},
+		{"cache: {dir: c, maxsize: 1GiB}\n", "2:17", []string{`unknown key "maxsize" in cache`, `did you mean "max-size"`, "allowed: dir, max-size"}},
+		{"cache:\n", "2:1", []string{"cache: expected a mapping", "remove the key"}},
+		{"cache: .trt-cache\n", "2:8", []string{"cache: expected a mapping"}},
+		{"cache: {dir: /var/tmp/elsewhere}\n", "2:14", []string{"cache.dir", "outside the workspace", "allow-paths"}},
+		{"cache: {dir: m.yml}\n", "2:14", []string{"cache.dir", "is not a folder"}},
+	}
+	for _, tt := range tests {
+		t.Run(strings.TrimSpace(tt.body), func(t *testing.T) {
+			_, m := repoWithMatrix(t, tt.body+simBuild)
+			wantPathError(t, m, tt.at, tt.parts...)
+		})
+	}
+	t.Run("allowed outside", func(t *testing.T) {
+		other := realDir(t, t.TempDir())
+		_, m := repoWithMatrix(t, "allow-paths: ["+other+"]\ncache: {dir: "+filepath.Join(other, "c")+"}\n"+simBuild)
+		if _, err := Load(m); err != nil {
+			t.Errorf("a cache in allow-paths: %v", err)
+		}
+	})
+}
+
+func TestParseSize(t *testing.T) {
+	for in, want := range map[string]int64{"20GiB": 20 << 30, "512 MiB": 512 << 20, "1.5GB": 1_500_000_000, "4096": 4096} {
+		if got, err := ParseSize(in); err != nil || got != want {
+			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1GiB", "2TB", "GiB"} {
+		if _, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), "B, KiB, MiB, GiB, KB, MB, GB") {
+			t.Errorf("ParseSize(%q): %v, want an error listing the units", in, err)
+		}
+	}
+}
