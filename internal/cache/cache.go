@@ -93,9 +93,9 @@ type CorruptError struct {
 func (e *CorruptError) Error() string {
 	what := "removed"
 	if !e.Removed {
-		what = "could not be removed"
+		what = "not removed (a read-only cache, or no permission)"
 	}
-	return fmt.Sprintf("cache entry %s is corrupt (%s) and %s; the build runs", e.Path, e.Reason, what)
+	return fmt.Sprintf("cache entry %s is corrupt: %s; %s", e.Path, e.Reason, what)
 }
 
 // Open opens the cache at o.Dir, creating the folder when it can. A folder
@@ -138,6 +138,9 @@ func probeWritable(dir string) error {
 // ReadOnly reports whether the cache is only read from: Store does
 // nothing and returns ErrReadOnly.
 func (c *Cache) ReadOnly() bool { return c.readOnly }
+
+// MaxSize is the size Store keeps the cache under; 0 = no limit.
+func (c *Cache) MaxSize() int64 { return c.maxSize }
 
 // Dir is the folder the cache was opened at.
 func (c *Cache) Dir() string { return c.dir }

@@ -18,9 +18,10 @@ import (
 // modification time, so a hundred builds of one model read it once, and a
 // file changed in between is read again.
 type Hasher struct {
-	mu     sync.Mutex
-	sums   map[fileID]string
-	models map[fileID]modelFacts
+	mu        sync.Mutex
+	sums      map[fileID]string
+	models    map[fileID]modelFacts
+	libraries map[libraryQuery]libraryAnswer
 }
 
 // modelFacts is what one read of an ONNX file yields.
@@ -38,7 +39,7 @@ type fileID struct {
 
 // NewHasher returns a Hasher with nothing remembered.
 func NewHasher() *Hasher {
-	return &Hasher{sums: map[fileID]string{}, models: map[fileID]modelFacts{}}
+	return &Hasher{sums: map[fileID]string{}, models: map[fileID]modelFacts{}, libraries: map[libraryQuery]libraryAnswer{}}
 }
 
 // identify stats path (following links: the content is what counts).

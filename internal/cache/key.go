@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"runtime"
 	"slices"
 	"strings"
 
@@ -248,6 +249,27 @@ func (h *Hasher) sim(s matrix.Sim) (*simDoc, error) {
 		d.Trace = sum
 	}
 	return d, nil
+}
+
+// RestorePrefix is the start of every RunKey on this OS and architecture
+// with this FormatVersion: actions/cache's restore-keys, so a run whose
+// builds changed restores the newest cache folder that can hold hits.
+func RestorePrefix() string {
+	return fmt.Sprintf("trt-engines-v%d-%s-%s-", FormatVersion, runtime.GOOS, runtime.GOARCH)
+}
+
+// RunKey is one key for a whole run, from its builds' keys (order and
+// repeats do not count): actions/cache's key, which changes when any
+// build's key does.
+func RunKey(keys []Key) string {
+	sorted := slices.Clone(keys)
+	slices.Sort(sorted)
+	sorted = slices.Compact(sorted)
+	h := sha256.New()
+	for _, k := range sorted {
+		h.Write([]byte(string(k) + "\n"))
+	}
+	return RestorePrefix() + hex.EncodeToString(h.Sum(nil))
 }
 
 // Valid reports whether k looks like a key: 64 lowercase hex digits. A key

@@ -242,3 +242,36 @@ func IsLibraryUnknown(err error) bool {
 	var e *LibraryUnknownError
 	return errors.As(err, &e)
 }
+
+// Env is the Env of a build on backend: LibraryIdentity(backend, libPath),
+// remembered for the run (a library without a build-id is hashed once),
+// and target for backend tensorrt only. A *LibraryUnknownError is returned
+// as LibraryIdentity returns it.
+func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
+	id := libraryQuery{backend, libPath, os.Getenv(backendLibraries[backend].variable)}
+	h.mu.Lock()
+	known, ok := h.libraries[id]
+	h.mu.Unlock()
+	if !ok {
+		known.identity, known.err = LibraryIdentity(backend, libPath)
+		h.mu.Lock()
+		h.libraries[id] = known
+		h.mu.Unlock()
+	}
+	if known.err != nil {
+		return Env{}, known.err
+	}
+	env := Env{Library: known.identity}
+	if backend == "tensorrt" {
+		env.Target = target
+	}
+	return env, nil
+}
+
+// libraryQuery is what LibraryIdentity's answer depends on.
+type libraryQuery struct{ backend, libPath, variable string }
+
+type libraryAnswer struct {
+	identity string
+	err      error
+}

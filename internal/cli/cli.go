@@ -65,6 +65,7 @@ type subcommand struct {
 var subcommands = map[string]subcommand{
 	"build":       {summary: "run the builds of a matrix file", signals: true, run: runBuild},
 	"merge":       {summary: "join the reports of sharded jobs into one report, summary and JUnit file", run: runMerge},
+	"cache":       {summary: "the engine cache: cache key|ls|prune|verify", run: runCache},
 	"validate":    {summary: "check a matrix file and report every error", run: runValidate},
 	"plan":        {summary: "list the builds a matrix file expands to", run: runPlan},
 	"schema":      {summary: "print the JSON Schema of the matrix file", run: runSchema},

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/trt-action/trt-action/internal/build"
+	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -46,10 +47,13 @@ func codeForError(err error) int {
 	var ue usageError
 	var me matrix.Errors
 	var oe outputError
+	var lu *cache.LibraryUnknownError
 	switch {
 	case err == nil:
 		return ExitOK
 	case errors.As(err, &ue), errors.As(err, &me):
+		return ExitInvalid
+	case errors.As(err, &lu): // --trt-lib or the variable says where it is
 		return ExitInvalid
 	case errors.As(err, &oe):
 		return ExitOutput

@@ -12,3 +12,11 @@ func TestCountPluralisesAllButOne(t *testing.T) {
 		}
 	}
 }
+
+func TestCountPluralOfY(t *testing.T) {
+	for noun, want := range map[string]string{"entry": "2 entries", "key": "2 keys", "day": "2 days", "y": "2 ys"} {
+		if got := Count(2, noun); got != want {
+			t.Errorf("Count(2, %q) = %q, want %q", noun, got, want)
+		}
+	}
+}

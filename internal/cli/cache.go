@@ -1,0 +1,274 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// cacheVerbs are the cache command's own verbs: trt-action cache VERB.
+var cacheVerbs = map[string]struct {
+	summary string
+	run     func(c *Command, args []string) (int, error)
+}{
+	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
+	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
+	"prune":  {"remove least recently used entries: --max-size SIZE, --older-than DURATION", runCachePrune},
+	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
+}
+
+func runCache(c *Command, args []string) (int, error) {
+	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
+		c.cacheUsage()
+		if len(args) == 0 {
+			return ExitInvalid, usagef("cache: name a verb: key, ls, prune or verify")
+		}
+		return ExitOK, nil
+	}
+	verb, ok := cacheVerbs[args[0]]
+	if !ok {
+		return ExitInvalid, usagef("cache: unknown verb %q; allowed: key, ls, prune, verify", args[0])
+	}
+	return verb.run(c, args[1:])
+}
+
+// cacheUsage is cache -h: every verb with its flags.
+func (c *Command) cacheUsage() {
+	fmt.Fprintf(c.Streams.Err, "Usage: trt-action cache VERB [flags]\n\n"+
+		"The cache folder is --cache DIR, else the matrix file's cache: dir (-f FILE, default %s).\n", matrix.DefaultFile)
+	for _, name := range slices.Sorted(maps.Keys(cacheVerbs)) {
+		fmt.Fprintf(c.Streams.Err, "\n%s: %s\n", name, cacheVerbs[name].summary)
+		_, _ = cacheVerbs[name].run(c, []string{"-h"}) // prints its usage and flags
+	}
+}
+
+// cacheInputs are the Action inputs the cache verbs read (flag -> input).
+var cacheInputs = map[string]string{"f": "matrix", "cache": "cache"}
+
+// cacheFolder is where the verbs find the cache: --cache DIR, else the
+// matrix file's cache.dir.
+type cacheFolder struct {
+	dir  string
+	file string
+}
+
+func (f *cacheFolder) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.dir, "cache", "", "the cache `folder` (default: the matrix file's cache: dir)")
+	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file` whose cache: dir to use")
+}
+
+// open opens the cache folder; its max-size is the matrix file's when the
+// folder came from it.
+func (f *cacheFolder) open() (*cache.Cache, error) {
+	o := cache.Options{Dir: f.dir}
+	if o.Dir == "" {
+		// The models need not be here: only the cache key is read.
+		m, err := matrix.LoadWithoutInputs(f.file)
+		if err != nil {
+			return nil, flagFileError("-f", matrixError(err))
+		}
+		if m.Cache == nil {
+			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
+		}
+		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize}
+	}
+	return cache.Open(o)
+}
+
+func runCacheKey(c *Command, args []string) (int, error) {
+	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix]")
+	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
+	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
+	trtLib := fs.String("trt-lib", "", "as build's --trt-lib: the TensorRT or TensorRT-RTX library (`path`)")
+	prefix := fs.Bool("prefix", false, "print only the prefix every key of this OS, architecture and cache format starts with (restore-keys)")
+	var only listFlag
+	fs.Var(&only, "only", "only builds with this `name` or glob")
+	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only", "backend": "backend", "trt-lib": "trt-lib"})
+	if err != nil {
+		return ExitInvalid, err
+	}
+	if err := matrixArg("cache key", fs, given, file); err != nil {
+		return ExitInvalid, err
+	}
+	if *prefix {
+		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
+		return ExitOK, err
+	}
+	_, builds, err := loadBuilds(*file, only, *backend, true)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	h := cache.NewHasher()
+	keys := make([]cache.Key, 0, len(builds))
+	for _, b := range builds {
+		// The GPU is left out (no target): entries carry their own, and
+		// a key is wanted before any GPU is chosen.
+		env, err := h.Env(b.Backend, *trtLib, "")
+		if err == nil {
+			var k cache.Key
+			if k, err = h.Key(b, env); err == nil {
+				keys = append(keys, k)
+				continue
+			}
+		}
+		return ExitOK, fmt.Errorf("build %s: %w", b.Name, err)
+	}
+	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
+	return ExitOK, err
+}
+
+// listedEntry is an entry as cache ls --json prints it.
+type listedEntry struct {
+	Key        cache.Key `json:"key"`
+	Build      string    `json:"build"`
+	Backend    string    `json:"backend"`
+	Library    string    `json:"library,omitempty"`
+	Target     string    `json:"target,omitempty"`
+	BuiltAt    time.Time `json:"built_at"`
+	DurationMs int64     `json:"duration_ms"`
+	Bytes      int64     `json:"bytes"`
+	SHA256     string    `json:"sha256"`
+	LastUsed   time.Time `json:"last_used"`
+}
+
+func runCacheList(c *Command, args []string) (int, error) {
+	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
+	var where cacheFolder
+	where.register(fs)
+	asJSON := fs.Bool("json", false, "print JSON")
+	if err := c.parse(fs, args, cacheInputs); err != nil {
+		return ExitInvalid, err
+	}
+	if fs.NArg() > 0 {
+		return ExitInvalid, usagef("cache ls takes no arguments; got %q", fs.Arg(0))
+	}
+	cc, err := where.open()
+	if err != nil {
+		return ExitInvalid, err
+	}
+	entries, err := cc.List()
+	if err != nil {
+		return ExitFailed, err
+	}
+	var out bytes.Buffer
+	if *asJSON {
+		listed := make([]listedEntry, 0, len(entries))
+		for _, e := range entries {
+			listed = append(listed, listedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
+				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
+		}
+		if err := json.NewEncoder(&out).Encode(listed); err != nil {
+			return ExitFailed, err
+		}
+		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
+		return ExitOK, err
+	}
+	renderEntries(&out, entries, time.Now())
+	c.printUntrusted(c.Streams.Out, out.String())
+	return ExitOK, nil
+}
+
+// renderEntries is cache ls's table, most recently used first, and a total.
+func renderEntries(out *bytes.Buffer, entries []cache.Entry, now time.Time) {
+	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "key\tbuild\tbackend\tsize\tbuilt\ttook\tlast used")
+	var total int64
+	for _, e := range entries {
+		total += e.Size
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\t%s ago\n", e.Key[:12], text.Plain(e.Build), text.Plain(e.Backend),
+			text.Bytes(e.Size), text.Duration(now.Sub(e.BuiltAt)), text.Duration(e.Duration), text.Duration(now.Sub(e.LastUsed)))
+	}
+	tw.Flush()
+	fmt.Fprintf(out, "%s, %s\n", text.Count(len(entries), "entry"), text.Bytes(total))
+}
+
+// sizeFlag is a byte size flag: 20GiB, 512MiB, 1.5GB or bytes.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string { return fmt.Sprint(int64(*s)) }
+
+func (s *sizeFlag) Set(v string) error {
+	n, err := matrix.ParseSize(v)
+	*s = sizeFlag(n)
+	return err
+}
+
+func runCachePrune(c *Command, args []string) (int, error) {
+	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION]")
+	var where cacheFolder
+	where.register(fs)
+	var maxSize sizeFlag
+	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
+	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
+	if err := c.parse(fs, args, cacheInputs); err != nil {
+		return ExitInvalid, err
+	}
+	if fs.NArg() > 0 {
+		return ExitInvalid, usagef("cache prune takes no arguments; got %q", fs.Arg(0))
+	}
+	cc, err := where.open()
+	if err != nil {
+		return ExitInvalid, err
+	}
+	rule := cache.PruneRule{MaxSize: int64(maxSize), UnusedFor: *olderThan}
+	if rule.MaxSize == 0 {
+		rule.MaxSize = cc.MaxSize()
+	}
+	if rule.MaxSize == 0 && rule.UnusedFor == 0 {
+		return ExitInvalid, usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
+	}
+	removed, err := cc.Prune(rule)
+	var out bytes.Buffer
+	var freed int64
+	for _, e := range removed {
+		freed += e.Size
+		fmt.Fprintf(&out, "removed %s %s (%s, last used %s ago)\n", e.Key[:12], text.Plain(e.Build), text.Bytes(e.Size), text.Duration(time.Since(e.LastUsed)))
+	}
+	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(removed), "entry"), text.Bytes(freed))
+	c.printUntrusted(c.Streams.Out, out.String())
+	if errors.Is(err, cache.ErrReadOnly) {
+		return ExitFailed, fmt.Errorf("%s: %w", cc.Dir(), err)
+	}
+	return ExitOK, err
+}
+
+func runCacheVerify(c *Command, args []string) (int, error) {
+	fs := c.newFlags("cache verify", "[--cache DIR | -f FILE]")
+	var where cacheFolder
+	where.register(fs)
+	if err := c.parse(fs, args, cacheInputs); err != nil {
+		return ExitInvalid, err
+	}
+	if fs.NArg() > 0 {
+		return ExitInvalid, usagef("cache verify takes no arguments; got %q", fs.Arg(0))
+	}
+	cc, err := where.open()
+	if err != nil {
+		return ExitInvalid, err
+	}
+	bad, err := cc.Verify()
+	if err != nil {
+		return ExitFailed, err
+	}
+	if len(bad) == 0 {
+		entries, _ := cc.List()
+		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(entries), "entry"))
+		return ExitOK, nil
+	}
+	problems := make([]error, len(bad))
+	for i, p := range bad {
+		problems[i] = p
+	}
+	return ExitOK, errors.Join(problems...)
+}

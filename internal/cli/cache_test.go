@@ -1,0 +1,161 @@
+package cli
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/cache"
+)
+
+const cacheMatrix = `version: 1
+cache: {dir: .trt-cache, max-size: 1GiB}
+builds:
+  - {name: a, backend: sim, sim: {step: 0s}}
+  - {name: b, backend: sim, sim: {step: 0s, threads: 2}}
+`
+
+var runKey = regexp.MustCompile(`^trt-engines-v1-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
+
+func runCacheCommand(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	c, out, errb := userCommand("")
+	code := c.Main(append([]string{"cache"}, args...))
+	return code, out.String(), errb.String()
+}
+
+func TestCacheKey(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": cacheMatrix,
+		"renamed.yml":   strings.ReplaceAll(cacheMatrix, "name: a,", "name: renamed,"),
+		"changed.yml":   strings.Replace(cacheMatrix, "threads: 2", "threads: 3", 1),
+		"reordered.yml": "version: 1\nbuilds:\n  - {name: b, backend: sim, sim: {threads: 2, step: 0s}}\n  - {name: a, backend: sim, sim: {step: 0s}}\n"})
+	code, key, errb := runCacheCommand(t, "key")
+	if code != ExitOK || !runKey.MatchString(key) {
+		t.Fatalf("cache key: exit %d, %q %s", code, key, errb)
+	}
+	for file, same := range map[string]bool{"renamed.yml": true, "reordered.yml": true, "changed.yml": false} {
+		_, other, _ := runCacheCommand(t, "key", "-f", file)
+		if (other == key) != same {
+			t.Errorf("cache key -f %s: %q, first %q; want same %v", file, other, key, same)
+		}
+	}
+	_, prefix, _ := runCacheCommand(t, "key", "--prefix")
+	if !strings.HasPrefix(key, strings.TrimSpace(prefix)) || !strings.HasSuffix(strings.TrimSpace(prefix), "-") {
+		t.Errorf("--prefix %q does not start the key %q", prefix, key)
+	}
+	_, only, _ := runCacheCommand(t, "key", "--only", "a")
+	if only == key || !runKey.MatchString(only) {
+		t.Errorf("--only a: %q, the whole matrix's %q", only, key)
+	}
+}
+
+// TestCacheKeyLibraryUnknown: where only loading would tell which library
+// a backend takes, the key is refused with the reason and the fix.
+func TestCacheKeyLibraryUnknown(t *testing.T) {
+	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	inDir(t, map[string]string{"m.onnx": "", "trt-builds.yml": "version: 1\nbuilds:\n  - {name: r, backend: tensorrt-rtx, onnx: m.onnx}\n"})
+	code, out, errb := runCacheCommand(t, "key")
+	if code != ExitInvalid || out != "" || !strings.Contains(errb, "build r: ") || !strings.Contains(errb, "TRT_ACTION_RTX_LIB") {
+		t.Errorf("exit %d, out %q, err %q", code, out, errb)
+	}
+}
+
+// fillCache stores an entry per name into the cache at dir, the first
+// used longest ago.
+func fillCache(t *testing.T, dir string, names ...string) *cache.Cache {
+	t.Helper()
+	c, err := cache.Open(cache.Options{Dir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, name := range names {
+		eng := filepath.Join(t.TempDir(), "e")
+		if err := os.WriteFile(eng, []byte(strings.Repeat(name, 1000)[:1000]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256([]byte(name))
+		k := cache.Key(hex.EncodeToString(sum[:]))
+		if err := c.Store(k, eng, cache.Entry{Build: name, Backend: "sim", BuiltAt: time.Now().Add(-time.Hour), Duration: 90 * time.Second}); err != nil {
+			t.Fatal(err)
+		}
+		used := time.Now().Add(time.Duration(i-len(names)) * time.Hour)
+		meta := filepath.Join(dir, "v1", string(k[:2]), string(k), "entry.json")
+		if err := os.Chtimes(meta, used, used); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
+}
+
+func TestCacheLsPruneVerify(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	fillCache(t, filepath.Join(dir, ".trt-cache"), "old", "mid", "new")
+
+	code, out, errb := runCacheCommand(t, "ls")
+	if code != ExitOK || !regexp.MustCompile(`(?m)^key +build +backend +size +built +took +last used\n[0-9a-f]{12} +new +sim +1\.0 kB +1h0m0s ago +1m30s +1h0m0s ago\n`).MatchString(out) ||
+		!strings.HasSuffix(out, "3 entries, 3.0 kB\n") {
+		t.Errorf("cache ls: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, _ = runCacheCommand(t, "ls", "--json", "--cache", ".trt-cache")
+	var listed []listedEntry
+	if err := json.Unmarshal([]byte(out), &listed); code != ExitOK || err != nil || len(listed) != 3 || listed[0].Build != "new" || listed[2].Build != "old" || listed[0].DurationMs != 90000 {
+		t.Errorf("cache ls --json: exit %d, %v, %+v", code, err, listed)
+	}
+
+	code, out, _ = runCacheCommand(t, "prune", "--max-size", "3000")
+	if code != ExitOK || !strings.Contains(out, " old (1.0 kB, last used 3h0m0s ago)") || !strings.HasSuffix(out, "removed 1 entry, 1.0 kB\n") {
+		t.Errorf("cache prune --max-size 3000: exit %d\n%s", code, out)
+	}
+	code, out, _ = runCacheCommand(t, "prune", "--older-than", "90m")
+	if code != ExitOK || !strings.Contains(out, " mid ") || strings.Contains(out, " new ") {
+		t.Errorf("cache prune --older-than 90m: exit %d\n%s", code, out)
+	}
+
+	code, out, _ = runCacheCommand(t, "verify")
+	if code != ExitOK || out != "1 entry ok\n" {
+		t.Errorf("cache verify of a good cache: exit %d, %q", code, out)
+	}
+	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "engine"))
+	if len(engines) != 1 {
+		t.Fatalf("engines %v", engines)
+	}
+	if err := os.WriteFile(engines[0], []byte("damaged"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errb = runCacheCommand(t, "verify")
+	if code != ExitFailed || !strings.Contains(errb, filepath.Base(filepath.Dir(engines[0]))) || !strings.Contains(errb, "truncated") || !strings.Contains(errb, "removed") {
+		t.Errorf("cache verify of a bad entry: exit %d\n%s", code, errb)
+	}
+	if _, err := os.Stat(engines[0]); !os.IsNotExist(err) {
+		t.Error("verify kept the bad entry")
+	}
+}
+
+func TestCacheUsageErrors(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "name a verb"},
+		{[]string{"list"}, `unknown verb "list"; allowed: key, ls, prune, verify`},
+		{[]string{"ls"}, "no cache folder: give --cache DIR"},
+		{[]string{"prune", "--cache", "c"}, "--max-size SIZE or --older-than DURATION"},
+		{[]string{"prune", "--cache", "c", "--max-size", "big"}, `invalid size "big"`},
+		{[]string{"verify", "--cache", "c", "extra"}, `takes no arguments; got "extra"`},
+	} {
+		code, _, errb := runCacheCommand(t, c.args...)
+		if code != ExitInvalid || !strings.Contains(errb, c.want) {
+			t.Errorf("cache %v: exit %d, want %d with %q:\n%s", c.args, code, ExitInvalid, c.want, errb)
+		}
+	}
+	if code, _, errb := runCacheCommand(t, "-h"); code != ExitOK || !strings.Contains(errb, "\n  -max-size size\n") || !strings.Contains(errb, "\n  -prefix\n") {
+		t.Errorf("cache -h: exit %d, every verb's flags wanted:\n%s", code, errb)
+	}
+}

@@ -1,0 +1,18 @@
+package text
+
+import "fmt"
+
+// Bytes is a size in decimal units, as the report and the cache commands
+// write it: "812 B", "12.3 MB".
+func Bytes(n int64) string {
+	const unit = 1000
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	v, i := float64(n), -1
+	for v >= unit && i < 3 {
+		v /= unit
+		i++
+	}
+	return fmt.Sprintf("%.1f %cB", v, "kMGT"[i])
+}
