@@ -4,7 +4,6 @@ import (
 	"flag"
 	"fmt"
 	"slices"
-	"sync"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/build"
@@ -102,47 +101,51 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 	if store.ReadOnly() {
 		c.cacheNotice("engine cache %s is read-only: engines are taken from it, none is stored", dir)
 	}
-	envs := c.cacheEnvs(builds, libPath, devices)
+	hasher := cache.NewHasher()
+	envs := c.cacheEnvs(hasher, builds, libPath, devices)
 	for _, p := range envs.problems {
 		c.cacheNotice("engine cache: %s", p)
 	}
-	return &build.EngineCache{Cache: store, Hasher: cache.NewHasher(), Rebuild: f.rebuilds(builds), Env: envs.env}, nil
+	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.env}, nil
 }
 
 // cacheEnvs is what keys need beyond the builds, named once per run: the
-// library of each backend, and for tensorrt the model of each GPU.
+// library of each backend (remembered by the run's Hasher), and for
+// tensorrt the model of each GPU a build may get.
 type cacheEnvs struct {
-	known    map[envKey]knownEnv
-	problems []string // what could not be named, once each: those builds run uncached
+	hasher   *cache.Hasher
+	libPath  string
+	targets  map[string]target // by GPU ("": wherever CUDA puts a build)
+	problems []string          // what could not be named, once each: those builds run uncached
 }
 
-type envKey struct{ backend, gpu string }
-
-type knownEnv struct {
-	env cache.Env
-	err error
+type target struct {
+	name string
+	err  error
 }
 
 // env is build.EngineCache.Env.
 func (e *cacheEnvs) env(backend, gpu string) (cache.Env, error) {
-	k, ok := e.known[envKey{backend, gpu}]
-	if !ok {
-		return cache.Env{}, fmt.Errorf("backend %s on GPU %q was not named before the run", backend, gpu)
+	t := target{}
+	if backend == "tensorrt" {
+		var ok bool
+		if t, ok = e.targets[gpu]; !ok {
+			return cache.Env{}, fmt.Errorf("GPU %q was not named before the run", gpu)
+		}
 	}
-	return k.env, k.err
+	env, err := e.hasher.Env(backend, e.libPath, t.name)
+	if err == nil && t.err != nil {
+		err = fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
+	}
+	return env, err
 }
 
 // cacheEnvs names, before any build starts, the library of every backend
-// in builds and the target of every GPU a tensorrt build may get (devices;
-// none: wherever CUDA puts it). It reads files and asks nvidia-smi, never
-// loads TensorRT.
-func (c *Command) cacheEnvs(builds []matrix.Build, libPath string, devices []string) *cacheEnvs {
-	e := &cacheEnvs{known: map[envKey]knownEnv{}}
-	slots := devices
-	if len(slots) == 0 {
-		slots = []string{""}
-	}
-	targets := sync.OnceValue(func() map[string]knownEnv { return c.gpuTargets(slots, e) })
+// in builds and the model of every GPU a tensorrt build may get (devices;
+// none: wherever CUDA puts it), so what cannot be named is told once. It
+// reads files and asks nvidia-smi, never loads TensorRT.
+func (c *Command) cacheEnvs(hasher *cache.Hasher, builds []matrix.Build, libPath string, devices []string) *cacheEnvs {
+	e := &cacheEnvs{hasher: hasher, libPath: libPath}
 	var backends []string
 	for _, b := range builds {
 		if !slices.Contains(backends, b.Backend) {
@@ -150,43 +153,36 @@ func (c *Command) cacheEnvs(builds []matrix.Build, libPath string, devices []str
 		}
 	}
 	for _, backend := range backends {
-		lib, err := cache.LibraryIdentity(backend, libPath)
-		if err != nil {
+		if _, err := hasher.Env(backend, libPath, ""); err != nil {
 			e.problems = append(e.problems, fmt.Sprintf("%s builds run without it: %v", backend, err))
-		}
-		for _, gpu := range slots {
-			k := knownEnv{env: cache.Env{Library: lib}, err: err}
-			if backend == "tensorrt" && err == nil {
-				t := targets()[gpu]
-				k.env.Target, k.err = t.env.Target, t.err
-			}
-			e.known[envKey{backend, gpu}] = k
+		} else if backend == "tensorrt" {
+			e.targets = c.gpuTargets(devices, e)
 		}
 	}
 	return e
 }
 
-// gpuTargets asks nvidia-smi once for the model of each slot's GPU ("":
-// wherever CUDA puts a build).
-func (c *Command) gpuTargets(slots []string, e *cacheEnvs) map[string]knownEnv {
-	out := map[string]knownEnv{}
+// gpuTargets asks nvidia-smi once for the model of each GPU in devices (or
+// with none, of the GPU CUDA would pick).
+func (c *Command) gpuTargets(devices []string, e *cacheEnvs) map[string]target {
+	if len(devices) == 0 {
+		devices = []string{""}
+	}
+	out := map[string]target{}
 	models, err := gpus.NvidiaSMIModels()
-	for _, gpu := range slots {
-		var k knownEnv
+	for _, gpu := range devices {
+		t := target{err: err}
 		if err == nil {
-			k.env.Target, k.err = gpus.TargetOf(gpu, c.Getenv("CUDA_VISIBLE_DEVICES"), models)
-		} else {
-			k.err = err
+			t.name, t.err = gpus.TargetOf(gpu, c.Getenv("CUDA_VISIBLE_DEVICES"), models)
 		}
-		if k.err != nil {
+		if t.err != nil {
 			where := "its GPU"
 			if gpu != "" {
 				where = "GPU " + gpu
 			}
-			e.problems = append(e.problems, fmt.Sprintf("tensorrt builds on %s run without it: %v", where, k.err))
-			k.err = fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", k.err)
+			e.problems = append(e.problems, fmt.Sprintf("tensorrt builds on %s run without it: %v", where, t.err))
 		}
-		out[gpu] = k
+		out[gpu] = t
 	}
 	return out
 }
@@ -203,8 +199,8 @@ func (c *Command) cacheNotice(format string, args ...any) {
 // where there is one. A plan job may lack the models; then the key is
 // null, with the file it could not read.
 func (c *Command) planKeys(builds []matrix.Build) matrix.PlanKeys {
-	envs := c.cacheEnvs(builds, "", nil)
 	hasher := cache.NewHasher()
+	envs := c.cacheEnvs(hasher, builds, "", nil)
 	return func(b matrix.Build) (string, string) {
 		env, err := envs.env(b.Backend, "")
 		if err != nil {
