@@ -313,3 +313,33 @@ func TestREADMEDemo(t *testing.T) {
 		}
 	}
 }
+
+// The engine cache section's commands do what their comments say, in
+// order, on readmeMatrix with a setting that differs between its builds.
+func TestREADMEEngineCacheCommands(t *testing.T) {
+	blocks := fenced(section(t, readme(t), "## The engine cache"), "sh")
+	if len(blocks) == 0 {
+		t.Fatal(`README's "The engine cache" has no sh block`)
+	}
+	cmds := commandLines(t, blocks[0])
+	want := []string{
+		"■ ✅ 2 of 2 builds ok in",          // builds and stores
+		"■ ✅ 2 cached — 2 builds in",       // unchanged: every build cached
+		"■ ✅ 1 ok, 1 cached — 2 builds in", // --rebuild quick-2
+		"■ ✅ 2 of 2 builds ok in",          // --no-cache
+		"quick-2",                           // cache ls
+	}
+	if len(cmds) != len(want) {
+		t.Fatalf("README's engine cache block has %d commands; this test knows what %d must do", len(cmds), len(want))
+	}
+	dir := t.TempDir()
+	// Builds whose keys differ (names are not in a key: two builds alike
+	// but for their names share one engine).
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), strings.Replace(readmeMatrix, "sim: {step: 100us}", `sim: {step: 100us, threads: "${{ matrix.n }}"}`, 1))
+	for i, args := range cmds {
+		code, out := runIn(t, dir, "", args...)
+		if code != 0 || !strings.Contains(out, want[i]) {
+			t.Errorf("README command %v: exit %d, want 0, with %q in:\n%s", args, code, want[i], out)
+		}
+	}
+}
