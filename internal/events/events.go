@@ -136,19 +136,9 @@ func (s *stream) line(ev report.Event) any {
 			Message  string `json:"message"`
 		}{h("library_log"), b, ev.Severity, ev.Message}
 	case report.Warning:
-		return struct {
-			header
-			Build   int    `json:"build"` // -1: the whole run
-			Name    string `json:"name,omitempty"`
-			Message string `json:"message"`
-		}{h("warning"), ev.Build, ev.Name, ev.Message}
+		return message{h("warning"), ev.Build, ev.Name, ev.Message}
 	case report.Stopping:
-		return struct {
-			header
-			Build   int    `json:"build"` // -1: the whole run
-			Name    string `json:"name,omitempty"`
-			Message string `json:"message"`
-		}{h("stopping"), ev.Build, ev.Name, ev.Message}
+		return message{h("stopping"), ev.Build, ev.Name, ev.Message}
 	case report.BuildFinished:
 		return buildFinished(h("build_finished"), b, ev.Result)
 	case report.RunFinished:
@@ -191,6 +181,15 @@ func (s *stream) heartbeat(ev report.Event, h header, b build) any {
 		SilentMs     int64   `json:"silent_ms"`
 		Active       []phase `json:"active"`
 	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active}
+}
+
+// message is a line that says something about one build or, with build
+// -1, the whole run: stopping, warning.
+type message struct {
+	header
+	Build   int    `json:"build"` // -1: the whole run
+	Name    string `json:"name,omitempty"`
+	Message string `json:"message"`
 }
 
 type engine struct {

@@ -5,7 +5,6 @@
 package gpus
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"errors"
@@ -127,20 +126,36 @@ func queryGPUs(fields string) ([]byte, error) {
 // per line.
 func parseDeviceList(out []byte) ([]Device, error) {
 	var devs []Device
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	for _, line := range csvLines(out) {
 		index, uuid, _ := strings.Cut(line, ",")
-		d := Device{Index: strings.TrimSpace(index), UUID: strings.TrimSpace(uuid)}
-		if _, err := strconv.Atoi(d.Index); err != nil || !validDevice(d.Index) || !strings.HasPrefix(d.UUID, "GPU-") {
-			return nil, fmt.Errorf("nvidia-smi: unexpected line %q, want a device index and UUID", line)
+		d, err := parseDevice(index, uuid, line)
+		if err != nil {
+			return nil, err
 		}
 		devs = append(devs, d)
 	}
-	return devs, sc.Err()
+	return devs, nil
+}
+
+// csvLines is nvidia-smi's csv,noheader output as its lines, trimmed,
+// without empty ones.
+func csvLines(out []byte) []string {
+	var lines []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// parseDevice checks the index and UUID fields of line.
+func parseDevice(index, uuid, line string) (Device, error) {
+	d := Device{Index: strings.TrimSpace(index), UUID: strings.TrimSpace(uuid)}
+	if _, err := strconv.Atoi(d.Index); err != nil || !validDevice(d.Index) || !strings.HasPrefix(d.UUID, "GPU-") {
+		return Device{}, fmt.Errorf("nvidia-smi: unexpected line %q, want a device index and UUID", line)
+	}
+	return d, nil
 }
 
 // checkPresent rejects, all at once, the devices that nvidia-smi does not

@@ -239,12 +239,7 @@ func TestDevicesNvidiaSMIDoesNotListAreAnError(t *testing.T) {
 
 // TestNvidiaSMIOnPath runs a fake nvidia-smi, as the real one would be run.
 func TestNvidiaSMIOnPath(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\n[ \"$*\" = \"--query-gpu=index,uuid --format=csv,noheader\" ] || exit 9\nprintf '0, GPU-5e1c2a00-0000\\n1, GPU-77aa0000-0001\\n'\n"
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fakeNvidiaSMI(t, "#!/bin/sh\n[ \"$*\" = \"--query-gpu=index,uuid --format=csv,noheader\" ] || exit 9\nprintf '0, GPU-5e1c2a00-0000\\n1, GPU-77aa0000-0001\\n'\n")
 	_, err := WithinVisible("0,7", "", NvidiaSMI)
 	if want := `--gpus "0,7": no device 7 on this machine; nvidia-smi lists 0 (GPU-5e1c2a00-0000), 1 (GPU-77aa0000-0001)`; err == nil || err.Error() != want {
 		t.Errorf("error = %v, want %s", err, want)
@@ -256,11 +251,7 @@ func TestNvidiaSMIOnPath(t *testing.T) {
 }
 
 func TestNvidiaSMIThatHangsIsNotWaitedFor(t *testing.T) {
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte("#!/bin/sh\nsleep 30\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fakeNvidiaSMI(t, "#!/bin/sh\nsleep 30\n")
 	saved := nvidiaSMITimeout
 	nvidiaSMITimeout = 100 * time.Millisecond
 	defer func() { nvidiaSMITimeout = saved }()
@@ -285,4 +276,15 @@ func TestNvidiaSMIMissingSaysSo(t *testing.T) {
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)
 	}
+}
+
+// fakeNvidiaSMI puts script first on PATH as nvidia-smi, as the real one
+// would be run.
+func fakeNvidiaSMI(t *testing.T, script string) {
+	t.Helper()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 }

@@ -1,8 +1,6 @@
 package gpus
 
 import (
-	"bufio"
-	"bytes"
 	"fmt"
 	"strings"
 )
@@ -33,28 +31,23 @@ func NvidiaSMIModels() ([]Model, error) {
 // hold commas, the other fields never do.
 func parseModels(out []byte) ([]Model, error) {
 	var models []Model
-	sc := bufio.NewScanner(bytes.NewReader(out))
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	for _, line := range csvLines(out) {
 		fields := strings.Split(line, ",")
 		if len(fields) < 4 {
 			return nil, fmt.Errorf("nvidia-smi: unexpected line %q, want index, UUID, name and compute capability", line)
 		}
-		devs, err := parseDeviceList([]byte(fields[0] + "," + fields[1]))
+		d, err := parseDevice(fields[0], fields[1], line)
 		if err != nil {
 			return nil, err
 		}
-		m := Model{Device: devs[0], ComputeCap: strings.TrimSpace(fields[len(fields)-1]),
+		m := Model{Device: d, ComputeCap: strings.TrimSpace(fields[len(fields)-1]),
 			Name: strings.TrimSpace(strings.Join(fields[2:len(fields)-1], ","))}
 		if m.Name == "" || m.ComputeCap == "" || strings.Contains(m.ComputeCap, "N/A") {
 			return nil, fmt.Errorf("nvidia-smi: no name or compute capability in %q (a driver older than 510 does not report compute_cap)", line)
 		}
 		models = append(models, m)
 	}
-	return models, sc.Err()
+	return models, nil
 }
 
 // TargetOf is the target of a build given device (an index or UUID as

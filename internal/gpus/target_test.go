@@ -1,8 +1,6 @@
 package gpus
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -50,12 +48,7 @@ func TestModelsWithoutComputeCapability(t *testing.T) {
 
 // NvidiaSMIModels runs nvidia-smi as the real one would be run.
 func TestNvidiaSMIModelsOnPath(t *testing.T) {
-	dir := t.TempDir()
-	script := "#!/bin/sh\n[ \"$*\" = \"--query-gpu=index,uuid,name,compute_cap --format=csv,noheader\" ] || exit 9\nprintf '0, GPU-5e1c2a00-0000, NVIDIA H100 80GB HBM3, 9.0\\n'\n"
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(script), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	fakeNvidiaSMI(t, "#!/bin/sh\n[ \"$*\" = \"--query-gpu=index,uuid,name,compute_cap --format=csv,noheader\" ] || exit 9\nprintf '0, GPU-5e1c2a00-0000, NVIDIA H100 80GB HBM3, 9.0\\n'\n")
 	m, err := NvidiaSMIModels()
 	if err != nil || len(m) != 1 || m[0].Target() != "NVIDIA H100 80GB HBM3, compute capability 9.0" {
 		t.Errorf("NvidiaSMIModels = %+v, %v", m, err)
