@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -178,16 +177,11 @@ func fileIdentity(path string) (string, error) {
 	if id := buildID(path); id != "" {
 		return "gnu-build-id " + id, nil
 	}
-	f, err := os.Open(path)
+	sum, err := hashFile(path)
 	if err != nil {
-		return "", describeOpenError(path, err)
+		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return "sha256 " + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256 " + sum, nil
 }
 
 // noteGNUBuildID is NT_GNU_BUILD_ID, the type of the note holding it.
