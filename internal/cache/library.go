@@ -71,7 +71,8 @@ func LibraryIdentity(backend, libPath string) (string, error) {
 	}
 	if libPath == "" {
 		return "", &LibraryUnknownError{Backend: backend, Reason: fmt.Sprintf(
-			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads", lib.variable)}
+			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads; "+
+				"name the library's folder with either", lib.variable)}
 	}
 	files, err := lib.locate(libPath, origin)
 	if err != nil {

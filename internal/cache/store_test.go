@@ -92,6 +92,17 @@ func TestStoreThenFetch(t *testing.T) {
 			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
 				t.Errorf("partial files left: %v", leftovers)
 			}
+			// Again to the same path: with a hard link, dest is already
+			// the cache's file.
+			if _, hit, err := c.Fetch(k, dest); !hit || err != nil {
+				t.Fatalf("second Fetch = %v, %v", hit, err)
+			}
+			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
+				t.Errorf("the second fetch left partial files: %v", leftovers)
+			}
+			if got, _ := os.ReadFile(dest); !bytes.Equal(got, engineBytes("mlp", 5000)) {
+				t.Error("the second fetch changed the engine")
+			}
 			if _, hit, err := c.Fetch(testKey("other"), filepath.Join(t.TempDir(), "x")); hit || err != nil {
 				t.Errorf("a missing key: hit %v, error %v", hit, err)
 			}
