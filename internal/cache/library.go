@@ -12,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/matrix"
 )
 
 // The library's identity, read from its files without loading them: plan
@@ -261,6 +263,30 @@ func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
 		env.Target = target
 	}
 	return env, nil
+}
+
+// BuildKey is one build's key, or why it has none (a
+// *LibraryUnknownError, or a file that could not be read).
+type BuildKey struct {
+	Key Key
+	Err error
+}
+
+// Keys computes every build's key as a plan shows it, before any GPU is
+// chosen: the library from libPath (--trt-lib) or the backend's variable,
+// no target. plan --json and cache key use it, so both show one key.
+func (h *Hasher) Keys(builds []matrix.Build, libPath string) []BuildKey {
+	out := make([]BuildKey, len(builds))
+	for i, b := range builds {
+		env, err := h.Env(b.Backend, libPath, "")
+		if err == nil {
+			out[i].Key, err = h.Key(b, env)
+		}
+		if err != nil {
+			out[i].Err = fmt.Errorf("build %s: %w", b.Name, err)
+		}
+	}
+	return out
 }
 
 // libraryQuery is what LibraryIdentity's answer depends on.

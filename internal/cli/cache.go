@@ -119,20 +119,14 @@ func runCacheKey(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	h := cache.NewHasher()
-	keys := make([]cache.Key, 0, len(builds))
-	for _, b := range builds {
-		// The GPU is left out (no target): entries carry their own, and
-		// a key is wanted before any GPU is chosen.
-		env, err := h.Env(b.Backend, *trtLib, "")
-		if err == nil {
-			var k cache.Key
-			if k, err = h.Key(b, env); err == nil {
-				keys = append(keys, k)
-				continue
-			}
+	// No target: entries carry their own GPU, and the key is wanted
+	// before any GPU is chosen.
+	var keys []cache.Key
+	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
+		if bk.Err != nil {
+			return ExitOK, bk.Err
 		}
-		return ExitOK, fmt.Errorf("build %s: %w", b.Name, err)
+		keys = append(keys, bk.Key)
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
 	return ExitOK, err
