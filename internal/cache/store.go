@@ -17,7 +17,8 @@ import (
 )
 
 // Store saves the engine file and e (its Key, Size and EngineSHA256 are
-// set here from k and the file) as k's entry, then evicts least recently
+// set here from k and the file; an EngineSHA256 given, the build's, must
+// match what is copied) as k's entry, then evicts least recently
 // used entries over the cache's MaxSize. The entry is staged complete in
 // the cache's tmp folder and renamed into place: a reader never sees part
 // of it, and when another process stored k first, its entry stays and this
@@ -48,8 +49,12 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 		return storeError(err)
 	}
 	e.Key = k
+	built := e.EngineSHA256
 	if e.EngineSHA256, e.Size, err = copyHashing(engine, filepath.Join(stage, engineName)); err != nil {
 		return storeError(err)
+	}
+	if built != "" && built != e.EngineSHA256 {
+		return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", engine, e.EngineSHA256, built)
 	}
 	if err := writeMeta(filepath.Join(stage, metaName), e); err != nil {
 		return storeError(err)

@@ -323,6 +323,24 @@ func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
 	}
 }
 
+// TestStoreRefusesAnEngineChangedSinceTheBuild: the SHA-256 the build
+// reported must be what is stored.
+func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	eng := engineFor(t, t.TempDir(), "mlp", 100)
+	err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: strings.Repeat("0", 64)})
+	if err == nil || !strings.Contains(err.Error(), "changed since the build") {
+		t.Errorf("Store with another SHA-256: %v", err)
+	}
+	if _, err := os.Stat(c.entryDir(testKey("mlp"))); !os.IsNotExist(err) {
+		t.Error("an engine that changed was stored")
+	}
+	sum := sha256.Sum256(engineBytes("mlp", 100))
+	if err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Errorf("Store with the engine's own SHA-256: %v", err)
+	}
+}
+
 func TestStoreErrorNamesAFullDisk(t *testing.T) {
 	err := storeError(&os.PathError{Op: "write", Path: "/c/engine", Err: syscall.ENOSPC})
 	if !strings.Contains(err.Error(), "disk is full") || !errors.Is(err, syscall.ENOSPC) {
