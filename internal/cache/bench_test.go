@@ -46,3 +46,28 @@ func BenchmarkFetch(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStore is what keeping a new engine costs after a build: a copy
+// into the cache, hashed and synced, and the rename into place.
+//
+//	go test -run '^$' -bench Store -benchtime 5x -count 5 ./internal/cache
+func BenchmarkStore(b *testing.B) {
+	size := benchEngineMiB() << 20
+	dir := b.TempDir()
+	c := openCache(b, filepath.Join(dir, "cache"), 0)
+	engine := engineFor(b, dir, "large", size)
+	b.SetBytes(int64(size))
+	i := 0
+	for b.Loop() {
+		i++
+		k := testKey("large" + strconv.Itoa(i))
+		if err := c.Store(k, engine, Entry{Build: "large"}); err != nil {
+			b.Fatal(err)
+		}
+		b.StopTimer()
+		if err := os.RemoveAll(c.entryDir(k)); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+}
