@@ -202,7 +202,7 @@ func replace(t target, fill func(io.Writer) error) (err error) {
 	if err = os.Rename(tmp.Name(), t.path); err != nil {
 		return err
 	}
-	syncDir(filepath.Dir(t.path))
+	SyncDir(filepath.Dir(t.path))
 	return nil
 }
 
@@ -217,7 +217,7 @@ func Install(tmp, path string) error {
 	if err := os.Rename(tmp, path); err != nil {
 		return pathError("install", path, err)
 	}
-	syncDir(filepath.Dir(path))
+	SyncDir(filepath.Dir(path))
 	return nil
 }
 
@@ -311,9 +311,10 @@ func pathError(op, path string, err error) error {
 	return &fs.PathError{Op: op, Path: path, Err: err}
 }
 
-// syncDir makes a rename durable where the platform allows; failure only
-// weakens durability, never correctness, so it is ignored.
-func syncDir(dir string) {
+// SyncDir makes a rename (or a new file) in dir durable where the platform
+// allows; failure only weakens durability, never correctness, so it is
+// ignored.
+func SyncDir(dir string) {
 	if d, err := os.Open(dir); err == nil {
 		_ = d.Sync()
 		_ = d.Close()

@@ -41,10 +41,12 @@ func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 	if reason := mismatch(sum, size, r.entry); reason != "" {
 		return Entry{}, false, c.discard(k, reason)
 	}
-	if err := atomicfile.Install(r.tmp, dest); err != nil {
-		return Entry{}, false, err
+	if r.tmp != "" {
+		if err := atomicfile.Install(r.tmp, dest); err != nil {
+			return Entry{}, false, err
+		}
+		r.tmp = ""
 	}
-	r.tmp = ""
 	r.entry.LastUsed = c.markUsed(k, r.entry.LastUsed)
 	return r.entry, true, nil
 }
@@ -153,7 +155,7 @@ func (r *entryReader) readMeta(k Key, path string) error {
 }
 
 // installAt puts the engine in a partial file beside dest (a hard link,
-// else a copy) and returns the SHA-256 and size read from the cache's
+// else a copy; nothing when dest is already linked to it) and returns the SHA-256 and size read from the cache's
 // file. dest must be able to take it (atomicfile.CheckInstall).
 func (r *entryReader) installAt(dest string) (string, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
@@ -163,11 +165,15 @@ func (r *entryReader) installAt(dest string) (string, int64, error) {
 		return "", 0, err
 	}
 	_, _ = atomicfile.RemoveStale(dest) // best effort, as a build does
-	r.tmp = atomicfile.PartialName(dest)
 	h := sha256.New()
 	var n int64
 	var err error
-	if linkErr := link(r.path, r.tmp); linkErr == nil {
+	if r.linkedAt(dest) {
+		// An earlier hit linked it: renaming another link over it would do
+		// nothing (rename(2) on two links to one file) and leave the
+		// partial file behind. The check is all there is to do.
+		n, err = io.Copy(h, r.engine)
+	} else if r.tmp = atomicfile.PartialName(dest); link(r.path, r.tmp) == nil {
 		n, err = io.Copy(h, r.engine) // the same file: one read checks both
 	} else {
 		n, err = copyInto(r.tmp, io.TeeReader(r.engine, h))
@@ -181,6 +187,16 @@ func (r *entryReader) installAt(dest string) (string, int64, error) {
 // link makes a hard link; a variable so a test can take the copy path
 // without a second file system.
 var link = os.Link
+
+// linkedAt reports whether dest is already the cache's engine file.
+func (r *entryReader) linkedAt(dest string) bool {
+	a, err := os.Lstat(dest)
+	if err != nil || !a.Mode().IsRegular() {
+		return false
+	}
+	b, err := r.engine.Stat()
+	return err == nil && os.SameFile(a, b)
+}
 
 // copyInto writes a new file at path from src, synced.
 func copyInto(path string, src io.Reader) (int64, error) {

@@ -78,6 +78,17 @@ func (h *Hasher) file(path string) (string, error) {
 	if ok {
 		return sum, nil
 	}
+	if sum, err = hashFile(path); err != nil {
+		return "", err
+	}
+	h.mu.Lock()
+	h.sums[id] = sum
+	h.mu.Unlock()
+	return sum, nil
+}
+
+// hashFile is the SHA-256 of path's content, in hex.
+func hashFile(path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", describeOpenError(path, err)
@@ -87,11 +98,7 @@ func (h *Hasher) file(path string) (string, error) {
 	if _, err := io.Copy(d, f); err != nil {
 		return "", fmt.Errorf("reading %s: %w", path, err)
 	}
-	sum = hex.EncodeToString(d.Sum(nil))
-	h.mu.Lock()
-	h.sums[id] = sum
-	h.mu.Unlock()
-	return sum, nil
+	return hex.EncodeToString(d.Sum(nil)), nil
 }
 
 // onnx returns the model's SHA-256 and its external-data locations, from

@@ -256,6 +256,34 @@ func TestKeyTimingCacheLeftOut(t *testing.T) {
 	}
 }
 
+// TestKeyFileSettings: every file-valued setting counts by content.
+func TestKeyFileSettings(t *testing.T) {
+	dir := project(t)
+	const trt = `name: int8
+    backend: tensorrt
+    onnx: models/model.onnx
+    precision: [int8, fp16]
+    int8-calibration-cache: calib.cache
+    plugins-serialize: plugin.so`
+	base := keyOf(t, dir, trt)
+	for _, name := range []string{"calib.cache", "plugin.so"} {
+		p := filepath.Join(dir, name)
+		old, _ := os.ReadFile(p)
+		if err := os.WriteFile(p, append(old, '!'), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if keyOf(t, dir, trt) == base {
+			t.Errorf("a changed %s left the key as it was", name)
+		}
+		if err := os.WriteFile(p, old, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if keyOf(t, dir, withLine(trt, "precision: [fp16, int8, fp16]")) != base {
+		t.Error("precision is a set: order and repeats changed the key")
+	}
+}
+
 // TestKeySim: a simulated build's key has its trace's bytes and its
 // replay settings, so a demo run twice hits.
 func TestKeySim(t *testing.T) {

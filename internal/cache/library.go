@@ -2,7 +2,6 @@ package cache
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -13,6 +12,8 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/matrix"
 )
 
 // The library's identity, read from its files without loading them: plan
@@ -72,7 +73,8 @@ func LibraryIdentity(backend, libPath string) (string, error) {
 	}
 	if libPath == "" {
 		return "", &LibraryUnknownError{Backend: backend, Reason: fmt.Sprintf(
-			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads", lib.variable)}
+			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads; "+
+				"name the library's folder with either", lib.variable)}
 	}
 	files, err := lib.locate(libPath, origin)
 	if err != nil {
@@ -178,16 +180,11 @@ func fileIdentity(path string) (string, error) {
 	if id := buildID(path); id != "" {
 		return "gnu-build-id " + id, nil
 	}
-	f, err := os.Open(path)
+	sum, err := hashFile(path)
 	if err != nil {
-		return "", describeOpenError(path, err)
+		return "", err
 	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
-	}
-	return "sha256 " + hex.EncodeToString(h.Sum(nil)), nil
+	return "sha256 " + sum, nil
 }
 
 // noteGNUBuildID is NT_GNU_BUILD_ID, the type of the note holding it.
@@ -266,6 +263,30 @@ func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
 		env.Target = target
 	}
 	return env, nil
+}
+
+// BuildKey is one build's key, or why it has none (a
+// *LibraryUnknownError, or a file that could not be read).
+type BuildKey struct {
+	Key Key
+	Err error
+}
+
+// Keys computes every build's key as a plan shows it, before any GPU is
+// chosen: the library from libPath (--trt-lib) or the backend's variable,
+// no target. plan --json and cache key use it, so both show one key.
+func (h *Hasher) Keys(builds []matrix.Build, libPath string) []BuildKey {
+	out := make([]BuildKey, len(builds))
+	for i, b := range builds {
+		env, err := h.Env(b.Backend, libPath, "")
+		if err == nil {
+			out[i].Key, err = h.Key(b, env)
+		}
+		if err != nil {
+			out[i].Err = fmt.Errorf("build %s: %w", b.Name, err)
+		}
+	}
+	return out
 }
 
 // libraryQuery is what LibraryIdentity's answer depends on.

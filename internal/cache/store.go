@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -11,10 +12,13 @@ import (
 	"path/filepath"
 	"syscall"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
 // Store saves the engine file and e (its Key, Size and EngineSHA256 are
-// set here from k and the file) as k's entry, then evicts least recently
+// set here from k and the file; an EngineSHA256 given, the build's, must
+// match what is copied) as k's entry, then evicts least recently
 // used entries over the cache's MaxSize. The entry is staged complete in
 // the cache's tmp folder and renamed into place: a reader never sees part
 // of it, and when another process stored k first, its entry stays and this
@@ -45,13 +49,17 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 		return storeError(err)
 	}
 	e.Key = k
+	built := e.EngineSHA256
 	if e.EngineSHA256, e.Size, err = copyHashing(engine, filepath.Join(stage, engineName)); err != nil {
 		return storeError(err)
+	}
+	if built != "" && built != e.EngineSHA256 {
+		return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", engine, e.EngineSHA256, built)
 	}
 	if err := writeMeta(filepath.Join(stage, metaName), e); err != nil {
 		return storeError(err)
 	}
-	syncDir(stage)
+	atomicfile.SyncDir(stage)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
 		return storeError(err)
 	}
@@ -61,7 +69,7 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 		}
 		return storeError(err)
 	}
-	syncDir(filepath.Dir(final))
+	atomicfile.SyncDir(filepath.Dir(final))
 	c.markUsed(k, time.Time{}) // on the clock Fetch uses, not the file system's coarser one
 	if c.maxSize > 0 {
 		if _, err := c.Prune(PruneRule{MaxSize: c.maxSize}); err != nil {
@@ -87,18 +95,8 @@ func copyHashing(src, dst string) (string, int64, error) {
 		return "", 0, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return "", 0, err
-	}
 	h := sha256.New()
-	n, err := io.Copy(io.MultiWriter(out, h), in)
-	if err == nil {
-		err = out.Sync()
-	}
-	if closeErr := out.Close(); err == nil {
-		err = closeErr
-	}
+	n, err := copyInto(dst, io.TeeReader(in, h))
 	if err != nil {
 		return "", 0, err
 	}
@@ -111,24 +109,6 @@ func writeMeta(path string, e Entry) error {
 	if err != nil {
 		return err
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.Write(data)
-	if err == nil {
-		err = f.Sync()
-	}
-	if closeErr := f.Close(); err == nil {
-		err = closeErr
-	}
+	_, err = copyInto(path, bytes.NewReader(data))
 	return err
-}
-
-// syncDir makes a rename or a new file in dir durable; best effort.
-func syncDir(dir string) {
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
-	}
 }

@@ -92,6 +92,17 @@ func TestStoreThenFetch(t *testing.T) {
 			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
 				t.Errorf("partial files left: %v", leftovers)
 			}
+			// Again to the same path: with a hard link, dest is already
+			// the cache's file.
+			if _, hit, err := c.Fetch(k, dest); !hit || err != nil {
+				t.Fatalf("second Fetch = %v, %v", hit, err)
+			}
+			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
+				t.Errorf("the second fetch left partial files: %v", leftovers)
+			}
+			if got, _ := os.ReadFile(dest); !bytes.Equal(got, engineBytes("mlp", 5000)) {
+				t.Error("the second fetch changed the engine")
+			}
 			if _, hit, err := c.Fetch(testKey("other"), filepath.Join(t.TempDir(), "x")); hit || err != nil {
 				t.Errorf("a missing key: hit %v, error %v", hit, err)
 			}
@@ -309,6 +320,24 @@ func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
 	err := c.Store(testKey("big"), engineFor(t, t.TempDir(), "big", 1000), Entry{})
 	if err == nil || !strings.Contains(err.Error(), "larger than the cache's max-size") {
 		t.Errorf("Store of 1000 bytes into max-size 100: %v", err)
+	}
+}
+
+// TestStoreRefusesAnEngineChangedSinceTheBuild: the SHA-256 the build
+// reported must be what is stored.
+func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
+	c := openCache(t, t.TempDir(), 0)
+	eng := engineFor(t, t.TempDir(), "mlp", 100)
+	err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: strings.Repeat("0", 64)})
+	if err == nil || !strings.Contains(err.Error(), "changed since the build") {
+		t.Errorf("Store with another SHA-256: %v", err)
+	}
+	if _, err := os.Stat(c.entryDir(testKey("mlp"))); !os.IsNotExist(err) {
+		t.Error("an engine that changed was stored")
+	}
+	sum := sha256.Sum256(engineBytes("mlp", 100))
+	if err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: hex.EncodeToString(sum[:])}); err != nil {
+		t.Errorf("Store with the engine's own SHA-256: %v", err)
 	}
 }
 

@@ -63,9 +63,19 @@ type cacheFolder struct {
 	file string
 }
 
-func (f *cacheFolder) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.dir, "cache", "", "the cache `folder` (default: the matrix file's cache: dir)")
-	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file` whose cache: dir to use")
+// openCacheFolder parses the flags of a verb that works on a cache folder
+// (ls, prune, verify: they take no arguments) and opens the folder.
+func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache, error) {
+	var where cacheFolder
+	fs.StringVar(&where.dir, "cache", "", "the cache `folder` (default: the matrix file's cache: dir)")
+	fs.StringVar(&where.file, "f", matrix.DefaultFile, "the matrix `file` whose cache: dir to use")
+	if err := c.parse(fs, args, cacheInputs); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, usagef("%s takes no arguments; got %q", fs.Name(), fs.Arg(0))
+	}
+	return where.open()
 }
 
 // open opens the cache folder; its max-size is the matrix file's when the
@@ -109,20 +119,14 @@ func runCacheKey(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
-	h := cache.NewHasher()
-	keys := make([]cache.Key, 0, len(builds))
-	for _, b := range builds {
-		// The GPU is left out (no target): entries carry their own, and
-		// a key is wanted before any GPU is chosen.
-		env, err := h.Env(b.Backend, *trtLib, "")
-		if err == nil {
-			var k cache.Key
-			if k, err = h.Key(b, env); err == nil {
-				keys = append(keys, k)
-				continue
-			}
+	// No target: entries carry their own GPU, and the key is wanted
+	// before any GPU is chosen.
+	var keys []cache.Key
+	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
+		if bk.Err != nil {
+			return ExitOK, bk.Err
 		}
-		return ExitOK, fmt.Errorf("build %s: %w", b.Name, err)
+		keys = append(keys, bk.Key)
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
 	return ExitOK, err
@@ -144,16 +148,8 @@ type listedEntry struct {
 
 func runCacheList(c *Command, args []string) (int, error) {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
-	var where cacheFolder
-	where.register(fs)
 	asJSON := fs.Bool("json", false, "print JSON")
-	if err := c.parse(fs, args, cacheInputs); err != nil {
-		return ExitInvalid, err
-	}
-	if fs.NArg() > 0 {
-		return ExitInvalid, usagef("cache ls takes no arguments; got %q", fs.Arg(0))
-	}
-	cc, err := where.open()
+	cc, err := c.openCacheFolder(fs, args)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -206,18 +202,10 @@ func (s *sizeFlag) Set(v string) error {
 
 func runCachePrune(c *Command, args []string) (int, error) {
 	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION]")
-	var where cacheFolder
-	where.register(fs)
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
 	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
-	if err := c.parse(fs, args, cacheInputs); err != nil {
-		return ExitInvalid, err
-	}
-	if fs.NArg() > 0 {
-		return ExitInvalid, usagef("cache prune takes no arguments; got %q", fs.Arg(0))
-	}
-	cc, err := where.open()
+	cc, err := c.openCacheFolder(fs, args)
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -245,15 +233,7 @@ func runCachePrune(c *Command, args []string) (int, error) {
 
 func runCacheVerify(c *Command, args []string) (int, error) {
 	fs := c.newFlags("cache verify", "[--cache DIR | -f FILE]")
-	var where cacheFolder
-	where.register(fs)
-	if err := c.parse(fs, args, cacheInputs); err != nil {
-		return ExitInvalid, err
-	}
-	if fs.NArg() > 0 {
-		return ExitInvalid, usagef("cache verify takes no arguments; got %q", fs.Arg(0))
-	}
-	cc, err := where.open()
+	cc, err := c.openCacheFolder(fs, args)
 	if err != nil {
 		return ExitInvalid, err
 	}
