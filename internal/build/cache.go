@@ -105,7 +105,8 @@ func (w *watch) store() {
 	err := ec.Cache.Store(w.key.key, w.spec.Engine, cache.Entry{
 		Build: w.spec.Name, Backend: w.spec.Backend, Library: w.key.env.Library, Target: w.key.env.Target,
 		BuiltAt: time.Now().UTC(), Duration: time.Duration(w.res.DurationMs) * time.Millisecond,
-		Original: original(&w.res),
+		EngineSHA256: w.res.Engine.SHA256, // Store refuses a file that changed since the build
+		Original:     original(&w.res),
 	})
 	switch {
 	case errors.Is(err, cache.ErrReadOnly):
