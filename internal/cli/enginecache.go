@@ -10,6 +10,7 @@ import (
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // The engine cache in a build run: --cache DIR (or the matrix's
@@ -188,9 +189,10 @@ func (c *Command) gpuTargets(devices []string, e *cacheEnvs) map[string]target {
 }
 
 // cacheNotice tells, once, what limits the engine cache in this run: a
-// notice annotation in Actions, a line on stderr elsewhere.
+// notice annotation in Actions, a line on stderr elsewhere. It quotes
+// paths from the matrix and errors: one line, without control characters.
 func (c *Command) cacheNotice(format string, args ...any) {
-	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", fmt.Sprintf(format, args...))
+	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", text.Line(fmt.Sprintf(format, args...)))
 }
 
 // planKeys gives plan --json each build's engine cache key, computed as a

@@ -148,3 +148,31 @@ func TestSettledHitKeepsItsOriginalInTheReport(t *testing.T) {
 		t.Fatalf("the encoded hit lost its original phases: %+v", whole.Cache)
 	}
 }
+
+// A warning (a corrupt cache entry, say) is a line of its build, and a
+// hostile message in it stays inert in the Actions log.
+func TestWarningLinesAreInert(t *testing.T) {
+	r := parallelReport()
+	events := runScript(r, true)
+	hostile := "engine cache: cache entry /c/::error::pwned is corrupt (wrong hash) and removed; the build runs"
+	warning := Event{Kind: Warning, At: events[2].At, Build: 0, Name: r.Builds[0].Name, Message: hostile}
+	events = append(events[:3], append([]Event{warning}, events[3:]...)...)
+	for _, jobs := range []int{1, 2} {
+		var out bytes.Buffer
+		fence := testFence(t)
+		if err := play(NewActionsView(&out, fence, ActionsOptions{Jobs: jobs}), events); err != nil {
+			t.Fatal(err)
+		}
+		assertInert(t, out.String(), fence)
+		if !strings.Contains(out.String(), "⚠ engine cache: cache entry /c/") {
+			t.Errorf("jobs %d: the warning is not shown:\n%s", jobs, out.String())
+		}
+	}
+	plain := newLiner(PlainOptions{})
+	for _, ev := range events[:3] {
+		plain.lines(ev)
+	}
+	if got := plain.lines(warning); len(got) != 1 || !strings.HasPrefix(got[0], "["+r.Builds[0].Name+"]") || !strings.Contains(got[0], "⚠ engine cache:") {
+		t.Errorf("plain line of a warning: %q", got)
+	}
+}
