@@ -174,3 +174,16 @@ func TestSignalWhileHashingStartsNoWorker(t *testing.T) {
 		t.Errorf("%s (%s), %d callbacks; want cancelled before its worker", b.Status, b.Reason, b.Callbacks)
 	}
 }
+
+// A hit takes none of the build's time: limits its original build would
+// have run out of do not touch it.
+func TestHitTakesNoBuildBudget(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	cachedRun(t, twoSimBuilds(dir)[:1], engineCache(t, cacheDir))
+	tight := twoSimBuilds(dir)[:1]
+	tight[0].Budgets.Build, tight[0].Budgets.Stall = time.Nanosecond, time.Nanosecond // not in the key
+	got, _ := cachedRun(t, tight, engineCache(t, cacheDir))
+	if a := got["a"]; a.Status != report.StatusCached || a.Budget != nil {
+		t.Errorf("a hit under a 1ns budget: %s (%s), budget %+v", a.Status, a.Reason, a.Budget)
+	}
+}
