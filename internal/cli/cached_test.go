@@ -216,4 +216,11 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	if len(envs.problems) != 1 || !strings.HasPrefix(envs.problems[0], "tensorrt builds on its GPU run without it: the GPUs differ") {
 		t.Errorf("problems told: %q", envs.problems)
 	}
+
+	// Without a library to name, that is the reason, whatever the GPU.
+	t.Setenv("TRT_ACTION_TRT_LIB", "")
+	envs = c.cacheEnvs(cache.NewHasher(), builds, "", []string{"0"})
+	if _, err := envs.env("tensorrt", "0"); !cache.IsLibraryUnknown(err) || len(envs.problems) != 1 {
+		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.problems)
+	}
 }

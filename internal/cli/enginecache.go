@@ -127,18 +127,20 @@ type target struct {
 
 // env is build.EngineCache.Env.
 func (e *cacheEnvs) env(backend, gpu string) (cache.Env, error) {
-	t := target{}
-	if backend == "tensorrt" {
-		var ok bool
-		if t, ok = e.targets[gpu]; !ok {
-			return cache.Env{}, fmt.Errorf("GPU %q was not named before the run", gpu)
-		}
+	if backend != "tensorrt" {
+		return e.hasher.Env(backend, e.libPath, "")
 	}
-	env, err := e.hasher.Env(backend, e.libPath, t.name)
-	if err == nil && t.err != nil {
-		err = fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
+	if _, err := e.hasher.Env(backend, e.libPath, ""); err != nil {
+		return cache.Env{}, err // the library first: without it, no GPU was asked about
 	}
-	return env, err
+	t, ok := e.targets[gpu]
+	switch {
+	case !ok:
+		return cache.Env{}, fmt.Errorf("GPU %q was not named before the run", gpu)
+	case t.err != nil:
+		return cache.Env{}, fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
+	}
+	return e.hasher.Env(backend, e.libPath, t.name)
 }
 
 // cacheEnvs names, before any build starts, the library of every backend
