@@ -6,6 +6,7 @@ package eta
 import (
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -58,7 +59,7 @@ func Baselines(r *report.Report) map[string]time.Duration {
 // it has one (previous > 0), else from its root phase's progress, else none.
 // elapsed is the build's running time; active is its running phase chain,
 // root first.
-func For(previous, elapsed time.Duration, active []report.ActivePhase) Estimate {
+func For(previous, elapsed time.Duration, active []event.ActivePhase) Estimate {
 	if previous > 0 {
 		return FromBaseline(previous, elapsed)
 	}
@@ -80,7 +81,7 @@ func FromBaseline(previous, elapsed time.Duration) Estimate {
 // FromProgress extrapolates the root phase's step rate over its remaining
 // steps. The rate is taken from the root phase's own elapsed time, since
 // that is the time those steps took.
-func FromProgress(root report.ActivePhase) Estimate {
+func FromProgress(root event.ActivePhase) Estimate {
 	if root.Done < MinStepsDone || root.Elapsed < MinElapsed || root.Done >= root.Steps {
 		return Estimate{}
 	}

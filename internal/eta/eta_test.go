@@ -4,18 +4,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
 func TestFor(t *testing.T) {
-	root := func(done, steps int, elapsed time.Duration) []report.ActivePhase {
-		return []report.ActivePhase{{Name: "Building engine", Done: done, Steps: steps, Elapsed: elapsed}, {Name: "inner", Done: 9, Steps: 10}}
+	root := func(done, steps int, elapsed time.Duration) []event.ActivePhase {
+		return []event.ActivePhase{{Name: "Building engine", Done: done, Steps: steps, Elapsed: elapsed}, {Name: "inner", Done: 9, Steps: 10}}
 	}
 	tests := []struct {
 		name     string
 		previous time.Duration
 		elapsed  time.Duration
-		active   []report.ActivePhase
+		active   []event.ActivePhase
 		want     Estimate
 	}{
 		{"baseline left", 90 * time.Second, 30 * time.Second, nil, Estimate{Source: Baseline, Left: 60 * time.Second}},

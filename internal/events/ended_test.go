@@ -5,13 +5,14 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
 func TestRunFinishedSaysWhyTheRunEndedAndWhatRegressed(t *testing.T) {
 	var out bytes.Buffer
 	v := New(&out, Options{Depth: 2})
-	v.Handle(report.Event{Kind: report.RunFinished, Build: -1, Run: &report.Report{
+	v.Handle(event.Event{Kind: event.RunFinished, Build: -1, Run: &report.Report{
 		Complete: true, Ended: "run budget 3s exceeded", Regressions: []report.Regression{{Name: "a", Percent: 40}},
 		Builds: []report.Build{{Name: "a", Status: report.StatusOK}}}})
 	if err := v.Close(); err != nil {

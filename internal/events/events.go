@@ -9,6 +9,7 @@ import (
 	"io"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -43,7 +44,7 @@ type stream struct {
 type flusher interface{ Flush() error }
 
 // New returns the view that writes the event stream to w.
-func New(w io.Writer, opts Options) report.View {
+func New(w io.Writer, opts Options) event.View {
 	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false) // names with < or & stay readable
@@ -51,7 +52,7 @@ func New(w io.Writer, opts Options) report.View {
 }
 
 // Handle writes the line for ev, if it has one.
-func (s *stream) Handle(ev report.Event) {
+func (s *stream) Handle(ev event.Event) {
 	if line := s.line(ev); line != nil {
 		s.write(line)
 	}
@@ -84,21 +85,21 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 
 // line builds the JSON object for ev, or nil for events the stream skips
 // (phases below Depth, heartbeats within a second of the last).
-func (s *stream) line(ev report.Event) any {
+func (s *stream) line(ev event.Event) any {
 	h := func(typ string) header { return header{V: Version, Type: typ, TMs: ms(ev.At)} }
 	b := build{Build: ev.Build, Name: ev.Name}
 	switch ev.Kind {
-	case report.RunStarted:
+	case event.RunStarted:
 		return struct {
 			header
 			Builds int `json:"builds"`
 		}{h("run_started"), ev.Total}
-	case report.BuildStarted:
+	case event.BuildStarted:
 		return struct {
 			header
 			build
 		}{h("build_started"), b}
-	case report.PhaseStarted:
+	case event.PhaseStarted:
 		if !s.deepEnough(ev.Path) {
 			return nil
 		}
@@ -108,7 +109,7 @@ func (s *stream) line(ev report.Event) any {
 			Path  []string `json:"path"`
 			Steps int      `json:"steps"`
 		}{h("phase_started"), b, ev.Path, ev.Steps}
-	case report.PhaseFinished:
+	case event.PhaseFinished:
 		if !s.deepEnough(ev.Path) {
 			return nil
 		}
@@ -120,31 +121,31 @@ func (s *stream) line(ev report.Event) any {
 			Steps      int      `json:"steps"`
 			DurationMs int64    `json:"duration_ms"`
 		}{h("phase_finished"), b, ev.Path, ev.Done, ev.Steps, ms(ev.Elapsed)}
-	case report.Heartbeat:
+	case event.Heartbeat:
 		return s.heartbeat(ev, h("heartbeat"), b)
-	case report.BudgetWarning:
+	case event.BudgetWarning:
 		return struct {
 			header
 			build
 			Message string `json:"message"`
 		}{h("budget_warning"), b, ev.Message}
-	case report.LibraryLog:
+	case event.LibraryLog:
 		return struct {
 			header
 			build
 			Severity string `json:"severity"`
 			Message  string `json:"message"`
 		}{h("library_log"), b, ev.Severity, ev.Message}
-	case report.Stopping:
+	case event.Stopping:
 		return struct {
 			header
 			Build   int    `json:"build"` // -1: the whole run
 			Name    string `json:"name,omitempty"`
 			Message string `json:"message"`
 		}{h("stopping"), ev.Build, ev.Name, ev.Message}
-	case report.BuildFinished:
+	case event.BuildFinished:
 		return buildFinished(h("build_finished"), b, ev.Result)
-	case report.RunFinished:
+	case event.RunFinished:
 		return runFinished(h("run_finished"), ev.Run)
 	}
 	return nil
@@ -156,7 +157,7 @@ func (s *stream) deepEnough(path []string) bool {
 
 // heartbeat writes at most one line a second per build: a tool wants to
 // know the build is alive and where it is, not every redraw's worth.
-func (s *stream) heartbeat(ev report.Event, h header, b build) any {
+func (s *stream) heartbeat(ev event.Event, h header, b build) any {
 	if ev.Progress == nil {
 		return nil
 	}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -18,40 +19,40 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const ms100 = 100 * time.Millisecond
 
-func run() []report.Event {
+func run() []event.Event {
 	root := []string{"Building engine"}
 	sub := []string{"Building engine", "Building engine from subgraph"}
 	deep := []string{"Building engine", "Building engine from subgraph", "Optimizing graph"}
-	evs := []report.Event{
-		{Kind: report.RunStarted, Build: -1, Total: 2},
-		{Kind: report.BuildStarted, At: 5 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`},
-		{Kind: report.PhaseStarted, At: 20 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: root, Steps: 6},
-		{Kind: report.PhaseStarted, At: 30 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: sub, Steps: 1},
-		{Kind: report.PhaseStarted, At: 40 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: deep, Steps: 33},
+	evs := []event.Event{
+		{Kind: event.RunStarted, Build: -1, Total: 2},
+		{Kind: event.BuildStarted, At: 5 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`},
+		{Kind: event.PhaseStarted, At: 20 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: root, Steps: 6},
+		{Kind: event.PhaseStarted, At: 30 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: sub, Steps: 1},
+		{Kind: event.PhaseStarted, At: 40 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: deep, Steps: 33},
 	}
 	// Heartbeats at 10/s for 2.5s: three lines come out (0.1s, 1.1s, 2.1s).
 	for at := ms100; at <= 2500*time.Millisecond; at += ms100 {
-		evs = append(evs, report.Event{Kind: report.Heartbeat, At: at, Build: 0, Name: `mnist <fp16> "a&b"`, Progress: &report.Progress{
+		evs = append(evs, event.Event{Kind: event.Heartbeat, At: at, Build: 0, Name: `mnist <fp16> "a&b"`, Progress: &event.Progress{
 			Elapsed: at, Callbacks: int64(at / time.Millisecond), Silent: 10 * time.Millisecond,
 			BudgetLeft: 3*time.Second - at, BudgetName: "build",
-			Active: []report.ActivePhase{{Name: "Building engine", Done: 1, Steps: 6, Elapsed: at}},
+			Active: []event.ActivePhase{{Name: "Building engine", Done: 1, Steps: 6, Elapsed: at}},
 		}})
 	}
 	evs = append(evs,
-		report.Event{Kind: report.BuildStarted, At: 2600 * time.Millisecond, Build: 1, Name: "resnet"},
-		report.Event{Kind: report.Heartbeat, At: 2650 * time.Millisecond, Build: 1, Name: "resnet", Progress: &report.Progress{Elapsed: 50 * time.Millisecond, BudgetLeft: -1}},
-		report.Event{Kind: report.BudgetWarning, At: 2700 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Message: "build budget 80% used (2.4s of 3s)"},
-		report.Event{Kind: report.PhaseFinished, At: 2800 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: deep, Done: 28, Steps: 33, Elapsed: 2760 * time.Millisecond},
-		report.Event{Kind: report.PhaseFinished, At: 2810 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: sub, Done: 1, Steps: 1, Elapsed: 2780 * time.Millisecond},
-		report.Event{Kind: report.Stopping, At: 2900 * time.Millisecond, Build: -1, Message: "SIGINT: stopping all builds"},
-		report.Event{Kind: report.BuildFinished, At: 3000 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Result: &report.Build{
+		event.Event{Kind: event.BuildStarted, At: 2600 * time.Millisecond, Build: 1, Name: "resnet"},
+		event.Event{Kind: event.Heartbeat, At: 2650 * time.Millisecond, Build: 1, Name: "resnet", Progress: &event.Progress{Elapsed: 50 * time.Millisecond, BudgetLeft: -1}},
+		event.Event{Kind: event.BudgetWarning, At: 2700 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Message: "build budget 80% used (2.4s of 3s)"},
+		event.Event{Kind: event.PhaseFinished, At: 2800 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: deep, Done: 28, Steps: 33, Elapsed: 2760 * time.Millisecond},
+		event.Event{Kind: event.PhaseFinished, At: 2810 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Path: sub, Done: 1, Steps: 1, Elapsed: 2780 * time.Millisecond},
+		event.Event{Kind: event.Stopping, At: 2900 * time.Millisecond, Build: -1, Message: "SIGINT: stopping all builds"},
+		event.Event{Kind: event.BuildFinished, At: 3000 * time.Millisecond, Build: 0, Name: `mnist <fp16> "a&b"`, Result: &report.Build{
 			Name: `mnist <fp16> "a&b"`, Status: report.StatusOK, DurationMs: 2995,
 			Engine: &report.Engine{Path: "out/mnist.engine", Bytes: 123456, SHA256: "ab12"},
 		}},
-		report.Event{Kind: report.BuildFinished, At: 3100 * time.Millisecond, Build: 1, Name: "resnet", Result: &report.Build{
+		event.Event{Kind: event.BuildFinished, At: 3100 * time.Millisecond, Build: 1, Name: "resnet", Result: &report.Build{
 			Name: "resnet", Status: report.StatusCancelled, Reason: "cancelled by SIGINT", DurationMs: 500,
 		}},
-		report.Event{Kind: report.RunFinished, At: 3200 * time.Millisecond, Build: -1, Run: &report.Report{
+		event.Event{Kind: event.RunFinished, At: 3200 * time.Millisecond, Build: -1, Run: &report.Report{
 			DurationMs: 3200, Interrupted: "SIGINT after 2.9s", Builds: []report.Build{
 				{Name: "mnist", Status: report.StatusOK}, {Name: "resnet", Status: report.StatusCancelled},
 			}}},

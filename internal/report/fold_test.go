@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // The golden file pins folding: counts and totals per phase path, min and
@@ -21,7 +23,7 @@ func TestFoldInstancesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "fold.golden.json", string(got)+"\n")
+	golden.Check(t, "fold.golden.json", string(got)+"\n")
 }
 
 func TestFoldNestsUnderFoldedParents(t *testing.T) {

@@ -203,9 +203,9 @@ func (s *summary) problems() string {
 
 func problemSection(b *strings.Builder, build *Build) {
 	fmt.Fprintf(b, "\n### %s — %s\n\n", text.Markdown(build.Name), statusLabel(build.Status))
-	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(reasonSuffix(build), 1000)))
+	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(ReasonSuffix(build), 1000)))
 	if build.Budget != nil && build.Reason != "" {
-		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(budgetText(build.Budget)))
+		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(BudgetText(build.Budget)))
 	}
 	for _, w := range build.Warnings[:min(len(build.Warnings), 5)] {
 		fmt.Fprintf(b, "- ⚠️ %s\n", text.Markdown(text.CutRunes(w, 300)))

@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 func TestSummaryGolden(t *testing.T) {
-	golden(t, "summary.golden.md", Summary(sampleReport(), SummaryOptions{}))
+	golden.Check(t, "summary.golden.md", Summary(sampleReport(), SummaryOptions{}))
 }
 
 func TestHeadline(t *testing.T) {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/eta"
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 
 	"github.com/trt-action/trt-action/internal/text"
@@ -134,7 +135,7 @@ func stopReason(msg string) string {
 	return strings.Join(keep, "; ")
 }
 
-func visibleChain(b *Build, maxDepth int) []report.ActivePhase {
+func visibleChain(b *Build, maxDepth int) []event.ActivePhase {
 	if maxDepth >= 0 && len(b.Beat.Active) > maxDepth {
 		return b.Beat.Active[:maxDepth]
 	}
@@ -186,7 +187,7 @@ func header(s State, b *Build) []seg {
 
 // etaText is the build's estimate, or "" where there is none to give.
 func etaText(s State, b *Build, elapsed time.Duration) string {
-	active := append([]report.ActivePhase(nil), b.Beat.Active...)
+	active := append([]event.ActivePhase(nil), b.Beat.Active...)
 	if len(active) > 0 {
 		active[0].Elapsed += drift(s, b)
 	}
@@ -223,7 +224,7 @@ func indentWidth(w int) int {
 	return 1
 }
 
-func phaseLine(s State, b *Build, p report.ActivePhase, depth, w int) []seg {
+func phaseLine(s State, b *Build, p event.ActivePhase, depth, w int) []seg {
 	return []seg{
 		{text: strings.Repeat(" ", (depth+1)*indentWidth(w))},
 		// Narrow terminals lose the elapsed time first, then the name gives

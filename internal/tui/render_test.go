@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -46,29 +47,29 @@ func frame(lines []string) string { return strings.Join(lines, "\n") + "\n" }
 const s = time.Second
 
 // ev builders keep the scenarios readable.
-func started(at time.Duration, i int, name string) report.Event {
-	return report.Event{Kind: report.BuildStarted, At: at, Build: i, Name: name}
+func started(at time.Duration, i int, name string) event.Event {
+	return event.Event{Kind: event.BuildStarted, At: at, Build: i, Name: name}
 }
 
-func beat(at time.Duration, i int, elapsed, budgetLeft time.Duration, budget string, chain ...report.ActivePhase) report.Event {
-	return report.Event{Kind: report.Heartbeat, At: at, Build: i, Progress: &report.Progress{
+func beat(at time.Duration, i int, elapsed, budgetLeft time.Duration, budget string, chain ...event.ActivePhase) event.Event {
+	return event.Event{Kind: event.Heartbeat, At: at, Build: i, Progress: &event.Progress{
 		Elapsed: elapsed, Active: chain, BudgetLeft: budgetLeft, BudgetName: budget,
 	}}
 }
 
-func ph(name string, done, steps int, elapsed time.Duration) report.ActivePhase {
-	return report.ActivePhase{Name: name, Done: done, Steps: steps, Elapsed: elapsed}
+func ph(name string, done, steps int, elapsed time.Duration) event.ActivePhase {
+	return event.ActivePhase{Name: name, Done: done, Steps: steps, Elapsed: elapsed}
 }
 
-func finished(at time.Duration, i int, name, status string, d time.Duration, reason string) report.Event {
-	return report.Event{Kind: report.BuildFinished, At: at, Build: i, Name: name, Result: &report.Build{
+func finished(at time.Duration, i int, name, status string, d time.Duration, reason string) event.Event {
+	return event.Event{Kind: event.BuildFinished, At: at, Build: i, Name: name, Result: &report.Build{
 		Name: name, Status: status, DurationMs: d.Milliseconds(), Reason: reason,
 	}}
 }
 
 // trtChain is a real TensorRT 10.16 active chain, five levels deep.
-func trtChain(scale time.Duration) []report.ActivePhase {
-	return []report.ActivePhase{
+func trtChain(scale time.Duration) []event.ActivePhase {
+	return []event.ActivePhase{
 		ph("Building engine", 3, 6, 40*scale),
 		ph("Building engine from subgraph", 0, 1, 38*scale),
 		ph("Computing profile costs", 0, 10, 30*scale),
@@ -82,8 +83,8 @@ func trtChain(scale time.Duration) []report.ActivePhase {
 func nestedState() State {
 	var st State
 	st.Baseline = map[string]time.Duration{"resnet50-fp16-bs8": 90 * s}
-	for _, e := range []report.Event{
-		{Kind: report.RunStarted, Total: 5},
+	for _, e := range []event.Event{
+		{Kind: event.RunStarted, Total: 5},
 		started(0, 0, "mnist-fp32"),
 		started(0, 1, "resnet50-fp16-bs8"),
 		started(2*s, 2, "bert-large-int8-seq384-dynamic-shapes"),
@@ -100,7 +101,7 @@ func nestedState() State {
 // many: ten running builds and twenty finished ones.
 func manyState() State {
 	var st State
-	st.Apply(report.Event{Kind: report.RunStarted, Total: 30})
+	st.Apply(event.Event{Kind: event.RunStarted, Total: 30})
 	for i := range 30 {
 		name := fmt.Sprintf("model-%02d-fp16", i)
 		st.Apply(started(time.Duration(i)*s, i, name))
@@ -166,7 +167,7 @@ func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
 		t.Errorf("RenderFit for 3 lines gave %d", len(got))
 	}
 	// Even then a stop request stays visible.
-	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: -1})
+	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1})
 	if got := RenderFit(st, 80, 3, false); len(got) != 3 || !strings.Contains(got[2], StopHint) {
 		t.Errorf("RenderFit for 3 lines while stopping = %q", got)
 	}
@@ -177,12 +178,12 @@ func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
 // after it shows before the next heartbeat.
 func earlyFinishState() State {
 	var st State
-	for _, e := range []report.Event{
-		{Kind: report.RunStarted, Total: 1},
+	for _, e := range []event.Event{
+		{Kind: event.RunStarted, Total: 1},
 		started(0, 0, "yolo-v8n"),
 		beat(10*s, 0, 10*s, -1, "", ph("Building engine", 2, 6, 10*s), ph("Building engine from subgraph", 0, 1, 8*s), ph("Optimizing graph", 27, 33, 4*s)),
-		{Kind: report.PhaseFinished, At: 10*s + 50*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Optimizing graph"}, Done: 28, Steps: 33},
-		{Kind: report.PhaseStarted, At: 10*s + 60*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Computing profile costs"}, Steps: 10},
+		{Kind: event.PhaseFinished, At: 10*s + 50*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Optimizing graph"}, Done: 28, Steps: 33},
+		{Kind: event.PhaseStarted, At: 10*s + 60*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Computing profile costs"}, Steps: 10},
 	} {
 		st.Apply(e)
 	}
@@ -201,7 +202,7 @@ func TestPhaseEventsBetweenHeartbeats(t *testing.T) {
 		t.Errorf("new phase elapsed = %v, want 30ms", e)
 	}
 	// A phase event for a chain we do not hold changes nothing.
-	st.Apply(report.Event{Kind: report.PhaseFinished, At: st.Now, Build: 0, Path: []string{"Other root"}})
+	st.Apply(event.Event{Kind: event.PhaseFinished, At: st.Now, Build: 0, Path: []string{"Other root"}})
 	if len(st.Builds[0].Beat.Active) != 3 {
 		t.Error("a finish outside the chain cut it")
 	}
@@ -210,12 +211,12 @@ func TestPhaseEventsBetweenHeartbeats(t *testing.T) {
 // budgetState: one build warned (yellow), one past its budget (red).
 func budgetState() State {
 	var st State
-	for _, e := range []report.Event{
-		{Kind: report.RunStarted, Total: 2},
+	for _, e := range []event.Event{
+		{Kind: event.RunStarted, Total: 2},
 		started(0, 0, "warned"),
 		started(0, 1, "over"),
 		beat(50*s, 0, 50*s, 10*s, "build", ph("Building engine", 3, 6, 49*s)),
-		{Kind: report.BudgetWarning, At: 50 * s, Build: 0, Message: "build budget 80% used"},
+		{Kind: event.BudgetWarning, At: 50 * s, Build: 0, Message: "build budget 80% used"},
 		beat(50*s, 1, 50*s, 0, "phase Timing tactics", ph("Building engine", 3, 6, 49*s), ph("Timing tactics", 1, 3, 30*s)),
 	} {
 		st.Apply(e)
@@ -236,8 +237,8 @@ func TestBudgetWarningClearsWhenTheBudgetChanges(t *testing.T) {
 
 func stoppingState() State {
 	st := nestedState()
-	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: 1, Message: "build budget of 3m passed"})
-	st.Apply(report.Event{Kind: report.Stopping, At: st.Now, Build: -1, Message: "SIGINT: stopping builds gracefully"})
+	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: 1, Message: "build budget of 3m passed"})
+	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1, Message: "SIGINT: stopping builds gracefully"})
 	return st
 }
 

@@ -120,8 +120,8 @@ func (p *pane) waitFor(what string, timeout time.Duration, ok func(string) bool)
 	}
 }
 
-// event is the part of an --events line the tests read.
-type event struct {
+// streamEvent is the part of an --events line the tests read.
+type streamEvent struct {
 	Type      string `json:"type"`
 	Name      string `json:"name"`
 	Callbacks int64  `json:"callbacks"`
@@ -130,13 +130,13 @@ type event struct {
 
 // waitForEvent polls the run's --events file (name relative to the run's
 // directory) until an event satisfies ok.
-func (p *pane) waitForEvent(name, what string, timeout time.Duration, ok func(event) bool) {
+func (p *pane) waitForEvent(name, what string, timeout time.Duration, ok func(streamEvent) bool) {
 	p.t.Helper()
 	deadline := time.Now().Add(timeout)
 	for {
 		data, _ := os.ReadFile(filepath.Join(p.dir, name))
 		for _, l := range strings.Split(string(data), "\n") {
-			var e event
+			var e streamEvent
 			if json.Unmarshal([]byte(l), &e) == nil && ok(e) {
 				return
 			}
@@ -236,7 +236,7 @@ func TestScreenNarrowStopAndKill(t *testing.T) {
 	// gently at its next callback and the stopping state could flash by.
 	// Hung, it cannot stop, so the state stays until the second Ctrl-C (or
 	// the supervisor's grace, 1.5s) kills it.
-	p.waitForEvent("events.jsonl", "the hanging build to go silent", 60*time.Second, func(e event) bool {
+	p.waitForEvent("events.jsonl", "the hanging build to go silent", 60*time.Second, func(e streamEvent) bool {
 		// Silent since its start is a worker still loading, not a hang.
 		return e.Type == "heartbeat" && e.Name == "hangs-forever" && e.Callbacks > 0 && e.SilentMs >= 500
 	})

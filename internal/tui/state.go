@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -30,7 +31,7 @@ type Build struct {
 	StartedAt time.Duration
 	// Beat is the newest heartbeat's progress with the phase events that
 	// came after it applied; BeatAt is when that heartbeat was sent.
-	Beat   report.Progress
+	Beat   event.Progress
 	BeatAt time.Duration
 	// WarnedBudget is the budget a BudgetWarning was about (the heartbeat's
 	// BudgetName when it came); the build shows as warned while the
@@ -42,22 +43,22 @@ type Build struct {
 }
 
 // Apply records one event. Events must come in order.
-func (s *State) Apply(ev report.Event) {
+func (s *State) Apply(ev event.Event) {
 	if ev.At > s.Now {
 		s.Now = ev.At
 	}
 	switch ev.Kind {
-	case report.RunStarted:
+	case event.RunStarted:
 		s.Total = ev.Total
-	case report.BuildStarted:
+	case event.BuildStarted:
 		b := s.build(ev.Build)
 		b.Name, b.Started, b.StartedAt = ev.Name, true, ev.At
-		b.Beat, b.BeatAt = report.Progress{BudgetLeft: -1}, ev.At
-	case report.PhaseStarted:
+		b.Beat, b.BeatAt = event.Progress{BudgetLeft: -1}, ev.At
+	case event.PhaseStarted:
 		s.build(ev.Build).phaseStarted(ev)
-	case report.PhaseFinished:
+	case event.PhaseFinished:
 		s.build(ev.Build).phaseFinished(ev.Path)
-	case report.Heartbeat:
+	case event.Heartbeat:
 		if ev.Progress != nil {
 			b := s.build(ev.Build)
 			b.Beat, b.BeatAt = *ev.Progress, ev.At
@@ -66,16 +67,16 @@ func (s *State) Apply(ev report.Event) {
 				b.Warned = false // that budget is behind us; a new one applies
 			}
 		}
-	case report.BudgetWarning:
+	case event.BudgetWarning:
 		b := s.build(ev.Build)
 		b.Warned, b.WarnedBudget = true, b.Beat.BudgetName
-	case report.Stopping:
+	case event.Stopping:
 		if ev.Build < 0 {
 			s.Stopping, s.StopMessage = true, ev.Message
 		} else {
 			s.build(ev.Build).Stopping = true
 		}
-	case report.BuildFinished:
+	case event.BuildFinished:
 		s.finish(ev)
 	}
 }
@@ -87,12 +88,12 @@ func (s *State) build(i int) *Build {
 		i = 0
 	}
 	for len(s.Builds) <= i {
-		s.Builds = append(s.Builds, Build{Beat: report.Progress{BudgetLeft: -1}})
+		s.Builds = append(s.Builds, Build{Beat: event.Progress{BudgetLeft: -1}})
 	}
 	return &s.Builds[i]
 }
 
-func (s *State) finish(ev report.Event) {
+func (s *State) finish(ev event.Event) {
 	b := s.build(ev.Build)
 	if r := ev.Result; r != nil {
 		// Not a copy of the whole result: it would hold the build's phase
@@ -112,12 +113,12 @@ func (s *State) finish(ev report.Event) {
 // phaseStarted extends the active chain between heartbeats, so a new phase
 // shows at once. Its Elapsed is stored relative to BeatAt, like the chain
 // from the heartbeat, so that rendering adds the same drift to every phase.
-func (b *Build) phaseStarted(ev report.Event) {
+func (b *Build) phaseStarted(ev event.Event) {
 	parent := len(ev.Path) - 1
 	if parent < 0 || !b.chainHas(ev.Path[:parent]) {
 		return // a phase below what we track; the next heartbeat has it
 	}
-	b.Beat.Active = append(b.Beat.Active[:parent], report.ActivePhase{
+	b.Beat.Active = append(b.Beat.Active[:parent], event.ActivePhase{
 		Name: ev.Path[parent], Steps: ev.Steps, Elapsed: b.BeatAt - ev.At,
 	})
 }

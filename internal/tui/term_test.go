@@ -7,7 +7,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/event"
 )
 
 // term is a terminal just capable enough to show what the view leaves on
@@ -164,7 +164,7 @@ func liveRun(tm *term, between func(frame int)) (v *view, prompt string) {
 	prompt = "$ trt-action build -f m.yml"
 	tm.Write([]byte(prompt + "\n"))
 	v = New(tm, Options{Width: func() int { return tm.cols }}).(*view)
-	v.Handle(report.Event{Kind: report.RunStarted, Total: 2})
+	v.Handle(event.Event{Kind: event.RunStarted, Total: 2})
 	v.Handle(started(0, 0, "resnet50-fp16-batch8-long-name-that-goes-on-and-on-and-on-and-on-and-on-and-on"))
 	v.Handle(started(0, 1, "hangs-forever"))
 	for i := 1; i <= 5; i++ {
@@ -174,7 +174,7 @@ func liveRun(tm *term, between func(frame int)) (v *view, prompt string) {
 		between(i)
 	}
 	// Ctrl-C: the stopping state is drawn at once, from the whole state.
-	v.Handle(report.Event{Kind: report.Stopping, At: 550 * time.Millisecond, Build: -1, Message: "SIGINT"})
+	v.Handle(event.Event{Kind: event.Stopping, At: 550 * time.Millisecond, Build: -1, Message: "SIGINT"})
 	return v, prompt
 }
 

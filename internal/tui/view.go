@@ -23,6 +23,7 @@ import (
 	"github.com/vbauerster/cupwriter"
 
 	"github.com/trt-action/trt-action/internal/eta"
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -62,7 +63,7 @@ type view struct {
 }
 
 // New returns the terminal view writing to w, which should be a terminal.
-func New(w io.Writer, opts Options) report.View {
+func New(w io.Writer, opts Options) event.View {
 	rate := opts.MaxRate
 	if rate <= 0 {
 		rate = 10
@@ -80,7 +81,7 @@ func New(w io.Writer, opts Options) report.View {
 // Handle applies the event and draws a frame when one is due: at most
 // MaxRate a second, at once for a stop request (someone just pressed
 // Ctrl-C and should see that it worked), and the final table at the end.
-func (v *view) Handle(ev report.Event) {
+func (v *view) Handle(ev event.Event) {
 	v.state.Apply(ev)
 	now := v.state.Now
 	if v.opts.Now != nil {
@@ -88,9 +89,9 @@ func (v *view) Handle(ev report.Event) {
 	}
 	v.state.Now = now
 	switch {
-	case ev.Kind == report.RunFinished:
+	case ev.Kind == event.RunFinished:
 		v.finish(ev.Run)
-	case ev.Kind == report.Stopping, !v.drawn, now-v.lastDraw >= v.interval:
+	case ev.Kind == event.Stopping, !v.drawn, now-v.lastDraw >= v.interval:
 		v.draw(now)
 	}
 }

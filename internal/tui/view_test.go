@@ -6,14 +6,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
 // script is a short run: two builds, heartbeats every 50ms (twice the
 // supervisor's rate, to show the cap), a Ctrl-C, and the end.
-func script() []report.Event {
-	evs := []report.Event{
-		{Kind: report.RunStarted, Total: 2},
+func script() []event.Event {
+	evs := []event.Event{
+		{Kind: event.RunStarted, Total: 2},
 		started(0, 0, "mnist-fp32"),
 		started(0, 1, "resnet50-fp16"),
 	}
@@ -24,10 +25,10 @@ func script() []report.Event {
 			beat(at, 1, at, 3*s-at, "build", ph("Building engine", 0, 6, at)))
 	}
 	evs = append(evs,
-		report.Event{Kind: report.Stopping, At: 420 * time.Millisecond, Build: -1, Message: "SIGINT"},
+		event.Event{Kind: event.Stopping, At: 420 * time.Millisecond, Build: -1, Message: "SIGINT"},
 		finished(450*time.Millisecond, 0, "mnist-fp32", report.StatusCancelled, 450*time.Millisecond, "cancelled by SIGINT"),
 		finished(460*time.Millisecond, 1, "resnet50-fp16", report.StatusCancelled, 460*time.Millisecond, "cancelled by SIGINT"),
-		report.Event{Kind: report.RunFinished, At: 470 * time.Millisecond, Run: &report.Report{DurationMs: 470, Builds: []report.Build{
+		event.Event{Kind: event.RunFinished, At: 470 * time.Millisecond, Run: &report.Report{DurationMs: 470, Builds: []report.Build{
 			{Name: "mnist-fp32", Status: report.StatusCancelled, DurationMs: 450, Reason: "cancelled by SIGINT"},
 			{Name: "resnet50-fp16", Status: report.StatusCancelled, DurationMs: 460, Reason: "cancelled by SIGINT"},
 		}}},

@@ -1,8 +1,10 @@
-package report
+package logview
 
 import (
 	"io"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/event"
 )
 
 // PlainView writes bounded progress lines for logs that are neither a
@@ -19,8 +21,8 @@ func NewPlainView(w io.Writer, opts PlainOptions) *PlainView {
 	return &PlainView{w: w, liner: newLiner(opts)}
 }
 
-// Handle implements View.
-func (v *PlainView) Handle(ev Event) {
+// Handle implements event.View.
+func (v *PlainView) Handle(ev event.Event) {
 	lines := v.liner.lines(ev)
 	if len(lines) == 0 || v.err != nil {
 		return
@@ -28,5 +30,5 @@ func (v *PlainView) Handle(ev Event) {
 	_, v.err = io.WriteString(v.w, strings.Join(lines, "\n")+"\n")
 }
 
-// Close implements View; it returns the first write error.
+// Close implements event.View; it returns the first write error.
 func (v *PlainView) Close() error { return v.err }

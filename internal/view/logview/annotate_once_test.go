@@ -1,19 +1,22 @@
-package report
+package logview
 
 import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
 
 // A budget warning reaches the view as an event and again in its build's
 // warnings; GitHub's per-step annotation cap must be spent on it once.
 func TestBudgetWarningIsAnnotatedOnce(t *testing.T) {
-	r := sampleReport()
+	r := reporttest.Sample()
 	const warning = "phase Timing tactics used 80% of its 10s budget" // what runScript raises
 	raisedFor := map[string]bool{}
 	for _, ev := range runScript(r, false) {
-		if ev.Kind == BudgetWarning && ev.Message == warning {
+		if ev.Kind == event.BudgetWarning && ev.Message == warning {
 			raisedFor[r.Builds[ev.Build].Name] = true
 		}
 	}

@@ -1,6 +1,10 @@
-package report
+package event
 
-import "time"
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
 
 // EventKind is what happened in a running build matrix.
 type EventKind int
@@ -33,8 +37,8 @@ type Event struct {
 	Message  string
 	Severity string // LibraryLog: error or warning
 	Progress *Progress
-	Result   *Build
-	Run      *Report
+	Result   *report.Build
+	Run      *report.Report
 }
 
 // Progress is a running build's state at one moment.

@@ -1,4 +1,4 @@
-package report
+package logview
 
 import (
 	"fmt"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report"
 
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -62,21 +64,21 @@ func NewActionsView(w io.Writer, fence actions.Fence, opts ActionsOptions) *Acti
 	}
 }
 
-// Handle implements View.
-func (v *ActionsView) Handle(ev Event) {
+// Handle implements event.View.
+func (v *ActionsView) Handle(ev event.Event) {
 	lines := v.liner.lines(ev)
 	switch {
-	case ev.Kind == RunFinished:
+	case ev.Kind == event.RunFinished:
 		v.finishRun(ev, lines)
 	case ev.Build < 0:
 		v.out.text(lines...)
-	case ev.Kind == BuildStarted && v.open < 0 && v.opts.Jobs <= 1 && len(v.held) == 0:
+	case ev.Kind == event.BuildStarted && v.open < 0 && v.opts.Jobs <= 1 && len(v.held) == 0:
 		v.open = ev.Build
 		v.out.command(actions.Group(v.liner.builds[ev.Build].name))
 		v.out.text(lines...)
 	case ev.Build == v.open:
 		v.out.text(lines...)
-		if ev.Kind == BuildFinished {
+		if ev.Kind == event.BuildFinished {
 			v.out.command(actions.EndGroup())
 			v.out.text(lines...) // the outcome stays visible with the group collapsed
 			v.open = -1
@@ -85,7 +87,7 @@ func (v *ActionsView) Handle(ev Event) {
 	default:
 		v.hold(ev, lines)
 	}
-	if ev.Kind == BudgetWarning {
+	if ev.Kind == event.BudgetWarning {
 		v.noteWarning(ev)
 	}
 	v.writeStatus(ev.At)
@@ -94,12 +96,12 @@ func (v *ActionsView) Handle(ev Event) {
 
 // hold keeps a build's lines for its group; warnings and stops also show
 // at once, since they may matter before the build ends.
-func (v *ActionsView) hold(ev Event, lines []string) {
+func (v *ActionsView) hold(ev event.Event, lines []string) {
 	v.held[ev.Build] = append(v.held[ev.Build], lines...)
-	if (ev.Kind == BudgetWarning || ev.Kind == Stopping) && v.open < 0 {
+	if (ev.Kind == event.BudgetWarning || ev.Kind == event.Stopping) && v.open < 0 {
 		v.out.text(lines...)
 	}
-	if ev.Kind != BuildFinished {
+	if ev.Kind != event.BuildFinished {
 		return
 	}
 	v.titles[ev.Build] = groupTitle(v.liner.builds[ev.Build].name, ev.Result)
@@ -124,11 +126,11 @@ func (v *ActionsView) writeGroup(b int, title string) {
 	delete(v.titles, b)
 }
 
-func groupTitle(name string, result *Build) string {
+func groupTitle(name string, result *report.Build) string {
 	switch {
 	case result == nil:
 		return name + " — finished"
-	case result.Status == StatusOK:
+	case result.Status == report.StatusOK:
 		return fmt.Sprintf("✔ %s — ok in %s", name, text.DurationMs(result.DurationMs))
 	default:
 		return fmt.Sprintf("✖ %s — %s after %s", name, result.Status, text.DurationMs(result.DurationMs))
@@ -182,7 +184,7 @@ func buildStatus(b *buildLines) string {
 	return text
 }
 
-func (v *ActionsView) noteWarning(ev Event) {
+func (v *ActionsView) noteWarning(ev event.Event) {
 	const keep = 20 // the budget keeps few; more would only be dropped
 	if len(v.warnings) >= keep {
 		return
@@ -199,7 +201,7 @@ func (v *ActionsView) noteWarning(ev Event) {
 
 // finishRun closes any group, writes every held build (those that never
 // finished marked so), the headline, and the annotations.
-func (v *ActionsView) finishRun(ev Event, lines []string) {
+func (v *ActionsView) finishRun(ev event.Event, lines []string) {
 	if v.open >= 0 {
 		v.out.command(actions.EndGroup())
 		v.open = -1
@@ -219,7 +221,7 @@ func (v *ActionsView) finishRun(ev Event, lines []string) {
 	}
 }
 
-func (v *ActionsView) annotate(r *Report) {
+func (v *ActionsView) annotate(r *report.Report) {
 	budget := v.opts.Annotations
 	before := budget.Dropped()
 	for _, n := range budget.Take(runNotes(r, v.warnings, v.opts.File)) {
@@ -233,11 +235,11 @@ func (v *ActionsView) annotate(r *Report) {
 
 // runNotes lists annotations worst first: crashed, killed, failed, over
 // budget (errors), then cancelled builds, budget warnings and build warnings.
-func runNotes(r *Report, warnings []actions.Note, file string) []actions.Note {
+func runNotes(r *report.Report, warnings []actions.Note, file string) []actions.Note {
 	var notes []actions.Note
-	for _, status := range []string{StatusCrashed, StatusKilled, StatusFailed, StatusBudgetExceeded, StatusCancelled} {
+	for _, status := range []string{report.StatusCrashed, report.StatusKilled, report.StatusFailed, report.StatusBudgetExceeded, report.StatusCancelled} {
 		level := actions.LevelError
-		if status == StatusCancelled {
+		if status == report.StatusCancelled {
 			level = actions.LevelWarning
 		}
 		for i := range r.Builds {
@@ -274,18 +276,18 @@ func runNotes(r *Report, warnings []actions.Note, file string) []actions.Note {
 func budgetWarningTitle(build string) string { return "trt-action: " + build + " near its budget" }
 
 // buildMessage names the build, what happened, and the phase and budget.
-func buildMessage(b *Build) string {
-	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, text.DurationMs(b.DurationMs), reasonSuffix(b))
+func buildMessage(b *report.Build) string {
+	msg := fmt.Sprintf("%s: %s after %s%s.", b.Name, b.Status, text.DurationMs(b.DurationMs), report.ReasonSuffix(b))
 	if b.Budget != nil && b.Reason != "" {
-		msg += " Budget: " + budgetText(b.Budget) + "."
+		msg += " Budget: " + report.BudgetText(b.Budget) + "."
 	}
-	if slow := SlowestPhase(b); slow != "" {
+	if slow := report.SlowestPhase(b); slow != "" {
 		msg += " Slowest phase: " + slow + "."
 	}
 	return msg
 }
 
-// Close implements View: it closes a group left open by an interrupted run
+// Close implements event.View: it closes a group left open by an interrupted run
 // and returns the first write error.
 func (v *ActionsView) Close() error {
 	if v.open >= 0 {

@@ -1,4 +1,4 @@
-package report
+package logview
 
 import (
 	"bytes"
@@ -9,6 +9,10 @@ import (
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/actions/actionstest"
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/golden"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
 
 func testFence(t testing.TB) actions.Fence {
@@ -24,7 +28,7 @@ func testFence(t testing.TB) actions.Fence {
 	return f
 }
 
-func play(v View, events []Event) error {
+func play(v event.View, events []event.Event) error {
 	for _, ev := range events {
 		v.Handle(ev)
 	}
@@ -33,30 +37,30 @@ func play(v View, events []Event) error {
 
 func TestPlainViewGolden(t *testing.T) {
 	var out bytes.Buffer
-	if err := play(NewPlainView(&out, PlainOptions{}), runScript(sampleReport(), false)); err != nil {
+	if err := play(NewPlainView(&out, PlainOptions{}), runScript(reporttest.Sample(), false)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "plain.golden", out.String())
+	golden.Check(t, "plain.golden", out.String())
 }
 
 func TestActionsViewSequentialGolden(t *testing.T) {
 	var out bytes.Buffer
 	v := NewActionsView(&out, testFence(t), ActionsOptions{Jobs: 1, File: "matrix.yaml"})
-	if err := play(v, runScript(sampleReport(), false)); err != nil {
+	if err := play(v, runScript(reporttest.Sample(), false)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "actions-sequential.golden", out.String())
+	golden.Check(t, "actions-sequential.golden", out.String())
 	assertInert(t, out.String(), testFence(t))
 }
 
 func TestActionsViewParallelGolden(t *testing.T) {
 	var out bytes.Buffer
 	v := NewActionsView(&out, testFence(t), ActionsOptions{Jobs: 2})
-	if err := play(v, runScript(parallelReport(), true)); err != nil {
+	if err := play(v, runScript(reporttest.Parallel(), true)); err != nil {
 		t.Fatal(err)
 	}
 	got := out.String()
-	golden(t, "actions-parallel.golden", got)
+	golden.Check(t, "actions-parallel.golden", got)
 	assertInert(t, got, testFence(t))
 	// Each build's lines form one unbroken group.
 	for _, name := range []string{"resnet-fp16", "yolo_v8"} {
@@ -74,10 +78,10 @@ func TestActionsViewParallelGolden(t *testing.T) {
 var heartbeatLine = regexp.MustCompile(`\[([^\]]+)\]\s+(\S+)s  ▸`)
 
 func TestHeartbeatsAreRateBounded(t *testing.T) {
-	var events []Event
-	events = append(events, Event{Kind: BuildStarted, Build: 0, Name: "a"})
+	var events []event.Event
+	events = append(events, event.Event{Kind: event.BuildStarted, Build: 0, Name: "a"})
 	for at := time.Duration(0); at < 10*time.Second; at += 100 * time.Millisecond {
-		events = append(events, Event{Kind: Heartbeat, At: at, Build: 0, Progress: &Progress{Elapsed: at, BudgetLeft: -1}})
+		events = append(events, event.Event{Kind: event.Heartbeat, At: at, Build: 0, Progress: &event.Progress{Elapsed: at, BudgetLeft: -1}})
 	}
 	var out bytes.Buffer
 	if err := play(NewPlainView(&out, PlainOptions{}), events); err != nil {
@@ -91,7 +95,7 @@ func TestHeartbeatsAreRateBounded(t *testing.T) {
 }
 
 func TestPhaseLinesFollowDepth(t *testing.T) {
-	events := runScript(sampleReport(), false)
+	events := runScript(reporttest.Sample(), false)
 	for depth, want := range map[int]bool{2: false, 3: true} {
 		var out bytes.Buffer
 		if err := play(NewPlainView(&out, PlainOptions{Depth: depth}), events); err != nil {
@@ -105,8 +109,8 @@ func TestPhaseLinesFollowDepth(t *testing.T) {
 
 // hostileReport names builds and phases with workflow commands, fence
 // markers and line breaks.
-func hostileReport(f actions.Fence) *Report {
-	r := parallelReport()
+func hostileReport(f actions.Fence) *report.Report {
+	r := reporttest.Parallel()
 	names := []string{
 		"::error::x\n::warning title=t::owned",
 		"##[error]x\r::stop-commands::abc\n" + f.End() + "\n::notice::after-token",
@@ -121,7 +125,7 @@ func hostileReport(f actions.Fence) *Report {
 	return r
 }
 
-func hostileEvents(r *Report) []Event {
+func hostileEvents(r *report.Report) []event.Event {
 	events := runScript(r, true)
 	for i := range events {
 		e := &events[i]
@@ -206,15 +210,15 @@ func assertInert(t *testing.T, out string, f actions.Fence) {
 }
 
 func TestAnnotationsAreCappedWorstFirst(t *testing.T) {
-	r := sampleReport()
+	r := reporttest.Sample()
 	for i := range 8 {
-		b := overBudgetBuild("extra", 0, 1000)
+		b := reporttest.OverBudgetBuild("extra", 0, 1000)
 		b.Name += string(rune('a' + i))
 		r.Builds = append(r.Builds, b)
 	}
 	var out bytes.Buffer
 	v := NewActionsView(&out, testFence(t), ActionsOptions{Jobs: 1})
-	v.Handle(Event{Kind: RunFinished, Build: -1, Run: r})
+	v.Handle(event.Event{Kind: event.RunFinished, Build: -1, Run: r})
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -236,7 +240,7 @@ func FuzzActionsView(f *testing.F) {
 	f.Add("\u00a0::notice::x", "  ::group::g")
 	fence := testFence(f)
 	f.Fuzz(func(t *testing.T, name, phase string) {
-		r := parallelReport()
+		r := reporttest.Parallel()
 		r.Builds[0].Name, r.Builds[1].Name = name, phase
 		r.Builds[1].Reason = phase
 		r.Builds[0].Phases[0].Name = phase
@@ -256,17 +260,17 @@ func FuzzActionsView(f *testing.F) {
 }
 
 func TestActionsViewAfterAnInterrupt(t *testing.T) {
-	r := parallelReport()
+	r := reporttest.Parallel()
 	events := runScript(r, true)
-	var cut []Event
+	var cut []event.Event
 	for _, ev := range events {
 		if ev.At < 12*time.Second {
 			cut = append(cut, ev)
 		}
 	}
 	r.Complete, r.Interrupted = false, "SIGINT after 12s"
-	r.Builds[0].Status, r.Builds[1].Status = StatusCancelled, StatusCancelled
-	cut = append(cut, Event{Kind: RunFinished, At: 12 * time.Second, Build: -1, Run: r})
+	r.Builds[0].Status, r.Builds[1].Status = report.StatusCancelled, report.StatusCancelled
+	cut = append(cut, event.Event{Kind: event.RunFinished, At: 12 * time.Second, Build: -1, Run: r})
 	for _, jobs := range []int{1, 2} {
 		var out bytes.Buffer
 		if err := play(NewActionsView(&out, testFence(t), ActionsOptions{Jobs: jobs}), cut); err != nil {

@@ -1,4 +1,4 @@
-package report
+package logview
 
 import (
 	"fmt"
@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report"
 
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -39,19 +41,19 @@ type liner struct {
 
 type buildLines struct {
 	name      string
-	start     time.Duration // ev.At of BuildStarted
+	start     time.Duration // ev.At of event.BuildStarted
 	lastBeat  time.Duration
 	beaten    bool
-	progress  *Progress // latest heartbeat, for status lines
+	progress  *event.Progress // latest heartbeat, for status lines
 	finished  bool
-	startedAt int // order of BuildStarted, for stable status lines
+	startedAt int // order of event.BuildStarted, for stable status lines
 }
 
 func newLiner(opts PlainOptions) *liner {
 	return &liner{opts: opts.withDefaults(), builds: map[int]*buildLines{}}
 }
 
-func (l *liner) build(ev Event) *buildLines {
+func (l *liner) build(ev event.Event) *buildLines {
 	b := l.builds[ev.Build]
 	if b == nil {
 		b = &buildLines{name: ev.Name, start: ev.At, startedAt: len(l.builds)}
@@ -65,7 +67,7 @@ func (l *liner) build(ev Event) *buildLines {
 
 // lines returns the lines ev produces (possibly none). Every line is one
 // line, neutralised, so it is inert even outside a fence.
-func (l *liner) lines(ev Event) []string {
+func (l *liner) lines(ev event.Event) []string {
 	var out []string
 	for _, s := range l.rawLines(ev) {
 		out = append(out, actions.Neutralise(text.Line(s)))
@@ -73,20 +75,20 @@ func (l *liner) lines(ev Event) []string {
 	return out
 }
 
-func (l *liner) rawLines(ev Event) []string {
+func (l *liner) rawLines(ev event.Event) []string {
 	switch ev.Kind {
-	case RunStarted:
+	case event.RunStarted:
 		return []string{"▶ " + text.Count(ev.Total, "build")}
-	case RunFinished:
+	case event.RunFinished:
 		if ev.Run == nil {
 			return nil
 		}
-		return []string{"■ " + Headline(ev.Run)}
-	case Stopping:
+		return []string{"■ " + report.Headline(ev.Run)}
+	case event.Stopping:
 		if ev.Build < 0 {
 			return []string{"■ stopping: " + ev.Message}
 		}
-	case BudgetWarning:
+	case event.BudgetWarning:
 		if ev.Build < 0 {
 			return []string{"⚠ " + ev.Message}
 		}
@@ -100,20 +102,20 @@ func (l *liner) rawLines(ev Event) []string {
 	}
 	since := ev.At - b.start
 	switch ev.Kind {
-	case BuildStarted:
+	case event.BuildStarted:
 		return []string{prefix(0) + "started"}
-	case PhaseStarted:
+	case event.PhaseStarted:
 		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
 			return nil
 		}
 		return []string{prefix(since) + indent(ev.Path) + "┌ " + leaf(ev.Path) + stepsNote(ev.Steps)}
-	case PhaseFinished:
+	case event.PhaseFinished:
 		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
 			return nil
 		}
 		return []string{prefix(since) + indent(ev.Path) + "└ " + leaf(ev.Path) +
 			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, text.Duration(ev.Elapsed))}
-	case Heartbeat:
+	case event.Heartbeat:
 		if ev.Progress == nil {
 			return nil
 		}
@@ -123,13 +125,13 @@ func (l *liner) rawLines(ev Event) []string {
 		}
 		b.beaten, b.lastBeat = true, ev.At
 		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress)}
-	case BudgetWarning:
+	case event.BudgetWarning:
 		return []string{prefix(since) + "⚠ " + ev.Message}
-	case LibraryLog:
+	case event.LibraryLog:
 		return []string{prefix(since) + "TensorRT " + ev.Severity + ": " + ev.Message}
-	case Stopping:
+	case event.Stopping:
 		return []string{prefix(since) + "■ stopping: " + ev.Message}
-	case BuildFinished:
+	case event.BuildFinished:
 		b.finished = true
 		if ev.Result == nil {
 			return []string{fmt.Sprintf("[%s] finished", b.name)}
@@ -152,11 +154,11 @@ func stepsNote(steps int) string {
 
 // progressText is "▸ A 3/6 › B 4/10 › C 1/3  (budget: 2m48s left)". Deep
 // stacks keep the three outermost and the innermost phase.
-func progressText(p *Progress) string {
+func progressText(p *event.Progress) string {
 	shown := p.Active
 	elided := false
 	if len(shown) > 4 {
-		shown = append(append([]ActivePhase{}, p.Active[:3]...), p.Active[len(p.Active)-1])
+		shown = append(append([]event.ActivePhase{}, p.Active[:3]...), p.Active[len(p.Active)-1])
 		elided = true
 	}
 	var parts []string
@@ -190,116 +192,14 @@ func progressText(p *Progress) string {
 // resultText is a build's outcome in one line:
 // "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
-func resultText(b *Build) string {
+func resultText(b *report.Build) string {
 	d := text.DurationMs(b.DurationMs)
-	if b.Status == StatusOK {
+	if b.Status == report.StatusOK {
 		text := "✔ ok in " + d
 		if b.Engine != nil {
 			text += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, fmtBytes(b.Engine.Bytes))
 		}
 		return text
 	}
-	return "✖ " + b.Status + " after " + d + reasonSuffix(b)
-}
-
-// reasonSuffix is ": reason" from the build's reason or, without one, its
-// budget hit.
-func reasonSuffix(b *Build) string {
-	reason := b.Reason
-	if reason == "" && b.Budget != nil {
-		reason = budgetText(b.Budget)
-	}
-	if reason == "" {
-		return ""
-	}
-	return ": " + reason
-}
-
-// budgetText says which limit ran out, e.g.
-// `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
-func budgetText(h *BudgetHit) string {
-	limit, ran := text.PreciseMs(h.LimitMs), text.PreciseMs(h.ElapsedMs)
-	switch h.Kind {
-	case "phase":
-		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)
-	case "stall":
-		return fmt.Sprintf("no progress for %s, over the %s stall limit", ran, limit)
-	default:
-		return fmt.Sprintf("%s ran %s, over its %s limit", h.Kind, ran, limit)
-	}
-}
-
-// Headline is the run's outcome in one line, e.g. "✅ 5 of 5 builds ok in
-// 42s", "❌ 1 failed, 1 over budget, 3 ok — 5 builds in 4m2s",
-// "❌ run budget 1m exceeded: 1 over budget, 2 cancelled — 3 builds in 1m",
-// "❌ 1 regression (resnet +41%), 2 ok — 2 builds in 9m" or
-// "⏹ interrupted (SIGINT after 3m12s): 2 of 6 builds done — 2 ok".
-func Headline(r *Report) string {
-	count := map[string]int{}
-	for i := range r.Builds {
-		count[r.Builds[i].Status]++
-	}
-	total := len(r.Builds)
-	done := total - count[StatusPending] - count[StatusRunning]
-	var parts []string
-	if reg := RegressionsText(r); reg != "" {
-		parts = append(parts, reg) // it fails the run: first
-	}
-	labels := []struct{ status, label string }{
-		{StatusCrashed, "crashed"}, {StatusKilled, "killed"}, {StatusFailed, "failed"},
-		{StatusBudgetExceeded, "over budget"}, {StatusCancelled, "cancelled"}, {StatusOK, "ok"},
-	}
-	if r.Ended != "" { // finished, so these builds will never end
-		labels = append(labels, struct{ status, label string }{StatusRunning, "never finished"},
-			struct{ status, label string }{StatusPending, "never started"})
-	}
-	for _, s := range labels {
-		if n := count[s.status]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s.label))
-		}
-	}
-	outcome := strings.Join(parts, ", ")
-	took := text.DurationMs(r.DurationMs)
-	allOK := count[StatusOK] == total && len(r.Regressions) == 0
-	switch {
-	case r.Interrupted != "":
-		h := fmt.Sprintf("⏹ interrupted (%s): %d of %d builds done", r.Interrupted, done, total)
-		if outcome != "" {
-			h += " — " + outcome
-		}
-		return h
-	case !r.Complete && r.Ended == "":
-		return fmt.Sprintf("⏳ running: %d of %d builds done after %s", done, total, took)
-	case total == 0:
-		return "⚪ no builds ran"
-	case r.Ended != "":
-		icon := "❌"
-		if allOK {
-			icon = "✅"
-		}
-		return fmt.Sprintf("%s %s: %s — %s in %s", icon, r.Ended, outcome, text.Count(total, "build"), took)
-	case allOK:
-		return fmt.Sprintf("✅ %d of %d builds ok in %s", total, total, took)
-	default:
-		return fmt.Sprintf("❌ %s — %s in %s", outcome, text.Count(total, "build"), took)
-	}
-}
-
-// maxNamedRegressions bounds the builds a headline names.
-const maxNamedRegressions = 3
-
-// RegressionsText names the builds over the regression fail threshold, e.g.
-// "2 regressions (resnet +41%, bert +30%)"; "" when there are none.
-func RegressionsText(r *Report) string {
-	if len(r.Regressions) == 0 {
-		return ""
-	}
-	var named []string
-	for _, g := range r.Regressions[:min(len(r.Regressions), maxNamedRegressions)] {
-		named = append(named, fmt.Sprintf("%s %+.0f%%", g.Name, g.Percent))
-	}
-	if len(r.Regressions) > maxNamedRegressions {
-		named = append(named, "…")
-	}
-	return fmt.Sprintf("%s (%s)", text.Count(len(r.Regressions), "regression"), strings.Join(named, ", "))
+	return "✖ " + b.Status + " after " + d + report.ReasonSuffix(b)
 }
