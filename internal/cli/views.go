@@ -9,10 +9,10 @@ import (
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/event"
-	"github.com/trt-action/trt-action/internal/events"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/tui"
+	"github.com/trt-action/trt-action/internal/view/jsonl"
 	"github.com/trt-action/trt-action/internal/view/logview"
+	"github.com/trt-action/trt-action/internal/view/terminal"
 )
 
 // viewSet sends each event to every view.
@@ -63,7 +63,7 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		if f.events == "-" {
 			size = c.Streams.ErrSize
 		}
-		set.views = append(set.views, tui.New(human, tui.Options{
+		set.views = append(set.views, terminal.New(human, terminal.Options{
 			Width:    func() int { w, _ := size(); return w },
 			Height:   func() int { _, h := size(); return h },
 			Color:    !f.noColor && !c.Streams.NoColor,
@@ -83,7 +83,7 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 			set.closer = append(set.closer, file.Close)
 			w = file
 		}
-		set.views = append(set.views, events.New(w, events.Options{Depth: f.depth}))
+		set.views = append(set.views, jsonl.New(w, jsonl.Options{Depth: f.depth}))
 	}
 	return set, heartbeat, nil
 }

@@ -32,3 +32,7 @@ func Check(t testing.TB, name, got string) {
 		t.Errorf("output differs from %s (run go test -update after checking):\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
 	}
 }
+
+// Updating reports whether the test run was asked to rewrite golden files
+// (-update), for tests that rewrite other files along with them.
+func Updating() bool { return *update }

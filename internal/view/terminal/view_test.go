@@ -1,4 +1,4 @@
-package tui
+package terminal
 
 import (
 	"bytes"
@@ -45,7 +45,7 @@ func TestViewStream(t *testing.T) {
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "view_stream", out.String())
+	checkGolden(t, "view_stream", out.String())
 
 	// Frames are written whole, then the cursor goes back up over them:
 	// count the moves. Draws at 0, 100, 200, 300, 400ms, one for the

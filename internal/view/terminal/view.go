@@ -1,4 +1,4 @@
-// Package tui is the terminal view of a running build matrix: every running
+// Package terminal is the terminal view of a running build matrix: every running
 // build with its active phases as nested bars, finished builds as one line
 // each, and a table at the end.
 //
@@ -14,7 +14,7 @@
 // frames must be reproducible for golden tests, so the frame is rendered
 // here and only the in-place rewriting is left to cupwriter, the cursor
 // writer mpb itself is built on.
-package tui
+package terminal
 
 import (
 	"io"
@@ -22,7 +22,6 @@ import (
 
 	"github.com/vbauerster/cupwriter"
 
-	"github.com/trt-action/trt-action/internal/eta"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -74,7 +73,7 @@ func New(w io.Writer, opts Options) event.View {
 		out:      cupwriter.New(w, true),
 		opts:     opts,
 		interval: time.Second / time.Duration(rate),
-		state:    State{Baseline: eta.Baselines(opts.Baseline)},
+		state:    State{Baseline: baselineDurations(opts.Baseline)},
 	}
 }
 

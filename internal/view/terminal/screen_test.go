@@ -1,4 +1,4 @@
-package tui
+package terminal
 
 import (
 	"encoding/json"
@@ -10,12 +10,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // The screen tests run the real binary in a tmux pane and read the screen
 // as a person would see it. They need tmux and a built binary
 // ($TRT_ACTION_BIN, else bin/trt-action from `make`); without either they
-// skip. `go test ./internal/tui -run Screen -update` also rewrites
+// skip. `go test ./internal/view/terminal -run Screen -update` also rewrites
 // docs/terminal.txt, the capture shown in the README.
 
 const screenMatrix = `version: 1
@@ -65,7 +67,7 @@ func screenBinary(t *testing.T) string {
 	}
 	bin := os.Getenv("TRT_ACTION_BIN")
 	if bin == "" {
-		bin, _ = filepath.Abs("../../bin/trt-action")
+		bin, _ = filepath.Abs("../../../bin/trt-action")
 	}
 	if _, err := os.Stat(bin); err != nil {
 		skip("screen test: no binary at %s (run make, or set TRT_ACTION_BIN)", bin)
@@ -212,10 +214,10 @@ func TestScreenRun(t *testing.T) {
 	if hasNestedBars(end) {
 		t.Errorf("bars remain on screen after the run:\n%s", end)
 	}
-	if *update {
+	if golden.Updating() {
 		doc := "$ trt-action build --jobs 3   # while it runs\n" + trimScreen(live) +
 			"\n$ trt-action build --jobs 3   # when it ends\n" + trimScreen(end)
-		if err := os.WriteFile("../../docs/terminal.txt", []byte(doc), 0o644); err != nil {
+		if err := os.WriteFile("../../../docs/terminal.txt", []byte(doc), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}

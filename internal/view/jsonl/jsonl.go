@@ -1,7 +1,7 @@
-// Package events writes a running build matrix as JSON Lines, one object per
+// Package jsonl writes a running build matrix as JSON Lines, one object per
 // line as things happen, for tools that follow a run live (IDE plugins,
 // dashboards, agents). README.md ("Event stream") describes the format.
-package events
+package jsonl
 
 import (
 	"bytes"

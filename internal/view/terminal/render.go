@@ -1,11 +1,10 @@
-package tui
+package terminal
 
 import (
 	"fmt"
 	"strings"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/eta"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 
@@ -191,13 +190,13 @@ func etaText(s State, b *Build, elapsed time.Duration) string {
 	if len(active) > 0 {
 		active[0].Elapsed += drift(s, b)
 	}
-	e := eta.For(s.Baseline[b.Name], elapsed, active)
+	e := estimateLeft(s.Baseline[b.Name], elapsed, active)
 	switch {
-	case e.Source == eta.Baseline && e.Overdue > 0:
+	case e.Source == etaBaseline && e.Overdue > 0:
 		return "overdue " + text.Duration(e.Overdue)
-	case e.Source == eta.Baseline:
+	case e.Source == etaBaseline:
 		return "ETA " + text.Duration(e.Left)
-	case e.Source == eta.Progress:
+	case e.Source == etaProgress:
 		return "ETA ~" + text.Duration(e.Left)
 	}
 	return ""

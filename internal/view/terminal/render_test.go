@@ -1,10 +1,7 @@
-package tui
+package terminal
 
 import (
-	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"regexp"
 	"strings"
@@ -12,10 +9,9 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 // visible shows escape sequences in golden files: ␛ stands for ESC, ␍ for
 // a carriage return.
@@ -23,23 +19,11 @@ func visible(s string) string {
 	return strings.NewReplacer("\x1b", "␛", "\r", "␍").Replace(s)
 }
 
-func golden(t *testing.T, name, got string) {
+// checkGolden compares a frame with testdata/name.golden, escape sequences
+// made visible.
+func checkGolden(t *testing.T, name, got string) {
 	t.Helper()
-	path := filepath.Join("testdata", name+".golden")
-	got = visible(got)
-	if *update {
-		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./internal/tui -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("%s differs from the golden file\n--- got ---\n%s\n--- want ---\n%s", path, got, want)
-	}
+	golden.Check(t, name+".golden", visible(got))
 }
 
 func frame(lines []string) string { return strings.Join(lines, "\n") + "\n" }
@@ -141,7 +125,7 @@ func TestRenderGolden(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			lines := Render(tc.state, tc.width, tc.color)
 			assertFits(t, lines, tc.width)
-			golden(t, "render_"+tc.name, frame(lines))
+			checkGolden(t, "render_"+tc.name, frame(lines))
 		})
 	}
 }
@@ -156,7 +140,7 @@ func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
 	if len(lines) > 23 {
 		t.Fatalf("RenderFit gave %d lines for a height of 23", len(lines))
 	}
-	golden(t, "render_many_fit_23", frame(lines))
+	checkGolden(t, "render_many_fit_23", frame(lines))
 
 	// A roomy terminal gets the whole frame.
 	if got := RenderFit(st, 80, 100, false); len(got) != len(full) {
@@ -355,7 +339,7 @@ func TestRenderFinalGolden(t *testing.T) {
 		color bool
 	}{{"final", 100, false}, {"final_color", 100, true}, {"final_60", 60, false}, {"final_30", 30, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			golden(t, "render_"+tc.name, frame(RenderFinal(finalReport(), tc.width, tc.color)))
+			checkGolden(t, "render_"+tc.name, frame(RenderFinal(finalReport(), tc.width, tc.color)))
 		})
 	}
 }

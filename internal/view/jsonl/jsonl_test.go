@@ -1,21 +1,18 @@
-package events
+package jsonl
 
 import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"flag"
 	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/report"
 )
-
-var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
 const ms100 = 100 * time.Millisecond
 
@@ -69,19 +66,7 @@ func TestStreamGolden(t *testing.T) {
 	if err := v.Close(); err != nil {
 		t.Fatal(err)
 	}
-	path := filepath.Join("testdata", "stream.jsonl")
-	if *update {
-		if err := os.WriteFile(path, out.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out.String() != string(want) {
-		t.Errorf("stream differs from %s\n--- got ---\n%s--- want ---\n%s", path, out.String(), want)
-	}
+	golden.Check(t, "stream.jsonl", out.String())
 }
 
 // lines decodes the stream, checking every line is one JSON object with the
