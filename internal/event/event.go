@@ -1,3 +1,5 @@
+// Package event holds what a running build matrix tells its views: the live
+// events, a running build's progress, and the View interface.
 package event
 
 import (

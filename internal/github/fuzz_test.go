@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/shard"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -36,7 +36,7 @@ func FuzzRenderersKeepTextInert(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, phase, message string) {
 		r := untrustedReport(name, phase, message)
 		summary := report.Summary(r, report.SummaryOptions{})
-		deltas := shard.DeltaTable(shard.Compare(r, untrustedReport(name+"x", phase, message), matrix.Regression{}), matrix.Regression{})
+		deltas := baseline.DeltaTable(baseline.Compare(r, untrustedReport(name+"x", phase, message), matrix.Regression{}), matrix.Regression{})
 		outputs := map[string]string{
 			"summary":        summary,
 			"short summary":  report.Summary(r, report.SummaryOptions{MaxBytes: 700}),

@@ -1,7 +1,6 @@
 // Package shard spreads a build matrix over several GitHub jobs and joins
 // their reports again: Plan balances builds over shards by their baseline
-// durations, Merge joins the shards' reports, and Compare judges a report
-// against a baseline (the regression gate).
+// durations, and Merge joins the shards' reports.
 package shard
 
 import (

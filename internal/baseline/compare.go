@@ -1,4 +1,6 @@
-package shard
+// Package baseline compares a run's build times with a baseline report: the
+// regression gate's verdict per build and the table that shows it.
+package baseline
 
 import (
 	"fmt"
