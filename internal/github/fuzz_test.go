@@ -42,12 +42,12 @@ func FuzzRenderersKeepTextInert(f *testing.F) {
 			"short summary":  report.Summary(r, report.SummaryOptions{MaxBytes: 700}),
 			"tiny summary":   report.Summary(r, report.SummaryOptions{MaxBytes: 120}),
 			"baseline table": deltas,
-			"comment": CommentBody("<!-- trt-action:key -->", r, func(r *report.Report, n int) string {
+			"comment": commentBody("<!-- trt-action:key -->", r, func(r *report.Report, n int) string {
 				return report.Summary(r, report.SummaryOptions{MaxBytes: n})
 			}, "<!-- trt-action-data: {\"@x\":1} -->"),
 			"check-run text": plainSummary(r),
 		}
-		for _, a := range Annotations(r, nil) {
+		for _, a := range annotations(r, nil) {
 			outputs["annotation"] += a.GetTitle() + "\n" + a.GetMessage() + "\n"
 		}
 		var junit bytes.Buffer

@@ -368,3 +368,5 @@ func hasProblems(r *Report) bool {
 	}
 	return false
 }
+
+func percent(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }
