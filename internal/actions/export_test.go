@@ -6,3 +6,9 @@ var Seq = seq
 
 // MaxTitle is maxTitle for fence_test.go.
 const MaxTitle = maxTitle
+
+// Token is the fence's secret, for fence_test.go.
+func (f Fence) Token() string { return f.token }
+
+// SafeTitle is safeTitle for fence_test.go.
+var SafeTitle = safeTitle
