@@ -46,7 +46,7 @@ func parseLine(t *testing.T, dir, line string) (*File, error) {
 	}
 	quoted, _ := json.Marshal(line) // a JSON string is a YAML double-quoted scalar
 	src := fmt.Sprintf("version: 1\nbuilds:\n  - name: line\n    backend: %s\n    trtexec: %s\n", backend, quoted)
-	return Parse(filepath.Join(dir, "lines.yml"), []byte(src))
+	return parseContent(filepath.Join(dir, "lines.yml"), []byte(src))
 }
 
 // TestTrtexecLines reads real-world style trtexec lines; the golden file
@@ -135,13 +135,13 @@ builds:
     targets: [sm86, sm120]
     profiling-verbosity: none
 `
-	f, err := Parse(filepath.Join(dir, "roundtrip.yml"), []byte(src))
+	f, err := parseContent(filepath.Join(dir, "roundtrip.yml"), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
 	for _, b := range f.Builds {
-		line, missing := TrtexecLine(b)
+		line, missing := trtexecLine(b)
 		if len(missing) > 0 {
 			t.Errorf("%s: no flag for %v", b.Name, missing)
 		}
@@ -170,12 +170,12 @@ builds:
 func TestTrtexecLineSaysWhatHasNoFlag(t *testing.T) {
 	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{
 		{Key: "refit", Value: "identical"}, {Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
-	line, missing := TrtexecLine(b)
+	line, missing := trtexecLine(b)
 	if !reflect.DeepEqual(missing, []string{"builder-flags debug, strict-nans: no trtexec flag", "refit: identical has no trtexec flag"}) ||
 		strings.Contains(line, "refit") || !strings.HasSuffix(line, " --noCompilationCache") {
 		t.Errorf("line %q, missing %v", line, missing)
 	}
-	if _, missing := TrtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
+	if _, missing := trtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
 		t.Errorf("a sim build has no trtexec line, got %v", missing)
 	}
 }
@@ -207,7 +207,7 @@ builds:
   - name: s
     backend: sim
 `
-	f, err := Parse("/m/trt-builds.yml", []byte(strings.ReplaceAll(src, "models/tiny.onnx", mustAbs(t, "testdata/models/tiny.onnx"))))
+	f, err := parseContent("/m/trt-builds.yml", []byte(strings.ReplaceAll(src, "models/tiny.onnx", mustAbs(t, "testdata/models/tiny.onnx"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +262,7 @@ func TestTrtexecShapesBuildTheProfile(t *testing.T) {
 			map[string]Shape{"x": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}, "y": {Min: []int64{5}, Opt: []int64{5}, Max: []int64{5}}}},
 	} {
 		src := "version: 1\nbuilds:\n  - {name: a, backend: tensorrt, onnx: " + onnx + ", trtexec: \"" + c.line + "\"}\n"
-		f, err := Parse("/m/trt-builds.yml", []byte(src))
+		f, err := parseContent("/m/trt-builds.yml", []byte(src))
 		if err != nil {
 			t.Fatalf("%s: %v", c.line, err)
 		}
