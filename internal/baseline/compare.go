@@ -14,7 +14,8 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// Verdicts of the regression gate.
+// Verdicts of the regression gate: the values of Delta.Verdict, exported as
+// one set although only VerdictFail is read outside (cli's exit code).
 const (
 	VerdictOK      = "ok"
 	VerdictWarn    = "warn"
@@ -86,31 +87,16 @@ func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
 	return d
 }
 
-// Worst is the gate's overall verdict: fail if any build failed the gate,
-// else warn if any warned, else ok.
-func Worst(deltas []Delta) string {
-	worst := VerdictOK
-	for _, d := range deltas {
-		switch d.Verdict {
-		case VerdictFail:
-			return VerdictFail
-		case VerdictWarn:
-			worst = VerdictWarn
-		}
-	}
-	return worst
-}
-
 // DefaultRegression applies when the matrix file has no regression block but
 // a baseline is given: report deltas, fail nothing.
 var DefaultRegression = matrix.Regression{WarnPercent: 10, Min: 30 * time.Second}
 
-// MaxDeltaRows bounds the rows of DeltaTable.
-const MaxDeltaRows = 200
+// maxDeltaRows bounds the rows of DeltaTable.
+const maxDeltaRows = 200
 
 // DeltaTable renders deltas as a Markdown section for the job summary and
 // the pull-request comment: the judged builds, worst first (at most
-// MaxDeltaRows), then a count of the builds that were new or not judged.
+// maxDeltaRows), then a count of the builds that were new or not judged.
 func DeltaTable(deltas []Delta, th matrix.Regression) string {
 	var judged []Delta
 	unjudged := 0
@@ -124,7 +110,7 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 	sort.SliceStable(judged, func(i, j int) bool { return judged[i].Percent > judged[j].Percent })
 	// The slowest-growing builds first; the table must leave the job
 	// summary room under its 1 MiB.
-	hidden := max(len(judged)-MaxDeltaRows, 0)
+	hidden := max(len(judged)-maxDeltaRows, 0)
 	judged = judged[:len(judged)-hidden]
 
 	var sb strings.Builder

@@ -44,7 +44,7 @@ func TestFoldNestsUnderFoldedParents(t *testing.T) {
 	if measure.Count != 4 || measure.TotalMs != 30+50+250+10 || measure.Done != 12 || measure.Steps != 14 {
 		t.Errorf("Measuring tactic time = %+v, want 4 instances, 340 ms, 12/14 steps", *measure)
 	}
-	if got := timing.SelfMs(); got != 600-550 {
+	if got := timing.selfMs(); got != 600-550 {
 		t.Errorf("Timing tactics self time = %d, want 50", got)
 	}
 	root := tree[0]

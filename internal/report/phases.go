@@ -15,8 +15,8 @@ type PhaseTotal struct {
 	Share float64       // Total over the build's duration (0 when unknown)
 }
 
-// Name joins the path the way BudgetHit.Phase does: "Building engine/Timing tactics".
-func (p PhaseTotal) Name() string { return strings.Join(p.Path, "/") }
+// name joins the path the way BudgetHit.Phase does: "Building engine/Timing tactics".
+func (p PhaseTotal) name() string { return strings.Join(p.Path, "/") }
 
 // Leaf is the innermost phase name.
 func (p PhaseTotal) Leaf() string {
@@ -26,10 +26,10 @@ func (p PhaseTotal) Leaf() string {
 	return p.Path[len(p.Path)-1]
 }
 
-// TopPhases returns the n phase paths with the most total time, most first;
+// topPhasesOf returns the n phase paths with the most total time, most first;
 // ties keep tree order. n <= 0 returns all. Phases that never finished count
 // until the end of the build.
-func TopPhases(b *Build, n int) []PhaseTotal {
+func topPhasesOf(b *Build, n int) []PhaseTotal {
 	return topPhases(b.Folded(), b.DurationMs, n)
 }
 
@@ -51,7 +51,7 @@ func SlowestPhase(b *Build) string {
 	if !ok {
 		return ""
 	}
-	return p.Name()
+	return p.name()
 }
 
 // SlowestPath is the phase SlowestPhase names, with its time; ok is false

@@ -18,7 +18,7 @@ func TestTopPhasesAggregatesInstancesByPath(t *testing.T) {
 			{Name: "Unfinished", StartMs: 8_000, EndMs: -1},
 		},
 	}}}
-	got := TopPhases(b, 3)
+	got := topPhasesOf(b, 3)
 	want := []PhaseTotal{
 		{Path: []string{"Building engine"}, Total: 10 * time.Second, Count: 1, Share: 1},
 		{Path: []string{"Building engine", "Timing"}, Total: 4 * time.Second, Count: 2, Share: 0.4},
@@ -29,8 +29,8 @@ func TestTopPhasesAggregatesInstancesByPath(t *testing.T) {
 	}) {
 		t.Fatalf("TopPhases =\n%+v\nwant\n%+v", got, want)
 	}
-	if all := TopPhases(b, 0); len(all) != 5 {
-		t.Errorf("TopPhases(b, 0) has %d paths, want all 5", len(all))
+	if all := topPhasesOf(b, 0); len(all) != 5 {
+		t.Errorf("topPhasesOf(b, 0) has %d paths, want all 5", len(all))
 	}
 }
 

@@ -178,8 +178,8 @@ func TestSummaryOfAHugeMatrixStaysUnderTheLimit(t *testing.T) {
 	start := time.Now()
 	got := Summary(r, SummaryOptions{})
 	t.Logf("%d bytes in %v", len(got), time.Since(start))
-	if len(got) > DefaultSummaryBytes {
-		t.Fatalf("summary is %d bytes, over %d", len(got), DefaultSummaryBytes)
+	if len(got) > defaultSummaryBytes {
+		t.Fatalf("summary is %d bytes, over %d", len(got), defaultSummaryBytes)
 	}
 	if !strings.Contains(got, tableHeader) {
 		t.Error("table header missing")
