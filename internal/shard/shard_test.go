@@ -64,7 +64,7 @@ func TestPlanWithoutBaselineSplitsEvenly(t *testing.T) {
 	if got[0].Builds != 3 || got[1].Builds != 2 {
 		t.Errorf("builds per shard = %d,%d, want 3,2", got[0].Builds, got[1].Builds)
 	}
-	if got[0].EstimateS != 3*int64(DefaultEstimate/time.Second) {
+	if got[0].EstimateS != 3*int64(defaultEstimate/time.Second) {
 		t.Errorf("estimate = %d", got[0].EstimateS)
 	}
 }
@@ -118,9 +118,9 @@ func TestGitHubMatrixShape(t *testing.T) {
 
 func TestOnlyRoundTripMatchesExactlyItsNames(t *testing.T) {
 	names := []string{"plain", "with,comma", "star*", "q?", "br[ack]et", `back\slash`, "spa ce"}
-	items := SplitOnly(JoinOnly(names))
+	items := SplitOnly(joinOnly(names))
 	if len(items) != len(names) {
-		t.Fatalf("SplitOnly(JoinOnly) = %q", items)
+		t.Fatalf("SplitOnly(joinOnly) = %q", items)
 	}
 	for i, pattern := range items {
 		for j, name := range names {

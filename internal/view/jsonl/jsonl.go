@@ -13,14 +13,14 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// Version is the "v" field of every line. It is bumped when a line changes
+// version is the "v" field of every line. It is bumped when a line changes
 // in a way a reader could trip over (a field removed, renamed or given a
 // new meaning); new fields and new types do not bump it.
-const Version = 1
+const version = 1
 
-// HeartbeatEvery is the shortest time between two heartbeat lines of one
+// heartbeatEvery is the shortest time between two heartbeat lines of one
 // build; the supervisor may send heartbeats more often for the terminal.
-const HeartbeatEvery = time.Second
+const heartbeatEvery = time.Second
 
 // Options configure the stream.
 type Options struct {
@@ -86,7 +86,7 @@ func ms(d time.Duration) int64 { return d.Milliseconds() }
 // line builds the JSON object for ev, or nil for events the stream skips
 // (phases below Depth, heartbeats within a second of the last).
 func (s *stream) line(ev event.Event) any {
-	h := func(typ string) header { return header{V: Version, Type: typ, TMs: ms(ev.At)} }
+	h := func(typ string) header { return header{V: version, Type: typ, TMs: ms(ev.At)} }
 	b := build{Build: ev.Build, Name: ev.Name}
 	switch ev.Kind {
 	case event.RunStarted:
@@ -161,7 +161,7 @@ func (s *stream) heartbeat(ev event.Event, h header, b build) any {
 	if ev.Progress == nil {
 		return nil
 	}
-	if last, ok := s.lastBeat[ev.Build]; ok && ev.At-last < HeartbeatEvery {
+	if last, ok := s.lastBeat[ev.Build]; ok && ev.At-last < heartbeatEvery {
 		return nil
 	}
 	s.lastBeat[ev.Build] = ev.At

@@ -79,7 +79,7 @@ func lines(t *testing.T, out string) []map[string]any {
 		if err := json.Unmarshal([]byte(l), &m); err != nil {
 			t.Fatalf("line is not JSON: %q: %v", l, err)
 		}
-		if m["v"] != float64(Version) || m["type"] == "" {
+		if m["v"] != float64(version) || m["type"] == "" {
 			t.Fatalf("line lacks v or type: %q", l)
 		}
 		got = append(got, m)

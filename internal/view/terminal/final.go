@@ -9,11 +9,11 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// RenderFinal draws the table printed when the run ends, in place of the
+// renderFinal draws the table printed when the run ends, in place of the
 // live area: one row per build (name, status, duration, slowest phase,
 // reason) and a summary line. Columns that do not fit the width are left
 // out, reason first; the name and reason are shortened with an ellipsis.
-func RenderFinal(run *report.Report, width int, color bool) []string {
+func renderFinal(run *report.Report, width int, color bool) []string {
 	if run == nil {
 		return nil
 	}

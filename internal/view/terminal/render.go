@@ -11,27 +11,27 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// StopHint is what the live area shows once the run is stopping gracefully;
-// ShortStopHint says the same where StopHint does not fit, because a hint
+// stopHint is what the live area shows once the run is stopping gracefully;
+// shortStopHint says the same where stopHint does not fit, because a hint
 // cut short would hide what the second Ctrl-C does.
 const (
-	StopHint      = "stopping… (Ctrl-C again to kill)"
-	ShortStopHint = "stopping… ^C again kills"
+	stopHint      = "stopping… (Ctrl-C again to kill)"
+	shortStopHint = "stopping… ^C again kills"
 )
 
-// Render draws one frame of the live area: a result line per finished
+// renderState draws one frame of the live area: a result line per finished
 // build, then each running build's header and its active phases as nested
 // bars, then how many builds wait, then the stopping state. No line is
 // wider than width cells. Colour codes appear only when color is set.
-func Render(s State, width int, color bool) []string {
+func renderState(s runState, width int, color bool) []string {
 	return all.render(s, width, color)
 }
 
-// RenderFit is Render for a terminal height lines tall: when the frame is
+// renderFit is renderState for a terminal height lines tall: when the frame is
 // taller, it collapses finished builds into one line, then shows fewer
 // phase levels, then fewer running builds. A height of 0 or less means no
 // limit. A live area taller than the screen cannot be redrawn in place.
-func RenderFit(s State, width, height int, color bool) []string {
+func renderFit(s runState, width, height int, color bool) []string {
 	l := all
 	lines := l.render(s, width, color)
 	if height <= 0 || len(lines) <= height {
@@ -66,7 +66,7 @@ type layout struct {
 // all shows everything.
 var all = layout{maxDepth: -1, maxRunning: -1}
 
-func (l layout) render(s State, w int, color bool) []string {
+func (l layout) render(s runState, w int, color bool) []string {
 	var lines []string
 	if l.collapseFinished {
 		if len(s.Finished) > 0 {
@@ -107,10 +107,10 @@ func (l layout) render(s State, w int, color bool) []string {
 
 // stopLine shows that the run is stopping and what a second Ctrl-C does,
 // then why it stops (the supervisor's message) in the room left.
-func stopLine(s State, w int) []seg {
-	hint := "■ " + StopHint
+func stopLine(s runState, w int) []seg {
+	hint := "■ " + stopHint
 	if width(hint) > w {
-		hint = "■ " + ShortStopHint
+		hint = "■ " + shortStopHint
 	}
 	segs := []seg{{text: hint, style: yellow}}
 	// A reason cut to a few cells ("SIGIN…") says nothing; leave it out.
@@ -134,7 +134,7 @@ func stopReason(msg string) string {
 	return strings.Join(keep, "; ")
 }
 
-func visibleChain(b *Build, maxDepth int) []event.ActivePhase {
+func visibleChain(b *buildState, maxDepth int) []event.ActivePhase {
 	if maxDepth >= 0 && len(b.Beat.Active) > maxDepth {
 		return b.Beat.Active[:maxDepth]
 	}
@@ -143,11 +143,11 @@ func visibleChain(b *Build, maxDepth int) []event.ActivePhase {
 
 // drift is how long ago the build's heartbeat was: elapsed times move on
 // between heartbeats so the clock on screen does not stutter.
-func drift(s State, b *Build) time.Duration { return max(0, s.Now-b.BeatAt) }
+func drift(s runState, b *buildState) time.Duration { return max(0, s.Now-b.BeatAt) }
 
 // budgetStyle colours a build by its nearest budget: red once it has run
 // out, yellow after the supervisor warned about it.
-func budgetStyle(s State, b *Build) style {
+func budgetStyle(s runState, b *buildState) style {
 	switch {
 	case b.Beat.BudgetLeft >= 0 && b.Beat.BudgetLeft-drift(s, b) <= 0:
 		return red
@@ -157,7 +157,7 @@ func budgetStyle(s State, b *Build) style {
 	return plain
 }
 
-func header(s State, b *Build) []seg {
+func header(s runState, b *buildState) []seg {
 	elapsed := s.Now - b.StartedAt
 	segs := []seg{
 		{text: "▶ ", style: cyan},
@@ -185,7 +185,7 @@ func header(s State, b *Build) []seg {
 }
 
 // etaText is the build's estimate, or "" where there is none to give.
-func etaText(s State, b *Build, elapsed time.Duration) string {
+func etaText(s runState, b *buildState, elapsed time.Duration) string {
 	active := append([]event.ActivePhase(nil), b.Beat.Active...)
 	if len(active) > 0 {
 		active[0].Elapsed += drift(s, b)
@@ -223,7 +223,7 @@ func indentWidth(w int) int {
 	return 1
 }
 
-func phaseLine(s State, b *Build, p event.ActivePhase, depth, w int) []seg {
+func phaseLine(s runState, b *buildState, p event.ActivePhase, depth, w int) []seg {
 	return []seg{
 		{text: strings.Repeat(" ", (depth+1)*indentWidth(w))},
 		// Narrow terminals lose the elapsed time first, then the name gives
@@ -235,7 +235,7 @@ func phaseLine(s State, b *Build, p event.ActivePhase, depth, w int) []seg {
 	}
 }
 
-func barStyle(s State, b *Build) style {
+func barStyle(s runState, b *buildState) style {
 	if st := budgetStyle(s, b); st != plain {
 		return st
 	}
@@ -266,7 +266,7 @@ func resultLine(r *report.Build) []seg {
 
 // finishedSummary stands for all finished builds when the screen is short:
 // "✔ 18 ok  ✖ 2 failed".
-func finishedSummary(s State) []seg {
+func finishedSummary(s runState) []seg {
 	ok, failed := 0, 0
 	for _, i := range s.Finished {
 		if s.Builds[i].Result.Status == report.StatusOK {
@@ -282,7 +282,7 @@ func finishedSummary(s State) []seg {
 	return segs
 }
 
-func waiting(s State) int {
+func waiting(s runState) int {
 	started := 0
 	for i := range s.Builds {
 		if s.Builds[i].Started || s.Builds[i].Result != nil {
@@ -292,7 +292,7 @@ func waiting(s State) int {
 	return max(0, s.Total-started)
 }
 
-func runningCount(s State) int {
+func runningCount(s runState) int {
 	n := 0
 	for i := range s.Builds {
 		if s.Builds[i].running() {
@@ -302,7 +302,7 @@ func runningCount(s State) int {
 	return n
 }
 
-func deepestChain(s State) int {
+func deepestChain(s runState) int {
 	d := 0
 	for i := range s.Builds {
 		if s.Builds[i].running() {

@@ -64,8 +64,8 @@ func trtChain(scale time.Duration) []event.ActivePhase {
 
 // nested: one finished build, two running ones (one with a baseline ETA and
 // a build budget, one with an ETA from its progress), two waiting.
-func nestedState() State {
-	var st State
+func nestedState() runState {
+	var st runState
 	st.Baseline = map[string]time.Duration{"resnet50-fp16-bs8": 90 * s}
 	for _, e := range []event.Event{
 		{Kind: event.RunStarted, Total: 5},
@@ -76,29 +76,29 @@ func nestedState() State {
 		beat(42*s, 1, 42*s, 138*s, "build", trtChain(s)...),
 		beat(42*s, 2, 40*s, -1, "", ph("Building engine", 2, 6, 36*s), ph("Optimizing graph", 14, 33, 9*s)),
 	} {
-		st.Apply(e)
+		st.apply(e)
 	}
 	st.Now = 42*s + 300*time.Millisecond
 	return st
 }
 
 // many: ten running builds and twenty finished ones.
-func manyState() State {
-	var st State
-	st.Apply(event.Event{Kind: event.RunStarted, Total: 30})
+func manyState() runState {
+	var st runState
+	st.apply(event.Event{Kind: event.RunStarted, Total: 30})
 	for i := range 30 {
 		name := fmt.Sprintf("model-%02d-fp16", i)
-		st.Apply(started(time.Duration(i)*s, i, name))
+		st.apply(started(time.Duration(i)*s, i, name))
 	}
 	for i := range 20 {
 		status, reason := report.StatusOK, ""
 		if i%7 == 3 {
 			status, reason = report.StatusFailed, "parser rejected the model"
 		}
-		st.Apply(finished(time.Duration(30+i)*s, i, fmt.Sprintf("model-%02d-fp16", i), status, time.Duration(20+i)*s, reason))
+		st.apply(finished(time.Duration(30+i)*s, i, fmt.Sprintf("model-%02d-fp16", i), status, time.Duration(20+i)*s, reason))
 	}
 	for i := 20; i < 30; i++ {
-		st.Apply(beat(60*s, i, time.Duration(60-i)*s, -1, "",
+		st.apply(beat(60*s, i, time.Duration(60-i)*s, -1, "",
 			ph("Building engine", 1, 6, 20*s), ph("Building engine from subgraph", 0, 1, 18*s), ph("Optimizing graph", i, 33, 3*s)))
 	}
 	return st
@@ -107,7 +107,7 @@ func manyState() State {
 func TestRenderGolden(t *testing.T) {
 	tests := []struct {
 		name  string
-		state State
+		state runState
 		width int
 		color bool
 	}{
@@ -123,7 +123,7 @@ func TestRenderGolden(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			lines := Render(tc.state, tc.width, tc.color)
+			lines := renderState(tc.state, tc.width, tc.color)
 			assertFits(t, lines, tc.width)
 			checkGolden(t, "render_"+tc.name, frame(lines))
 		})
@@ -132,27 +132,27 @@ func TestRenderGolden(t *testing.T) {
 
 func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
 	st := manyState()
-	full := Render(st, 80, false)
+	full := renderState(st, 80, false)
 	if len(full) != 20+10*4 {
 		t.Fatalf("full frame has %d lines, want 60 (20 results, 10 builds with 3 phases)", len(full))
 	}
-	lines := RenderFit(st, 80, 23, false)
+	lines := renderFit(st, 80, 23, false)
 	if len(lines) > 23 {
 		t.Fatalf("RenderFit gave %d lines for a height of 23", len(lines))
 	}
 	checkGolden(t, "render_many_fit_23", frame(lines))
 
 	// A roomy terminal gets the whole frame.
-	if got := RenderFit(st, 80, 100, false); len(got) != len(full) {
+	if got := renderFit(st, 80, 100, false); len(got) != len(full) {
 		t.Errorf("RenderFit with room to spare gave %d lines, want %d", len(got), len(full))
 	}
 	// A tiny one still gets no more lines than it has.
-	if got := RenderFit(st, 80, 3, false); len(got) != 3 {
+	if got := renderFit(st, 80, 3, false); len(got) != 3 {
 		t.Errorf("RenderFit for 3 lines gave %d", len(got))
 	}
 	// Even then a stop request stays visible.
-	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1})
-	if got := RenderFit(st, 80, 3, false); len(got) != 3 || !strings.Contains(got[2], StopHint) {
+	st.apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1})
+	if got := renderFit(st, 80, 3, false); len(got) != 3 || !strings.Contains(got[2], stopHint) {
 		t.Errorf("RenderFit for 3 lines while stopping = %q", got)
 	}
 }
@@ -160,8 +160,8 @@ func TestRenderFitKeepsTheFrameOnScreen(t *testing.T) {
 // earlyFinish: a phase finished at 28 of 33 steps between two heartbeats;
 // its bar must go at once instead of hanging at 28/33, and a phase started
 // after it shows before the next heartbeat.
-func earlyFinishState() State {
-	var st State
+func earlyFinishState() runState {
+	var st runState
 	for _, e := range []event.Event{
 		{Kind: event.RunStarted, Total: 1},
 		started(0, 0, "yolo-v8n"),
@@ -169,7 +169,7 @@ func earlyFinishState() State {
 		{Kind: event.PhaseFinished, At: 10*s + 50*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Optimizing graph"}, Done: 28, Steps: 33},
 		{Kind: event.PhaseStarted, At: 10*s + 60*time.Millisecond, Build: 0, Path: []string{"Building engine", "Building engine from subgraph", "Computing profile costs"}, Steps: 10},
 	} {
-		st.Apply(e)
+		st.apply(e)
 	}
 	st.Now = 10*s + 90*time.Millisecond
 	return st
@@ -186,15 +186,15 @@ func TestPhaseEventsBetweenHeartbeats(t *testing.T) {
 		t.Errorf("new phase elapsed = %v, want 30ms", e)
 	}
 	// A phase event for a chain we do not hold changes nothing.
-	st.Apply(event.Event{Kind: event.PhaseFinished, At: st.Now, Build: 0, Path: []string{"Other root"}})
+	st.apply(event.Event{Kind: event.PhaseFinished, At: st.Now, Build: 0, Path: []string{"Other root"}})
 	if len(st.Builds[0].Beat.Active) != 3 {
 		t.Error("a finish outside the chain cut it")
 	}
 }
 
 // budgetState: one build warned (yellow), one past its budget (red).
-func budgetState() State {
-	var st State
+func budgetState() runState {
+	var st runState
 	for _, e := range []event.Event{
 		{Kind: event.RunStarted, Total: 2},
 		started(0, 0, "warned"),
@@ -203,7 +203,7 @@ func budgetState() State {
 		{Kind: event.BudgetWarning, At: 50 * s, Build: 0, Message: "build budget 80% used"},
 		beat(50*s, 1, 50*s, 0, "phase Timing tactics", ph("Building engine", 3, 6, 49*s), ph("Timing tactics", 1, 3, 30*s)),
 	} {
-		st.Apply(e)
+		st.apply(e)
 	}
 	return st
 }
@@ -213,23 +213,23 @@ func TestBudgetWarningClearsWhenTheBudgetChanges(t *testing.T) {
 	if budgetStyle(st, &st.Builds[0]) != yellow || budgetStyle(st, &st.Builds[1]) != red {
 		t.Fatalf("styles = %v, %v; want yellow, red", budgetStyle(st, &st.Builds[0]), budgetStyle(st, &st.Builds[1]))
 	}
-	st.Apply(beat(51*s, 0, 51*s, 40*s, "phase Timing tactics", ph("Building engine", 3, 6, 50*s)))
+	st.apply(beat(51*s, 0, 51*s, 40*s, "phase Timing tactics", ph("Building engine", 3, 6, 50*s)))
 	if got := budgetStyle(st, &st.Builds[0]); got != plain {
 		t.Errorf("after the nearest budget changed the style is %v, want plain", got)
 	}
 }
 
-func stoppingState() State {
+func stoppingState() runState {
 	st := nestedState()
-	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: 1, Message: "build budget of 3m passed"})
-	st.Apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1, Message: "SIGINT: stopping builds gracefully"})
+	st.apply(event.Event{Kind: event.Stopping, At: st.Now, Build: 1, Message: "build budget of 3m passed"})
+	st.apply(event.Event{Kind: event.Stopping, At: st.Now, Build: -1, Message: "SIGINT: stopping builds gracefully"})
 	return st
 }
 
 func TestStoppingState(t *testing.T) {
-	lines := Render(stoppingState(), 80, false)
-	if last := lines[len(lines)-1]; !strings.Contains(last, StopHint) {
-		t.Errorf("last line %q does not show %q", last, StopHint)
+	lines := renderState(stoppingState(), 80, false)
+	if last := lines[len(lines)-1]; !strings.Contains(last, stopHint) {
+		t.Errorf("last line %q does not show %q", last, stopHint)
 	}
 }
 
@@ -237,13 +237,13 @@ func TestStoppingState(t *testing.T) {
 func TestStopHintFitsTheWidth(t *testing.T) {
 	st := stoppingState()
 	for w := 20; w <= 100; w++ {
-		last := Render(st, w, false)
+		last := renderState(st, w, false)
 		hint := last[len(last)-1]
-		full := width("■ "+StopHint) <= w
+		full := width("■ "+stopHint) <= w
 		switch {
-		case full && !strings.HasPrefix(hint, "■ "+StopHint):
+		case full && !strings.HasPrefix(hint, "■ "+stopHint):
 			t.Errorf("at %d cells the stop line is %q, want the full hint", w, hint)
-		case !full && width("■ "+ShortStopHint) <= w && !strings.HasPrefix(hint, "■ "+ShortStopHint):
+		case !full && width("■ "+shortStopHint) <= w && !strings.HasPrefix(hint, "■ "+shortStopHint):
 			t.Errorf("at %d cells the stop line is %q, want the short hint", w, hint)
 		case width(hint) > w:
 			t.Errorf("at %d cells the stop line %q is wider", w, hint)
@@ -277,19 +277,19 @@ func assertFits(t *testing.T, lines []string, w int) {
 
 func TestEveryWidthFits(t *testing.T) {
 	run := finalReport()
-	for _, st := range []State{nestedState(), manyState(), stoppingState(), budgetState(), earlyFinishState()} {
+	for _, st := range []runState{nestedState(), manyState(), stoppingState(), budgetState(), earlyFinishState()} {
 		for w := 10; w <= 130; w++ {
-			assertFits(t, Render(st, w, true), w)
-			assertFits(t, RenderFinal(run, w, true), w)
+			assertFits(t, renderState(st, w, true), w)
+			assertFits(t, renderFinal(run, w, true), w)
 		}
 	}
 }
 
 func TestNamesCannotInjectEscapes(t *testing.T) {
-	var st State
-	st.Apply(started(0, 0, "evil\x1b[2J\rname"))
-	st.Apply(beat(s, 0, s, -1, "", ph("phase\x1b]0;title\a", 0, 1, s)))
-	for _, l := range Render(st, 80, false) {
+	var st runState
+	st.apply(started(0, 0, "evil\x1b[2J\rname"))
+	st.apply(beat(s, 0, s, -1, "", ph("phase\x1b]0;title\a", 0, 1, s)))
+	for _, l := range renderState(st, 80, false) {
 		if strings.ContainsAny(l, "\x1b\r\a") {
 			t.Errorf("control character reached the frame: %q", l)
 		}
@@ -297,7 +297,7 @@ func TestNamesCannotInjectEscapes(t *testing.T) {
 }
 
 func TestNarrowNamesAreEllipsized(t *testing.T) {
-	lines := Render(nestedState(), 30, false)
+	lines := renderState(nestedState(), 30, false)
 	joined := strings.Join(lines, "\n")
 	if !strings.Contains(joined, "…") {
 		t.Errorf("no name was shortened at 30 columns:\n%s", joined)
@@ -339,7 +339,7 @@ func TestRenderFinalGolden(t *testing.T) {
 		color bool
 	}{{"final", 100, false}, {"final_color", 100, true}, {"final_60", 60, false}, {"final_30", 30, false}} {
 		t.Run(tc.name, func(t *testing.T) {
-			checkGolden(t, "render_"+tc.name, frame(RenderFinal(finalReport(), tc.width, tc.color)))
+			checkGolden(t, "render_"+tc.name, frame(renderFinal(finalReport(), tc.width, tc.color)))
 		})
 	}
 }
@@ -364,8 +364,8 @@ func TestFinishedBuildKeepsOnlyWhatItShows(t *testing.T) {
 	ev := finished(time.Second, 0, "a", report.StatusFailed, time.Second, "why")
 	ev.Result.PhaseTree = []*report.PhaseNode{{Name: "Building engine", Count: 1}}
 	ev.Result.Log = []report.LogLine{{Severity: "error", Text: "boom"}}
-	var s State
-	s.Apply(ev)
+	var s runState
+	s.apply(ev)
 	want := report.Build{Name: "a", Status: report.StatusFailed, DurationMs: 1000}
 	if got := s.Builds[0].Result; got == nil || !reflect.DeepEqual(*got, want) {
 		t.Errorf("kept %+v, want %+v", got, want)

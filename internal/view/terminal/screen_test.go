@@ -247,7 +247,7 @@ func TestScreenNarrowStopAndKill(t *testing.T) {
 	// What matters at this width: the state is there, whole, and says what
 	// the second Ctrl-C does; and no line wraps (a wrapped line would also
 	// leave stale rows behind, as the ^C the terminal echoes once did).
-	if l := stoppingRow(stopping); !strings.HasPrefix(l, "■ "+ShortStopHint) && !strings.HasPrefix(l, "■ "+StopHint) {
+	if l := stoppingRow(stopping); !strings.HasPrefix(l, "■ "+shortStopHint) && !strings.HasPrefix(l, "■ "+stopHint) {
 		t.Errorf("the stop line %q does not hold a whole hint:\n%s", l, stopping)
 	}
 	assertLinesFit(t, stopping, cols)

@@ -8,13 +8,13 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// State is everything a frame shows, kept from the run's events. Render is a
+// runState is everything a frame shows, kept from the run's events. renderState is a
 // pure function of it; the view applies events and renders when a frame is
 // due.
-type State struct {
+type runState struct {
 	Now      time.Duration // the run clock when the frame is drawn
 	Total    int           // builds in the run
-	Builds   []Build       // by build index
+	Builds   []buildState       // by build index
 	Finished []int         // indexes of finished builds, in the order they finished
 	// Stopping is set once the whole run was asked to stop (first Ctrl-C,
 	// run budget); it holds the supervisor's message.
@@ -24,8 +24,8 @@ type State struct {
 	Baseline map[string]time.Duration
 }
 
-// Build is one build's live state.
-type Build struct {
+// buildState is one build's live state.
+type buildState struct {
 	Name      string
 	Started   bool
 	StartedAt time.Duration
@@ -42,8 +42,8 @@ type Build struct {
 	Result       *report.Build // only what the view shows: name, status, duration
 }
 
-// Apply records one event. Events must come in order.
-func (s *State) Apply(ev event.Event) {
+// apply records one event. Events must come in order.
+func (s *runState) apply(ev event.Event) {
 	if ev.At > s.Now {
 		s.Now = ev.At
 	}
@@ -83,17 +83,17 @@ func (s *State) Apply(ev event.Event) {
 
 // build returns the state of build i, growing the list for indexes not seen
 // before (a view may miss RunStarted when attached late).
-func (s *State) build(i int) *Build {
+func (s *runState) build(i int) *buildState {
 	if i < 0 {
 		i = 0
 	}
 	for len(s.Builds) <= i {
-		s.Builds = append(s.Builds, Build{Beat: event.Progress{BudgetLeft: -1}})
+		s.Builds = append(s.Builds, buildState{Beat: event.Progress{BudgetLeft: -1}})
 	}
 	return &s.Builds[i]
 }
 
-func (s *State) finish(ev event.Event) {
+func (s *runState) finish(ev event.Event) {
 	b := s.build(ev.Build)
 	if r := ev.Result; r != nil {
 		// Not a copy of the whole result: it would hold the build's phase
@@ -113,7 +113,7 @@ func (s *State) finish(ev event.Event) {
 // phaseStarted extends the active chain between heartbeats, so a new phase
 // shows at once. Its Elapsed is stored relative to BeatAt, like the chain
 // from the heartbeat, so that rendering adds the same drift to every phase.
-func (b *Build) phaseStarted(ev event.Event) {
+func (b *buildState) phaseStarted(ev event.Event) {
 	parent := len(ev.Path) - 1
 	if parent < 0 || !b.chainHas(ev.Path[:parent]) {
 		return // a phase below what we track; the next heartbeat has it
@@ -126,7 +126,7 @@ func (b *Build) phaseStarted(ev event.Event) {
 // phaseFinished cuts the chain at a finished phase, so a phase that ended
 // early (before its last step, as TensorRT's do on shortcuts and errors)
 // does not linger as a stuck bar until the next heartbeat.
-func (b *Build) phaseFinished(path []string) {
+func (b *buildState) phaseFinished(path []string) {
 	if len(path) == 0 || !b.chainHas(path) {
 		return
 	}
@@ -134,7 +134,7 @@ func (b *Build) phaseFinished(path []string) {
 }
 
 // chainHas reports whether the active chain starts with the phases in path.
-func (b *Build) chainHas(path []string) bool {
+func (b *buildState) chainHas(path []string) bool {
 	if len(path) > len(b.Beat.Active) {
 		return false
 	}
@@ -147,4 +147,4 @@ func (b *Build) chainHas(path []string) bool {
 }
 
 // running reports whether the build has started and not finished.
-func (b *Build) running() bool { return b.Started && b.Result == nil }
+func (b *buildState) running() bool { return b.Started && b.Result == nil }

@@ -182,7 +182,7 @@ func liveRun(tm *term, between func(frame int)) (v *view, prompt string) {
 // frame and nothing else: no stale line of an older frame.
 func wantOnly(t *testing.T, tm *term, v *view, prompt string) {
 	t.Helper()
-	want := prompt + "\n" + frame(RenderFit(v.state, v.width(), v.height(), false))
+	want := prompt + "\n" + frame(renderFit(v.state, v.width(), v.height(), false))
 	if got := tm.screen(); got != want {
 		t.Errorf("the screen holds more than the newest frame\n--- screen ---\n%s--- want ---\n%s", got, want)
 	}

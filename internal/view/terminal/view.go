@@ -2,8 +2,8 @@
 // build with its active phases as nested bars, finished builds as one line
 // each, and a table at the end.
 //
-// Frames are a pure function of State (Render, RenderFit, RenderFinal); the
-// view only applies events to its State and decides when to draw. It owns
+// Frames are a pure function of runState (renderState, renderFit, renderFinal); the
+// view only applies events to its runState and decides when to draw. It owns
 // no goroutine and no ticker: the supervisor sends each running build's
 // heartbeat about ten times a second, so checking inside Handle whether a
 // frame is due keeps the screen live, and there is nothing to lock.
@@ -52,7 +52,7 @@ type view struct {
 	out      *cupwriter.Writer
 	opts     Options
 	interval time.Duration
-	state    State
+	state    runState
 	drawn    bool          // a frame is on screen
 	lastDraw time.Duration // run clock at the last frame
 	// shown holds the cell widths of the lines on screen that the next
@@ -73,7 +73,7 @@ func New(w io.Writer, opts Options) event.View {
 		out:      cupwriter.New(w, true),
 		opts:     opts,
 		interval: time.Second / time.Duration(rate),
-		state:    State{Baseline: baselineDurations(opts.Baseline)},
+		state:    runState{Baseline: baselineDurations(opts.Baseline)},
 	}
 }
 
@@ -81,7 +81,7 @@ func New(w io.Writer, opts Options) event.View {
 // MaxRate a second, at once for a stop request (someone just pressed
 // Ctrl-C and should see that it worked), and the final table at the end.
 func (v *view) Handle(ev event.Event) {
-	v.state.Apply(ev)
+	v.state.apply(ev)
 	now := v.state.Now
 	if v.opts.Now != nil {
 		now = max(now, v.opts.Now())
@@ -125,7 +125,7 @@ func (v *view) draw(now time.Duration) {
 	if v.err != nil {
 		return
 	}
-	v.write(RenderFit(v.state, v.width(), v.height(), v.opts.Color), true)
+	v.write(renderFit(v.state, v.width(), v.height(), v.opts.Color), true)
 	v.drawn, v.lastDraw = true, now
 }
 
@@ -134,7 +134,7 @@ func (v *view) finish(run *report.Report) {
 	if v.err != nil {
 		return
 	}
-	v.write(RenderFinal(run, v.width(), v.opts.Color), false)
+	v.write(renderFinal(run, v.width(), v.opts.Color), false)
 	v.drawn = false
 }
 

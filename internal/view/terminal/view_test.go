@@ -53,7 +53,7 @@ func TestViewStream(t *testing.T) {
 	if n := strings.Count(out.String(), "\x1b[J"); n != 6 {
 		t.Errorf("%d frames were replaced, want 6 (5 at 10/s, 1 for Stopping)", n)
 	}
-	if !strings.Contains(out.String(), StopHint) {
+	if !strings.Contains(out.String(), stopHint) {
 		t.Error("the stopping state never reached the screen")
 	}
 	if !strings.HasSuffix(out.String(), "2 builds in 0.5s: 2 cancelled\n") {
