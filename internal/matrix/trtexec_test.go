@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trt-action/trt-action/internal/golden"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -67,20 +68,7 @@ func TestTrtexecLines(t *testing.T) {
 		settings, _ := json.Marshal(b.BuilderSettings())
 		fmt.Fprintf(&got, "%s\n  engine: %s\n  settings: %s\n  ignored: %v\n\n", line, b.Engine, settings, b.TrtexecIgnored)
 	}
-	golden := filepath.Join("testdata", "trtexec", "lines.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("differs from %s\n--- got\n%s", golden, got.Bytes())
-	}
+	golden.Check(t, filepath.Join("trtexec", "lines.golden"), got.String())
 }
 
 // TestTrtexecRoundTrip writes builds that use every key with a trtexec
