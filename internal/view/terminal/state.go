@@ -14,7 +14,7 @@ import (
 type runState struct {
 	Now      time.Duration // the run clock when the frame is drawn
 	Total    int           // builds in the run
-	Builds   []buildState       // by build index
+	Builds   []buildState  // by build index
 	Finished []int         // indexes of finished builds, in the order they finished
 	// Stopping is set once the whole run was asked to stop (first Ctrl-C,
 	// run budget); it holds the supervisor's message.
