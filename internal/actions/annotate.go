@@ -136,11 +136,6 @@ func (b *Budget) Take(notes []Note) []Note {
 // Dropped is how many notes Take refused so far.
 func (b *Budget) Dropped() int { return b.dropped }
 
-// left is how many more notes of level fit.
-func (b *Budget) left(level string) int {
-	return b.perLevel - b.used[normalLevel(level)]
-}
-
 func normalLevel(level string) string {
 	switch level {
 	case LevelError, LevelWarning:

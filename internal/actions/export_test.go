@@ -12,3 +12,8 @@ func (f Fence) Token() string { return f.token }
 
 // SafeTitle is safeTitle for fence_test.go.
 var SafeTitle = safeTitle
+
+// left is how many more notes of level fit.
+func (b *Budget) left(level string) int {
+	return b.perLevel - b.used[normalLevel(level)]
+}

@@ -98,14 +98,6 @@ func SplitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// IsCommandLine reports whether the runner would treat line as a workflow
-// command when commands are not stopped (conservatively: any trimmed "::"
-// start, or any "##[").
-func IsCommandLine(line string) bool {
-	t := strings.TrimLeftFunc(line, unicode.IsSpace)
-	return strings.HasPrefix(t, "::") || strings.Contains(line, "##[")
-}
-
 func breakToken(token string) string {
 	return token[:1] + zwj + token[1:]
 }

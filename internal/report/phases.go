@@ -1,8 +1,6 @@
 package report
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -26,22 +24,6 @@ func (p PhaseTotal) Leaf() string {
 	return p.Path[len(p.Path)-1]
 }
 
-// topPhasesOf returns the n phase paths with the most total time, most first;
-// ties keep tree order. n <= 0 returns all. Phases that never finished count
-// until the end of the build.
-func topPhasesOf(b *Build, n int) []PhaseTotal {
-	return topPhases(b.Folded(), b.DurationMs, n)
-}
-
-func topPhases(tree []*PhaseNode, buildMs int64, n int) []PhaseTotal {
-	all := flatten(tree, buildMs)
-	slices.SortStableFunc(all, func(x, y PhaseTotal) int { return cmp.Compare(y.Total, x.Total) })
-	if n > 0 && len(all) > n {
-		all = all[:n]
-	}
-	return all
-}
-
 // SlowestPhase names (as "A/B/C") the phase a reader should look at first:
 // starting from the slowest root phase, it follows the slowest child as long
 // as that child holds at least half of its parent's time. "" when the build
@@ -61,20 +43,6 @@ func SlowestPath(b *Build) (PhaseTotal, bool) {
 		return b.digest.slowest, b.digest.hasSlowest
 	}
 	return slowest(b.Folded(), b.DurationMs)
-}
-
-func flatten(tree []*PhaseNode, buildMs int64) []PhaseTotal {
-	var out []PhaseTotal
-	var walk func(ns []*PhaseNode, path []string)
-	walk = func(ns []*PhaseNode, path []string) {
-		for _, c := range ns {
-			p := append(slices.Clip(path), c.Name)
-			out = append(out, phaseTotal(c, p, buildMs))
-			walk(c.Children, p)
-		}
-	}
-	walk(tree, nil)
-	return out
 }
 
 func phaseTotal(n *PhaseNode, path []string, buildMs int64) PhaseTotal {

@@ -37,9 +37,6 @@ type estimate struct {
 	Overdue time.Duration
 }
 
-// known reports whether there is an estimate to show.
-func (e estimate) known() bool { return e.Source != etaNone }
-
 // baselineDurations maps build names to their durations in a previous report. Only
 // builds that succeeded count: a failed or stopped build's duration says
 // nothing about how long a complete one takes.

@@ -35,9 +35,6 @@ func TestFor(t *testing.T) {
 			if got != tc.want {
 				t.Errorf("estimateLeft(%v, %v, ...) = %+v, want %+v", tc.previous, tc.elapsed, got, tc.want)
 			}
-			if got.known() != (tc.want.Source != etaNone) {
-				t.Errorf("known() = %v", got.known())
-			}
 		})
 	}
 }

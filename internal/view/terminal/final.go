@@ -3,7 +3,6 @@ package terminal
 import (
 	"fmt"
 	"strings"
-	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
@@ -59,8 +58,6 @@ func mark(status string) string {
 	}
 	return "✖"
 }
-
-func ms(n int64) time.Duration { return time.Duration(n) * time.Millisecond }
 
 // slowestPhase names where a build spent its time: the phase the report
 // points at (report.SlowestPath), with its time.

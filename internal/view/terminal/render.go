@@ -19,14 +19,6 @@ const (
 	shortStopHint = "stopping… ^C again kills"
 )
 
-// renderState draws one frame of the live area: a result line per finished
-// build, then each running build's header and its active phases as nested
-// bars, then how many builds wait, then the stopping state. No line is
-// wider than width cells. Colour codes appear only when color is set.
-func renderState(s runState, width int, color bool) []string {
-	return all.render(s, width, color)
-}
-
 // renderFit is renderState for a terminal height lines tall: when the frame is
 // taller, it collapses finished builds into one line, then shows fewer
 // phase levels, then fewer running builds. A height of 0 or less means no

@@ -19,6 +19,14 @@ func visible(s string) string {
 	return strings.NewReplacer("\x1b", "␛", "\r", "␍").Replace(s)
 }
 
+// renderState draws one frame (tests only; the view draws with renderFit) of the live area: a result line per finished
+// build, then each running build's header and its active phases as nested
+// bars, then how many builds wait, then the stopping state. No line is
+// wider than width cells. Colour codes appear only when color is set.
+func renderState(s runState, width int, color bool) []string {
+	return all.render(s, width, color)
+}
+
 // checkGolden compares a frame with testdata/name.golden, escape sequences
 // made visible.
 func checkGolden(t *testing.T, name, got string) {
