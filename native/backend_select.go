@@ -36,8 +36,8 @@ func rtxHint(arch string) string {
 	return "build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"
 }
 
-// BackendDirVar names the folder searched first for backend shared objects.
-const BackendDirVar = "TRT_ACTION_BACKEND_DIR"
+// backendDirVar names the folder searched first for backend shared objects.
+const backendDirVar = "TRT_ACTION_BACKEND_DIR"
 
 // probeBackend asks a backend shared object about itself and the TensorRT
 // library it would load; a variable so tests can stand in for real objects.
@@ -59,7 +59,7 @@ type backendInfo struct {
 // in the container image).
 func BackendDirs() []string {
 	var dirs []string
-	if d := os.Getenv(BackendDirVar); d != "" {
+	if d := os.Getenv(backendDirVar); d != "" {
 		dirs = append(dirs, d)
 	}
 	if exe, err := os.Executable(); err == nil {
@@ -91,16 +91,16 @@ func findFlavour(f flavour, dirs []string) string {
 // TRT_ACTION_BACKEND_DIR also when it is not set: a binary copied without
 // its lib/ folder needs to learn that the variable exists.
 func SearchedDirs(dirs []string) string {
-	env := os.Getenv(BackendDirVar)
+	env := os.Getenv(backendDirVar)
 	if env == "" {
-		return fmt.Sprintf("%s is not set; looked beside the binary in %s", BackendDirVar, strings.Join(dirs, ", "))
+		return fmt.Sprintf("%s is not set; looked beside the binary in %s", backendDirVar, strings.Join(dirs, ", "))
 	}
-	return fmt.Sprintf("looked in %s=%s, then beside the binary in %s", BackendDirVar, env, strings.Join(dirs[1:], ", "))
+	return fmt.Sprintf("looked in %s=%s, then beside the binary in %s", backendDirVar, env, strings.Join(dirs[1:], ", "))
 }
 
 // whereBackendsLive is the fix for a backend object that was not found.
 const whereBackendsLive = "a release keeps the backends in lib/ beside the binary: copy that folder along with it, or set " +
-	BackendDirVar + " to the folder holding them"
+	backendDirVar + " to the folder holding them"
 
 func notBuilt(f flavour, dirs []string) error {
 	return fmt.Errorf("no %s backend: %s (for %s) was not found (%s); %s; or %s",
@@ -212,7 +212,7 @@ func CompiledBackends(libPath string) []CompiledBackend {
 		}
 		info, err := probe(b.Path, libPath)
 		switch {
-		case errors.Is(err, ErrNoCgo):
+		case errors.Is(err, errNoCgo):
 			b.Problem = "this binary was built without cgo"
 		case err != nil:
 			b.Problem = err.Error()

@@ -12,19 +12,19 @@ import (
 type Build struct{}
 
 // StartSim needs cgo.
-func StartSim(Request) (*Build, error) { return nil, ErrNoCgo }
+func StartSim(Request) (*Build, error) { return nil, errNoCgo }
 
 // StartBackend needs cgo.
-func StartBackend(string, Request) (*Build, error) { return nil, ErrNoCgo }
+func StartBackend(string, Request) (*Build, error) { return nil, errNoCgo }
 
 // BackendInfo needs cgo.
-func BackendInfo(string, string) (string, error) { return "", ErrNoCgo }
+func BackendInfo(string, string) (string, error) { return "", errNoCgo }
 
 func (*Build) Drain(dst []trace.Event) []trace.Event { return dst }
 func (*Build) Logs(dst []LogLine) []LogLine          { return dst }
 func (*Build) Cancel()                               {}
 func (*Build) Stats() Stats                          { return Stats{LastCallback: -time.Nanosecond} }
-func (*Build) Result() Result                        { return Result{Status: Failed, Err: ErrNoCgo.Error()} }
+func (*Build) Result() Result                        { return Result{Status: Failed, Err: errNoCgo.Error()} }
 func (*Build) Close()                                {}
 
 // Done is already closed: nothing runs.

@@ -53,6 +53,6 @@ type LogLine struct {
 // ErrUnavailable marks a backend shared object that could not be loaded.
 var ErrUnavailable = errors.New("backend unavailable")
 
-// ErrNoCgo is what every build entry point returns in a binary built with
+// errNoCgo is what every build entry point returns in a binary built with
 // CGO_ENABLED=0.
-var ErrNoCgo = errors.New("native: built without cgo: only commands that run no build work (plan, validate, report); rebuild with CGO_ENABLED=1 to build engines")
+var errNoCgo = errors.New("native: built without cgo: only commands that run no build work (plan, validate, report); rebuild with CGO_ENABLED=1 to build engines")

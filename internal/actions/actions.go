@@ -65,9 +65,9 @@ func (a *Actions) StepSummaryPath() string { return a.getenv("GITHUB_STEP_SUMMAR
 
 // Errors returned by the writers.
 var (
-	ErrNoFile      = errors.New("not set by the runner")
-	ErrBadName     = errors.New("invalid output name")
-	ErrValueUnsafe = errors.New("output value contains the heredoc delimiter")
+	errNoFile      = errors.New("not set by the runner")
+	errBadName     = errors.New("invalid output name")
+	errValueUnsafe = errors.New("output value contains the heredoc delimiter")
 )
 
 // SetOutput appends name=value to $GITHUB_OUTPUT in heredoc form with a
@@ -75,11 +75,11 @@ var (
 // [A-Za-z0-9_-] and a value that contains the delimiter.
 func (a *Actions) SetOutput(name, value string) error {
 	if !validName(name) {
-		return fmt.Errorf("%w %q: only A-Z, a-z, 0-9, '_' and '-' are allowed", ErrBadName, name)
+		return fmt.Errorf("%w %q: only A-Z, a-z, 0-9, '_' and '-' are allowed", errBadName, name)
 	}
 	path := a.getenv("GITHUB_OUTPUT")
 	if path == "" {
-		return fmt.Errorf("set output %s: GITHUB_OUTPUT %w", name, ErrNoFile)
+		return fmt.Errorf("set output %s: GITHUB_OUTPUT %w", name, errNoFile)
 	}
 	token, err := randomHex(a.rand)
 	if err != nil {
@@ -102,7 +102,7 @@ const outputFlags = os.O_WRONLY | os.O_CREATE | os.O_APPEND
 func (a *Actions) CheckOutputFile() error {
 	path := a.getenv("GITHUB_OUTPUT")
 	if path == "" {
-		return fmt.Errorf("GITHUB_OUTPUT %w", ErrNoFile)
+		return fmt.Errorf("GITHUB_OUTPUT %w", errNoFile)
 	}
 	f, err := a.open(path, outputFlags, 0o644)
 	if err != nil {
@@ -114,7 +114,7 @@ func (a *Actions) CheckOutputFile() error {
 // outputRecord is one heredoc entry: name<<D, value, D.
 func outputRecord(name, value, delim string) (string, error) {
 	if strings.Contains(value, delim) {
-		return "", fmt.Errorf("set output %s: %w", name, ErrValueUnsafe)
+		return "", fmt.Errorf("set output %s: %w", name, errValueUnsafe)
 	}
 	return name + "<<" + delim + "\n" + value + "\n" + delim + "\n", nil
 }

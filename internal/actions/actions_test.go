@@ -90,15 +90,15 @@ func TestSetOutputRefusesUnsafeInput(t *testing.T) {
 	rand := bytes.NewReader(append(seq(16), seq(16)...))
 	a := newTestActions(map[string]string{"GITHUB_OUTPUT": "/out"}, fs, rand)
 	for _, name := range []string{"", "a b", "a\nb", "x<<EOF", "a=b", "é"} {
-		if err := a.SetOutput(name, "v"); !errors.Is(err, ErrBadName) {
-			t.Errorf("SetOutput(%q) = %v, want ErrBadName", name, err)
+		if err := a.SetOutput(name, "v"); !errors.Is(err, errBadName) {
+			t.Errorf("SetOutput(%q) = %v, want errBadName", name, err)
 		}
 	}
 	_ = a.SetOutput("first", "v") // uses the first 16 bytes
 	before := fs.files["/out"].String()
 	evil := "x\nghadelimiter_000102030405060708090a0b0c0d0e0f\ninjected<<Z\nowned\nZ"
-	if err := a.SetOutput("second", evil); !errors.Is(err, ErrValueUnsafe) {
-		t.Fatalf("SetOutput with the delimiter in the value = %v, want ErrValueUnsafe", err)
+	if err := a.SetOutput("second", evil); !errors.Is(err, errValueUnsafe) {
+		t.Fatalf("SetOutput with the delimiter in the value = %v, want errValueUnsafe", err)
 	}
 	if got := fs.files["/out"].String(); got != before {
 		t.Errorf("a refused value was written:\n%s", strings.TrimPrefix(got, before))
@@ -107,8 +107,8 @@ func TestSetOutputRefusesUnsafeInput(t *testing.T) {
 
 func TestSetOutputWithoutRunnerFile(t *testing.T) {
 	a := newTestActions(nil, &fakeFS{}, nil)
-	if err := a.SetOutput("a", "b"); !errors.Is(err, ErrNoFile) {
-		t.Errorf("SetOutput without GITHUB_OUTPUT = %v, want ErrNoFile", err)
+	if err := a.SetOutput("a", "b"); !errors.Is(err, errNoFile) {
+		t.Errorf("SetOutput without GITHUB_OUTPUT = %v, want errNoFile", err)
 	}
 }
 
@@ -167,8 +167,8 @@ func TestCheckOutputFile(t *testing.T) {
 	if err := a.CheckOutputFile(); err == nil {
 		t.Error("CheckOutputFile of a folder succeeded")
 	}
-	if err := New(Config{Getenv: func(string) string { return "" }}).CheckOutputFile(); !errors.Is(err, ErrNoFile) {
-		t.Errorf("CheckOutputFile without GITHUB_OUTPUT = %v, want ErrNoFile", err)
+	if err := New(Config{Getenv: func(string) string { return "" }}).CheckOutputFile(); !errors.Is(err, errNoFile) {
+		t.Errorf("CheckOutputFile without GITHUB_OUTPUT = %v, want errNoFile", err)
 	}
 }
 

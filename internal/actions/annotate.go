@@ -14,9 +14,9 @@ const (
 	LevelNotice  = "notice"
 )
 
-// MaxMessage is where the runner cuts an annotation message; cutting it
+// maxMessage is where the runner cuts an annotation message; cutting it
 // ourselves keeps the cut on a character boundary and before escaping.
-const MaxMessage = 4096
+const maxMessage = 4096
 
 // Annotation returns one annotation command line (without newline), e.g.
 // "::error file=m.yaml,line=3,title=T::message". Annotations cannot be
@@ -44,7 +44,7 @@ func Annotation(level, title, message string, file string, line int) string {
 	if len(props) > 0 {
 		cmd += " " + strings.Join(props, ",")
 	}
-	return cmd + "::" + escapeData(text.CutRunes(Neutralise(message), MaxMessage))
+	return cmd + "::" + escapeData(text.CutRunes(Neutralise(message), maxMessage))
 }
 
 func escapeData(s string) string {
@@ -76,8 +76,8 @@ func (n Note) String() string {
 // Per-step limits the runner enforces (more are dropped silently), and the
 // share we allow ourselves so later steps of the job still have room.
 const (
-	RunnerCapPerLevel = 10
-	DefaultPerLevel   = 5
+	runnerCapPerLevel = 10
+	DefaultPerLevel   = 5 // exported for view/logview's test of the annotation cap
 )
 
 // Budget hands out annotation slots for one step: at most PerLevel of each
@@ -92,7 +92,7 @@ type Budget struct {
 // NewBudget allows perLevel annotations of each level; values outside
 // 1..RunnerCapPerLevel become DefaultPerLevel.
 func NewBudget(perLevel int) *Budget {
-	if perLevel < 1 || perLevel > RunnerCapPerLevel {
+	if perLevel < 1 || perLevel > runnerCapPerLevel {
 		perLevel = DefaultPerLevel
 	}
 	return &Budget{perLevel: perLevel, used: map[string]int{}}
@@ -135,11 +135,6 @@ func (b *Budget) Take(notes []Note) []Note {
 
 // Dropped is how many notes Take refused so far.
 func (b *Budget) Dropped() int { return b.dropped }
-
-// Left is how many more notes of level fit.
-func (b *Budget) Left(level string) int {
-	return b.perLevel - b.used[normalLevel(level)]
-}
 
 func normalLevel(level string) string {
 	switch level {

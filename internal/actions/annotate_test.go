@@ -28,8 +28,8 @@ func TestAnnotationEscaping(t *testing.T) {
 func TestAnnotationCutsLongMessages(t *testing.T) {
 	got := Annotation("error", "", strings.Repeat("é", 5000), "", 0)
 	msg := strings.TrimPrefix(got, "::error::")
-	if n := len([]rune(msg)); n != MaxMessage {
-		t.Fatalf("message has %d runes, want %d", n, MaxMessage)
+	if n := len([]rune(msg)); n != maxMessage {
+		t.Fatalf("message has %d runes, want %d", n, maxMessage)
 	}
 }
 
@@ -63,7 +63,7 @@ func TestBudgetKeepsWorstFirstWithinCaps(t *testing.T) {
 	if more := b.Take([]Note{{Level: LevelWarning}, {Level: LevelWarning}, {Level: LevelWarning}}); len(more) != 2 {
 		t.Errorf("second Take kept %d warnings, want the 2 left", len(more))
 	}
-	if b.Left(LevelWarning) != 0 || b.Dropped() != 11 {
-		t.Errorf("Left = %d, Dropped = %d; want 0 and 11", b.Left(LevelWarning), b.Dropped())
+	if b.left(LevelWarning) != 0 || b.Dropped() != 11 {
+		t.Errorf("Left = %d, Dropped = %d; want 0 and 11", b.left(LevelWarning), b.Dropped())
 	}
 }

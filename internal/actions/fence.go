@@ -31,9 +31,6 @@ func NewFence(rand io.Reader) (Fence, error) {
 	return Fence{token: token}, nil
 }
 
-// Token is the fence's secret; exposed for tests and runner simulations.
-func (f Fence) Token() string { return f.token }
-
 // Start is the line that stops command processing.
 func (f Fence) Start() string { return "::stop-commands::" + f.token }
 
@@ -101,14 +98,6 @@ func SplitLines(s string) []string {
 	return strings.Split(s, "\n")
 }
 
-// IsCommandLine reports whether the runner would treat line as a workflow
-// command when commands are not stopped (conservatively: any trimmed "::"
-// start, or any "##[").
-func IsCommandLine(line string) bool {
-	t := strings.TrimLeftFunc(line, unicode.IsSpace)
-	return strings.HasPrefix(t, "::") || strings.Contains(line, "##[")
-}
-
 func breakToken(token string) string {
 	return token[:1] + zwj + token[1:]
 }
@@ -125,7 +114,7 @@ func randomHex(rand io.Reader) (string, error) {
 // (letters, digits, spaces and a little punctuation), so no title can carry
 // a command, a line break or an escape sequence.
 func Group(title string) string {
-	return "::group::" + SafeTitle(title)
+	return "::group::" + safeTitle(title)
 }
 
 // EndGroup closes the open group (groups cannot nest).
@@ -134,9 +123,9 @@ func EndGroup() string { return "::endgroup::" }
 // maxTitle bounds group titles; long titles are unreadable in the log anyway.
 const maxTitle = 120
 
-// SafeTitle keeps letters, digits, spaces and ". , _ - + = / ( ) [ ] @ ✔ ✖ ⏹"
+// safeTitle keeps letters, digits, spaces and ". , _ - + = / ( ) [ ] @ ✔ ✖ ⏹"
 // and replaces anything else with '_'.
-func SafeTitle(s string) string {
+func safeTitle(s string) string {
 	safe := strings.Map(func(r rune) rune {
 		switch {
 		case unicode.IsLetter(r), unicode.IsDigit(r), r == ' ':

@@ -104,11 +104,11 @@ func TestSafeTitle(t *testing.T) {
 		"\x1b[31mred\x1b[0m": "_[31mred_[0m",
 	} {
 		if got := actions.SafeTitle(in); got != want {
-			t.Errorf("SafeTitle(%q) = %q, want %q", in, got, want)
+			t.Errorf("safeTitle(%q) = %q, want %q", in, got, want)
 		}
 	}
 	if got := actions.SafeTitle(strings.Repeat("a", 500)); len([]rune(got)) != actions.MaxTitle+1 {
-		t.Errorf("SafeTitle kept %d runes of 500, want %d", len([]rune(got)), actions.MaxTitle+1)
+		t.Errorf("safeTitle kept %d runes of 500, want %d", len([]rune(got)), actions.MaxTitle+1)
 	}
 	if got := actionstest.RunnerCommands(actions.Group("::error::x\n::warning::y") + "\n"); len(got) != 1 || !strings.HasPrefix(got[0], "::group::") {
 		t.Errorf("a hostile group title runs %q", got)

@@ -133,10 +133,10 @@ func viaDescriptor(path string) bool {
 	return false
 }
 
-// FIFOReaderWait is how long Write waits for a FIFO to get a reader.
+// fifoReaderWait is how long Write waits for a FIFO to get a reader.
 // Without one, opening it would block for ever, and a run that ended could
 // never exit.
-var FIFOReaderWait = 10 * time.Second
+var fifoReaderWait = 10 * time.Second
 
 // writeThrough writes to a FIFO, a device or a descriptor without creating,
 // truncating or replacing it. O_APPEND keeps a descriptor that is a regular
@@ -154,20 +154,20 @@ func writeThrough(path string, fill func(io.Writer) error) error {
 }
 
 // openThrough opens path for writing in place. A FIFO is opened without
-// blocking, retried until a reader comes or FIFOReaderWait has passed.
+// blocking, retried until a reader comes or fifoReaderWait has passed.
 func openThrough(path string) (*os.File, error) {
 	info, err := os.Stat(path)
 	if err != nil || info.Mode()&fs.ModeNamedPipe == 0 {
 		return os.OpenFile(path, os.O_WRONLY|os.O_APPEND, 0)
 	}
-	deadline := time.Now().Add(FIFOReaderWait)
+	deadline := time.Now().Add(fifoReaderWait)
 	for {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|syscall.O_NONBLOCK, 0)
 		if !errors.Is(err, syscall.ENXIO) {
 			return f, err
 		}
 		if time.Now().After(deadline) {
-			return nil, fmt.Errorf("%s is a FIFO that nobody read within %s", path, FIFOReaderWait)
+			return nil, fmt.Errorf("%s is a FIFO that nobody read within %s", path, fifoReaderWait)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}

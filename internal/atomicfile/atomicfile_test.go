@@ -244,8 +244,8 @@ func TestWriteGivesUpOnAFIFOWithoutAReader(t *testing.T) {
 	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	defer func(w time.Duration) { FIFOReaderWait = w }(FIFOReaderWait)
-	FIFOReaderWait = 100 * time.Millisecond
+	defer func(w time.Duration) { fifoReaderWait = w }(fifoReaderWait)
+	fifoReaderWait = 100 * time.Millisecond
 	if err := Check(fifo); err != nil {
 		t.Errorf("Check(FIFO without a reader yet) = %v", err)
 	}

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -129,5 +130,5 @@ func original(b *report.Build) *report.Build {
 // warn records a warning in the build's report entry and shows it.
 func (w *watch) warn(msg string) {
 	w.res.Warnings = append(w.res.Warnings, msg)
-	w.emit(report.Event{Kind: report.Warning, Message: msg})
+	w.emit(event.Event{Kind: event.Warning, Message: msg})
 }

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -33,8 +34,8 @@ func cachedRun(t *testing.T, builds []matrix.Build, ec *EngineCache) (map[string
 	opts := testOptions(t)
 	opts.Cache = ec
 	var warnings []string
-	opts.OnEvent = func(ev report.Event) {
-		if ev.Kind == report.Warning {
+	opts.OnEvent = func(ev event.Event) {
+		if ev.Kind == event.Warning {
 			warnings = append(warnings, ev.Message)
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -15,13 +16,13 @@ func TestARunItsBudgetEndedIsCompleteAndSaysWhy(t *testing.T) {
 	builds := []matrix.Build{simBuild(dir, "a", slow), simBuild(dir, "b", slow), simBuild(dir, "c", slow)}
 	opts := testOptions(t)
 	opts.Jobs, opts.RunBudget = 1, 300*time.Millisecond
-	var last report.Event
-	opts.OnEvent = func(ev report.Event) { last = ev }
+	var last event.Event
+	opts.OnEvent = func(ev event.Event) { last = ev }
 	rep := runReport(builds, opts, nil)
 	if !rep.Complete || rep.Interrupted != "" || rep.Ended != "run budget 300ms exceeded" {
 		t.Fatalf("complete=%v interrupted=%q ended=%q; want a complete run that says the run budget ended it", rep.Complete, rep.Interrupted, rep.Ended)
 	}
-	if last.Kind != report.RunFinished {
+	if last.Kind != event.RunFinished {
 		t.Fatalf("last event %v, want run_finished", last.Kind)
 	}
 	if h := report.Headline(last.Run); !strings.HasPrefix(h, "❌ run budget 300ms exceeded: ") {
@@ -37,8 +38,8 @@ func TestConcludeRunsBeforeTheLastCheckpointAndEvent(t *testing.T) {
 	var seenAtCheckpoint, seenAtEvent bool
 	opts.Conclude = func(r *report.Report) { r.Regressions = []report.Regression{{Name: "a", Percent: 50}} }
 	opts.Checkpoint = func(r *report.Report) { seenAtCheckpoint = len(r.Regressions) == 1 }
-	opts.OnEvent = func(ev report.Event) {
-		if ev.Kind == report.RunFinished {
+	opts.OnEvent = func(ev event.Event) {
+		if ev.Kind == event.RunFinished {
 			seenAtEvent = len(ev.Run.Regressions) == 1
 		}
 	}

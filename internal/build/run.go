@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -40,7 +41,7 @@ type Options struct {
 	Tool   string // "trt-action 0.1.0"
 
 	// OnEvent receives every event of the run, from one goroutine, in order.
-	OnEvent func(report.Event)
+	OnEvent func(event.Event)
 	// Conclude is called (from the same goroutine) once every build has
 	// ended, before the last checkpoint and the run_finished event: it adds
 	// to the report what the run's outcome also depends on (the baseline
@@ -66,7 +67,7 @@ func (o *Options) defaults() {
 		o.InterruptGrace = defaultInterruptGrace
 	}
 	if o.OnEvent == nil {
-		o.OnEvent = func(report.Event) {}
+		o.OnEvent = func(event.Event) {}
 	}
 	if o.Checkpoint == nil {
 		o.Checkpoint = func(*report.Report) {}
@@ -103,7 +104,7 @@ type runner struct {
 	builds  []matrix.Build
 	started time.Time
 	rep     *report.Report
-	events  chan report.Event
+	events  chan event.Event
 
 	soft    context.Context // cancelled (with cause) to stop builds softly
 	stop    context.CancelCauseFunc
@@ -128,7 +129,7 @@ type runner struct {
 // typed, while report.Interrupted words it for people.
 func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report.Report, error) {
 	opts.defaults()
-	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan report.Event, 256)}
+	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan event.Event, 256)}
 	r.soft, r.stop = context.WithCancelCause(context.Background())
 	r.kill, r.killNow = context.WithCancel(context.Background())
 	r.admit, r.closeAdmit = context.WithCancelCause(context.Background())
@@ -142,7 +143,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	for i, b := range builds {
 		r.rep.Builds[i] = pendingBuild(b)
 	}
-	r.emit(report.Event{Kind: report.RunStarted, Build: -1, Total: len(builds)})
+	r.emit(event.Event{Kind: event.RunStarted, Build: -1, Total: len(builds)})
 	r.checkpoint(true)
 	select {
 	case sig := <-signals: // it came while the run was being set up: start nothing
@@ -161,7 +162,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 
 func (r *runner) since() time.Duration { return time.Since(r.started) }
 
-func (r *runner) emit(ev report.Event) {
+func (r *runner) emit(ev event.Event) {
 	ev.At = r.since()
 	r.views.send(ev)
 }
@@ -189,7 +190,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		}
 		select {
 		case ev := <-r.events:
-			if ev.Kind == report.BuildFinished {
+			if ev.Kind == event.BuildFinished {
 				running--
 				r.rep.Settle(ev.Build, ev.Result)
 				r.checkpoint(false)
@@ -210,7 +211,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 func (r *runner) onSignal(sig os.Signal) {
 	if r.soft.Err() != nil {
 		if sig == os.Interrupt {
-			r.emit(report.Event{Kind: report.Stopping, Build: -1, Message: "second SIGINT: killing every build"})
+			r.emit(event.Event{Kind: event.Stopping, Build: -1, Message: "second SIGINT: killing every build"})
 			r.killNow()
 		}
 		return
@@ -219,7 +220,7 @@ func (r *runner) onSignal(sig os.Signal) {
 	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), text.Precise(r.since()))
 	r.closeAdmit(cause)
 	r.stop(cause)
-	r.emit(report.Event{Kind: report.Stopping, Build: -1,
+	r.emit(event.Event{Kind: event.Stopping, Build: -1,
 		Message: fmt.Sprintf("%s: stopping every build (up to %s); press Ctrl-C again to kill", signalName(sig), r.opts.InterruptGrace)})
 }
 
@@ -230,7 +231,7 @@ func (r *runner) cancelPending(from int) {
 		b := &r.rep.Builds[i]
 		b.Status, b.Reason = report.StatusCancelled, why
 		b.StartMs = r.since().Milliseconds()
-		r.emit(report.Event{Kind: report.BuildFinished, Build: i, Name: b.Name, Result: b})
+		r.emit(event.Event{Kind: event.BuildFinished, Build: i, Name: b.Name, Result: b})
 	}
 }
 
@@ -249,7 +250,7 @@ func (r *runner) finish() {
 	r.rep.Complete = r.rep.Interrupted == "" && (r.admit.Err() == nil || r.rep.Ended != "")
 	r.opts.Conclude(r.rep)
 	r.checkpoint(true)
-	r.emit(report.Event{Kind: report.RunFinished, Build: -1, Run: r.rep})
+	r.emit(event.Event{Kind: event.RunFinished, Build: -1, Run: r.rep})
 }
 
 // checkpoint hands the report to be written (JSON report, summary). Builds
@@ -297,5 +298,5 @@ func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 			res = w.run()
 		}
 	}
-	r.events <- report.Event{Kind: report.BuildFinished, Build: i, Name: res.Name, Result: res}
+	r.events <- event.Event{Kind: event.BuildFinished, Build: i, Name: res.Name, Result: res}
 }

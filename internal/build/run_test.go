@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -76,9 +77,9 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 		}),
 		simBuild(dir, "ok-2", nil),
 	}
-	var events []report.Event
+	var events []event.Event
 	opts := testOptions(t)
-	opts.OnEvent = func(ev report.Event) { events = append(events, ev) }
+	opts.OnEvent = func(ev event.Event) { events = append(events, ev) }
 	rep, cause := Run(builds, opts, nil)
 	if cause != nil {
 		t.Errorf("a run no signal stopped has cause %v", cause)
@@ -113,7 +114,7 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 		}
 	}
 	assertNoPartials(t, dir)
-	if !rep.Complete || events[len(events)-1].Kind != report.RunFinished {
+	if !rep.Complete || events[len(events)-1].Kind != event.RunFinished {
 		t.Errorf("run not complete or last event not RunFinished")
 	}
 }
@@ -212,8 +213,8 @@ func TestSignalStopsRunningBuildsAndCancelsTheRest(t *testing.T) {
 	// binary's SIGINT test holds the 2 s bound.
 	opts.InterruptGrace = 10 * time.Second
 	sent := false
-	opts.OnEvent = func(ev report.Event) {
-		if ev.Kind == report.Heartbeat && ev.At > 300*time.Millisecond && !sent {
+	opts.OnEvent = func(ev event.Event) {
+		if ev.Kind == event.Heartbeat && ev.At > 300*time.Millisecond && !sent {
 			sent = true
 			signals <- os.Interrupt
 		}
@@ -264,13 +265,13 @@ func TestGPUsGetOneBuildAtATime(t *testing.T) {
 	opts.Jobs = 4 // more than the GPUs: the pool must hold builds back
 	opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
 	active, most := map[string]int{}, 0
-	opts.OnEvent = func(ev report.Event) {
+	opts.OnEvent = func(ev event.Event) {
 		switch ev.Kind {
-		case report.BuildStarted:
+		case event.BuildStarted:
 			gpu := strings.TrimPrefix(ev.Message, "on GPU ")
 			active[gpu]++
 			most = max(most, active[gpu])
-		case report.BuildFinished:
+		case event.BuildFinished:
 			active[ev.Result.GPU]--
 		}
 	}
@@ -333,9 +334,9 @@ func TestSecondSIGINTKillsAndSaysSo(t *testing.T) {
 	opts := testOptions(t)
 	opts.InterruptGrace = time.Minute // only the second SIGINT can end it
 	sent := 0
-	opts.OnEvent = func(ev report.Event) {
+	opts.OnEvent = func(ev event.Event) {
 		// Once the build hangs (silent for a while), interrupt twice.
-		if ev.Kind == report.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && sent < 2 {
+		if ev.Kind == event.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && sent < 2 {
 			sent++
 			signals <- os.Interrupt
 		}
@@ -362,9 +363,9 @@ func TestABlockedViewDelaysNeitherSignalsNorKills(t *testing.T) {
 	const viewBlock = 6 * time.Second
 	blocked := false
 	var signalAt time.Duration // run time of the heartbeat that sent SIGINT
-	opts.OnEvent = func(ev report.Event) {
+	opts.OnEvent = func(ev event.Event) {
 		// Once the build hangs (silent), interrupt; then the view hangs too.
-		if ev.Kind == report.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && !blocked {
+		if ev.Kind == event.Heartbeat && ev.Progress.Silent > 200*time.Millisecond && !blocked {
 			blocked, signalAt = true, ev.At
 			signals <- os.Interrupt // then the view hangs, like a paused pipe
 			time.Sleep(viewBlock)

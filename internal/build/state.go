@@ -6,6 +6,7 @@ package build
 import (
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 )
@@ -179,11 +180,11 @@ func (s *State) activeChain() []*phase {
 }
 
 // Active describes the running chain at time now.
-func (s *State) Active(now time.Duration) []report.ActivePhase {
+func (s *State) Active(now time.Duration) []event.ActivePhase {
 	chain := s.activeChain()
-	out := make([]report.ActivePhase, len(chain))
+	out := make([]event.ActivePhase, len(chain))
 	for i, p := range chain {
-		out[i] = report.ActivePhase{Name: p.name, Done: p.done, Steps: p.steps, Elapsed: now - p.start}
+		out[i] = event.ActivePhase{Name: p.name, Done: p.done, Steps: p.steps, Elapsed: now - p.start}
 	}
 	return out
 }

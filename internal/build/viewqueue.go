@@ -3,7 +3,7 @@ package build
 import (
 	"sync"
 
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/event"
 )
 
 // maxViewBacklog is how many events may wait for slow views before
@@ -14,16 +14,16 @@ const maxViewBacklog = 1024
 // so a slow terminal or a paused log pipe never delays the run's loop:
 // signals, budgets and kills keep working while the views catch up.
 type viewQueue struct {
-	deliver func(report.Event)
+	deliver func(event.Event)
 
 	mu      sync.Mutex
 	wake    *sync.Cond
-	pending []report.Event
+	pending []event.Event
 	closed  bool
 	done    chan struct{}
 }
 
-func newViewQueue(deliver func(report.Event)) *viewQueue {
+func newViewQueue(deliver func(event.Event)) *viewQueue {
 	q := &viewQueue{deliver: deliver, done: make(chan struct{})}
 	q.wake = sync.NewCond(&q.mu)
 	go q.run()
@@ -31,10 +31,10 @@ func newViewQueue(deliver func(report.Event)) *viewQueue {
 }
 
 // send queues an event; it never blocks on the views.
-func (q *viewQueue) send(ev report.Event) {
+func (q *viewQueue) send(ev event.Event) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	if ev.Kind == report.Heartbeat && len(q.pending) >= maxViewBacklog {
+	if ev.Kind == event.Heartbeat && len(q.pending) >= maxViewBacklog {
 		return // the next heartbeat says the same, newer
 	}
 	q.pending = append(q.pending, ev)

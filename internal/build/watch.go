@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
@@ -54,7 +55,7 @@ func newWatch(r *runner, i int, spec matrix.Build) *watch {
 
 func (w *watch) now() time.Duration { return time.Since(w.started) }
 
-func (w *watch) emit(ev report.Event) {
+func (w *watch) emit(ev event.Event) {
 	ev.Build, ev.Name = w.index, w.spec.Name
 	w.r.events <- ev
 }
@@ -69,7 +70,7 @@ func (w *watch) run() *report.Build {
 		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
 	}
 	w.budget = newBudget(w.spec.Budgets, runLeft)
-	started := report.Event{Kind: report.BuildStarted}
+	started := event.Event{Kind: event.BuildStarted}
 	if w.gpu != "" {
 		started.Message = "on GPU " + w.gpu
 	}
@@ -149,7 +150,7 @@ func (w *watch) enforceBudgets() {
 	why := describeHit(hit)
 	if w.ctl.softStop(why, deadline, w.spec.Budgets.Grace) {
 		w.hit = hit
-		w.emit(report.Event{Kind: report.Stopping, Message: why})
+		w.emit(event.Event{Kind: event.Stopping, Message: why})
 	}
 }
 
@@ -209,9 +210,9 @@ func (w *watch) noteLog(l report.LogLine) {
 	w.shownLogs++
 	switch {
 	case w.shownLogs <= maxShownLogs:
-		w.emit(report.Event{Kind: report.LibraryLog, Severity: l.Severity, Message: l.Text})
+		w.emit(event.Event{Kind: event.LibraryLog, Severity: l.Severity, Message: l.Text})
 	case w.shownLogs == maxShownLogs+1:
-		w.emit(report.Event{Kind: report.LibraryLog, Severity: "warning",
+		w.emit(event.Event{Kind: event.LibraryLog, Severity: "warning",
 			Message: fmt.Sprintf("more than %d warnings and errors; the rest are in the JSON report (up to %d lines)", maxShownLogs, maxLogLines)})
 	}
 }
@@ -221,13 +222,13 @@ func (w *watch) apply(ev trace.Event) {
 	if p := ch.Started; p != nil {
 		w.budget.Attach(p)
 		if p.node.Depth() <= w.r.opts.PhaseDepth {
-			w.emit(report.Event{Kind: report.PhaseStarted, Path: p.names(), Steps: p.steps})
+			w.emit(event.Event{Kind: event.PhaseStarted, Path: p.names(), Steps: p.steps})
 		}
 	}
 	if p := ch.Finished; p != nil {
 		w.notePhaseUse(p)
 		if p.node.Depth() <= w.r.opts.PhaseDepth {
-			w.emit(report.Event{Kind: report.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
+			w.emit(event.Event{Kind: event.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
 		}
 	}
 }
@@ -245,7 +246,7 @@ func (w *watch) checkBudgets() *report.BudgetHit {
 	w.peakUse = max(w.peakUse, w.budget.Use(w.state, now, w.lastSeen))
 	for _, msg := range v.Warnings {
 		w.res.Warnings = append(w.res.Warnings, msg)
-		w.emit(report.Event{Kind: report.BudgetWarning, Message: msg})
+		w.emit(event.Event{Kind: event.BudgetWarning, Message: msg})
 	}
 	return v.Hit
 }
@@ -253,7 +254,7 @@ func (w *watch) checkBudgets() *report.BudgetHit {
 func (w *watch) heartbeat() {
 	now := w.now()
 	left, name := w.budget.Nearest(w.state, now, w.lastSeen)
-	w.emit(report.Event{Kind: report.Heartbeat, Progress: &report.Progress{
+	w.emit(event.Event{Kind: event.Heartbeat, Progress: &event.Progress{
 		Elapsed: now, Active: w.state.Active(now), Callbacks: w.state.Callbacks(),
 		Silent: now - w.lastSeen, BudgetLeft: left, BudgetName: name,
 	}})

@@ -2,17 +2,15 @@ package cache
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/matrix"
 )
-
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
 
 // keyEnv is the fixed environment of the key tests.
 var keyEnv = Env{Library: "libtensorrt_rtx.so.1 gnu-build-id 00; libtensorrt_onnxparser_rtx.so.1 gnu-build-id 01"}
@@ -57,7 +55,10 @@ func writeFile(path string, data []byte) error {
 func parseBuild(t *testing.T, dir, build string) matrix.Build {
 	t.Helper()
 	path := filepath.Join(dir, "trt-builds.yml")
-	m, err := matrix.Parse(path, []byte("version: 1\nbuilds:\n  - "+strings.TrimSpace(build)+"\n"))
+	if err := os.WriteFile(path, []byte("version: 1\nbuilds:\n  - "+strings.TrimSpace(build)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := matrix.Load(path)
 	if err != nil {
 		t.Fatalf("matrix: %v", err)
 	}
@@ -100,19 +101,9 @@ func TestKeyGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := append(append(doc, '\n'), []byte(string(k)+"\n")...)
-	golden := filepath.Join("testdata", "key.golden")
-	if *update {
-		if err := os.WriteFile(golden, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("the key's meaning changed: bump FormatVersion, then go test -update\n--- got\n%s--- want\n%s", got, want)
+	golden.Check(t, "key.golden", string(doc)+"\n"+string(k)+"\n")
+	if t.Failed() {
+		t.Log("the meaning of a key changed: bump FormatVersion (old entries must not be taken for new ones), then go test -update")
 	}
 	if !k.Valid() {
 		t.Errorf("key %q is not 64 lowercase hex digits", k)

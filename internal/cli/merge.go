@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
@@ -49,7 +50,7 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, usageError{err.Error()}
 	}
-	run := &runSetup{regression: shard.DefaultRegression}
+	run := &runSetup{regression: baseline.DefaultRegression}
 	var matrixBuilds []matrix.Build
 	if matrixPath != "" {
 		// The merge job, like the plan job, may run without the models.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/shard"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -27,7 +27,7 @@ type runSetup struct {
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
-	run := &runSetup{regression: shard.DefaultRegression}
+	run := &runSetup{regression: baseline.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression
 	}
@@ -113,8 +113,8 @@ func (run *runSetup) markRegressions(r *report.Report) {
 		return
 	}
 	r.Regressions = nil
-	for _, d := range shard.Compare(r, run.baseline, run.regression) {
-		if d.Verdict == shard.VerdictFail {
+	for _, d := range baseline.Compare(r, run.baseline, run.regression) {
+		if d.Verdict == baseline.VerdictFail {
 			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
 		}
 	}
@@ -125,7 +125,7 @@ func (run *runSetup) regressionSection(r *report.Report) string {
 	if run.baseline == nil {
 		return ""
 	}
-	return "\n" + shard.DeltaTable(shard.Compare(r, run.baseline, run.regression), run.regression)
+	return "\n" + baseline.DeltaTable(baseline.Compare(r, run.baseline, run.regression), run.regression)
 }
 
 func (c *Command) flagGiven(f *buildFlags, name string) bool {

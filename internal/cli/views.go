@@ -8,18 +8,20 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
-	"github.com/trt-action/trt-action/internal/events"
+	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/tui"
+	"github.com/trt-action/trt-action/internal/view/jsonl"
+	"github.com/trt-action/trt-action/internal/view/logview"
+	"github.com/trt-action/trt-action/internal/view/terminal"
 )
 
 // viewSet sends each event to every view.
 type viewSet struct {
-	views  []report.View
+	views  []event.View
 	closer []func() error
 }
 
-func (v *viewSet) Handle(ev report.Event) {
+func (v *viewSet) Handle(ev event.Event) {
 	for _, view := range v.views {
 		view.Handle(ev)
 	}
@@ -54,21 +56,21 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		if err != nil {
 			return nil, 0, err
 		}
-		set.views = append(set.views, report.NewActionsView(human, fence, report.ActionsOptions{Jobs: f.jobs, File: f.file, Plain: report.PlainOptions{Depth: f.depth}}))
+		set.views = append(set.views, logview.NewActionsView(human, fence, logview.ActionsOptions{Jobs: f.jobs, File: f.file, Plain: logview.PlainOptions{Depth: f.depth}}))
 	case humanTTY:
 		heartbeat = 100 * time.Millisecond // the live view redraws at up to 10 frames a second
 		size := c.Streams.OutSize
 		if f.events == "-" {
 			size = c.Streams.ErrSize
 		}
-		set.views = append(set.views, tui.New(human, tui.Options{
+		set.views = append(set.views, terminal.New(human, terminal.Options{
 			Width:    func() int { w, _ := size(); return w },
 			Height:   func() int { _, h := size(); return h },
 			Color:    !f.noColor && !c.Streams.NoColor,
 			Baseline: baseline,
 		}))
 	default:
-		set.views = append(set.views, report.NewPlainView(human, report.PlainOptions{Depth: f.depth}))
+		set.views = append(set.views, logview.NewPlainView(human, logview.PlainOptions{Depth: f.depth}))
 	}
 	if f.events != "" {
 		// On stdout the stream may be the workflow log: keep it inert.
@@ -81,7 +83,7 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 			set.closer = append(set.closer, file.Close)
 			w = file
 		}
-		set.views = append(set.views, events.New(w, events.Options{Depth: f.depth}))
+		set.views = append(set.views, jsonl.New(w, jsonl.Options{Depth: f.depth}))
 	}
 	return set, heartbeat, nil
 }

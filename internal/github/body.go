@@ -13,13 +13,13 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// MaxCommentChars is GitHub's limit on a comment body. Bodies are measured
+// maxCommentChars is GitHub's limit on a comment body. Bodies are measured
 // in bytes, which never undercount characters.
-const MaxCommentChars = 65536
+const maxCommentChars = 65536
 
-// ChangeThreshold is how much a build's time must move, in percent, for the
+// changeThreshold is how much a build's time must move, in percent, for the
 // comment to list it as slower or faster than in the previous run.
-const ChangeThreshold = 5.0
+const changeThreshold = 5.0
 
 const (
 	// noiseFloorMs: a change between two times both under a second is
@@ -44,21 +44,21 @@ const dataPrefix = "<!-- trt-action-data: "
 // "-->": json.Marshal escapes '>' as \u003e.
 var dataRe = regexp.MustCompile(`<!-- trt-action-data: (\{.*?\}) -->`)
 
-// CommentBody renders the sticky comment: the hidden marker; the builds
-// whose time changed by more than ChangeThreshold percent since the
+// commentBody renders the sticky comment: the hidden marker; the builds
+// whose time changed by more than changeThreshold percent since the
 // comment's previous content (at most maxListedChanges of them); the
 // summary, in the room left; and the hidden durations the next run compares
 // with. The comparison and the data have bounded sizes and room reserved
 // for them, so only the summary is ever cut, with a note, to keep the body
-// within MaxCommentChars. A nil summary uses a plain table.
-func CommentBody(marker string, r *report.Report, summary SummaryFunc, previous string) string {
+// within maxCommentChars. A nil summary uses a plain table.
+func commentBody(marker string, r *report.Report, summary SummaryFunc, previous string) string {
 	head := marker + "\n"
 	comparison := ""
 	if prev, ok := previousDurations(previous); ok {
 		comparison = changesSection(r, prev) + "\n"
 	}
 	data := "\n" + dataComment(r) + "\n"
-	room := MaxCommentChars - len(head) - len(comparison) - len(data)
+	room := maxCommentChars - len(head) - len(comparison) - len(data)
 	main := strings.TrimRight(summaryOf(summary, r, room), "\n") + "\n"
 	if len(main) > room {
 		main = text.CutAtLine(main, room-len(shortenedNote)) + shortenedNote
@@ -149,7 +149,7 @@ func changesSection(r *report.Report, prev map[string]int64) string {
 	var sb strings.Builder
 	sb.WriteString("### Compared with the previous run\n\n")
 	if len(all) == 0 {
-		fmt.Fprintf(&sb, "No build got more than %g%% slower or faster (builds under 1s in both runs are not compared).\n", ChangeThreshold)
+		fmt.Fprintf(&sb, "No build got more than %g%% slower or faster (builds under 1s in both runs are not compared).\n", changeThreshold)
 		return sb.String()
 	}
 	listed := all[:min(len(all), maxListedChanges)]
@@ -164,14 +164,15 @@ func changesSection(r *report.Report, prev map[string]int64) string {
 	writeChanges(&sb, "Slower", slower)
 	writeChanges(&sb, "Faster", faster)
 	if more := len(all) - len(listed); more > 0 {
-		fmt.Fprintf(&sb, "…and %d more that changed by more than %g%%, each by less time than those above.\n", more, ChangeThreshold)
+		fmt.Fprintf(&sb, "…and %d more that changed by more than %g%%, each by less time than those above.\n", more, changeThreshold)
 	}
 	return sb.String()
 }
 
 // changes lists builds built now (ok: a cache hit measured no build) that
-// also succeeded last time and moved by more than ChangeThreshold percent,
-// ignoring builds under noiseFloorMs in both runs. The biggest change in time comes first: a build that went from
+// also succeeded last time and moved by more than changeThreshold percent,
+// ignoring builds under noiseFloorMs in both runs. The biggest change in
+// time comes first: a build that went from
 // 10 to 13 minutes matters more than one that went from 1 to 2 seconds.
 func changes(r *report.Report, prev map[string]int64) []change {
 	var out []change
@@ -185,7 +186,7 @@ func changes(r *report.Report, prev map[string]int64) []change {
 		}
 		c := change{name: b.Name, before: before, now: b.DurationMs}
 		c.percent = float64(c.now-c.before) / float64(c.before) * 100
-		if abs(c.percent) > ChangeThreshold {
+		if abs(c.percent) > changeThreshold {
 			out = append(out, c)
 		}
 	}

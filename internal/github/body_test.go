@@ -20,8 +20,8 @@ func okBuilds(n int, name func(i int) string, ms func(i int) int64) *report.Repo
 func TestCommentBodyIsCappedAndKeepsItsData(t *testing.T) {
 	r := okBuilds(300, func(i int) string { return fmt.Sprintf("b%d", i) }, func(i int) int64 { return int64(i + 1) })
 	huge := func(*report.Report, int) string { return strings.Repeat("| row with ünïcödé text |\n", 5000) }
-	body := CommentBody("<!-- m -->", r, huge, "")
-	if len(body) > MaxCommentChars {
+	body := commentBody("<!-- m -->", r, huge, "")
+	if len(body) > maxCommentChars {
 		t.Fatalf("body is %d bytes", len(body))
 	}
 	if !utf8.ValidString(body) {
@@ -41,9 +41,9 @@ func TestCommentBodyIsCappedAndKeepsItsData(t *testing.T) {
 
 func TestSummaryIsToldItsRoom(t *testing.T) {
 	var room int
-	body := CommentBody("<!-- m -->", okBuilds(1, func(int) string { return "a" }, func(int) int64 { return 5 }),
+	body := commentBody("<!-- m -->", okBuilds(1, func(int) string { return "a" }, func(int) int64 { return 5 }),
 		func(_ *report.Report, maxBytes int) string { room = maxBytes; return strings.Repeat("x\n", maxBytes/2) }, "")
-	if room < MaxCommentChars/2 || len(body) > MaxCommentChars || strings.Contains(body, "shortened") {
+	if room < maxCommentChars/2 || len(body) > maxCommentChars || strings.Contains(body, "shortened") {
 		t.Errorf("room %d, body %d bytes; a summary that fits its room must not be cut", room, len(body))
 	}
 }
@@ -61,8 +61,8 @@ func tenThousand() (r *report.Report, previous string) {
 
 func TestTenThousandBuildsStayUnderTheLimit(t *testing.T) {
 	r, previous := tenThousand()
-	body := CommentBody("<!-- m -->", r, func(r *report.Report, _ int) string { return plainSummary(r) }, previous)
-	if len(body) > MaxCommentChars || utf8.RuneCountInString(body) > MaxCommentChars {
+	body := commentBody("<!-- m -->", r, func(r *report.Report, _ int) string { return plainSummary(r) }, previous)
+	if len(body) > maxCommentChars || utf8.RuneCountInString(body) > maxCommentChars {
 		t.Fatalf("body is %d bytes", len(body))
 	}
 	if !utf8.ValidString(body) {
@@ -121,7 +121,7 @@ func TestChangesUnderOneSecondAreNoise(t *testing.T) {
 		{Name: "tiny", Status: report.StatusOK, DurationMs: 900},     // 300 -> 900: both under 1s
 		{Name: "crosses", Status: report.StatusOK, DurationMs: 1500}, // 500 -> 1500
 	}}
-	body := CommentBody("<!-- m -->", r, nil, dataPrefix+`{"tiny":300,"crosses":500} -->`)
+	body := commentBody("<!-- m -->", r, nil, dataPrefix+`{"tiny":300,"crosses":500} -->`)
 	body, _, _ = strings.Cut(body, "| Build | Backend |") // the comparison only
 	if strings.Contains(body, "| tiny |") || !strings.Contains(body, "| crosses | 500ms | 1.5s | +200.0% |") {
 		t.Errorf("body:\n%s", body)
@@ -131,7 +131,7 @@ func TestChangesUnderOneSecondAreNoise(t *testing.T) {
 func TestCommentBodyNamesAreEscaped(t *testing.T) {
 	r := &report.Report{Builds: []report.Build{{Name: "x | <img src=y> `z`", Status: report.StatusOK, DurationMs: 2000}}}
 	prev := dataPrefix + `{"x | \u003cimg src=y\u003e ` + "`z`" + `":1000} -->`
-	body := CommentBody("<!-- m -->", r, nil, prev)
+	body := commentBody("<!-- m -->", r, nil, prev)
 	if strings.Contains(body, "<img") || strings.Contains(body, "x | <") {
 		t.Errorf("name reached the markdown raw:\n%s", body)
 	}
@@ -145,7 +145,7 @@ func TestCommentBodyNamesAreEscaped(t *testing.T) {
 
 func TestNoChangesSaysSo(t *testing.T) {
 	r := &report.Report{Builds: []report.Build{{Name: "a", Status: report.StatusOK, DurationMs: 1020}}}
-	body := CommentBody("<!-- m -->", r, nil, dataPrefix+`{"a":1000} -->`)
+	body := commentBody("<!-- m -->", r, nil, dataPrefix+`{"a":1000} -->`)
 	if !strings.Contains(body, "No build got more than 5% slower or faster") {
 		t.Errorf("body:\n%s", body)
 	}

@@ -19,13 +19,13 @@ func hit(name string, buildMs int64) report.Build {
 func TestCheckRunCountsHitsAsSuccess(t *testing.T) {
 	r := runReport(map[string]int64{"resnet": 5_000})
 	r.Builds = append(r.Builds, hit("bert", 840_000))
-	if got := Conclusion(r); got != "success" {
-		t.Errorf("Conclusion = %s, want success", got)
+	if got := conclusionOf(r); got != "success" {
+		t.Errorf("conclusionOf = %s, want success", got)
 	}
-	if got := Annotations(r, nil); len(got) != 0 {
+	if got := annotations(r, nil); len(got) != 0 {
 		t.Errorf("%d annotations for a run of an ok build and a hit", len(got))
 	}
-	if got, want := Title(r), "2 of 2 builds succeeded (1 cached)"; got != want {
+	if got, want := title(r), "2 of 2 builds succeeded (1 cached)"; got != want {
 		t.Errorf("Title = %q, want %q", got, want)
 	}
 }

@@ -14,14 +14,14 @@ import (
 
 // API limits for check runs.
 const (
-	AnnotationsPerRequest = 50
+	annotationsPerRequest = 50
 	maxCheckText          = 65535
 	maxAnnotationMessage  = 64 * 1024
 	maxAnnotationTitle    = 255
 )
 
-// CheckRunOptions describes the check run to publish.
-type CheckRunOptions struct {
+// checkRunOptions describes the check run to publish.
+type checkRunOptions struct {
 	Name       string // check name; "trt-action" when empty
 	HeadSHA    string // the commit it belongs to (a pull request's head)
 	DetailsURL string // link to the workflow run; optional
@@ -34,12 +34,12 @@ type CheckRunOptions struct {
 	Locate func(build string) (path string, line int)
 }
 
-// PublishCheckRun creates a completed check run for r with one annotation
+// publishCheckRun creates a completed check run for r with one annotation
 // per build that did not succeed. The API takes at most 50 annotations per
 // request, so the run is created with the first 50 and updated with the
 // rest; it is completed by the last request, so it never shows as done
 // with half its annotations.
-func (c *Client) PublishCheckRun(ctx context.Context, r *report.Report, opts CheckRunOptions) (int64, error) {
+func (c *client) publishCheckRun(ctx context.Context, r *report.Report, opts checkRunOptions) (int64, error) {
 	if opts.HeadSHA == "" {
 		return 0, fmt.Errorf("create check run: no commit SHA")
 	}
@@ -49,12 +49,12 @@ func (c *Client) PublishCheckRun(ctx context.Context, r *report.Report, opts Che
 	}
 	conclusion := opts.Conclusion
 	if conclusion == "" {
-		conclusion = Conclusion(r)
+		conclusion = conclusionOf(r)
 	}
-	batches := batch(Annotations(r, opts.Locate), AnnotationsPerRequest)
+	batches := batch(annotations(r, opts.Locate), annotationsPerRequest)
 	output := func(i int) *gh.CheckRunOutput {
 		o := &gh.CheckRunOutput{
-			Title:   gh.String(orDefault(opts.Title, Title(r))),
+			Title:   gh.String(orDefault(opts.Title, title(r))),
 			Summary: gh.String(text.CutAtLine(orDefault(opts.Summary, plainSummary(r)), maxCheckText)),
 		}
 		if i < len(batches) {
@@ -90,9 +90,9 @@ func (c *Client) PublishCheckRun(ctx context.Context, r *report.Report, opts Che
 	return id, nil
 }
 
-// Annotations makes one annotation per build that did not succeed: failures
+// annotations makes one annotation per build that did not succeed: failures
 // as "failure", builds that never finished as "warning".
-func Annotations(r *report.Report, locate func(string) (string, int)) []*gh.CheckRunAnnotation {
+func annotations(r *report.Report, locate func(string) (string, int)) []*gh.CheckRunAnnotation {
 	var out []*gh.CheckRunAnnotation
 	for _, b := range r.Builds {
 		if report.Succeeded(b.Status) {
@@ -134,9 +134,9 @@ func batch[T any](items []T, size int) [][]T {
 	return out
 }
 
-// Conclusion maps a report to a check-run conclusion: failure if any build
+// conclusionOf maps a report to a check-run conclusion: failure if any build
 // failed, cancelled if the run was cut short, else success.
-func Conclusion(r *report.Report) string {
+func conclusionOf(r *report.Report) string {
 	stopped := !r.Complete
 	for _, b := range r.Builds {
 		if isFailure(b.Status) {
@@ -152,9 +152,9 @@ func Conclusion(r *report.Report) string {
 	return "success"
 }
 
-// Title is the default check-run title: "3 of 4 builds succeeded", or
+// title is the default check-run title: "3 of 4 builds succeeded", or
 // with cache hits "20 of 20 builds succeeded (8 cached)".
-func Title(r *report.Report) string {
+func title(r *report.Report) string {
 	ok, cached := 0, 0
 	for _, b := range r.Builds {
 		if report.Succeeded(b.Status) {

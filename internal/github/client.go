@@ -45,16 +45,16 @@ func EnvFrom(getenv func(string) string) Env {
 	}
 }
 
-// RunURL links to the workflow run, or "" when the environment lacks a part.
-func (e Env) RunURL() string {
+// runURL links to the workflow run, or "" when the environment lacks a part.
+func (e Env) runURL() string {
 	if e.ServerURL == "" || e.Repository == "" || e.RunID == "" {
 		return ""
 	}
 	return strings.TrimSuffix(e.ServerURL, "/") + "/" + e.Repository + "/actions/runs/" + e.RunID
 }
 
-// Event is the part of the event payload this package needs.
-type Event struct {
+// workflowEvent is the part of the event payload this package needs.
+type workflowEvent struct {
 	PullRequest int // the pull request's number; 0 when the run is not for one
 	// HeadSHA is the commit that was built, where its checks show: the pull
 	// request's head, or the triggering run's head commit. Empty when the
@@ -87,41 +87,41 @@ type eventPayload struct {
 	} `json:"workflow_run"`
 }
 
-// ReadEvent reads the event file. A missing path gives a zero Event: runs
+// readEvent reads the event file. A missing path gives a zero workflowEvent: runs
 // started by hand or outside Actions have no pull request.
-func ReadEvent(path string) (Event, error) {
+func readEvent(path string) (workflowEvent, error) {
 	if path == "" {
-		return Event{}, nil
+		return workflowEvent{}, nil
 	}
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return Event{}, fmt.Errorf("event file: %w", err)
+		return workflowEvent{}, fmt.Errorf("event file: %w", err)
 	}
 	return parseEvent(data)
 }
 
-func parseEvent(data []byte) (Event, error) {
+func parseEvent(data []byte) (workflowEvent, error) {
 	var p eventPayload
 	if err := json.Unmarshal(data, &p); err != nil {
-		return Event{}, fmt.Errorf("event file: %w", err)
+		return workflowEvent{}, fmt.Errorf("event file: %w", err)
 	}
 	switch {
 	case p.PullRequest != nil:
-		return Event{PullRequest: p.PullRequest.Number, HeadSHA: p.PullRequest.Head.SHA}, nil
+		return workflowEvent{PullRequest: p.PullRequest.Number, HeadSHA: p.PullRequest.Head.SHA}, nil
 	case p.Issue != nil && p.Issue.PullRequest != nil:
-		return Event{PullRequest: p.Issue.Number}, nil
+		return workflowEvent{PullRequest: p.Issue.Number}, nil
 	case p.WorkflowRun != nil:
-		ev := Event{HeadSHA: p.WorkflowRun.HeadSHA}
+		ev := workflowEvent{HeadSHA: p.WorkflowRun.HeadSHA}
 		if len(p.WorkflowRun.PullRequests) > 0 {
 			ev.PullRequest = p.WorkflowRun.PullRequests[0].Number
 		}
 		return ev, nil
 	}
-	return Event{}, nil
+	return workflowEvent{}, nil
 }
 
-// PullRequestHead returns the head commit of pull request number.
-func (c *Client) PullRequestHead(ctx context.Context, number int) (string, error) {
+// pullRequestHead returns the head commit of pull request number.
+func (c *client) pullRequestHead(ctx context.Context, number int) (string, error) {
 	pr, _, err := c.api.PullRequests.Get(ctx, c.owner, c.repo, number)
 	if err != nil {
 		// Not apiError: a refused read is no write permission problem.
@@ -130,29 +130,29 @@ func (c *Client) PullRequestHead(ctx context.Context, number int) (string, error
 	return pr.GetHead().GetSHA(), nil
 }
 
-// ErrNoPermission is what a 403 or 404 on a write means in Actions: the
+// errNoPermission is what a 403 or 404 on a write means in Actions: the
 // token may not write there, as for pull requests from forks, which get a
 // read-only token. Callers turn it into a notice; it never fails a run.
-var ErrNoPermission = errors.New("the token may not write to this repository")
+var errNoPermission = errors.New("the token may not write to this repository")
 
-// PermissionError is a refused request; errors.Is(err, ErrNoPermission) holds.
-type PermissionError struct {
+// permissionError is a refused request; errors.Is(err, errNoPermission) holds.
+type permissionError struct {
 	Op     string // "create comment", "update check run"...
 	Status int    // 403 or 404
 	Detail string // GitHub's message
 }
 
-func (e *PermissionError) Error() string {
-	msg := fmt.Sprintf("%s: HTTP %d: %v", e.Op, e.Status, ErrNoPermission)
+func (e *permissionError) Error() string {
+	msg := fmt.Sprintf("%s: HTTP %d: %v", e.Op, e.Status, errNoPermission)
 	if e.Detail != "" {
 		msg += " (" + e.Detail + ")"
 	}
 	return msg
 }
 
-func (e *PermissionError) Unwrap() error { return ErrNoPermission }
+func (e *permissionError) Unwrap() error { return errNoPermission }
 
-// apiError names the operation and turns refusals into a PermissionError.
+// apiError names the operation and turns refusals into a permissionError.
 // Rate limits are also 403s but go-github reports them as their own types,
 // so they stay ordinary errors.
 func apiError(op string, err error) error {
@@ -160,22 +160,22 @@ func apiError(op string, err error) error {
 	if errors.As(err, &er) && er.Response != nil {
 		switch er.Response.StatusCode {
 		case http.StatusForbidden, http.StatusNotFound:
-			return &PermissionError{Op: op, Status: er.Response.StatusCode, Detail: er.Message}
+			return &permissionError{Op: op, Status: er.Response.StatusCode, Detail: er.Message}
 		}
 	}
 	return fmt.Errorf("%s: %w", op, err)
 }
 
-// Client writes comments and check runs for one repository.
-type Client struct {
+// client writes comments and check runs for one repository.
+type client struct {
 	api   *gh.Client
 	owner string
 	repo  string
 }
 
-// NewClient makes a client for env's repository, authenticated with token,
+// newClient makes a client for env's repository, authenticated with token,
 // at env.APIURL when set. httpClient may be nil.
-func NewClient(token string, env Env, httpClient *http.Client) (*Client, error) {
+func newClient(token string, env Env, httpClient *http.Client) (*client, error) {
 	if token == "" {
 		return nil, errors.New("github: no token (set the github-token input)")
 	}
@@ -191,7 +191,7 @@ func NewClient(token string, env Env, httpClient *http.Client) (*Client, error) 
 		}
 		api.BaseURL = base
 	}
-	return &Client{api: api, owner: owner, repo: repo}, nil
+	return &client{api: api, owner: owner, repo: repo}, nil
 }
 
 // apiBase parses GITHUB_API_URL as go-github's BaseURL, which must end in a

@@ -60,36 +60,36 @@ func markerSafe(s string) string {
 	return sb.String()
 }
 
-// Target is where a comment goes: a pull request when PullRequest is set,
+// target is where a comment goes: a pull request when PullRequest is set,
 // otherwise the commit Commit.
-type Target struct {
+type target struct {
 	PullRequest int
 	Commit      string
 }
 
-// CommentResult says what StickyComment did.
-type CommentResult struct {
+// commentResult says what StickyComment did.
+type commentResult struct {
 	ID      int64
 	URL     string
 	Created bool // false: an existing comment was edited
 }
 
-// StickyComment finds the comment holding marker on target, searching every
+// stickyComment finds the comment holding marker on target, searching every
 // page, and replaces its body with render(previous body); without one, it
 // creates a comment with render(""). The body must contain marker for the
-// next run to find it. Refused writes return a *PermissionError.
-func (c *Client) StickyComment(ctx context.Context, target Target, marker string, render func(previous string) string) (CommentResult, error) {
+// next run to find it. Refused writes return a *permissionError.
+func (c *client) stickyComment(ctx context.Context, target target, marker string, render func(previous string) string) (commentResult, error) {
 	store := c.commentStore(target)
 	found, err := findMarked(ctx, store, marker)
 	if err != nil {
-		return CommentResult{}, err
+		return commentResult{}, err
 	}
 	if found == nil {
 		id, url, err := store.create(ctx, render(""))
-		return CommentResult{ID: id, URL: url, Created: true}, err
+		return commentResult{ID: id, URL: url, Created: true}, err
 	}
 	url, err := store.edit(ctx, found.id, render(found.body))
-	return CommentResult{ID: found.id, URL: url}, err
+	return commentResult{ID: found.id, URL: url}, err
 }
 
 type storedComment struct {
@@ -109,7 +109,7 @@ type commentStore interface {
 const perPage = 100
 
 // isMarked says whether body is the comment marker names. The marker must
-// open the body, as CommentBody writes it: a person's comment that quotes
+// open the body, as commentBody writes it: a person's comment that quotes
 // or mentions the marker is never taken over.
 func isMarked(body, marker string) bool {
 	return strings.HasPrefix(strings.TrimLeft(body, " \t\r\n"), marker)
@@ -133,7 +133,7 @@ func findMarked(ctx context.Context, store commentStore, marker string) (*stored
 	return nil, nil
 }
 
-func (c *Client) commentStore(t Target) commentStore {
+func (c *client) commentStore(t target) commentStore {
 	if t.PullRequest != 0 {
 		return &issueComments{c: c, number: t.PullRequest}
 	}
@@ -141,7 +141,7 @@ func (c *Client) commentStore(t Target) commentStore {
 }
 
 type issueComments struct {
-	c      *Client
+	c      *client
 	number int
 }
 
@@ -175,7 +175,7 @@ func (s *issueComments) edit(ctx context.Context, id int64, body string) (string
 }
 
 type commitComments struct {
-	c   *Client
+	c   *client
 	sha string
 }
 

@@ -78,8 +78,8 @@ func (f *fakeGitHub) env() Env {
 	return Env{APIURL: f.server.URL, Repository: "o/r", Workflow: "CI", Job: "engines", SHA: "abc123"}
 }
 
-func (f *fakeGitHub) client() *Client {
-	c, err := NewClient("secret", f.env(), f.server.Client())
+func (f *fakeGitHub) client() *client {
+	c, err := newClient("secret", f.env(), f.server.Client())
 	if err != nil {
 		f.t.Fatal(err)
 	}

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/shard"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -36,18 +36,18 @@ func FuzzRenderersKeepTextInert(f *testing.F) {
 	f.Fuzz(func(t *testing.T, name, phase, message string) {
 		r := untrustedReport(name, phase, message)
 		summary := report.Summary(r, report.SummaryOptions{})
-		deltas := shard.DeltaTable(shard.Compare(r, untrustedReport(name+"x", phase, message), matrix.Regression{}), matrix.Regression{})
+		deltas := baseline.DeltaTable(baseline.Compare(r, untrustedReport(name+"x", phase, message), matrix.Regression{}), matrix.Regression{})
 		outputs := map[string]string{
 			"summary":        summary,
 			"short summary":  report.Summary(r, report.SummaryOptions{MaxBytes: 700}),
 			"tiny summary":   report.Summary(r, report.SummaryOptions{MaxBytes: 120}),
 			"baseline table": deltas,
-			"comment": CommentBody("<!-- trt-action:key -->", r, func(r *report.Report, n int) string {
+			"comment": commentBody("<!-- trt-action:key -->", r, func(r *report.Report, n int) string {
 				return report.Summary(r, report.SummaryOptions{MaxBytes: n})
 			}, "<!-- trt-action-data: {\"@x\":1} -->"),
 			"check-run text": plainSummary(r),
 		}
-		for _, a := range Annotations(r, nil) {
+		for _, a := range annotations(r, nil) {
 			outputs["annotation"] += a.GetTitle() + "\n" + a.GetMessage() + "\n"
 		}
 		var junit bytes.Buffer

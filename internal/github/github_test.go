@@ -131,9 +131,9 @@ func TestForbiddenCommentIsANotice(t *testing.T) {
 		t.Errorf("check-run notice = %q", out.Notices[1])
 	}
 
-	_, err = f.client().StickyComment(context.Background(), Target{PullRequest: 7}, "m", func(string) string { return "m" })
-	var perr *PermissionError
-	if !errors.Is(err, ErrNoPermission) || !errors.As(err, &perr) || perr.Status != 403 || perr.Op != "create pull request comment" {
+	_, err = f.client().stickyComment(context.Background(), target{PullRequest: 7}, "m", func(string) string { return "m" })
+	var perr *permissionError
+	if !errors.Is(err, errNoPermission) || !errors.As(err, &perr) || perr.Status != 403 || perr.Op != "create pull request comment" {
 		t.Errorf("StickyComment err = %#v", err)
 	}
 }
@@ -181,7 +181,7 @@ func failingReport(n int) *report.Report {
 
 func TestCheckRunAnnotationsBatched(t *testing.T) {
 	f := newFakeGitHub(t)
-	id, err := f.client().PublishCheckRun(context.Background(), failingReport(120), CheckRunOptions{HeadSHA: "abc"})
+	id, err := f.client().publishCheckRun(context.Background(), failingReport(120), checkRunOptions{HeadSHA: "abc"})
 	if err != nil || id != 77 {
 		t.Fatalf("id=%d err=%v", id, err)
 	}
@@ -197,7 +197,7 @@ func TestCheckRunAnnotationsBatched(t *testing.T) {
 
 func TestCheckRunFewAnnotationsIsOneRequest(t *testing.T) {
 	f := newFakeGitHub(t)
-	if _, err := f.client().PublishCheckRun(context.Background(), failingReport(0), CheckRunOptions{HeadSHA: "abc"}); err != nil {
+	if _, err := f.client().publishCheckRun(context.Background(), failingReport(0), checkRunOptions{HeadSHA: "abc"}); err != nil {
 		t.Fatal(err)
 	}
 	if len(f.checkReqs) != 1 || f.checkReqs[0].Status != "completed" || f.checkReqs[0].Conclusion != "success" || f.checkReqs[0].Annotations != 0 {
@@ -211,7 +211,7 @@ func TestAnnotations(t *testing.T) {
 		{Name: "b", Status: report.StatusBudgetExceeded, Reason: "build budget of 30s ran out"},
 		{Name: "c", Status: report.StatusCancelled},
 	}}
-	as := Annotations(r, func(name string) (string, int) { return "trt-builds.yml", map[string]int{"b": 12, "c": 20}[name] })
+	as := annotations(r, func(name string) (string, int) { return "trt-builds.yml", map[string]int{"b": 12, "c": 20}[name] })
 	if len(as) != 2 {
 		t.Fatalf("got %d annotations", len(as))
 	}
@@ -221,7 +221,7 @@ func TestAnnotations(t *testing.T) {
 	if as[1].GetAnnotationLevel() != "warning" || as[1].GetMessage() != "build cancelled" {
 		t.Errorf("cancelled annotation = %v", as[1])
 	}
-	if got := Annotations(r, nil)[0]; got.GetPath() != "m.yml" || got.GetStartLine() != 1 {
+	if got := annotations(r, nil)[0]; got.GetPath() != "m.yml" || got.GetStartLine() != 1 {
 		t.Errorf("default location = %s:%d", got.GetPath(), got.GetStartLine())
 	}
 }
@@ -242,14 +242,14 @@ func TestConclusion(t *testing.T) {
 		for _, s := range c.statuses {
 			r.Builds = append(r.Builds, report.Build{Status: s})
 		}
-		if got := Conclusion(r); got != c.want {
-			t.Errorf("Conclusion(%v, complete=%v) = %s, want %s", c.statuses, c.complete, got, c.want)
+		if got := conclusionOf(r); got != c.want {
+			t.Errorf("conclusion(%v, complete=%v) = %s, want %s", c.statuses, c.complete, got, c.want)
 		}
 	}
 }
 
 func TestParseEvent(t *testing.T) {
-	cases := map[string]Event{
+	cases := map[string]workflowEvent{
 		`{"number":3,"pull_request":{"number":3,"head":{"sha":"h1"}}}`:                   {PullRequest: 3, HeadSHA: "h1"},
 		`{"issue":{"number":9,"pull_request":{"url":"x"}},"comment":{"id":1}}`:           {PullRequest: 9},
 		`{"issue":{"number":9},"comment":{"id":1}}`:                                      {},
@@ -266,27 +266,27 @@ func TestParseEvent(t *testing.T) {
 	if _, err := parseEvent([]byte("{")); err == nil {
 		t.Error("broken JSON accepted")
 	}
-	if ev, err := ReadEvent(""); err != nil || ev != (Event{}) {
+	if ev, err := readEvent(""); err != nil || ev != (workflowEvent{}) {
 		t.Errorf("no event file: %+v %v", ev, err)
 	}
 }
 
 func TestNewClient(t *testing.T) {
 	ghes := Env{APIURL: "https://ghe.example.com/api/v3", Repository: "o/r"}
-	c, err := NewClient("t", ghes, nil)
+	c, err := newClient("t", ghes, nil)
 	if err != nil || c.api.BaseURL.String() != "https://ghe.example.com/api/v3/" {
 		t.Errorf("GHES base = %v, %v", c, err)
 	}
-	c, err = NewClient("t", Env{Repository: "o/r"}, nil)
+	c, err = newClient("t", Env{Repository: "o/r"}, nil)
 	if err != nil || c.api.BaseURL.String() != "https://api.github.com/" {
 		t.Errorf("default base = %v, %v", c, err)
 	}
 	for _, env := range []Env{{Repository: "noslash"}, {Repository: "a/b/c"}, {Repository: "o/r", APIURL: "not a url"}} {
-		if _, err := NewClient("t", env, nil); err == nil {
-			t.Errorf("NewClient(%+v) accepted", env)
+		if _, err := newClient("t", env, nil); err == nil {
+			t.Errorf("newClient(%+v) accepted", env)
 		}
 	}
-	if _, err := NewClient("", Env{Repository: "o/r"}, nil); err == nil {
+	if _, err := newClient("", Env{Repository: "o/r"}, nil); err == nil {
 		t.Error("empty token accepted")
 	}
 }

@@ -72,7 +72,7 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 	if mode == CommentOff && !opts.CheckRun {
 		return out, nil
 	}
-	event, err := ReadEvent(env.EventPath)
+	event, err := readEvent(env.EventPath)
 	if err != nil {
 		return out, err
 	}
@@ -80,18 +80,18 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 	if !comment && !opts.CheckRun {
 		return out, nil // not a pull request: nothing to do, no token needed
 	}
-	client, err := NewClient(opts.Token, env, opts.HTTPClient)
+	client, err := newClient(opts.Token, env, opts.HTTPClient)
 	if err != nil {
 		return out, err
 	}
 	var errs []error
 	if comment {
 		marker := Marker(env.Workflow, env.Job, opts.CommentKey)
-		res, err := client.StickyComment(ctx, target, marker, func(previous string) string {
-			return CommentBody(marker, r, opts.Summary, previous)
+		res, err := client.stickyComment(ctx, target, marker, func(previous string) string {
+			return commentBody(marker, r, opts.Summary, previous)
 		})
 		switch {
-		case errors.Is(err, ErrNoPermission):
+		case errors.Is(err, errNoPermission):
 			out.Notices = append(out.Notices, fmt.Sprintf("trt-action could not comment on %s: %v. Pull requests from forks get a read-only token; the results are in the job summary.", target, err))
 		case err != nil:
 			errs = append(errs, err)
@@ -104,15 +104,15 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 		if notice != "" {
 			out.Notices = append(out.Notices, notice)
 		}
-		id, err := client.PublishCheckRun(ctx, r, CheckRunOptions{
+		id, err := client.publishCheckRun(ctx, r, checkRunOptions{
 			HeadSHA:    headSHA,
-			DetailsURL: env.RunURL(),
+			DetailsURL: env.runURL(),
 			Summary:    summaryOf(opts.Summary, r, maxCheckText),
 			Locate:     opts.Locate,
 		})
 		out.CheckRunID = id
 		switch {
-		case errors.Is(err, ErrNoPermission):
+		case errors.Is(err, errNoPermission):
 			out.Notices = append(out.Notices, fmt.Sprintf("trt-action could not create a check run: %v. The workflow needs `permissions: checks: write`; pull requests from forks never get it.", err))
 		case err != nil:
 			errs = append(errs, err)
@@ -123,21 +123,21 @@ func Publish(ctx context.Context, env Env, opts Options, r *report.Report) (Outc
 
 // commentTarget picks where the comment goes for mode; ok is false when
 // there is nowhere to comment.
-func commentTarget(mode string, event Event, env Env) (Target, bool) {
+func commentTarget(mode string, event workflowEvent, env Env) (target, bool) {
 	switch {
 	case mode == CommentOff:
-		return Target{}, false
+		return target{}, false
 	case event.PullRequest != 0:
-		return Target{PullRequest: event.PullRequest}, true
+		return target{PullRequest: event.PullRequest}, true
 	case mode == CommentAlways && firstNonEmpty(event.HeadSHA, env.SHA) != "":
 		// A workflow_run's GITHUB_SHA is the default branch's head, not
 		// the commit that was built.
-		return Target{Commit: firstNonEmpty(event.HeadSHA, env.SHA)}, true
+		return target{Commit: firstNonEmpty(event.HeadSHA, env.SHA)}, true
 	}
-	return Target{}, false
+	return target{}, false
 }
 
-func (t Target) String() string {
+func (t target) String() string {
 	if t.PullRequest != 0 {
 		return fmt.Sprintf("pull request #%d", t.PullRequest)
 	}
@@ -148,11 +148,11 @@ func (t Target) String() string {
 // head, where its checks show. An issue_comment event names only the pull
 // request, so its head is looked up; when that fails, GITHUB_SHA (the
 // default branch's head for such events) is used with a notice saying so.
-func (c *Client) checkRunCommit(ctx context.Context, event Event, env Env) (sha, notice string) {
+func (c *client) checkRunCommit(ctx context.Context, event workflowEvent, env Env) (sha, notice string) {
 	if event.HeadSHA != "" || event.PullRequest == 0 {
 		return firstNonEmpty(event.HeadSHA, env.SHA), ""
 	}
-	head, err := c.PullRequestHead(ctx, event.PullRequest)
+	head, err := c.pullRequestHead(ctx, event.PullRequest)
 	if err == nil && head != "" {
 		return head, ""
 	}

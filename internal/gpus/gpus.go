@@ -28,10 +28,10 @@ func (d Device) String() string { return d.Index + " (" + d.UUID + ")" }
 // Probe lists the machine's GPUs.
 type Probe func() ([]Device, error)
 
-// Parse reads a --gpus value: "" (no assignment: nil, nil), "all" (every
+// parse reads a --gpus value: "" (no assignment: nil, nil), "all" (every
 // device probe reports), or a comma list of device indexes or UUIDs
 // ("0,1,3", "GPU-5e1c...", "MIG-..."), as CUDA_VISIBLE_DEVICES accepts them.
-func Parse(spec string, probe Probe) ([]string, error) {
+func parse(spec string, probe Probe) ([]string, error) {
 	if spec == "" {
 		return nil, nil
 	}
@@ -293,13 +293,13 @@ func WithinVisible(spec, visible string, probe Probe) ([]string, error) {
 		}
 	}
 	if len(entries) == 0 {
-		devs, err := Parse(spec, probe)
+		devs, err := parse(spec, probe)
 		if err != nil {
 			return nil, err
 		}
 		return devs, checkPresent(spec, devs, probe)
 	}
-	devs, err := Parse(spec, func() ([]Device, error) {
+	devs, err := parse(spec, func() ([]Device, error) {
 		idx := make([]Device, len(entries))
 		for i := range entries {
 			idx[i] = Device{Index: strconv.Itoa(i)}

@@ -53,15 +53,15 @@ func TestParse(t *testing.T) {
 		{spec: " ", probe: noProbe(t), wantErr: `--gpus " ": no device given; use all, or indexes`},
 	}
 	for _, c := range cases {
-		got, err := Parse(c.spec, c.probe)
+		got, err := parse(c.spec, c.probe)
 		if c.wantErr != "" {
 			if err == nil || !strings.Contains(err.Error(), c.wantErr) {
-				t.Errorf("Parse(%q) err = %v, want %q", c.spec, err, c.wantErr)
+				t.Errorf("parse(%q) err = %v, want %q", c.spec, err, c.wantErr)
 			}
 			continue
 		}
 		if err != nil || !reflect.DeepEqual(got, c.want) {
-			t.Errorf("Parse(%q) = %q, %v; want %q", c.spec, got, err, c.want)
+			t.Errorf("parse(%q) = %q, %v; want %q", c.spec, got, err, c.want)
 		}
 	}
 }
@@ -271,7 +271,7 @@ func TestNvidiaSMIThatHangsIsNotWaitedFor(t *testing.T) {
 
 func TestNvidiaSMIMissingSaysSo(t *testing.T) {
 	t.Setenv("PATH", t.TempDir())
-	_, err := Parse("all", NvidiaSMI)
+	_, err := parse("all", NvidiaSMI)
 	want := "--gpus all: cannot list the GPUs: nvidia-smi is not installed or not on PATH (it comes with the NVIDIA driver); or name the devices (--gpus 0,1)"
 	if err == nil || err.Error() != want {
 		t.Errorf("got  %v\nwant %s", err, want)

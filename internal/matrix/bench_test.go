@@ -34,7 +34,7 @@ func BenchmarkLoadAndPlan10k(b *testing.B) {
 	b.SetBytes(int64(len(data)))
 	b.ReportAllocs()
 	for b.Loop() {
-		f, err := Parse("bench/trt-builds.yml", data)
+		f, err := parseContent("bench/trt-builds.yml", data)
 		if err != nil {
 			b.Fatal(err)
 		}

@@ -47,7 +47,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	if p, ok := fs.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
 	}
-	b.Budgets.Grace = cmp.Or(b.Budgets.Grace, DefaultGrace)
+	b.Budgets.Grace = cmp.Or(b.Budgets.Grace, defaultGrace)
 	d.sim(fs, &b, backendOK)
 	return b
 }
@@ -91,7 +91,7 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 	}
 	if p, ok := fs.get("precision"); ok {
 		var valid bool
-		b.Precision, valid = d.enumList(p.val, "precision", Precisions)
+		b.Precision, valid = d.enumList(p.val, "precision", precisionNames)
 		if valid && b.Backend == "tensorrt-rtx" && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
 			d.w.errs.add(d.w.pos(p.key), "precision: TensorRT-RTX networks are always strongly typed, so only tf32 is allowed; "+
 				"set types in the ONNX model instead (casts, QuantizeLinear/DequantizeLinear)")
@@ -104,7 +104,7 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 		if b.Backend != "" && b.Backend != "tensorrt-rtx" {
 			d.w.errs.add(d.w.pos(p.key), "targets: only allowed with backend tensorrt-rtx (this build uses %s)", b.Backend)
 		}
-		b.Targets, _ = d.enumList(p.val, "targets", Targets)
+		b.Targets, _ = d.enumList(p.val, "targets", targetNames)
 	}
 }
 
@@ -230,7 +230,7 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 
 // fault reads none | crash | hang | fail | silence:DURATION.
 func (d *decoder) fault(n *yaml.Node, what string) (Fault, bool) {
-	s, ok := d.text(n, what, "a fault: "+choices(FaultKinds))
+	s, ok := d.text(n, what, "a fault: "+choices(faultKinds))
 	if !ok {
 		return Fault{Kind: "none"}, false
 	}
@@ -240,7 +240,7 @@ func (d *decoder) fault(n *yaml.Node, what string) (Fault, bool) {
 		return Fault{Kind: "none"}, false
 	}
 	switch {
-	case !slices.Contains(FaultKinds, kind):
+	case !slices.Contains(faultKinds, kind):
 		return bad("unknown fault %q; allowed: none, crash, hang, fail, silence:DURATION (like silence:5s)", s)
 	case kind == "silence" && !hasArg:
 		return bad("silence needs a duration, like silence:5s")

@@ -161,7 +161,7 @@ builds:
     shapes: {x: {min: [1], opt: ["${{ matrix.b }}"], max: [64]}}
     matrix: {p: [fp16], b: [4, 16], include: [{lvl: 2}]}
 `
-	f, err := Parse("dir/t.yml", []byte(src))
+	f, err := parseContent("dir/t.yml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -185,12 +185,12 @@ builds:
     backend: sim
     sim: {step: 5ms}
 `
-	f, err := Parse("t.yml", []byte(src))
+	f, err := parseContent("t.yml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	x, y := f.Builds[0], f.Builds[1]
-	if x.Budgets.Build.String() != "10m0s" || x.Budgets.Stall.String() != "5s" || x.Budgets.Grace != DefaultGrace {
+	if x.Budgets.Build.String() != "10m0s" || x.Budgets.Stall.String() != "5s" || x.Budgets.Grace != defaultGrace {
 		t.Errorf("budgets not merged: %+v", x.Budgets)
 	}
 	var phases []string
@@ -209,7 +209,7 @@ builds:
 }
 
 func TestSimStepDefaultsToTraceTiming(t *testing.T) {
-	f, err := Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {trace: traces/tiny.jsonl, fault: 'silence:1m'}}\n"))
+	f, err := parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {trace: traces/tiny.jsonl, fault: 'silence:1m'}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +224,7 @@ func TestTooManyCombinations(t *testing.T) {
 	for _, axis := range []string{"a", "b", "c", "d", "e"} {
 		src += "      " + axis + ": [0, 1, 2, 3, 4, 5, 6, 7, 8, 9]\n"
 	}
-	_, err := Parse("t.yml", []byte(src))
+	_, err := parseContent("t.yml", []byte(src))
 	if err == nil || !strings.Contains(err.Error(), "t.yml:3:5: matrix expands to more than 10000 combinations") {
 		t.Errorf("got %v", err)
 	}
@@ -237,7 +237,7 @@ builds:
   - {name: "one-${{ matrix.p }}-${{ matrix.q }}", backend: sim, matrix: {q: [x, y]}}
   - {name: "two-${{ matrix.p }}", backend: sim}
 `
-	f, err := Parse("t.yml", []byte(src))
+	f, err := parseContent("t.yml", []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -254,17 +254,17 @@ builds:
 // step: 0s replays without pacing; repeat multiplies the trace; other zero
 // or negative values are still errors.
 func TestSimStepZeroAndRepeat(t *testing.T) {
-	f, err := Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: 0s, repeat: 200}}\n"))
+	f, err := parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: 0s, repeat: 200}}\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if s := f.Builds[0].Sim; !s.Fast || s.Step != 0 || s.Repeat != 200 {
 		t.Errorf("sim = %+v, want fast, repeated 200 times", s)
 	}
-	if f, err := Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim}\n")); err != nil || f.Builds[0].Sim.Fast || f.Builds[0].Sim.Repeat != 1 {
+	if f, err := parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim}\n")); err != nil || f.Builds[0].Sim.Fast || f.Builds[0].Sim.Repeat != 1 {
 		t.Errorf("defaults: %+v, %v", f.Builds[0].Sim, err)
 	}
-	_, err = Parse("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: -1s, repeat: 0}}\n"))
+	_, err = parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {step: -1s, repeat: 0}}\n"))
 	if err == nil || !strings.Contains(err.Error(), "sim.step: duration must be greater than 0") || !strings.Contains(err.Error(), "sim.repeat") {
 		t.Errorf("negative step and zero repeat: %v", err)
 	}

@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// FuzzParse feeds arbitrary bytes to Parse: it must never panic, and it
+// FuzzParse feeds arbitrary bytes to parseContent: it must never panic, and it
 // either returns a File or an Errors whose every entry has a position.
 func FuzzParse(f *testing.F) {
 	seeds, _ := filepath.Glob("testdata/*.yml")
@@ -22,7 +22,7 @@ func FuzzParse(f *testing.F) {
 		f.Add(data)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		file, err := Parse("testdata/fuzz.yml", data)
+		file, err := parseContent("testdata/fuzz.yml", data)
 		if err != nil {
 			var errs Errors
 			if !errors.As(err, &errs) || len(errs) == 0 {

@@ -3,14 +3,12 @@ package matrix
 import (
 	"bytes"
 	"errors"
-	"flag"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current output")
+	"github.com/trt-action/trt-action/internal/golden"
+)
 
 // TestGolden parses every testdata/*.yml: a file with mistakes must give
 // exactly the error text in its .golden file; a valid file gives its plan.
@@ -21,21 +19,7 @@ func TestGolden(t *testing.T) {
 	}
 	for _, in := range inputs {
 		t.Run(strings.TrimSuffix(filepath.Base(in), ".yml"), func(t *testing.T) {
-			got := goldenOutput(t, in)
-			golden := strings.TrimSuffix(in, ".yml") + ".golden"
-			if *update {
-				if err := os.WriteFile(golden, got, 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if !bytes.Equal(got, want) {
-				t.Errorf("output differs from %s\n--- got\n%s--- want\n%s", golden, got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(filepath.Base(in), ".yml")+".golden", string(goldenOutput(t, in)))
 		})
 	}
 }

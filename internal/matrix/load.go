@@ -28,9 +28,9 @@ var (
 
 // Values some keys allow.
 var (
-	Precisions = []string{"fp32", "fp16", "bf16", "int8", "fp8", "tf32", "best"}
-	Targets    = []string{"sm75", "sm80", "sm86", "sm89", "sm120", "sm121"}
-	FaultKinds = []string{"none", "crash", "hang", "fail", "silence"}
+	precisionNames = []string{"fp32", "fp16", "bf16", "int8", "fp8", "tf32", "best"}
+	targetNames    = []string{"sm75", "sm80", "sm86", "sm89", "sm120", "sm121"}
+	faultKinds     = []string{"none", "crash", "hang", "fail", "silence"}
 )
 
 const (
@@ -41,7 +41,7 @@ const (
 	maxExpandedNodes = 5000000
 )
 
-// walker holds what one Parse call shares across builds.
+// walker holds what one parseContent call shares across builds.
 type walker struct {
 	file string // the path as given, for positions
 	dir  string // relative paths in the file are relative to this
@@ -72,7 +72,7 @@ func Load(path string) (*File, error) {
 	if err != nil {
 		return nil, err
 	}
-	return Parse(path, data)
+	return parseContent(path, data)
 }
 
 // LoadWithoutInputs is Load without the check that input files (models,
@@ -86,10 +86,10 @@ func LoadWithoutInputs(path string) (*File, error) {
 	return parse(path, data, true)
 }
 
-// Parse is Load without reading: data is the file's content. Relative paths
+// parseContent is Load without reading: data is the file's content. Relative paths
 // inside are resolved (and checked to exist) against filepath.Dir(path).
 // The error, if any, is an Errors listing every problem by position.
-func Parse(path string, data []byte) (*File, error) {
+func parseContent(path string, data []byte) (*File, error) {
 	return parse(path, data, false)
 }
 

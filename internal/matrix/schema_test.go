@@ -34,7 +34,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "cache", "properties"}, cacheKeys},
 		{[]string{"$defs", "shape", "properties"}, shapeKeys},
 		{[]string{"$defs", "matrix", "properties"}, matrixKeys},
-		{[]string{"$defs", "memory-pools", "properties"}, MemoryPools},
+		{[]string{"$defs", "memory-pools", "properties"}, memoryPools},
 		{[]string{"$defs", "dla", "properties"}, dlaKeys},
 	}
 	for _, tt := range tests {
@@ -49,13 +49,13 @@ func TestSchemaMatchesParser(t *testing.T) {
 		parser []string
 	}{
 		{[]string{"$defs", "backend", "enum"}, Backends},
-		{[]string{"$defs", "precisionName", "enum"}, Precisions},
-		{[]string{"$defs", "targetName", "enum"}, Targets},
-		{[]string{"$defs", "layerType", "enum"}, LayerTypes},
-		{[]string{"$defs", "tacticSourceName", "enum"}, TacticSources},
-		{[]string{"$defs", "memoryPoolName", "enum"}, MemoryPools},
-		{[]string{"$defs", "previewFeatureName", "enum"}, PreviewFeatures},
-		{[]string{"$defs", "builderFlagName", "enum"}, BuilderFlags},
+		{[]string{"$defs", "precisionName", "enum"}, precisionNames},
+		{[]string{"$defs", "targetName", "enum"}, targetNames},
+		{[]string{"$defs", "layerType", "enum"}, layerTypes},
+		{[]string{"$defs", "tacticSourceName", "enum"}, tacticSources},
+		{[]string{"$defs", "memoryPoolName", "enum"}, memoryPools},
+		{[]string{"$defs", "previewFeatureName", "enum"}, previewFeatures},
+		{[]string{"$defs", "builderFlagName", "enum"}, builderFlags},
 	}
 	// Every enum-valued setting lists exactly the parser's values.
 	for _, spec := range settingSpecs {

@@ -175,7 +175,7 @@ func TestPlanJSONLayout(t *testing.T) {
 
 func TestErrorsStayOnOneLine(t *testing.T) {
 	src := "version: 1\nbuilds:\n  - name: a\n    backend: sim\n    onnx: \"x\\n::error::forged\"\n"
-	_, err := Parse("t.yml", []byte(src))
+	_, err := parseContent("t.yml", []byte(src))
 	if err == nil || strings.Contains(err.Error(), "\n") {
 		t.Errorf("got %q", err)
 	}

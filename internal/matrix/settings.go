@@ -22,8 +22,8 @@ type Setting struct {
 // Settings are a build's builder settings, in the order of settingSpecs.
 type Settings []Setting
 
-// Get returns the value of key, if set.
-func (s Settings) Get(key string) (any, bool) {
+// get returns the value of key, if set.
+func (s Settings) get(key string) (any, bool) {
 	for _, x := range s {
 		if x.Key == key {
 			return x.Value, true
@@ -59,7 +59,7 @@ const (
 	kindSize                // a byte size like 1GiB
 	kindFile                // an existing file
 	kindFiles               // a list of existing files
-	kindTypeMap             // layer name or glob -> one of LayerTypes
+	kindTypeMap             // layer name or glob -> one of layerTypes
 	kindToggles             // "+a,-b" or [+a, -b], names from values
 	kindSizeMap             // name from values -> byte size
 	kindDLA                 // {core: N, gpu-fallback: bool}
@@ -92,18 +92,18 @@ type settingSpec struct {
 
 // Values the builder settings allow.
 var (
-	PrecisionConstraints  = []string{"none", "prefer", "obey"}
-	LayerTypes            = []string{"fp32", "fp16", "bf16", "int8", "int32", "int64", "fp8", "int4", "uint8", "bool"}
-	HardwareCompatibility = []string{"none", "ampere-plus", "same-compute-capability"}
-	RefitModes            = []string{"none", "refit", "identical", "individual"}
-	RuntimePlatforms      = []string{"same-as-build", "windows-amd64"}
-	TacticSources         = []string{"cublas", "cublas-lt", "cudnn", "edge-mask-convolutions", "jit-convolutions"}
-	SparsityModes         = []string{"disable", "enable"}
-	MemoryPools           = []string{"workspace", "tactic-shared", "dla-sram", "dla-local", "dla-global"}
-	ProfilingVerbosities  = []string{"none", "layer-names-only", "detailed"}
-	PreviewFeatures       = []string{"profile-sharing-0806", "aliased-plugin-io-10-03", "runtime-activation-resize-10-10", "multidevice-runtime-10-16"}
-	// BuilderFlags are the builder flags no other key sets.
-	BuilderFlags = []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
+	precisionConstraints  = []string{"none", "prefer", "obey"}
+	layerTypes            = []string{"fp32", "fp16", "bf16", "int8", "int32", "int64", "fp8", "int4", "uint8", "bool"}
+	hardwareCompatibility = []string{"none", "ampere-plus", "same-compute-capability"}
+	refitModes            = []string{"none", "refit", "identical", "individual"}
+	runtimePlatforms      = []string{"same-as-build", "windows-amd64"}
+	tacticSources         = []string{"cublas", "cublas-lt", "cudnn", "edge-mask-convolutions", "jit-convolutions"}
+	sparsityModes         = []string{"disable", "enable"}
+	memoryPools           = []string{"workspace", "tactic-shared", "dla-sram", "dla-local", "dla-global"}
+	profilingVerbosities  = []string{"none", "layer-names-only", "detailed"}
+	previewFeatures       = []string{"profile-sharing-0806", "aliased-plugin-io-10-03", "runtime-activation-resize-10-10", "multidevice-runtime-10-16"}
+	// builderFlags are the builder flags no other key sets.
+	builderFlags = []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
 		"strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence", "require-user-allocation"}
 	bothBackends           = []string{backendTRT, backendRTX}
 	datacenterOnly         = []string{backendTRT}
@@ -118,30 +118,30 @@ var settingSpecs = []settingSpec{
 	{key: "strongly-typed", kind: kindBool, backends: bothBackends},
 	{key: "plugins", kind: kindFiles, backends: bothBackends},
 	{key: "plugins-serialize", kind: kindFiles, backends: bothBackends},
-	{key: "precision-constraints", kind: kindEnum, values: PrecisionConstraints, backends: datacenterOnly, def: "none"},
-	{key: "layer-precisions", kind: kindTypeMap, values: LayerTypes, backends: datacenterOnly},
-	{key: "layer-output-types", kind: kindTypeMap, values: LayerTypes, backends: datacenterOnly},
+	{key: "precision-constraints", kind: kindEnum, values: precisionConstraints, backends: datacenterOnly, def: "none"},
+	{key: "layer-precisions", kind: kindTypeMap, values: layerTypes, backends: datacenterOnly},
+	{key: "layer-output-types", kind: kindTypeMap, values: layerTypes, backends: datacenterOnly},
 	{key: "int8-calibration-cache", kind: kindFile, backends: datacenterOnly},
 	{key: "tf32", kind: kindBool, backends: bothBackends, def: true},
-	{key: "hardware-compatibility", kind: kindEnum, values: HardwareCompatibility, backends: bothBackends, def: "none"},
+	{key: "hardware-compatibility", kind: kindEnum, values: hardwareCompatibility, backends: bothBackends, def: "none"},
 	{key: "version-compatible", kind: kindBool, backends: bothBackends, def: false},
 	{key: "exclude-lean-runtime", kind: kindBool, backends: bothBackends, def: false},
-	{key: "refit", kind: kindEnum, values: RefitModes, backends: bothBackends, def: "none"},
+	{key: "refit", kind: kindEnum, values: refitModes, backends: bothBackends, def: "none"},
 	{key: "strip-weights", kind: kindBool, backends: bothBackends, def: false},
 	{key: "weight-streaming", kind: kindBool, backends: bothBackends, def: false},
-	{key: "runtime-platform", kind: kindEnum, values: RuntimePlatforms, backends: bothBackends, def: "same-as-build"},
-	{key: "tactic-sources", kind: kindToggles, values: TacticSources, backends: bothBackends,
+	{key: "runtime-platform", kind: kindEnum, values: runtimePlatforms, backends: bothBackends, def: "same-as-build"},
+	{key: "tactic-sources", kind: kindToggles, values: tacticSources, backends: bothBackends,
 		only: map[string]string{"cublas": backendTRT, "cublas-lt": backendTRT, "cudnn": backendTRT}},
 	{key: "max-tactics", kind: kindInt, lo: 1, hi: 1 << 30, backends: bothBackends},
-	{key: "sparsity", kind: kindEnum, values: SparsityModes, backends: bothBackends, def: "disable"},
+	{key: "sparsity", kind: kindEnum, values: sparsityModes, backends: bothBackends, def: "disable"},
 	{key: "max-aux-streams", kind: kindInt, lo: 0, hi: 64, backends: bothBackends},
 	{key: "l2-limit-for-tiling", kind: kindSize, backends: bothBackends},
-	{key: "memory-pools", kind: kindSizeMap, values: MemoryPools, backends: bothBackends,
+	{key: "memory-pools", kind: kindSizeMap, values: memoryPools, backends: bothBackends,
 		only: map[string]string{"dla-sram": backendTRT, "dla-local": backendTRT, "dla-global": backendTRT}},
-	{key: "profiling-verbosity", kind: kindEnum, values: ProfilingVerbosities, backends: bothBackends, def: "layer-names-only"},
-	{key: "preview-features", kind: kindToggles, values: PreviewFeatures, backends: bothBackends, only: datacenterOnlyFeatures},
+	{key: "profiling-verbosity", kind: kindEnum, values: profilingVerbosities, backends: bothBackends, def: "layer-names-only"},
+	{key: "preview-features", kind: kindToggles, values: previewFeatures, backends: bothBackends, only: datacenterOnlyFeatures},
 	{key: "dla", kind: kindDLA, backends: datacenterOnly},
-	{key: "builder-flags", kind: kindNames, values: BuilderFlags, backends: bothBackends,
+	{key: "builder-flags", kind: kindNames, values: builderFlags, backends: bothBackends,
 		only: map[string]string{"require-user-allocation": backendRTX}},
 }
 
@@ -458,7 +458,7 @@ func (d *decoder) checkConflicts(b *Build, fs fieldSet) {
 		return // every conflict involves a setting; most builds have none
 	}
 	get := func(key string) (any, Pos, bool) {
-		if v, ok := b.Settings.Get(key); ok {
+		if v, ok := b.Settings.get(key); ok {
 			p, _ := fs.get(key)
 			return v, d.w.pos(p.key), true
 		}

@@ -50,7 +50,7 @@ builds:
       input: {min: 1x3x224x224, opt: [4, 3, 224, 224], max: 8x3x224x224}
 `
 	path := filepath.Join("testdata", "inline.yml")
-	f, err := Parse(path, []byte(src))
+	f, err := parseContent(path, []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -94,7 +94,7 @@ builds:
 	if len(got) != len(want) {
 		t.Errorf("got %d settings, want %d: %v", len(got), len(want), got)
 	}
-	if v, _ := f.Builds[1].Settings.Get("profiling-verbosity"); v != "detailed" {
+	if v, _ := f.Builds[1].Settings.get("profiling-verbosity"); v != "detailed" {
 		t.Errorf("the matrix axis gave profiling-verbosity %v, want detailed", v)
 	}
 	if b := f.Builds[0]; b.TilingLevel == nil || *b.TilingLevel != 3 {

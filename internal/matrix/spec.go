@@ -74,8 +74,8 @@ type Budgets struct {
 	Grace       time.Duration // after a soft stop, how long before the worker is killed
 }
 
-// DefaultGrace applies when budgets.grace is not given.
-const DefaultGrace = 30 * time.Second
+// defaultGrace applies when budgets.grace is not given.
+const defaultGrace = 30 * time.Second
 
 // PhaseBudget limits each instance of a matching phase, from its start.
 // Pattern is a phase name, a glob (path.Match syntax), or a path of names

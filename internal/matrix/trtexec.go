@@ -17,7 +17,7 @@ import (
 // A build may say `trtexec: "--onnx=m.onnx --fp16 ..."`: its build flags
 // become the build's keys. Keys written next to the line (in the same
 // mapping, or in the build when the line comes from defaults) win over its
-// flags. TrtexecLine goes the other way.
+// flags. trtexecLine goes the other way.
 
 // trtexecFlag is one trtexec build flag and the matrix key it sets.
 type trtexecFlag struct {
@@ -506,10 +506,10 @@ func shellQuote(w string) string {
 	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
 }
 
-// TrtexecLine is b as the trtexec (tensorrt) or tensorrt_rtx (tensorrt-rtx)
+// trtexecLine is b as the trtexec (tensorrt) or tensorrt_rtx (tensorrt-rtx)
 // command that builds the same engine. missing lists the settings that
 // have no flag (they are left out of the line).
-func TrtexecLine(b Build) (line string, missing []string) {
+func trtexecLine(b Build) (line string, missing []string) {
 	tool := map[string]string{"tensorrt": "trtexec", "tensorrt-rtx": "tensorrt_rtx"}[b.Backend]
 	if tool == "" {
 		return "", []string{"backend " + b.Backend + " has no trtexec equivalent"}
@@ -684,7 +684,7 @@ func dimsX(dims []int64) string {
 func PlanTrtexec(w io.Writer, builds []Build) {
 	for _, b := range builds {
 		fmt.Fprintf(w, "# %s\n", text.Escaped(b.Name))
-		line, missing := TrtexecLine(b)
+		line, missing := trtexecLine(b)
 		for _, m := range missing {
 			fmt.Fprintf(w, "# not in the line: %s\n", text.Escaped(m))
 		}

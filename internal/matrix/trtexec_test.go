@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trt-action/trt-action/internal/golden"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -46,7 +47,7 @@ func parseLine(t *testing.T, dir, line string) (*File, error) {
 	}
 	quoted, _ := json.Marshal(line) // a JSON string is a YAML double-quoted scalar
 	src := fmt.Sprintf("version: 1\nbuilds:\n  - name: line\n    backend: %s\n    trtexec: %s\n", backend, quoted)
-	return Parse(filepath.Join(dir, "lines.yml"), []byte(src))
+	return parseContent(filepath.Join(dir, "lines.yml"), []byte(src))
 }
 
 // TestTrtexecLines reads real-world style trtexec lines; the golden file
@@ -67,20 +68,7 @@ func TestTrtexecLines(t *testing.T) {
 		settings, _ := json.Marshal(b.BuilderSettings())
 		fmt.Fprintf(&got, "%s\n  engine: %s\n  settings: %s\n  ignored: %v\n\n", line, b.Engine, settings, b.TrtexecIgnored)
 	}
-	golden := filepath.Join("testdata", "trtexec", "lines.golden")
-	if *update {
-		if err := os.WriteFile(golden, got.Bytes(), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(golden)
-	if err != nil {
-		t.Fatalf("%v (run go test -update)", err)
-	}
-	if !bytes.Equal(got.Bytes(), want) {
-		t.Errorf("differs from %s\n--- got\n%s", golden, got.Bytes())
-	}
+	golden.Check(t, filepath.Join("trtexec", "lines.golden"), got.String())
 }
 
 // TestTrtexecRoundTrip writes builds that use every key with a trtexec
@@ -135,13 +123,13 @@ builds:
     targets: [sm86, sm120]
     profiling-verbosity: none
 `
-	f, err := Parse(filepath.Join(dir, "roundtrip.yml"), []byte(src))
+	f, err := parseContent(filepath.Join(dir, "roundtrip.yml"), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
 	covered := map[string]bool{}
 	for _, b := range f.Builds {
-		line, missing := TrtexecLine(b)
+		line, missing := trtexecLine(b)
 		if len(missing) > 0 {
 			t.Errorf("%s: no flag for %v", b.Name, missing)
 		}
@@ -170,12 +158,12 @@ builds:
 func TestTrtexecLineSaysWhatHasNoFlag(t *testing.T) {
 	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{
 		{Key: "refit", Value: "identical"}, {Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
-	line, missing := TrtexecLine(b)
+	line, missing := trtexecLine(b)
 	if !reflect.DeepEqual(missing, []string{"builder-flags debug, strict-nans: no trtexec flag", "refit: identical has no trtexec flag"}) ||
 		strings.Contains(line, "refit") || !strings.HasSuffix(line, " --noCompilationCache") {
 		t.Errorf("line %q, missing %v", line, missing)
 	}
-	if _, missing := TrtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
+	if _, missing := trtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
 		t.Errorf("a sim build has no trtexec line, got %v", missing)
 	}
 }
@@ -207,7 +195,7 @@ builds:
   - name: s
     backend: sim
 `
-	f, err := Parse("/m/trt-builds.yml", []byte(strings.ReplaceAll(src, "models/tiny.onnx", mustAbs(t, "testdata/models/tiny.onnx"))))
+	f, err := parseContent("/m/trt-builds.yml", []byte(strings.ReplaceAll(src, "models/tiny.onnx", mustAbs(t, "testdata/models/tiny.onnx"))))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -262,7 +250,7 @@ func TestTrtexecShapesBuildTheProfile(t *testing.T) {
 			map[string]Shape{"x": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}, "y": {Min: []int64{5}, Opt: []int64{5}, Max: []int64{5}}}},
 	} {
 		src := "version: 1\nbuilds:\n  - {name: a, backend: tensorrt, onnx: " + onnx + ", trtexec: \"" + c.line + "\"}\n"
-		f, err := Parse("/m/trt-builds.yml", []byte(src))
+		f, err := parseContent("/m/trt-builds.yml", []byte(src))
 		if err != nil {
 			t.Fatalf("%s: %v", c.line, err)
 		}

@@ -16,17 +16,19 @@ func CacheNote(b *Build, now time.Time) string {
 	if b.Status != StatusCached {
 		return ""
 	}
-	if origin := cacheOrigin(b, now); origin != "" {
+	if origin := CacheOrigin(b, now); origin != "" {
 		return "cached: " + origin
 	}
 	return "cached"
 }
 
-// cacheOrigin is the part of CacheNote after "cached: ", "" when the hit
-// knows neither when nor how long its engine was built.
-func cacheOrigin(b *Build, now time.Time) string {
+// CacheOrigin is the part of CacheNote after "cached: ": "built
+// 2026-11-28 10:02 UTC in 14m3s" (a log line's words); "" for a build that
+// is not a hit, or a hit that knows neither when nor how long its engine
+// was built.
+func CacheOrigin(b *Build, now time.Time) string {
 	c := b.Cache
-	if c == nil || c.BuiltAt.IsZero() && c.BuildMs <= 0 {
+	if b.Status != StatusCached || c == nil || c.BuiltAt.IsZero() && c.BuildMs <= 0 {
 		return ""
 	}
 	origin := "built"

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // hitBuild is a hit: taken from the cache in 80 ms, built two days
@@ -30,7 +32,7 @@ func cachedReport() *Report {
 }
 
 func TestSummaryWithCacheHitsGolden(t *testing.T) {
-	golden(t, "summary-cached.golden.md", Summary(cachedReport(), SummaryOptions{}))
+	golden.Check(t, "summary-cached.golden.md", Summary(cachedReport(), SummaryOptions{}))
 }
 
 // A hit says what it saved, from the report's own start, and draws no
@@ -120,16 +122,6 @@ func TestJUnitHitPasses(t *testing.T) {
 	}
 }
 
-func TestLogLinesOfAHit(t *testing.T) {
-	hit := hitBuild("bert-int8", 0)
-	if got, want := resultText(&hit), "✔ cached in 0.1s — engine out/bert-int8.engine (12.3 MB); built 2025-02-27 09:30 UTC in 14m3s"; got != want {
-		t.Errorf("result line %q\nwant %q", got, want)
-	}
-	if got, want := groupTitle("bert-int8", &hit), "✔ bert-int8 — cached in 0.1s"; got != want {
-		t.Errorf("group title %q, want %q", got, want)
-	}
-}
-
 // A settled hit keeps its original phase tree in the spool, not in memory,
 // and the JSON report still has it.
 func TestSettledHitKeepsItsOriginalInTheReport(t *testing.T) {
@@ -146,33 +138,5 @@ func TestSettledHitKeepsItsOriginalInTheReport(t *testing.T) {
 	}
 	if whole.Cache == nil || whole.Cache.Original == nil || len(whole.Cache.Original.Phases) == 0 {
 		t.Fatalf("the encoded hit lost its original phases: %+v", whole.Cache)
-	}
-}
-
-// A warning (a corrupt cache entry, say) is a line of its build, and a
-// hostile message in it stays inert in the Actions log.
-func TestWarningLinesAreInert(t *testing.T) {
-	r := parallelReport()
-	events := runScript(r, true)
-	hostile := "engine cache: cache entry /c/::error::pwned is corrupt (wrong hash) and removed; the build runs"
-	warning := Event{Kind: Warning, At: events[2].At, Build: 0, Name: r.Builds[0].Name, Message: hostile}
-	events = append(events[:3], append([]Event{warning}, events[3:]...)...)
-	for _, jobs := range []int{1, 2} {
-		var out bytes.Buffer
-		fence := testFence(t)
-		if err := play(NewActionsView(&out, fence, ActionsOptions{Jobs: jobs}), events); err != nil {
-			t.Fatal(err)
-		}
-		assertInert(t, out.String(), fence)
-		if !strings.Contains(out.String(), "⚠ engine cache: cache entry /c/") {
-			t.Errorf("jobs %d: the warning is not shown:\n%s", jobs, out.String())
-		}
-	}
-	plain := newLiner(PlainOptions{})
-	for _, ev := range events[:3] {
-		plain.lines(ev)
-	}
-	if got := plain.lines(warning); len(got) != 1 || !strings.HasPrefix(got[0], "["+r.Builds[0].Name+"]") || !strings.Contains(got[0], "⚠ engine cache:") {
-		t.Errorf("plain line of a warning: %q", got)
 	}
 }

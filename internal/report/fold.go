@@ -30,9 +30,9 @@ type PhaseNode struct {
 	Children     []*PhaseNode `json:"children,omitempty"`
 }
 
-// SelfMs is the time in the phase and not in a child phase. Children on
+// selfMs is the time in the phase and not in a child phase. Children on
 // other threads can overlap, so it never goes below zero.
-func (n *PhaseNode) SelfMs() int64 {
+func (n *PhaseNode) selfMs() int64 {
 	self := n.TotalMs
 	for _, c := range n.Children {
 		self -= c.TotalMs
@@ -66,9 +66,6 @@ type FoldNode struct {
 	children []*FoldNode
 	byName   map[string]*FoldNode // only for wide nodes; narrow ones scan children
 }
-
-// Name is the phase's own name.
-func (n *FoldNode) Name() string { return n.name }
 
 // Path is the names from the root phase down, joined by "/".
 func (n *FoldNode) Path() string { return n.path }

@@ -5,6 +5,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // The golden file pins folding: counts and totals per phase path, min and
@@ -21,7 +23,7 @@ func TestFoldInstancesGolden(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "fold.golden.json", string(got)+"\n")
+	golden.Check(t, "fold.golden.json", string(got)+"\n")
 }
 
 func TestFoldNestsUnderFoldedParents(t *testing.T) {
@@ -42,7 +44,7 @@ func TestFoldNestsUnderFoldedParents(t *testing.T) {
 	if measure.Count != 4 || measure.TotalMs != 30+50+250+10 || measure.Done != 12 || measure.Steps != 14 {
 		t.Errorf("Measuring tactic time = %+v, want 4 instances, 340 ms, 12/14 steps", *measure)
 	}
-	if got := timing.SelfMs(); got != 600-550 {
+	if got := timing.selfMs(); got != 600-550 {
 		t.Errorf("Timing tactics self time = %d, want 50", got)
 	}
 	root := tree[0]

@@ -1,6 +1,6 @@
-// Package report holds the run report (the JSON written with --report) and
-// the pure functions that render it: the job summary, plain progress lines,
-// annotations and outputs.
+// Package report holds the run report (the JSON written with --report), its
+// JSON form, and the pure functions that render it: the job summary, JUnit,
+// the phase and settings tables and the headline.
 package report
 
 import "time"

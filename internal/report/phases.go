@@ -1,8 +1,6 @@
 package report
 
 import (
-	"cmp"
-	"slices"
 	"strings"
 	"time"
 )
@@ -15,8 +13,8 @@ type PhaseTotal struct {
 	Share float64       // Total over the build's duration (0 when unknown)
 }
 
-// Name joins the path the way BudgetHit.Phase does: "Building engine/Timing tactics".
-func (p PhaseTotal) Name() string { return strings.Join(p.Path, "/") }
+// name joins the path the way BudgetHit.Phase does: "Building engine/Timing tactics".
+func (p PhaseTotal) name() string { return strings.Join(p.Path, "/") }
 
 // Leaf is the innermost phase name.
 func (p PhaseTotal) Leaf() string {
@@ -24,22 +22,6 @@ func (p PhaseTotal) Leaf() string {
 		return ""
 	}
 	return p.Path[len(p.Path)-1]
-}
-
-// TopPhases returns the n phase paths with the most total time, most first;
-// ties keep tree order. n <= 0 returns all. Phases that never finished count
-// until the end of the build.
-func TopPhases(b *Build, n int) []PhaseTotal {
-	return topPhases(b.Folded(), b.DurationMs, n)
-}
-
-func topPhases(tree []*PhaseNode, buildMs int64, n int) []PhaseTotal {
-	all := flatten(tree, buildMs)
-	slices.SortStableFunc(all, func(x, y PhaseTotal) int { return cmp.Compare(y.Total, x.Total) })
-	if n > 0 && len(all) > n {
-		all = all[:n]
-	}
-	return all
 }
 
 // SlowestPhase names (as "A/B/C") the phase a reader should look at first:
@@ -51,7 +33,7 @@ func SlowestPhase(b *Build) string {
 	if !ok {
 		return ""
 	}
-	return p.Name()
+	return p.name()
 }
 
 // SlowestPath is the phase SlowestPhase names, with its time; ok is false
@@ -61,20 +43,6 @@ func SlowestPath(b *Build) (PhaseTotal, bool) {
 		return b.digest.slowest, b.digest.hasSlowest
 	}
 	return slowest(b.Folded(), b.DurationMs)
-}
-
-func flatten(tree []*PhaseNode, buildMs int64) []PhaseTotal {
-	var out []PhaseTotal
-	var walk func(ns []*PhaseNode, path []string)
-	walk = func(ns []*PhaseNode, path []string) {
-		for _, c := range ns {
-			p := append(slices.Clip(path), c.Name)
-			out = append(out, phaseTotal(c, p, buildMs))
-			walk(c.Children, p)
-		}
-	}
-	walk(tree, nil)
-	return out
 }
 
 func phaseTotal(n *PhaseNode, path []string, buildMs int64) PhaseTotal {

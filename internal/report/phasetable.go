@@ -61,7 +61,7 @@ func (s *summary) phaseTable(room int) (string, bool) {
 				b.WriteString(" — |")
 				continue
 			}
-			fmt.Fprintf(&b, " %s ×%d |", text.DurationMs(n.SelfMs()), n.Count)
+			fmt.Fprintf(&b, " %s ×%d |", text.DurationMs(n.selfMs()), n.Count)
 		}
 		b.WriteString("\n")
 	}
@@ -102,7 +102,7 @@ func (s *summary) phaseRows(cols []int) []*phaseRow {
 					rows = append(rows, row)
 				}
 				row.cells[c] = n
-				row.self += n.SelfMs()
+				row.self += n.selfMs()
 				walk(n.Children, p)
 			}
 		}

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // matrixReport is ten builds of the folding fixture, each a little slower,
@@ -43,7 +45,7 @@ func scalePhases(ps []*Phase, f float64) []*Phase {
 }
 
 func TestMatrixSummaryGolden(t *testing.T) {
-	golden(t, "summary-matrix.golden.md", Summary(matrixReport(t), SummaryOptions{TopPhases: 5}))
+	golden.Check(t, "summary-matrix.golden.md", Summary(matrixReport(t), SummaryOptions{TopPhases: 5}))
 }
 
 // A matrix gets one phase table, builds across (at most maxTableCols),

@@ -9,13 +9,13 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// DefaultSummaryBytes keeps the summary under the runner's 1 MiB per-step
+// defaultSummaryBytes keeps the summary under the runner's 1 MiB per-step
 // limit (a larger summary is dropped whole) with room to spare.
-const DefaultSummaryBytes = 1_000_000
+const defaultSummaryBytes = 1_000_000
 
 // SummaryOptions shape the job summary.
 type SummaryOptions struct {
-	MaxBytes  int // default DefaultSummaryBytes
+	MaxBytes  int // default defaultSummaryBytes
 	TopPhases int // rows of the phase table (default 15)
 	// Comparison (the baseline comparison, Markdown) goes right after the
 	// table of builds: a regression over its threshold fails the run, so
@@ -40,7 +40,7 @@ const (
 // (with a note pointing at the JSON report).
 func Summary(r *Report, opts SummaryOptions) string {
 	if opts.MaxBytes <= 0 {
-		opts.MaxBytes = DefaultSummaryBytes
+		opts.MaxBytes = defaultSummaryBytes
 	}
 	if opts.TopPhases <= 0 {
 		opts.TopPhases = maxTableRows
@@ -206,9 +206,9 @@ func (s *summary) problems() string {
 
 func problemSection(b *strings.Builder, build *Build) {
 	fmt.Fprintf(b, "\n### %s — %s\n\n", text.Markdown(build.Name), statusLabel(build.Status))
-	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(reasonSuffix(build), 1000)))
+	fmt.Fprintf(b, "%s after %s%s\n\n", text.Markdown(build.Status), text.DurationMs(build.DurationMs), text.Markdown(text.CutRunes(ReasonSuffix(build), 1000)))
 	if build.Budget != nil && build.Reason != "" {
-		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(budgetText(build.Budget)))
+		fmt.Fprintf(b, "Budget: %s\n\n", text.Markdown(BudgetText(build.Budget)))
 	}
 	for _, w := range build.Warnings[:min(len(build.Warnings), 5)] {
 		fmt.Fprintf(b, "- ⚠️ %s\n", text.Markdown(text.CutRunes(w, 300)))
@@ -371,3 +371,5 @@ func hasProblems(r *Report) bool {
 	}
 	return false
 }
+
+func percent(f float64) string { return fmt.Sprintf("%.0f%%", f*100) }

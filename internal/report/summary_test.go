@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 func TestSummaryGolden(t *testing.T) {
-	golden(t, "summary.golden.md", Summary(sampleReport(), SummaryOptions{}))
+	golden.Check(t, "summary.golden.md", Summary(sampleReport(), SummaryOptions{}))
 }
 
 func TestHeadline(t *testing.T) {
@@ -176,8 +178,8 @@ func TestSummaryOfAHugeMatrixStaysUnderTheLimit(t *testing.T) {
 	start := time.Now()
 	got := Summary(r, SummaryOptions{})
 	t.Logf("%d bytes in %v", len(got), time.Since(start))
-	if len(got) > DefaultSummaryBytes {
-		t.Fatalf("summary is %d bytes, over %d", len(got), DefaultSummaryBytes)
+	if len(got) > defaultSummaryBytes {
+		t.Fatalf("summary is %d bytes, over %d", len(got), defaultSummaryBytes)
 	}
 	if !strings.Contains(got, tableHeader) {
 		t.Error("table header missing")

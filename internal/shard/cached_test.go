@@ -11,24 +11,6 @@ func hitOf(name string, buildMs int64) report.Build {
 		Cache: &report.CacheUse{Hit: true, BuildMs: buildMs}}
 }
 
-// A hit now is not judged (it would be 99% faster); a hit in the baseline
-// counts with the time of the build that made its engine.
-func TestCompareHits(t *testing.T) {
-	th := DefaultRegression
-	th.FailPercent = 25
-	base := baselineOf(map[string]int64{"a": 60_000})
-	base.Builds = append(base.Builds, hitOf("b", 60_000))
-	cur := &report.Report{Builds: []report.Build{hitOf("a", 60_000),
-		{Name: "b", Status: report.StatusOK, DurationMs: 90_000}}}
-	d := Compare(cur, base, th)
-	if d[0].Verdict != VerdictSkipped || d[0].Note != "engine from the cache, not built" {
-		t.Errorf("hit now: %+v, want skipped as cached", d[0])
-	}
-	if d[1].Verdict != VerdictFail || d[1].BaselineMs != 60_000 {
-		t.Errorf("rebuilt after a baseline hit: %+v, want fail against the original 60000 ms", d[1])
-	}
-}
-
 // A plan made after a run of hits is the plan made after the run that
 // built them: shards keep their builds, and so their part of the cache.
 func TestPlanAfterHitsIsThePlanAfterBuilds(t *testing.T) {

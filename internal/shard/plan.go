@@ -1,7 +1,6 @@
 // Package shard spreads a build matrix over several GitHub jobs and joins
 // their reports again: Plan balances builds over shards by their baseline
-// durations, Merge joins the shards' reports, and Compare judges a report
-// against a baseline (the regression gate).
+// durations, and Merge joins the shards' reports.
 package shard
 
 import (
@@ -14,9 +13,9 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 )
 
-// DefaultEstimate is a build's assumed duration when no baseline says
+// defaultEstimate is a build's assumed duration when no baseline says
 // anything about any build.
-const DefaultEstimate = 60 * time.Second
+const defaultEstimate = 60 * time.Second
 
 // Shard is one job's share of the matrix. Its JSON form is one entry of
 // strategy.matrix.include, so a workflow reads matrix.shard, matrix.of and
@@ -24,7 +23,7 @@ const DefaultEstimate = 60 * time.Second
 type Shard struct {
 	Index     int      `json:"shard"`      // 1-based
 	Of        int      `json:"of"`         // number of shards
-	Only      string   `json:"only"`       // --only value: names as escaped patterns, comma-separated (see JoinOnly)
+	Only      string   `json:"only"`       // --only value: names as escaped patterns, comma-separated (see joinOnly)
 	Builds    int      `json:"builds"`     // number of builds in the shard
 	EstimateS int64    `json:"estimate_s"` // estimated duration, whole seconds rounded up
 	Names     []string `json:"-"`          // build names, in matrix file order
@@ -34,7 +33,7 @@ type Shard struct {
 // duration: longest build first, each to the least-loaded shard (the LPT
 // rule, within 4/3 of the optimum). A build's estimate is its duration in the
 // baseline when it succeeded there, else the median of the known durations,
-// else DefaultEstimate. Plan never returns an empty shard, because an empty
+// else defaultEstimate. Plan never returns an empty shard, because an empty
 // --only would select every build; fewer builds than shards gives fewer
 // shards. The result is deterministic for the same input.
 func Plan(builds []matrix.Build, shards int, baseline *report.Report) []Shard {
@@ -69,7 +68,7 @@ func Plan(builds []matrix.Build, shards int, baseline *report.Report) []Shard {
 	}
 	for s := range out {
 		out[s].Builds = len(out[s].Names)
-		out[s].Only = JoinOnly(out[s].Names)
+		out[s].Only = joinOnly(out[s].Names)
 	}
 	return out
 }
@@ -89,7 +88,7 @@ func estimates(builds []matrix.Build, baseline *report.Report) []time.Duration {
 	known := baselineDurations(baseline)
 	fallback := median(known)
 	if fallback <= 0 {
-		fallback = DefaultEstimate
+		fallback = defaultEstimate
 	}
 	est := make([]time.Duration, len(builds))
 	for i, b := range builds {
@@ -156,10 +155,10 @@ func GitHubMatrix(shards []Shard) ([]byte, error) {
 // and path.Match's pattern syntax, so every name matches only itself.
 const onlyMeta = `\,*?[]`
 
-// JoinOnly joins build names into one --only value: each name is escaped so
+// joinOnly joins build names into one --only value: each name is escaped so
 // that, split with SplitOnly and matched with path.Match, it matches exactly
 // that name, whatever characters it holds.
-func JoinOnly(names []string) string {
+func joinOnly(names []string) string {
 	escaped := make([]string, len(names))
 	for i, n := range names {
 		var sb strings.Builder

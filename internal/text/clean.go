@@ -24,10 +24,10 @@ func Line(s string) string {
 	}, valid(s))
 }
 
-// Lines is Line for text whose line breaks mean something (a failure body
+// lines is Line for text whose line breaks mean something (a failure body
 // in JUnit): \r\n and \r become \n, tabs become spaces, and everything
 // else Line drops is dropped.
-func Lines(s string) string {
+func lines(s string) string {
 	s = strings.ReplaceAll(valid(s), "\r\n", "\n")
 	s = strings.ReplaceAll(s, "\r", "\n")
 	return strings.Map(func(r rune) rune {
@@ -57,7 +57,8 @@ func unsafeRune(r rune) bool {
 
 // IsBidiControl reports whether r is one of Unicode's explicit
 // bidirectional formatting characters (embeddings, overrides, isolates and
-// the marks), the ones that can reorder how a line is displayed.
+// the marks), the ones that can reorder how a line is displayed. Exported
+// for github's fuzz test, which checks rendered text holds none.
 func IsBidiControl(r rune) bool {
 	return r >= 0x202A && r <= 0x202E || r >= 0x2066 && r <= 0x2069 || r == 0x200E || r == 0x200F || r == 0x061C
 }

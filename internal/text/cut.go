@@ -5,10 +5,10 @@ import (
 	"unicode/utf8"
 )
 
-// Ellipsis marks where text was cut.
-const Ellipsis = "…"
+// ellipsis marks where text was cut.
+const ellipsis = "…"
 
-// CutRunes shortens s to at most n runes, the last of them Ellipsis when
+// CutRunes shortens s to at most n runes, the last of them ellipsis when
 // anything was cut. Runes, not bytes, so a cut never splits a character.
 func CutRunes(s string, n int) string {
 	if utf8.RuneCountInString(s) <= n {
@@ -23,7 +23,7 @@ func CutRunes(s string, n int) string {
 		i += size
 		kept++
 	}
-	return s[:i] + Ellipsis
+	return s[:i] + ellipsis
 }
 
 // CutAtLine returns the longest prefix of s of at most n bytes that ends at

@@ -20,6 +20,8 @@ const breaker = "\u200b"
 // references (#123, GH-123, owner/repo#123). It also breaks HTML character
 // references (&commat;, &#x40;): plain text (JUnit, annotations) may be
 // shown as HTML by another tool, which would decode them into a live "@".
+// It stays exported although only this package calls it today: it is the one
+// mention neutraliser for a renderer that escapes text its own way.
 func Neutral(s string) string {
 	if !strings.ContainsAny(s, "@#-&") {
 		return s
@@ -74,4 +76,4 @@ func Plain(s string) string { return Neutral(Line(s)) }
 
 // PlainLines is Plain for text whose line breaks mean something (a JUnit
 // failure body).
-func PlainLines(s string) string { return Neutral(Lines(s)) }
+func PlainLines(s string) string { return Neutral(lines(s)) }

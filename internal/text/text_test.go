@@ -20,8 +20,8 @@ func TestLine(t *testing.T) {
 }
 
 func TestLinesKeepsLineBreaks(t *testing.T) {
-	if got, want := Lines("a\r\nb\rc\n\td\x1b\u202e"), "a\nb\nc\n d"; got != want {
-		t.Errorf("Lines = %q, want %q", got, want)
+	if got, want := lines("a\r\nb\rc\n\td\x1b\u202e"), "a\nb\nc\n d"; got != want {
+		t.Errorf("lines = %q, want %q", got, want)
 	}
 }
 

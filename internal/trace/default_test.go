@@ -2,12 +2,11 @@ package trace
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "regenerate default.jsonl from the shared recording")
+	"github.com/trt-action/trt-action/internal/golden"
+)
 
 // TestDefaultMatchesRecording keeps the embedded default equal to what the
 // converter makes of the recording; -update rewrites it (go generate does).
@@ -18,7 +17,7 @@ func TestDefaultMatchesRecording(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []byte(writeAll(t, events))
-	if *update {
+	if golden.Updating() { // -update regenerates default.jsonl from the shared recording
 		if err := os.WriteFile("default.jsonl", want, 0o644); err != nil {
 			t.Fatal(err)
 		}

@@ -9,20 +9,20 @@ import (
 // usually consequences of the same mistake.
 const maxViolations = 10
 
-// Violation is one broken rule, at the 1-based position of the event (the
+// violation is one broken rule, at the 1-based position of the event (the
 // line number in a JSON Lines file).
-type Violation struct {
+type violation struct {
 	Line int
 	Msg  string
 }
 
-// ValidationError lists the first violations found and how many there were.
-type ValidationError struct {
-	Violations []Violation // at most maxViolations
+// validationError lists the first violations found and how many there were.
+type validationError struct {
+	Violations []violation // at most maxViolations
 	Total      int
 }
 
-func (e *ValidationError) Error() string {
+func (e *validationError) Error() string {
 	var b strings.Builder
 	for i, v := range e.Violations {
 		if i > 0 {
@@ -39,7 +39,7 @@ func (e *ValidationError) Error() string {
 // Validate checks events against the IProgressMonitor contract: each event is
 // well formed and in time order; a start's parent is running (or absent for a
 // root) and its name is not already running; a step or finish names a running
-// phase; a step lies in [0, nbSteps). It returns nil or a *ValidationError.
+// phase; a step lies in [0, nbSteps). It returns nil or a *validationError.
 //
 // It does not require steps to rise or phases to finish innermost first, and
 // phases may still be running at the end (a trace of a killed build).
@@ -60,13 +60,13 @@ func Validate(events []Event) error {
 
 type validator struct {
 	running map[string]int // phase name -> nbSteps, for phases started and not finished
-	err     ValidationError
+	err     validationError
 }
 
 func (v *validator) report(line int, format string, args ...any) {
 	v.err.Total++
 	if len(v.err.Violations) < maxViolations {
-		v.err.Violations = append(v.err.Violations, Violation{Line: line, Msg: fmt.Sprintf(format, args...)})
+		v.err.Violations = append(v.err.Violations, violation{Line: line, Msg: fmt.Sprintf(format, args...)})
 	}
 }
 

@@ -73,9 +73,9 @@ func TestValidateCapsReport(t *testing.T) {
 	for i := range 25 {
 		events = append(events, step(fmt.Sprint("p", i), 0))
 	}
-	var verr *ValidationError
+	var verr *validationError
 	if !errors.As(Validate(events), &verr) {
-		t.Fatal("want a *ValidationError")
+		t.Fatal("want a *validationError")
 	}
 	if verr.Total != 25 || len(verr.Violations) != maxViolations {
 		t.Errorf("Total=%d kept=%d, want 25 and %d", verr.Total, len(verr.Violations), maxViolations)

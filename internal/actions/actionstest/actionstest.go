@@ -27,7 +27,7 @@ func RunnerCommands(output string) []string {
 			}
 			continue
 		}
-		if !actions.IsCommandLine(line) {
+		if !isCommandLine(line) {
 			continue
 		}
 		run = append(run, line)
@@ -50,4 +50,12 @@ func parseCommand(t string) (name, data string, ok bool) {
 	info := t[2 : 2+end]
 	name, _, _ = strings.Cut(info, " ")
 	return name, t[2+end+2:], true
+}
+
+// isCommandLine reports whether the runner would treat line as a workflow
+// command when commands are not stopped (conservatively: any trimmed "::"
+// start, or any "##[").
+func isCommandLine(line string) bool {
+	t := strings.TrimLeftFunc(line, unicode.IsSpace)
+	return strings.HasPrefix(t, "::") || strings.Contains(line, "##[")
 }

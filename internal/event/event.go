@@ -1,0 +1,70 @@
+// Package event holds what a running build matrix tells its views: the live
+// events, a running build's progress, and the View interface.
+package event
+
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// EventKind is what happened in a running build matrix.
+type EventKind int
+
+const (
+	RunStarted    EventKind = iota + 1 // Total builds known
+	BuildStarted                       // Build, Name
+	PhaseStarted                       // Path, Depth, Steps (only down to the views' depth)
+	PhaseFinished                      // Path, Depth, Done, Steps, Elapsed (phase duration)
+	Heartbeat                          // Progress, about once a second per running build
+	BudgetWarning                      // Message: a budget passed its warn percentage
+	Stopping                           // Message: soft stop requested (budget, signal); Build -1 = all
+	LibraryLog                         // Message, Severity: a warning or error TensorRT logged
+	BuildFinished                      // Result
+	RunFinished                        // Run: the final report
+	Warning                            // Message: something the run worked around (a corrupt cache entry); Build -1 = the run
+)
+
+// Event is what the run tells its views. Views receive events in order, from
+// one goroutine, so they keep their own state without locks.
+type Event struct {
+	Kind     EventKind
+	At       time.Duration // since the run started
+	Build    int           // index into the run's builds; -1 for run-wide events
+	Name     string        // build name
+	Total    int           // RunStarted: number of builds
+	Path     []string      // phase events: names from the root phase down
+	Steps    int
+	Done     int
+	Elapsed  time.Duration // PhaseFinished: the phase's own duration
+	Message  string
+	Severity string // LibraryLog: error or warning
+	Progress *Progress
+	Result   *report.Build
+	Run      *report.Report
+}
+
+// Progress is a running build's state at one moment.
+type Progress struct {
+	Elapsed    time.Duration
+	Active     []ActivePhase // running phases, root first, innermost last
+	Callbacks  int64
+	Silent     time.Duration // since the last callback
+	BudgetLeft time.Duration // time to the nearest limit; -1 when no limit applies
+	BudgetName string        // which limit BudgetLeft refers to ("build", "phase Timing tactics", ...)
+}
+
+// ActivePhase is one running phase.
+type ActivePhase struct {
+	Name    string
+	Done    int // steps completed
+	Steps   int
+	Elapsed time.Duration
+}
+
+// View shows a run as it goes: plain lines, Actions groups, a terminal, an event stream.
+type View interface {
+	Handle(Event)
+	// Close flushes; called once after RunFinished (or after an interrupt's final events).
+	Close() error
+}

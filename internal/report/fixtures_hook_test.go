@@ -1,0 +1,10 @@
+package report_test
+
+import (
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
+)
+
+func init() {
+	report.UseFixtures(reporttest.Sample, reporttest.OKBuild, reporttest.OverBudgetBuild, reporttest.PhaseTree, reporttest.Mixed, reporttest.Settled)
+}

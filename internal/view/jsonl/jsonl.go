@@ -1,0 +1,284 @@
+// Package jsonl writes a running build matrix as JSON Lines, one object per
+// line as things happen, for tools that follow a run live (IDE plugins,
+// dashboards, agents). README.md ("Event stream") describes the format.
+package jsonl
+
+import (
+	"bytes"
+	"encoding/json"
+	"io"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// version is the "v" field of every line. It is bumped when a line changes
+// in a way a reader could trip over (a field removed, renamed or given a
+// new meaning); new fields and new types do not bump it.
+const version = 1
+
+// heartbeatEvery is the shortest time between two heartbeat lines of one
+// build; the supervisor may send heartbeats more often for the terminal.
+const heartbeatEvery = time.Second
+
+// Options configure the stream.
+type Options struct {
+	// Depth limits phase_started and phase_finished lines to phases at most
+	// this many levels deep (1: root phases only). 0 or less: no limit.
+	Depth int
+}
+
+// stream writes one line per event worth telling. One goroutine calls it.
+type stream struct {
+	w        io.Writer
+	opts     Options
+	lastBeat map[int]time.Duration // per build: when its last heartbeat line was written
+	buf      bytes.Buffer
+	enc      *json.Encoder
+	err      error
+}
+
+// flusher is a buffered writer (bufio.Writer) the stream must flush after
+// each line so a tool following the file sees it at once.
+type flusher interface{ Flush() error }
+
+// New returns the view that writes the event stream to w.
+func New(w io.Writer, opts Options) event.View {
+	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}}
+	s.enc = json.NewEncoder(&s.buf)
+	s.enc.SetEscapeHTML(false) // names with < or & stay readable
+	return s
+}
+
+// Handle writes the line for ev, if it has one.
+func (s *stream) Handle(ev event.Event) {
+	if line := s.line(ev); line != nil {
+		s.write(line)
+	}
+}
+
+// Close reports the first write error; every line was flushed already.
+func (s *stream) Close() error { return s.err }
+
+// header is the start of every line.
+type header struct {
+	V    int    `json:"v"`
+	Type string `json:"type"`
+	TMs  int64  `json:"t_ms"` // since the run started
+}
+
+// build identifies the build a line is about.
+type build struct {
+	Build int    `json:"build"` // index in the matrix, from 0
+	Name  string `json:"name"`
+}
+
+type phase struct {
+	Name      string `json:"name"`
+	Done      int    `json:"steps_done"`
+	Steps     int    `json:"steps"`
+	ElapsedMs int64  `json:"elapsed_ms"`
+}
+
+func ms(d time.Duration) int64 { return d.Milliseconds() }
+
+// line builds the JSON object for ev, or nil for events the stream skips
+// (phases below Depth, heartbeats within a second of the last).
+func (s *stream) line(ev event.Event) any {
+	h := func(typ string) header { return header{V: version, Type: typ, TMs: ms(ev.At)} }
+	b := build{Build: ev.Build, Name: ev.Name}
+	switch ev.Kind {
+	case event.RunStarted:
+		return struct {
+			header
+			Builds int `json:"builds"`
+		}{h("run_started"), ev.Total}
+	case event.BuildStarted:
+		return struct {
+			header
+			build
+		}{h("build_started"), b}
+	case event.PhaseStarted:
+		if !s.deepEnough(ev.Path) {
+			return nil
+		}
+		return struct {
+			header
+			build
+			Path  []string `json:"path"`
+			Steps int      `json:"steps"`
+		}{h("phase_started"), b, ev.Path, ev.Steps}
+	case event.PhaseFinished:
+		if !s.deepEnough(ev.Path) {
+			return nil
+		}
+		return struct {
+			header
+			build
+			Path       []string `json:"path"`
+			Done       int      `json:"steps_done"`
+			Steps      int      `json:"steps"`
+			DurationMs int64    `json:"duration_ms"`
+		}{h("phase_finished"), b, ev.Path, ev.Done, ev.Steps, ms(ev.Elapsed)}
+	case event.Heartbeat:
+		return s.heartbeat(ev, h("heartbeat"), b)
+	case event.BudgetWarning:
+		return struct {
+			header
+			build
+			Message string `json:"message"`
+		}{h("budget_warning"), b, ev.Message}
+	case event.LibraryLog:
+		return struct {
+			header
+			build
+			Severity string `json:"severity"`
+			Message  string `json:"message"`
+		}{h("library_log"), b, ev.Severity, ev.Message}
+	case event.Warning:
+		return message{h("warning"), ev.Build, ev.Name, ev.Message}
+	case event.Stopping:
+		return message{h("stopping"), ev.Build, ev.Name, ev.Message}
+	case event.BuildFinished:
+		return buildFinished(h("build_finished"), b, ev.Result)
+	case event.RunFinished:
+		return runFinished(h("run_finished"), ev.Run)
+	}
+	return nil
+}
+
+func (s *stream) deepEnough(path []string) bool {
+	return s.opts.Depth <= 0 || len(path) <= s.opts.Depth
+}
+
+// heartbeat writes at most one line a second per build: a tool wants to
+// know the build is alive and where it is, not every redraw's worth.
+func (s *stream) heartbeat(ev event.Event, h header, b build) any {
+	if ev.Progress == nil {
+		return nil
+	}
+	if last, ok := s.lastBeat[ev.Build]; ok && ev.At-last < heartbeatEvery {
+		return nil
+	}
+	s.lastBeat[ev.Build] = ev.At
+	p := ev.Progress
+	active := make([]phase, len(p.Active))
+	for i, a := range p.Active {
+		active[i] = phase{Name: a.Name, Done: a.Done, Steps: a.Steps, ElapsedMs: ms(a.Elapsed)}
+	}
+	var left *int64
+	if p.BudgetLeft >= 0 {
+		v := ms(p.BudgetLeft)
+		left = &v
+	}
+	return struct {
+		header
+		build
+		ElapsedMs    int64   `json:"elapsed_ms"`
+		BudgetLeftMs *int64  `json:"budget_left_ms"` // null: no limit applies
+		Budget       string  `json:"budget,omitempty"`
+		Callbacks    int64   `json:"callbacks"`
+		SilentMs     int64   `json:"silent_ms"`
+		Active       []phase `json:"active"`
+	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active}
+}
+
+// message is a line that says something about one build or, with build
+// -1, the whole run: stopping, warning.
+type message struct {
+	header
+	Build   int    `json:"build"` // -1: the whole run
+	Name    string `json:"name,omitempty"`
+	Message string `json:"message"`
+}
+
+type engine struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+}
+
+func buildFinished(h header, b build, r *report.Build) any {
+	type line struct {
+		header
+		build
+		Status     string  `json:"status"`
+		Reason     string  `json:"reason,omitempty"`
+		DurationMs int64   `json:"duration_ms"`
+		Engine     *engine `json:"engine,omitempty"`
+		Cache      *cache  `json:"cache,omitempty"`
+	}
+	if r == nil {
+		return line{header: h, build: b, Status: report.StatusFailed}
+	}
+	if b.Name == "" {
+		b.Name = r.Name
+	}
+	l := line{header: h, build: b, Status: r.Status, Reason: r.Reason, DurationMs: r.DurationMs}
+	if r.Engine != nil {
+		l.Engine = &engine{Path: r.Engine.Path, Bytes: r.Engine.Bytes, SHA256: r.Engine.SHA256}
+	}
+	if c := r.Cache; c != nil {
+		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, BuildMs: c.BuildMs}
+		if !c.BuiltAt.IsZero() {
+			l.Cache.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
+		}
+	}
+	return l
+}
+
+// cache is what the engine cache did for a build (the report's cache
+// object without the original build's phase tree).
+type cache struct {
+	Key     string `json:"key,omitempty"`
+	Hit     bool   `json:"hit"`
+	Stored  bool   `json:"stored,omitempty"`
+	BuiltAt string `json:"built_at,omitempty"`
+	BuildMs int64  `json:"build_ms,omitempty"`
+}
+
+func runFinished(h header, run *report.Report) any {
+	type line struct {
+		header
+		DurationMs  int64          `json:"duration_ms"`
+		Complete    bool           `json:"complete"`
+		Interrupted string         `json:"interrupted,omitempty"`
+		Ended       string         `json:"ended,omitempty"`       // why a run over without a signal left builds out
+		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold
+		Builds      int            `json:"builds"`
+		Statuses    map[string]int `json:"statuses"` // builds per status
+	}
+	l := line{header: h, Statuses: map[string]int{}}
+	if run != nil {
+		l.DurationMs, l.Complete, l.Interrupted, l.Builds = run.DurationMs, run.Complete, run.Interrupted, len(run.Builds)
+		l.Ended = run.Ended
+		for _, g := range run.Regressions {
+			l.Regressions = append(l.Regressions, g.Name)
+		}
+		for _, b := range run.Builds {
+			l.Statuses[b.Status]++
+		}
+	}
+	return l
+}
+
+// write puts one whole line on w in a single Write, so a reader never sees
+// half a line, and flushes a buffered w at once.
+func (s *stream) write(v any) {
+	if s.err != nil {
+		return
+	}
+	s.buf.Reset()
+	if err := s.enc.Encode(v); err != nil { // Encode ends the line with \n
+		s.err = err
+		return
+	}
+	if _, err := s.w.Write(s.buf.Bytes()); err != nil {
+		s.err = err
+		return
+	}
+	if f, ok := s.w.(flusher); ok {
+		s.err = f.Flush()
+	}
+}

@@ -1,0 +1,208 @@
+package logview
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report"
+
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// PlainOptions bound the progress lines.
+type PlainOptions struct {
+	// Interval is the least time between two heartbeat lines of one build
+	// (default 1s; lines 10% early still pass, so a 1 s heartbeat with
+	// jitter is not halved).
+	Interval time.Duration
+	// Depth is the deepest phase with start and finish lines (default 2).
+	Depth int
+}
+
+func (o PlainOptions) withDefaults() PlainOptions {
+	if o.Interval <= 0 {
+		o.Interval = time.Second
+	}
+	if o.Depth <= 0 {
+		o.Depth = 2
+	}
+	return o
+}
+
+// liner turns events into progress lines. It keeps per-build state (name,
+// start, heartbeat rate) and is shared by the plain and Actions views.
+type liner struct {
+	opts   PlainOptions
+	builds map[int]*buildLines
+}
+
+type buildLines struct {
+	name      string
+	start     time.Duration // ev.At of event.BuildStarted
+	lastBeat  time.Duration
+	beaten    bool
+	progress  *event.Progress // latest heartbeat, for status lines
+	finished  bool
+	startedAt int // order of event.BuildStarted, for stable status lines
+}
+
+func newLiner(opts PlainOptions) *liner {
+	return &liner{opts: opts.withDefaults(), builds: map[int]*buildLines{}}
+}
+
+func (l *liner) build(ev event.Event) *buildLines {
+	b := l.builds[ev.Build]
+	if b == nil {
+		b = &buildLines{name: ev.Name, start: ev.At, startedAt: len(l.builds)}
+		if b.name == "" {
+			b.name = fmt.Sprintf("build %d", ev.Build+1)
+		}
+		l.builds[ev.Build] = b
+	}
+	return b
+}
+
+// lines returns the lines ev produces (possibly none). Every line is one
+// line, neutralised, so it is inert even outside a fence.
+func (l *liner) lines(ev event.Event) []string {
+	var out []string
+	for _, s := range l.rawLines(ev) {
+		out = append(out, actions.Neutralise(text.Line(s)))
+	}
+	return out
+}
+
+func (l *liner) rawLines(ev event.Event) []string {
+	switch ev.Kind {
+	case event.RunStarted:
+		return []string{"▶ " + text.Count(ev.Total, "build")}
+	case event.RunFinished:
+		if ev.Run == nil {
+			return nil
+		}
+		return []string{"■ " + report.Headline(ev.Run)}
+	case event.Stopping:
+		if ev.Build < 0 {
+			return []string{"■ stopping: " + ev.Message}
+		}
+	case event.BudgetWarning, event.Warning:
+		if ev.Build < 0 {
+			return []string{"⚠ " + ev.Message}
+		}
+	}
+	if ev.Build < 0 {
+		return nil
+	}
+	b := l.build(ev)
+	prefix := func(elapsed time.Duration) string {
+		return fmt.Sprintf("[%s] %8s  ", b.name, text.Duration(elapsed))
+	}
+	since := ev.At - b.start
+	switch ev.Kind {
+	case event.BuildStarted:
+		return []string{prefix(0) + "started"}
+	case event.PhaseStarted:
+		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
+			return nil
+		}
+		return []string{prefix(since) + indent(ev.Path) + "┌ " + leaf(ev.Path) + stepsNote(ev.Steps)}
+	case event.PhaseFinished:
+		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
+			return nil
+		}
+		return []string{prefix(since) + indent(ev.Path) + "└ " + leaf(ev.Path) +
+			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, text.Duration(ev.Elapsed))}
+	case event.Heartbeat:
+		if ev.Progress == nil {
+			return nil
+		}
+		b.progress = ev.Progress
+		if b.beaten && ev.At-b.lastBeat < l.opts.Interval*9/10 {
+			return nil
+		}
+		b.beaten, b.lastBeat = true, ev.At
+		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress)}
+	case event.BudgetWarning, event.Warning:
+		return []string{prefix(since) + "⚠ " + ev.Message}
+	case event.LibraryLog:
+		return []string{prefix(since) + "TensorRT " + ev.Severity + ": " + ev.Message}
+	case event.Stopping:
+		return []string{prefix(since) + "■ stopping: " + ev.Message}
+	case event.BuildFinished:
+		b.finished = true
+		if ev.Result == nil {
+			return []string{fmt.Sprintf("[%s] finished", b.name)}
+		}
+		return []string{fmt.Sprintf("[%s] %s", b.name, resultText(ev.Result))}
+	}
+	return nil
+}
+
+func leaf(path []string) string { return path[len(path)-1] }
+
+func indent(path []string) string { return strings.Repeat("  ", len(path)-1) }
+
+func stepsNote(steps int) string {
+	if steps == 1 {
+		return " (1 step)"
+	}
+	return fmt.Sprintf(" (%d steps)", steps)
+}
+
+// progressText is "▸ A 3/6 › B 4/10 › C 1/3  (budget: 2m48s left)". Deep
+// stacks keep the three outermost and the innermost phase.
+func progressText(p *event.Progress) string {
+	shown := p.Active
+	elided := false
+	if len(shown) > 4 {
+		shown = append(append([]event.ActivePhase{}, p.Active[:3]...), p.Active[len(p.Active)-1])
+		elided = true
+	}
+	var parts []string
+	for i, a := range shown {
+		if elided && i == 3 {
+			parts = append(parts, "…")
+		}
+		parts = append(parts, fmt.Sprintf("%s %d/%d", a.Name, a.Done, a.Steps))
+	}
+	line := "▸ starting"
+	if len(parts) > 0 {
+		line = "▸ " + strings.Join(parts, " › ")
+	}
+	var notes []string
+	if p.BudgetLeft >= 0 {
+		note := "budget: " + text.Duration(p.BudgetLeft) + " left"
+		if p.BudgetName != "" && p.BudgetName != "build" {
+			note += " (" + p.BudgetName + ")"
+		}
+		notes = append(notes, note)
+	}
+	if p.Silent >= 10*time.Second {
+		notes = append(notes, "no callback for "+text.Duration(p.Silent))
+	}
+	if len(notes) > 0 {
+		line += "  (" + strings.Join(notes, ", ") + ")"
+	}
+	return line
+}
+
+// resultText is a build's outcome in one line:
+// "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
+// "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
+func resultText(b *report.Build) string {
+	d := text.DurationMs(b.DurationMs)
+	if report.Succeeded(b.Status) {
+		text := "✔ " + b.Status + " in " + d
+		if b.Engine != nil {
+			text += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, fmtBytes(b.Engine.Bytes))
+		}
+		if origin := report.CacheOrigin(b, time.Time{}); origin != "" {
+			text += "; " + origin
+		}
+		return text
+	}
+	return "✖ " + b.Status + " after " + d + report.ReasonSuffix(b)
+}

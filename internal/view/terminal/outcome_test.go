@@ -1,0 +1,41 @@
+package terminal
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+func TestFinalTableSaysWhyTheRunEndedAndWhatRegressed(t *testing.T) {
+	run := finalReport()
+	run.Ended = "run budget 3s exceeded"
+	run.Regressions = []report.Regression{{Name: "mnist", Percent: 41}}
+	got := strings.Join(renderFinal(run, 120, false), "\n")
+	for _, want := range []string{"ended: run budget 3s exceeded", "slower than the baseline allows: 1 regression (mnist +41%)"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("final table lacks %q:\n%s", want, got)
+		}
+	}
+}
+
+// A hit is a success in the final table and says what it saved, counted
+// from the run's start.
+func TestFinalTableShowsAHit(t *testing.T) {
+	run := finalReport()
+	run.StartedAt = time.Date(2026, 11, 30, 12, 0, 0, 0, time.UTC)
+	built := run.StartedAt.Add(-26 * time.Hour)
+	run.Builds = append(run.Builds, report.Build{Name: "bert", Status: report.StatusCached, DurationMs: 60,
+		Cache: &report.CacheUse{Hit: true, BuiltAt: built, BuildMs: 843_000}})
+	got := renderFinal(run, 200, false)
+	row := ""
+	for _, l := range got {
+		if strings.Contains(l, "bert") {
+			row = l
+		}
+	}
+	if !strings.HasPrefix(row, "✔ bert") || !strings.Contains(row, "cached: built 1 day ago in 14m3s") {
+		t.Errorf("row of the hit: %q\n%s", row, strings.Join(got, "\n"))
+	}
+}
