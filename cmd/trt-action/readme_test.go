@@ -327,7 +327,7 @@ func TestREADMEEngineCacheCommands(t *testing.T) {
 		"■ ✅ 2 cached — 2 builds in",       // unchanged: every build cached
 		"■ ✅ 1 ok, 1 cached — 2 builds in", // --rebuild quick-2
 		"■ ✅ 2 of 2 builds ok in",          // --no-cache
-		"quick-2",                           // cache ls
+		"quick-2",                          // cache ls
 	}
 	if len(cmds) != len(want) {
 		t.Fatalf("README's engine cache block has %d commands; this test knows what %d must do", len(cmds), len(want))
