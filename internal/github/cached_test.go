@@ -1,24 +1,16 @@
 package github
 
 import (
-	"strings"
 	"testing"
 
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
-
-// hit is a build whose engine came from the engine cache in 90 ms; the
-// build that made it took buildMs.
-func hit(name string, buildMs int64) report.Build {
-	return report.Build{Name: name, Backend: "sim", Status: report.StatusCached, DurationMs: 90,
-		Cache: &report.CacheUse{Key: strings.Repeat("e", 64), Hit: true, BuildMs: buildMs}}
-}
 
 // A hit is a success for the check run: no annotation, conclusion
 // success, and the title counts it.
 func TestCheckRunCountsHitsAsSuccess(t *testing.T) {
 	r := runReport(map[string]int64{"resnet": 5_000})
-	r.Builds = append(r.Builds, hit("bert", 840_000))
+	r.Builds = append(r.Builds, reporttest.CacheHit("bert", 840_000))
 	if got := conclusionOf(r); got != "success" {
 		t.Errorf("conclusionOf = %s, want success", got)
 	}
@@ -35,7 +27,7 @@ func TestCheckRunCountsHitsAsSuccess(t *testing.T) {
 // builds it compares with a build.
 func TestCommentHitIsNotAChangeAndRecordsItsBuildTime(t *testing.T) {
 	r := runReport(map[string]int64{"resnet": 5_000})
-	r.Builds = append(r.Builds, hit("bert", 840_000))
+	r.Builds = append(r.Builds, reporttest.CacheHit("bert", 840_000))
 	if got := changes(r, map[string]int64{"bert": 840_000, "resnet": 5_000}); len(got) != 0 {
 		t.Errorf("changes = %+v, want none: the hit is no 99%% faster build", got)
 	}

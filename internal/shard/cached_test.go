@@ -4,12 +4,8 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
-
-func hitOf(name string, buildMs int64) report.Build {
-	return report.Build{Name: name, Status: report.StatusCached, DurationMs: 50,
-		Cache: &report.CacheUse{Hit: true, BuildMs: buildMs}}
-}
 
 // A plan made after a run of hits is the plan made after the run that
 // built them: shards keep their builds, and so their part of the cache.
@@ -18,7 +14,7 @@ func TestPlanAfterHitsIsThePlanAfterBuilds(t *testing.T) {
 	built := baselineOf(times)
 	hits := &report.Report{}
 	for _, b := range built.Builds {
-		hits.Builds = append(hits.Builds, hitOf(b.Name, b.DurationMs))
+		hits.Builds = append(hits.Builds, reporttest.CacheHit(b.Name, b.DurationMs))
 	}
 	want := Plan(builds("a", "b", "c", "d"), 2, built)
 	got := Plan(builds("a", "b", "c", "d"), 2, hits)

@@ -133,3 +133,10 @@ func Settled(n int) *report.Report {
 	}
 	return r
 }
+
+// CacheHit is a build whose engine came from the engine cache in 50 ms;
+// the build that made it took buildMs.
+func CacheHit(name string, buildMs int64) report.Build {
+	return report.Build{Name: name, Backend: "sim", Status: report.StatusCached, DurationMs: 50,
+		Cache: &report.CacheUse{Key: strings.Repeat("e", 64), Hit: true, BuildMs: buildMs}}
+}
