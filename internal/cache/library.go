@@ -57,7 +57,8 @@ func (e *LibraryUnknownError) Error() string {
 // its content when it has none. libPath is --trt-lib (a file or a folder);
 // "" means the backend's variable (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB).
 // When neither is set the library comes from the dynamic loader's search
-// path, which only loading resolves: that is a *LibraryUnknownError, as is
+// path: the file the loader would pick is found the loader's way
+// (loaderpath.go). A library found nowhere is a *LibraryUnknownError, as is
 // a named location without the library.
 func LibraryIdentity(backend, libPath string) (string, error) {
 	if backend == "sim" {
@@ -71,12 +72,13 @@ func LibraryIdentity(backend, libPath string) (string, error) {
 	if libPath == "" {
 		libPath, origin = os.Getenv(lib.variable), lib.variable
 	}
+	var files []string
+	var err error
 	if libPath == "" {
-		return "", &LibraryUnknownError{Backend: backend, Reason: fmt.Sprintf(
-			"neither --trt-lib nor %s is set, so the dynamic loader's search path decides which file loads; "+
-				"name the library's folder with either", lib.variable)}
+		files, err = lib.onSearchPath(systemLoader())
+	} else {
+		files, err = lib.locate(libPath, origin)
 	}
-	files, err := lib.locate(libPath, origin)
 	if err != nil {
 		return "", &LibraryUnknownError{Backend: backend, Reason: err.Error()}
 	}
@@ -130,9 +132,48 @@ func (l libraryFiles) locate(libPath, origin string) ([]string, error) {
 	}
 	beside := existing(filepath.Dir(infer), parsers)
 	if len(beside) == 0 {
-		return nil, fmt.Errorf("no ONNX parser (%s) beside %s; the backend would look for it on the loader's search path", strings.Join(parsers, " or "), infer)
+		// The backend then asks the loader for the parser by name.
+		search := systemLoader()
+		for _, p := range parsers {
+			if found := search.find(p); found != "" {
+				return []string{infer, found}, nil
+			}
+		}
+		return nil, fmt.Errorf("no ONNX parser (%s) beside %s, nor on the loader's search path (%s)",
+			strings.Join(parsers, " or "), infer, search.where())
 	}
 	return append([]string{infer}, beside...), nil
+}
+
+// onSearchPath lists the library files the backend would load from the
+// dynamic loader's search path (neither --trt-lib nor the variable set):
+// each library name the loader finds (tensorrt: both majors when both are
+// there, as for a folder: only loading tells which a backend takes), and
+// for each its parser, beside it or else on the search path too.
+func (l libraryFiles) onSearchPath(s loaderSearch) ([]string, error) {
+	var files []string
+	for i, name := range l.infer {
+		infer := s.find(name)
+		if infer == "" {
+			continue
+		}
+		parser := existing(filepath.Dir(infer), l.parser[i:i+1])
+		if len(parser) == 0 {
+			if p := s.find(l.parser[i]); p != "" {
+				parser = []string{p}
+			}
+		}
+		if len(parser) == 0 {
+			return nil, fmt.Errorf("%s is at %s, but its ONNX parser %s is neither beside it nor on the loader's search path (%s)",
+				name, infer, l.parser[i], s.where())
+		}
+		files = append(files, infer, parser[0])
+	}
+	if len(files) == 0 {
+		return nil, fmt.Errorf("neither --trt-lib nor %s is set, and the loader's search path (%s) has none of %s; "+
+			"name the library's folder with either", l.variable, s.where(), strings.Join(l.infer, ", "))
+	}
+	return files, nil
 }
 
 // existing returns the names in dir that are files.

@@ -80,9 +80,18 @@ func TestLibraryIdentityOfTensorRTRTX(t *testing.T) {
 	}
 }
 
+// useLoader stands s in for the machine's loader search for one test.
+func useLoader(t *testing.T, s loaderSearch) {
+	t.Helper()
+	saved := systemLoader
+	systemLoader = func() loaderSearch { return s }
+	t.Cleanup(func() { systemLoader = saved })
+}
+
 func TestLibraryIdentityUnknown(t *testing.T) {
 	t.Setenv("TRT_ACTION_RTX_LIB", "")
 	t.Setenv("TRT_ACTION_TRT_LIB", "")
+	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
 	for _, backend := range []string{"tensorrt", "tensorrt-rtx"} {
 		_, err := LibraryIdentity(backend, "")
 		var unknown *LibraryUnknownError
@@ -138,7 +147,16 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "libnvonnxparser.so.10")); err != nil {
 		t.Fatal(err)
 	}
+	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
 	if _, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
-		t.Errorf("no parser beside the library: %v", err)
+		t.Errorf("no parser beside the library nor on the search path: %v", err)
+	}
+	// The backend then asks the loader for the parser by name: so does the key.
+	elsewhere := t.TempDir()
+	writeLibs(t, elsewhere, "libnvonnxparser.so.10")
+	useLoader(t, loaderSearch{libraryPath: elsewhere})
+	if one, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil ||
+		!strings.HasSuffix(one, "; "+identityOf(t, filepath.Join(elsewhere, "libnvonnxparser.so.10"))) {
+		t.Errorf("parser on the search path: %q, %v", one, err)
 	}
 }

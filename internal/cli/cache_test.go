@@ -55,10 +55,11 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
-// TestCacheKeyLibraryUnknown: where only loading would tell which library
-// a backend takes, the key is refused with the reason and the fix.
+// TestCacheKeyLibraryUnknown: where the library a backend would take
+// cannot be found (here: a named folder without it), the key is refused
+// with the reason and the fix.
 func TestCacheKeyLibraryUnknown(t *testing.T) {
-	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	t.Setenv("TRT_ACTION_RTX_LIB", t.TempDir())
 	inDir(t, map[string]string{"m.onnx": "", "trt-builds.yml": "version: 1\nbuilds:\n  - {name: r, backend: tensorrt-rtx, onnx: m.onnx}\n"})
 	code, out, errb := runCacheCommand(t, "key")
 	if code != ExitInvalid || out != "" || !strings.Contains(errb, "build r: ") || !strings.Contains(errb, "TRT_ACTION_RTX_LIB") {

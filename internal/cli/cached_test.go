@@ -217,8 +217,9 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 		t.Errorf("problems told: %q", envs.problems)
 	}
 
-	// Without a library to name, that is the reason, whatever the GPU.
-	t.Setenv("TRT_ACTION_TRT_LIB", "")
+	// Without a library to name (a folder that has none), that is the
+	// reason, whatever the GPU.
+	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
 	envs = c.cacheEnvs(cache.NewHasher(), builds, "", []string{"0"})
 	if _, err := envs.env("tensorrt", "0"); !cache.IsLibraryUnknown(err) || len(envs.problems) != 1 {
 		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.problems)

@@ -199,7 +199,8 @@ func (c *Command) cacheNotice(format string, args ...any) {
 
 // planKeys gives plan --json each build's engine cache key, computed as a
 // build run would without loading TensorRT: the library named from its
-// files (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB), the GPU from nvidia-smi
+// files (--trt-lib, TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB, else where the
+// dynamic loader would find it), the GPU from nvidia-smi
 // where there is one. A plan job may lack the models; then the key is
 // null, with the file it could not read.
 func (c *Command) planKeys(builds []matrix.Build) matrix.PlanKeys {
