@@ -153,7 +153,8 @@ func TestSimReplaysInOrderFromSeveralThreads(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(string(engine), "TRTACTION-SIM-ENGINE v1\nmnist-fp16\nevents 12\nphases-fnv1a ") {
+	// No build name in it: a cache hit after a rename hands these bytes out.
+	if !strings.HasPrefix(string(engine), "TRTACTION-SIM-ENGINE v1\nevents 12\nphases-fnv1a ") {
 		t.Errorf("engine = %q", engine)
 	}
 }

@@ -261,8 +261,10 @@ class Replay {
     error_ = std::move(msg);
   }
 
-  // The fake engine: a header, the build name, the event count and a
-  // checksum of the phase names, so its size and digest mean something.
+  // The fake engine: a header, the event count and a checksum of the phase
+  // names, so its size and digest mean something. Not the build's name:
+  // like a real engine, its bytes follow only from what the cache key
+  // covers, so a hit after a rename hands out the same bytes a build would.
   int32_t write_engine() {
     if (cfg_->engine_tmp == nullptr || cfg_->engine_tmp[0] == '\0') {
       error_ = "simulator: no engine_tmp path";
@@ -280,8 +282,7 @@ class Replay {
     char tail[96];
     std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", total_,
                   static_cast<unsigned long long>(sum));
-    std::string body = "TRTACTION-SIM-ENGINE v1\n";
-    body += cfg_->name == nullptr ? "" : cfg_->name;
+    std::string body = "TRTACTION-SIM-ENGINE v1";
     body += tail;
     return write_file(cfg_->engine_tmp, body);
   }

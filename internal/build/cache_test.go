@@ -188,3 +188,25 @@ func TestHitTakesNoBuildBudget(t *testing.T) {
 		t.Errorf("a hit under a 1ns budget: %s (%s), budget %+v", a.Status, a.Reason, a.Budget)
 	}
 }
+
+// A renamed build is a hit (its name is not in its key), and the engine
+// it gets is byte for byte what building it under its new name makes: a
+// stand-in engine holds nothing the key does not cover.
+func TestRenamedBuildGetsTheEngineItWouldBuild(t *testing.T) {
+	cacheDir := t.TempDir()
+	cachedRun(t, []matrix.Build{simBuild(t.TempDir(), "before", nil)}, engineCache(t, cacheDir))
+	renamed, _ := cachedRun(t, []matrix.Build{simBuild(t.TempDir(), "after", nil)}, engineCache(t, cacheDir))
+	hit := renamed["after"]
+	if hit.Status != report.StatusCached {
+		t.Fatalf("the renamed build: %s, want cached", hit.Status)
+	}
+	fresh := runReport([]matrix.Build{simBuild(t.TempDir(), "after", nil)}, testOptions(t), nil).Builds[0]
+	if fresh.Status != report.StatusOK {
+		t.Fatalf("a fresh build: %s (%s)", fresh.Status, fresh.Reason)
+	}
+	got, _ := os.ReadFile(hit.Engine.Path)
+	want, _ := os.ReadFile(fresh.Engine.Path)
+	if len(want) == 0 || !bytes.Equal(got, want) {
+		t.Errorf("the hit's engine %q differs from a fresh build's %q", got, want)
+	}
+}
