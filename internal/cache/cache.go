@@ -33,7 +33,21 @@ import (
 type Options struct {
 	Dir     string
 	MaxSize int64 // bytes; 0 = no limit
+	// Existing opens only a folder that is there and creates nothing in
+	// it: for commands that look at a cache (ls, prune, verify), where a
+	// mistyped folder must be an error, not a new empty cache.
+	Existing bool
 }
+
+// NoCacheError is Open's error for Options.Existing when the folder is not
+// there (or is not a folder).
+type NoCacheError struct {
+	Dir string
+	Err error
+}
+
+func (e *NoCacheError) Error() string { return fmt.Sprintf("no engine cache at %s: %v", e.Dir, e.Err) }
+func (e *NoCacheError) Unwrap() error { return e.Err }
 
 // Cache is an opened cache folder.
 type Cache struct {
@@ -98,8 +112,9 @@ func (e *CorruptError) Error() string {
 	return fmt.Sprintf("cache entry %s is corrupt: %s; %s", e.Path, e.Reason, what)
 }
 
-// Open opens the cache at o.Dir, creating the folder when it can. A folder
-// that exists but cannot be written opens read-only (ReadOnly).
+// Open opens the cache at o.Dir, creating the folder when it can (unless
+// o.Existing). A folder that exists but cannot be written opens read-only
+// (ReadOnly).
 func Open(o Options) (*Cache, error) {
 	if o.Dir == "" {
 		return nil, errors.New("cache: no folder given")
@@ -108,6 +123,12 @@ func Open(o Options) (*Cache, error) {
 		return nil, fmt.Errorf("cache: max size %d is negative", o.MaxSize)
 	}
 	c := &Cache{dir: o.Dir, root: filepath.Join(o.Dir, "v"+strconv.Itoa(FormatVersion)), maxSize: o.MaxSize, now: time.Now}
+	if o.Existing {
+		if err := c.openExisting(); err != nil {
+			return nil, err
+		}
+		return c, nil
+	}
 	err := os.MkdirAll(filepath.Join(c.root, tmpName), 0o755)
 	if err == nil {
 		err = probeWritable(filepath.Join(c.root, tmpName))
@@ -122,6 +143,33 @@ func Open(o Options) (*Cache, error) {
 	}
 	c.removeAbandoned()
 	return c, nil
+}
+
+// openExisting opens a cache folder that must be there, creating nothing.
+// Whether it is writable is asked of the staging folder, where a store
+// would write first; a folder that has none yet holds no entries to remove.
+func (c *Cache) openExisting() error {
+	fi, err := os.Stat(c.dir)
+	if err == nil && !fi.IsDir() {
+		err = errors.New("not a folder")
+	}
+	if err != nil {
+		var pathErr *fs.PathError
+		if errors.As(err, &pathErr) {
+			err = pathErr.Err // the path is in NoCacheError already
+		}
+		return &NoCacheError{Dir: c.dir, Err: err}
+	}
+	tmp := filepath.Join(c.root, tmpName)
+	if _, err := os.Stat(tmp); err != nil {
+		return nil
+	}
+	if probeWritable(tmp) != nil {
+		c.readOnly = true
+		return nil
+	}
+	c.removeAbandoned()
+	return nil
 }
 
 // probeWritable tries to create a file in dir: permission bits do not

@@ -63,10 +63,10 @@ type cacheFolder struct {
 	file string
 }
 
-// openCacheFolder parses the flags of a verb that works on a cache folder
-// (ls, prune, verify: they take no arguments) and opens the folder.
-func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache, error) {
-	var where cacheFolder
+// cacheFolderFlags parses the flags of a verb that works on a cache folder
+// (ls, prune, verify: they take no arguments) and says where the folder is.
+func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string) (*cacheFolder, error) {
+	where := &cacheFolder{}
 	fs.StringVar(&where.dir, "cache", "", "the cache `folder` (default: the matrix file's cache: dir)")
 	fs.StringVar(&where.file, "f", matrix.DefaultFile, "the matrix `file` whose cache: dir to use")
 	if err := c.parse(fs, args, cacheInputs); err != nil {
@@ -75,13 +75,23 @@ func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache
 	if fs.NArg() > 0 {
 		return nil, usagef("%s takes no arguments; got %q", fs.Name(), fs.Arg(0))
 	}
+	return where, nil
+}
+
+// openCacheFolder is cacheFolderFlags, then the folder opened.
+func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache, error) {
+	where, err := c.cacheFolderFlags(fs, args)
+	if err != nil {
+		return nil, err
+	}
 	return where.open()
 }
 
-// open opens the cache folder; its max-size is the matrix file's when the
-// folder came from it.
+// open opens the cache folder, which must be there (a mistyped folder is
+// an error, never a new empty cache); its max-size is the matrix file's
+// when the folder came from it.
 func (f *cacheFolder) open() (*cache.Cache, error) {
-	o := cache.Options{Dir: f.dir}
+	o := cache.Options{Dir: f.dir, Existing: true}
 	if o.Dir == "" {
 		// The models need not be here: only the cache key is read.
 		m, err := matrix.LoadWithoutInputs(f.file)
@@ -91,7 +101,7 @@ func (f *cacheFolder) open() (*cache.Cache, error) {
 		if m.Cache == nil {
 			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
 		}
-		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize}
+		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true}
 	}
 	return cache.Open(o)
 }
@@ -205,7 +215,18 @@ func runCachePrune(c *Command, args []string) (int, error) {
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
 	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
-	cc, err := c.openCacheFolder(fs, args)
+	where, err := c.cacheFolderFlags(fs, args)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	// 0s or less would remove nothing, or everything: neither is asked
+	// for with a duration.
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "older-than" })
+	if given && *olderThan <= 0 {
+		return ExitInvalid, usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
+	}
+	cc, err := where.open()
 	if err != nil {
 		return ExitInvalid, err
 	}

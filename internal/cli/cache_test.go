@@ -140,6 +140,9 @@ func TestCacheLsPruneVerify(t *testing.T) {
 
 func TestCacheUsageErrors(t *testing.T) {
 	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	if err := os.Mkdir("c", 0o755); err != nil {
+		t.Fatal(err)
+	}
 	for _, c := range []struct {
 		args []string
 		want string
@@ -149,6 +152,9 @@ func TestCacheUsageErrors(t *testing.T) {
 		{[]string{"ls"}, "no cache folder: give --cache DIR"},
 		{[]string{"prune", "--cache", "c"}, "--max-size SIZE or --older-than DURATION"},
 		{[]string{"prune", "--cache", "c", "--max-size", "big"}, `invalid size "big"`},
+		{[]string{"prune", "--cache", "c", "--older-than", "-1h"}, "cache prune: --older-than -1h0m0s: want a duration above zero, like 720h"},
+		{[]string{"prune", "--cache", "c", "--older-than", "0s"}, "cache prune: --older-than 0s: want a duration above zero"},
+		{[]string{"prune", "--cache", "c", "--max-size", "1GiB", "--older-than", "0s"}, "cache prune: --older-than 0s: want a duration above zero"},
 		{[]string{"verify", "--cache", "c", "extra"}, `takes no arguments; got "extra"`},
 	} {
 		code, _, errb := runCacheCommand(t, c.args...)
@@ -158,5 +164,53 @@ func TestCacheUsageErrors(t *testing.T) {
 	}
 	if code, _, errb := runCacheCommand(t, "-h"); code != ExitOK || !strings.Contains(errb, "\n  -max-size size\n") || !strings.Contains(errb, "\n  -prefix\n") {
 		t.Errorf("cache -h: exit %d, every verb's flags wanted:\n%s", code, errb)
+	}
+}
+
+// ls, prune and verify look at a cache: a folder that is not there is an
+// error (a mistyped --cache is not an empty cache), and they create
+// nothing, not even in a folder that is there but holds no cache yet.
+func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	absent := filepath.Join(dir, "absent")
+	for _, args := range [][]string{{"ls", "--cache", absent}, {"verify", "--cache", absent}, {"prune", "--cache", absent, "--max-size", "1"}, {"ls"}} {
+		code, out, errb := runCacheCommand(t, args...)
+		where := absent
+		if len(args) == 1 {
+			where = ".trt-cache" // the matrix file's cache: dir, from its folder (here)
+		}
+		if code != ExitInvalid || errb != "trt-action: no engine cache at "+where+": no such file or directory\n" || out != "" {
+			t.Errorf("cache %v: exit %d, want %d\nstdout %q\nstderr %q", args, code, ExitInvalid, out, errb)
+		}
+		if _, err := os.Lstat(where); !os.IsNotExist(err) {
+			t.Errorf("cache %v created %s", args, where)
+		}
+	}
+	if err := os.WriteFile(absent, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if code, _, errb := runCacheCommand(t, "ls", "--cache", absent); code != ExitInvalid || !strings.Contains(errb, "no engine cache at "+absent+": not a folder") {
+		t.Errorf("cache ls of a file: exit %d, %q", code, errb)
+	}
+
+	empty := filepath.Join(dir, "empty")
+	if err := os.Mkdir(empty, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"ls", "--cache", empty}, "0 entries, 0 B\n"},
+		{[]string{"verify", "--cache", empty}, "0 entries ok\n"},
+		{[]string{"prune", "--cache", empty, "--older-than", "1h"}, "removed 0 entries, 0 B\n"},
+	} {
+		code, out, errb := runCacheCommand(t, c.args...)
+		if code != ExitOK || !strings.HasSuffix(out, c.want) {
+			t.Errorf("cache %v: exit %d, %q, want %q\n%s", c.args, code, out, c.want, errb)
+		}
+	}
+	if left, _ := os.ReadDir(empty); len(left) != 0 {
+		t.Errorf("cache ls, verify and prune created %v in an empty folder", left)
 	}
 }
