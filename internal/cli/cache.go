@@ -98,7 +98,7 @@ func (f *cacheFolder) open() (*cache.Cache, error) {
 		if err != nil {
 			return nil, flagFileError("-f", matrixError(err))
 		}
-		if m.Cache == nil {
+		if m.Cache == nil || m.Cache.Dir == "" {
 			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
 		}
 		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true}

@@ -225,3 +225,36 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.problems)
 	}
 }
+
+// A matrix cache: with only max-size takes its folder from --cache (the
+// size still holds); without --cache the run is refused at the key.
+func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\ncache: {max-size: 1GiB}\nbuilds:\n  - {name: a, backend: sim}\n"})
+	for _, args := range [][]string{{"build"}, {"build", "--rebuild", "a"}} {
+		c, _, errb := fanoutCommand(nil)
+		if code := c.Main(args); code != ExitInvalid {
+			t.Errorf("%v: exit %d, want %d\n%s", args, code, ExitInvalid, errb)
+		}
+		const want = "trt-builds.yml:2:1: cache: no folder for the engine cache: give cache: {dir: ...}, --cache DIR or the action's cache input (or --no-cache)\n"
+		if errb.String() != want {
+			t.Errorf("%v:\n got %s\nwant %s", args, errb, want)
+		}
+	}
+	if code, _, errb := runCacheCommand(t, "ls"); code != ExitInvalid || !strings.Contains(errb, "no cache folder: give --cache DIR") {
+		t.Errorf("cache ls: exit %d, %s", code, errb)
+	}
+
+	file, err := matrix.Load("trt-builds.yml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, _, errb := fanoutCommand(nil)
+	flags := cacheFlags{dir: "c"}
+	if errs := flags.check(file, file.Builds); len(errs) != 0 {
+		t.Fatalf("--cache c: %v", errs)
+	}
+	ec, err := c.engineCache(&flags, file, file.Builds, "", nil)
+	if err != nil || ec == nil || ec.Cache.Dir() != "c" || ec.Cache.MaxSize() != 1<<30 {
+		t.Fatalf("--cache c with max-size 1GiB: %+v, %v\n%s", ec, err, errb)
+	}
+}

@@ -31,7 +31,8 @@ func (f *cacheFlags) register(fs *flag.FlagSet) {
 }
 
 // cacheDir is the cache folder of the run: --cache, else the matrix's
-// cache.dir; "" when the cache is off.
+// cache.dir; "" when the cache is off. The matrix's max-size holds for
+// either folder.
 func (f *cacheFlags) cacheDir(file *matrix.File) string {
 	switch {
 	case f.off:
@@ -51,10 +52,15 @@ func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build) []error {
 	if f.off && f.dir != "" {
 		errs = append(errs, usagef("--cache %q and --no-cache: give one (--no-cache runs without the cache; --cache names its folder)", f.dir))
 	}
+	noFolder := !f.off && f.dir == "" && file.Cache != nil && file.Cache.Dir == ""
+	if noFolder {
+		errs = append(errs, usagef("%s: cache: no folder for the engine cache: give cache: {dir: ...}, --cache DIR or the action's cache input (or --no-cache)", file.Cache.Pos))
+	}
 	if len(f.rebuild) == 0 {
 		return errs
 	}
 	switch {
+	case noFolder: // said above
 	case f.off:
 		errs = append(errs, usagef("--rebuild %s and --no-cache: give one (--no-cache already builds everything and stores nothing; --rebuild builds the named builds and stores their engines)", f.rebuild.String()))
 	case f.cacheDir(file) == "":

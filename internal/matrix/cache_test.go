@@ -26,6 +26,11 @@ func TestCacheKey(t *testing.T) {
 	if f, err := Load(m); err != nil || f.Cache.MaxSize != 0 {
 		t.Errorf("without max-size: %+v, %v; want no limit", f.Cache, err)
 	}
+	// Without dir the folder comes from --cache; the size still holds.
+	_, m = repoWithMatrix(t, "cache: {max-size: 1GiB}\n"+simBuild)
+	if f, err := Load(m); err != nil || f.Cache == nil || f.Cache.Dir != "" || f.Cache.MaxSize != 1<<30 || f.Cache.Pos.Line != 2 {
+		t.Errorf("max-size alone: %+v, %v; want no folder, 1 GiB", f.Cache, err)
+	}
 	_, m = repoWithMatrix(t, simBuild)
 	if f, err := Load(m); err != nil || f.Cache != nil {
 		t.Errorf("without cache: %+v, %v; want nil (off)", f.Cache, err)
@@ -38,7 +43,7 @@ func TestCacheKeyErrors(t *testing.T) {
 		at    string
 		parts []string
 	}{
-		{"cache: {max-size: 1GiB}\n", "2:1", []string{"cache: dir is required"}},
+		{"cache: 3\n", "2:8", []string{"cache: expected a mapping like {dir: .trt-cache, max-size: 20GiB}, got the number 3; allowed keys: dir, max-size"}},
 		{"cache: {dir: c, max-size: lots}\n", "2:27", []string{`cache.max-size: invalid size "lots"`, "KiB, MiB, GiB"}},
 		{"cache: {dir: c, maxsize: 1GiB}\n", "2:17", []string{`unknown key "maxsize" in cache`, `did you mean "max-size"`, "allowed: dir, max-size"}},
 		{"cache:\n", "2:1", []string{"cache: expected a mapping", "remove the key"}},

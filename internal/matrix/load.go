@@ -306,20 +306,25 @@ func (d *decoder) regression(n *yaml.Node) *Regression {
 
 // cache reads the top-level cache: {dir, max-size}. The folder is written
 // to, so like an engine it must lie in the workspace or an allowed folder.
+// Without dir the folder comes from the command line (--cache, the
+// action's cache input); build says so when neither gives one.
 func (d *decoder) cache(p pair) *Cache {
-	c := &Cache{Pos: d.w.pos(p.key)}
-	fs := d.w.fields(p.val, "cache", cacheKeys)
-	if isNull(p.val) || resolve(p.val).Kind != yaml.MappingNode {
-		if isNull(p.val) {
-			d.w.errs.add(d.w.pos(p.key), "cache: expected a mapping like {dir: .trt-cache, max-size: 20GiB}, got nothing (null); remove the key to turn the cache off")
+	if v := resolve(p.val); isNull(v) || v.Kind != yaml.MappingNode {
+		where, hint := d.w.pos(p.val), ""
+		if isNull(v) {
+			where, hint = d.w.pos(p.key), "; remove the key to turn the cache off"
 		}
+		d.w.errs.add(where, "cache: expected a mapping like {dir: .trt-cache, max-size: 20GiB}, got %s; allowed keys: %s%s",
+			describe(v), strings.Join(cacheKeys, ", "), hint)
 		return nil
 	}
-	if dp, ok := fs.get("dir"); !ok {
-		d.w.errs.add(d.w.pos(p.key), "cache: dir is required (the cache folder, relative to the matrix file, like dir: .trt-cache)")
-	} else if dir, ok := d.path(dp.val, "cache.dir"); ok {
-		c.Dir = dir
-		d.checkOutputFolder(d.w.pos(dp.val), "cache.dir", dir)
+	c := &Cache{Pos: d.w.pos(p.key)}
+	fs := d.w.fields(p.val, "cache", cacheKeys)
+	if dp, ok := fs.get("dir"); ok {
+		if dir, ok := d.path(dp.val, "cache.dir"); ok {
+			c.Dir = dir
+			d.checkOutputFolder(d.w.pos(dp.val), "cache.dir", dir)
+		}
 	}
 	if sp, ok := fs.get("max-size"); ok {
 		c.MaxSize, _ = d.byteSize(sp.val, "cache.max-size")

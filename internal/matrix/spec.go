@@ -24,7 +24,7 @@ type File struct {
 // Cache is the top-level cache key: where the engine cache lives and how
 // large it may grow (internal/cache).
 type Cache struct {
-	Dir     string // relative to the matrix file's folder, like every path in it
+	Dir     string // relative to the matrix file's folder, like every path in it; "": from --cache
 	MaxSize int64  // bytes; 0 = no limit
 	Pos     Pos    // where the cache key was written
 }
