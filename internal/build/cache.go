@@ -30,12 +30,15 @@ type EngineCache struct {
 	// Rebuild reports whether --rebuild names the build: it is built
 	// without asking the cache, and its engine stored.
 	Rebuild func(name string) bool
+
+	inRun sameKey // the keys this run is building now
 }
 
 // cacheKey is a build's key and what it was made from, once known.
 type cacheKey struct {
-	key cache.Key
-	env cache.Env
+	key     cache.Key
+	env     cache.Env
+	claimed bool // this build builds the key for the run (sameKey)
 }
 
 // lookup asks the engine cache for the build's engine. It returns the
@@ -66,6 +69,23 @@ func (w *watch) lookup() *report.Build {
 		w.res.Cache.Rebuilt = true
 		return nil
 	}
+	for {
+		ended, mine := ec.inRun.claim(key)
+		if mine {
+			w.key.claimed = true
+			break
+		}
+		// Another build of this run builds this key: wait for it (not on
+		// the runner's loop), then ask the cache again.
+		select {
+		case <-ended:
+		case <-w.r.admit.Done():
+		}
+		if why := w.r.startRefused(); why != nil { // a signal or the run budget: like a build not started
+			return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", why), outcome{})
+		}
+		w.startClock() // the wait is not the build's: its time and budgets start now
+	}
 	entry, hit, err := ec.Cache.Fetch(key, w.spec.Engine)
 	var corrupt *cache.CorruptError
 	switch {
@@ -74,9 +94,18 @@ func (w *watch) lookup() *report.Build {
 	case err != nil:
 		w.warn(fmt.Sprintf("engine cache: the engine could not be taken from it (%v); the build runs", err))
 	case hit:
+		w.releaseKey()
 		return w.cached(entry)
 	}
 	return nil
+}
+
+// releaseKey lets builds of this run waiting for the build's key go on.
+func (w *watch) releaseKey() {
+	if w.key != nil && w.key.claimed {
+		w.key.claimed = false
+		w.r.opts.Cache.inRun.release(w.key.key)
+	}
 }
 
 // cached is the report entry of a hit: the engine is in place, and the

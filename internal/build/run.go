@@ -235,6 +235,19 @@ func (r *runner) cancelPending(from int) {
 	}
 }
 
+// startRefused is why a build that has not started its worker must not
+// start it now: a signal, or the run budget spent (also in the moment
+// before the runner's loop has seen it run out); nil when it may.
+func (r *runner) startRefused() error {
+	if err := context.Cause(r.admit); err != nil {
+		return err
+	}
+	if r.opts.RunBudget > 0 && r.since() >= r.opts.RunBudget {
+		return runBudgetExceeded{Limit: r.opts.RunBudget}
+	}
+	return nil
+}
+
 // runBudgetExceeded is why builds were not started once the run budget ran out.
 type runBudgetExceeded struct{ Limit time.Duration }
 

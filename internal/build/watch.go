@@ -63,13 +63,7 @@ func (w *watch) emit(ev event.Event) {
 // run starts the worker and follows it to its end. Its clock, and the run
 // budget it gets, start now: a build may have waited for a GPU.
 func (w *watch) run() *report.Build {
-	w.started = time.Now()
-	w.res.StartMs = w.r.since().Milliseconds()
-	var runLeft time.Duration
-	if w.r.opts.RunBudget > 0 {
-		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
-	}
-	w.budget = newBudget(w.spec.Budgets, runLeft)
+	w.startClock()
 	started := event.Event{Kind: event.BuildStarted}
 	if w.gpu != "" {
 		started.Message = "on GPU " + w.gpu
@@ -96,6 +90,18 @@ func (w *watch) run() *report.Build {
 	stopOnSignal()
 	killOnSecond()
 	return w.classify()
+}
+
+// startClock starts the build's clock, and the budgets that count from
+// it, now.
+func (w *watch) startClock() {
+	w.started = time.Now()
+	w.res.StartMs = w.r.since().Milliseconds()
+	var runLeft time.Duration
+	if w.r.opts.RunBudget > 0 {
+		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
+	}
+	w.budget = newBudget(w.spec.Budgets, runLeft)
 }
 
 // follow handles the worker's messages, budgets and heartbeats until the
@@ -294,6 +300,7 @@ func (w *watch) finish(status, reason string, ctl outcome) *report.Build {
 	}
 	b := w.conclude(status, reason, ctl)
 	w.store()
+	w.releaseKey() // after the store: a build waiting for this key finds the engine
 	return b
 }
 

@@ -1,0 +1,116 @@
+package build
+
+import (
+	"bytes"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/gpus"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// sameKeyBuilds are two builds alike but for their names (and whatever
+// mod changes that is not in the key), a slow one first.
+func sameKeyBuilds(dir string, step time.Duration, mod func(first, second *matrix.Build)) []matrix.Build {
+	builds := []matrix.Build{
+		simBuild(dir, "first", func(b *matrix.Build) { b.Sim.Step = step }),
+		simBuild(dir, "second", func(b *matrix.Build) { b.Sim.Step = step; b.Budgets.Build = time.Hour }),
+	}
+	if mod != nil {
+		mod(&builds[0], &builds[1])
+	}
+	return builds
+}
+
+// sameKeyOptions runs the builds side by side, one per GPU, and makes the
+// second (on GPU 1) ask for its key a moment later, so the first is the
+// one building it.
+func sameKeyOptions(t *testing.T, cacheDir string) Options {
+	opts := testOptions(t)
+	opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
+	opts.Cache = engineCache(t, cacheDir)
+	opts.Cache.Env = func(backend, gpu string) (cache.Env, error) {
+		if gpu == "1" {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return cache.Env{Library: cache.SimLibrary}, nil
+	}
+	return opts
+}
+
+// Two builds of one run with one key are built once: the second waits for
+// the first and takes its engine from the cache.
+func TestSameKeyInOneRunIsBuiltOnce(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	rep := runReport(sameKeyBuilds(dir, 100*time.Microsecond, nil), sameKeyOptions(t, cacheDir), nil)
+	first, second := rep.Builds[0], rep.Builds[1]
+	if first.Status != report.StatusOK || !first.Cache.Stored || first.Callbacks == 0 {
+		t.Fatalf("first: %s (%s), cache %+v; want built and stored", first.Status, first.Reason, first.Cache)
+	}
+	if second.Status != report.StatusCached || second.Callbacks != 0 || second.Cache.Key != first.Cache.Key {
+		t.Fatalf("second: %s (%s), %d callbacks, cache %+v; want a hit on the first's key", second.Status, second.Reason, second.Callbacks, second.Cache)
+	}
+	a, _ := os.ReadFile(first.Engine.Path)
+	b, _ := os.ReadFile(second.Engine.Path)
+	if len(a) == 0 || !bytes.Equal(a, b) {
+		t.Errorf("engines differ: %q and %q", a, b)
+	}
+}
+
+// When the build of the key ends without storing its engine (here a build
+// budget, which is not in the key, stops it), the one waiting builds it.
+func TestSameKeyBuiltAgainWhenTheFirstFails(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	// The first runs out after the second asked for its key (200ms), long
+	// before its build would end (about 650ms).
+	builds := sameKeyBuilds(dir, 100*time.Microsecond, func(first, _ *matrix.Build) { first.Budgets.Build = 400 * time.Millisecond })
+	rep := runReport(builds, sameKeyOptions(t, cacheDir), nil)
+	first, second := rep.Builds[0], rep.Builds[1]
+	if first.Status != report.StatusBudgetExceeded || first.Cache.Stored {
+		t.Fatalf("first: %s (%s), cache %+v; want its budget exceeded, nothing stored", first.Status, first.Reason, first.Cache)
+	}
+	if second.Status != report.StatusOK || second.Callbacks == 0 || !second.Cache.Stored {
+		t.Fatalf("second: %s (%s), cache %+v; want built and stored", second.Status, second.Reason, second.Cache)
+	}
+	if end := first.StartMs + first.DurationMs; second.StartMs < end {
+		t.Errorf("second started at %dms, before the first ended at %dms", second.StartMs, end)
+	}
+	checkSimEngine(t, "second", second.Engine)
+}
+
+// A signal or the run budget ends a build waiting for its key's build
+// promptly, as a build not started.
+func TestSameKeyWaitEndsLikeABuildNotStarted(t *testing.T) {
+	for _, c := range []struct {
+		name   string
+		signal bool
+		budget time.Duration
+		reason string
+	}{
+		{"signal", true, 0, "not started: interrupted by SIGINT"},
+		{"run budget", false, 600 * time.Millisecond, "not started: run budget 600ms exceeded"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			dir, cacheDir := t.TempDir(), t.TempDir()
+			opts := sameKeyOptions(t, cacheDir)
+			opts.RunBudget = c.budget
+			signals := make(chan os.Signal, 1)
+			if c.signal {
+				time.AfterFunc(600*time.Millisecond, func() { signals <- os.Interrupt }) // the second waits by then
+			}
+			start := time.Now()
+			rep := runReport(sameKeyBuilds(dir, time.Millisecond, nil), opts, signals) // the first alone would take seconds
+			if took := time.Since(start); took > 4*time.Second {
+				t.Errorf("the run took %v after a stop at 600ms", took)
+			}
+			second := rep.Builds[1]
+			if second.Status != report.StatusCancelled || !strings.HasPrefix(second.Reason, c.reason) || second.Callbacks != 0 {
+				t.Errorf("second: %s (%s), %d callbacks; want cancelled, %q", second.Status, second.Reason, second.Callbacks, c.reason)
+			}
+		})
+	}
+}
