@@ -188,28 +188,15 @@ func (j *jobRun) build(s recipeStep) {
 	j.outputs(s.ID, out)
 }
 
-// outputs reads a $GITHUB_OUTPUT file (name=value, or name<<DELIM ... DELIM)
-// into the context as the step's outputs.
+// outputs reads a $GITHUB_OUTPUT file into the context as the step's
+// outputs.
 func (j *jobRun) outputs(id, file string) {
 	data, err := os.ReadFile(file)
 	if err != nil || id == "" {
 		return
 	}
-	lines := strings.Split(string(data), "\n")
-	for i := 0; i < len(lines); i++ {
-		if name, value, ok := strings.Cut(lines[i], "="); ok && !strings.Contains(name, "<<") {
-			j.ctx["steps."+id+".outputs."+name] = value
-			continue
-		}
-		name, delim, ok := strings.Cut(lines[i], "<<")
-		if !ok {
-			continue
-		}
-		var value []string
-		for i++; i < len(lines) && lines[i] != delim; i++ {
-			value = append(value, lines[i])
-		}
-		j.ctx["steps."+id+".outputs."+name] = strings.Join(value, "\n")
+	for _, r := range outputRecords(string(data)) {
+		j.ctx["steps."+id+".outputs."+r[0]] = r[1]
 	}
 }
 
