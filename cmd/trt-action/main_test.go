@@ -245,7 +245,7 @@ builds:
 	}
 	outputs, _ := os.ReadFile(outputFile)
 	keys := outputKeys(string(outputs))
-	if want := "report summary succeeded failed cached engines"; strings.Join(keys, " ") != want {
+	if want := "report summary succeeded failed cached stored engines"; strings.Join(keys, " ") != want {
 		t.Errorf("output keys %v, want %s\n%s", keys, want, outputs)
 	}
 }
@@ -270,20 +270,36 @@ func ownCommand(line string) bool {
 	return len(t) == 36 && strings.HasPrefix(t, "::") && strings.HasSuffix(t, "::")
 }
 
-// outputKeys parses GITHUB_OUTPUT heredoc records: name<<DELIM ... DELIM.
+// outputKeys are the names of a GITHUB_OUTPUT file's records, in order.
 func outputKeys(s string) []string {
 	var keys []string
-	lines := strings.Split(s, "\n")
-	for i := 0; i < len(lines); i++ {
-		name, delim, ok := strings.Cut(lines[i], "<<")
-		if !ok {
-			continue
-		}
-		keys = append(keys, name)
-		for i++; i < len(lines) && lines[i] != delim; i++ {
-		}
+	for _, r := range outputRecords(s) {
+		keys = append(keys, r[0])
 	}
 	return keys
+}
+
+// outputRecords parses a GITHUB_OUTPUT file: name<<DELIM ... DELIM
+// records, as trt-action writes them, and name=value lines, as a shell
+// step's echo does. Each record is {name, value}.
+func outputRecords(s string) [][2]string {
+	var records [][2]string
+	lines := strings.Split(s, "\n")
+	for i := 0; i < len(lines); i++ {
+		name, delim, heredoc := strings.Cut(lines[i], "<<")
+		if !heredoc {
+			if name, value, ok := strings.Cut(lines[i], "="); ok {
+				records = append(records, [2]string{name, value})
+			}
+			continue
+		}
+		var value []string
+		for i++; i < len(lines) && lines[i] != delim; i++ {
+			value = append(value, lines[i])
+		}
+		records = append(records, [2]string{name, strings.Join(value, "\n")})
+	}
+	return records
 }
 
 // childrenOf lists the processes whose parent is pid, from /proc.

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // A build with an engine cache: before its worker starts, its key is
@@ -31,7 +33,8 @@ type EngineCache struct {
 	// without asking the cache, and its engine stored.
 	Rebuild func(name string) bool
 
-	inRun sameKey // the keys this run is building now
+	inRun        sameKey     // the keys this run is building now
+	evictionTold atomic.Bool // the run's one warning that max-size is too small for it
 }
 
 // cacheKey is a build's key and what it was made from, once known.
@@ -144,6 +147,10 @@ func (w *watch) store() {
 		w.warn("engine cache: the engine was not stored: " + err.Error())
 	default:
 		w.res.Cache.Stored = true
+	}
+	if n := ec.Cache.EvictedStored(); n > 0 && ec.evictionTold.CompareAndSwap(false, true) {
+		w.warn(fmt.Sprintf("engine cache: max-size %s is too small for this run's engines: %s stored in this run already evicted (built again next run); raise max-size",
+			text.Bytes(ec.Cache.MaxSize()), text.Count(n, "engine")))
 	}
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // engineCache is an engine cache in dir for the simulator's builds.
@@ -140,6 +141,47 @@ func TestCorruptEntryIsRebuiltWithAWarning(t *testing.T) {
 	checkSimEngine(t, "a", a.Engine)
 	if third, _ := cachedRun(t, builds, engineCache(t, cacheDir)); third["a"].Status != report.StatusCached {
 		t.Errorf("the rebuilt engine was not stored: %s", third["a"].Status)
+	}
+}
+
+// A max-size too small for one run's engines is told once in the run,
+// with how many of its engines were evicted and the max-size: the cache
+// keeps only the last and the rest are built again next run.
+func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
+	dir := t.TempDir()
+	builds := append(twoSimBuilds(dir), simBuild(dir, "c", func(b *matrix.Build) { b.Sim.Threads = 3 }))
+	// Measure the entries in a cache without a limit, then allow one.
+	unlimited := t.TempDir()
+	cachedRun(t, builds, engineCache(t, unlimited))
+	var largest int64
+	entries, _ := filepath.Glob(filepath.Join(unlimited, "v1", "*", "*"))
+	for _, e := range entries {
+		var size int64
+		for _, f := range []string{"engine", "entry.json"} {
+			if fi, err := os.Stat(filepath.Join(e, f)); err == nil {
+				size += fi.Size()
+			}
+		}
+		largest = max(largest, size)
+	}
+	if len(entries) != 3 || largest == 0 {
+		t.Fatalf("%d entries, largest %d bytes", len(entries), largest)
+	}
+	room := largest * 3 / 2 // one entry, whatever this run's durations add to its metadata
+	c, err := cache.Open(cache.Options{Dir: t.TempDir(), MaxSize: room})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ec := engineCache(t, t.TempDir())
+	ec.Cache = c
+	got, warnings := cachedRun(t, builds, ec)
+	var told []string
+	for _, b := range got {
+		told = append(told, b.Warnings...)
+	}
+	want := "engine cache: max-size " + text.Bytes(room) + " is too small for this run's engines: 1 engine stored in this run already evicted"
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) || len(told) != 1 || told[0] != warnings[0] {
+		t.Errorf("warnings shown %q, in the report %q; want one starting %q", warnings, told, want)
 	}
 }
 

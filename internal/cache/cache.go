@@ -56,6 +56,7 @@ type Cache struct {
 	maxSize  int64
 	readOnly bool
 	now      func() time.Time
+	stored   runStores // what this Cache stored, to tell their eviction
 }
 
 // Entry is one cached engine's metadata.

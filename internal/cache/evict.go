@@ -127,6 +127,7 @@ func (c *Cache) Prune(rule PruneRule) ([]Entry, error) {
 			return removed, err
 		}
 		if gone {
+			c.stored.removed(s.key)
 			total -= s.size
 			removed = append(removed, e)
 		}

@@ -10,10 +10,12 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"sync"
 	"syscall"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Store saves the engine file and e (its Key, Size and EngineSHA256 are
@@ -23,7 +25,8 @@ import (
 // the cache's tmp folder and renamed into place: a reader never sees part
 // of it, and when another process stored k first, its entry stays and this
 // one is dropped (nil error). Any error is a warning for the caller; the
-// build stays ok. A read-only cache returns ErrReadOnly.
+// build stays ok. An entry (engine and metadata) larger than MaxSize is
+// refused with a *TooLargeError. A read-only cache returns ErrReadOnly.
 func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if err := checkKey(k); err != nil {
 		return err
@@ -35,9 +38,9 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if _, err := os.Stat(filepath.Join(final, metaName)); err == nil {
 		return nil // already cached (by another shard, or an earlier run)
 	}
-	if c.maxSize > 0 {
-		if fi, err := os.Stat(engine); err == nil && fi.Size() > c.maxSize {
-			return fmt.Errorf("engine %s (%d bytes) is larger than the cache's max-size (%d bytes); not stored", engine, fi.Size(), c.maxSize)
+	if fi, err := os.Stat(engine); err == nil {
+		if err := c.checkFits(engine, fi.Size()); err != nil {
+			return err // before copying: the engine alone is too large
 		}
 	}
 	stage, err := os.MkdirTemp(filepath.Join(c.root, tmpName), "store-")
@@ -56,8 +59,14 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if built != "" && built != e.EngineSHA256 {
 		return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", engine, e.EngineSHA256, built)
 	}
-	if err := writeMeta(filepath.Join(stage, metaName), e); err != nil {
+	meta := filepath.Join(stage, metaName)
+	if err := writeMeta(meta, e); err != nil {
 		return storeError(err)
+	}
+	if fi, err := os.Stat(meta); err == nil {
+		if err := c.checkFits(engine, e.Size+fi.Size()); err != nil {
+			return err // with its metadata (a long phase tree) it is
+		}
 	}
 	atomicfile.SyncDir(stage)
 	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
@@ -71,12 +80,72 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	}
 	atomicfile.SyncDir(filepath.Dir(final))
 	c.markUsed(k, time.Time{}) // on the clock Fetch uses, not the file system's coarser one
+	c.stored.add(k)
 	if c.maxSize > 0 {
 		if _, err := c.Prune(PruneRule{MaxSize: c.maxSize}); err != nil {
 			return fmt.Errorf("cache: stored %s, but eviction failed: %w", k, err)
 		}
 	}
 	return nil
+}
+
+// TooLargeError is Store's refusal of an entry larger than the cache's
+// max-size: eviction would remove it right away, so the cache would keep
+// nothing and say nothing.
+type TooLargeError struct {
+	Engine  string
+	Size    int64 // the engine and its metadata
+	MaxSize int64
+}
+
+func (e *TooLargeError) Error() string {
+	return fmt.Sprintf("engine %s is %s with its metadata, larger than the cache's max-size %s; not stored (raise max-size)",
+		e.Engine, text.Bytes(e.Size), text.Bytes(e.MaxSize))
+}
+
+// checkFits refuses an entry of size bytes over the cache's max-size.
+func (c *Cache) checkFits(engine string, size int64) error {
+	if c.maxSize > 0 && size > c.maxSize {
+		return &TooLargeError{Engine: engine, Size: size, MaxSize: c.maxSize}
+	}
+	return nil
+}
+
+// runStores is what one Cache (one run) stored, so that evicting one of
+// those entries, which means max-size is too small for the run's own
+// engines, is told rather than silent.
+type runStores struct {
+	mu      sync.Mutex
+	keys    map[Key]bool
+	evicted int
+}
+
+func (r *runStores) add(k Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keys == nil {
+		r.keys = map[Key]bool{}
+	}
+	r.keys[k] = true
+}
+
+// removed counts k if this Cache stored it.
+func (r *runStores) removed(k Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.keys[k] {
+		delete(r.keys, k)
+		r.evicted++
+	}
+}
+
+// EvictedStored is how many entries this Cache stored were evicted since,
+// by its own stores or prunes: more than 0 means max-size is too small for
+// what one run builds.
+func (c *Cache) EvictedStored() int {
+	c.stored.mu.Lock()
+	defer c.stored.mu.Unlock()
+	return c.stored.evicted
 }
 
 // storeError says what went wrong storing; a full disk is named as such.

@@ -323,6 +323,49 @@ func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
 	}
 }
 
+// TestStoreRefusesAnEntryOverMaxSizeWithItsMetadata: an engine under
+// max-size whose metadata (the original build's phase tree) takes it over
+// is refused, not stored and evicted at once.
+func TestStoreRefusesAnEntryOverMaxSizeWithItsMetadata(t *testing.T) {
+	c := openCache(t, t.TempDir(), 1000)
+	orig := &report.Build{Name: "mlp", Warnings: []string{strings.Repeat("w", 2000)}}
+	err := c.Store(testKey("mlp"), engineFor(t, t.TempDir(), "mlp", 900), Entry{Original: orig})
+	var tooLarge *TooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Size <= 1000 || tooLarge.MaxSize != 1000 {
+		t.Fatalf("Store of 900 bytes with 2 kB of metadata into max-size 1000: %v", err)
+	}
+	if want := "with its metadata, larger than the cache's max-size 1.0 kB"; !strings.Contains(err.Error(), want) {
+		t.Errorf("error %q lacks %q", err, want)
+	}
+	if entries, _ := c.List(); len(entries) != 0 || c.EvictedStored() != 0 {
+		t.Errorf("left %d entries, %d evicted", len(entries), c.EvictedStored())
+	}
+}
+
+// TestEvictionOfTheRunsOwnEntriesIsCounted: a Cache counts the entries it
+// stored that its later stores evicted (max-size too small for one run),
+// and not the entries other runs stored.
+func TestEvictionOfTheRunsOwnEntriesIsCounted(t *testing.T) {
+	dir := t.TempDir()
+	earlier := openCache(t, dir, 0)
+	old := store(t, earlier, "old", 1000)
+	setLastUsed(t, earlier, old, time.Now().Add(-time.Hour))
+	room := 2*1000 + 2*entrySize(t, earlier, old) + 100 // two entries
+	c := openCache(t, dir, room)
+	store(t, c, "a", 1000) // fits beside old
+	if n := c.EvictedStored(); n != 0 {
+		t.Fatalf("%d evicted before the cache was full", n)
+	}
+	store(t, c, "b", 1000) // evicts old, another run's
+	if n := c.EvictedStored(); n != 0 {
+		t.Errorf("another run's entry evicted: counted %d, want 0", n)
+	}
+	store(t, c, "d", 1000) // evicts a, this run's
+	if n := c.EvictedStored(); n != 1 {
+		t.Errorf("this run's entry evicted: counted %d, want 1", n)
+	}
+}
+
 // TestStoreRefusesAnEngineChangedSinceTheBuild: the SHA-256 the build
 // reported must be what is stored.
 func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {

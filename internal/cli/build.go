@@ -231,6 +231,18 @@ func countOK(r *report.Report) int {
 	return n
 }
 
+// countStored counts the builds whose engine this run put in the engine
+// cache: a workflow saves the cache folder only when it is not 0.
+func countStored(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Cache != nil && b.Cache.Stored {
+			n++
+		}
+	}
+	return n
+}
+
 // countCached counts the builds whose engine came from the engine cache.
 func countCached(r *report.Report) int {
 	n := 0

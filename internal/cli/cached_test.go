@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -45,7 +47,7 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
-		{Name: "a", Status: report.StatusOK}, {Name: "b", Status: report.StatusCached},
+		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true}}, {Name: "b", Status: report.StatusCached},
 		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
 	if err := o.final(r); err != nil {
 		t.Fatal(err)
@@ -55,8 +57,39 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := outputValues(t, string(data))
-	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" {
-		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2", got)
+	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" || got["stored"] != "1" {
+		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2, stored 1", got)
+	}
+	declared(t, got)
+}
+
+// declared checks that both actions declare every step output the run
+// writes: an output an action does not declare is not one of its outputs.
+func declared(t *testing.T, outputs map[string]string) {
+	t.Helper()
+	for _, file := range []string{"../../action.yml", "../../action/composite/action.yml"} {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var action struct {
+			Outputs map[string]struct {
+				Value string `yaml:"value"`
+			} `yaml:"outputs"`
+		}
+		if err := yaml.Unmarshal(data, &action); err != nil {
+			t.Fatal(err)
+		}
+		composite := strings.Contains(file, "composite")
+		for name := range outputs {
+			o, ok := action.Outputs[name]
+			switch {
+			case !ok:
+				t.Errorf("%s does not declare the output %q", file, name)
+			case composite && o.Value != "${{ steps.build.outputs."+name+" }}":
+				t.Errorf("%s: output %q is %q, not the build step's", file, name, o.Value)
+			}
+		}
 	}
 }
 

@@ -151,7 +151,7 @@ func (o *outputs) setStepOutputs(r *report.Report) {
 	values := [][2]string{
 		{"report", o.reportPath}, {"summary", o.summaryPath},
 		{"succeeded", fmt.Sprint(countOK(r))}, {"failed", fmt.Sprint(len(r.Builds) - countOK(r))},
-		{"cached", fmt.Sprint(countCached(r))},
+		{"cached", fmt.Sprint(countCached(r))}, {"stored", fmt.Sprint(countStored(r))},
 		{"engines", engineMap(r)},
 	}
 	var causes []string

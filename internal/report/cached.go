@@ -1,6 +1,8 @@
 package report
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/text"
@@ -43,4 +45,49 @@ func CacheOrigin(b *Build, now time.Time) string {
 		origin += " in " + text.DurationMs(c.BuildMs)
 	}
 	return origin
+}
+
+// CacheWarningPrefix begins every warning the engine cache gives a build
+// (a corrupt entry, a store that failed, this run's engines evicted), so
+// that the summary can gather them.
+const CacheWarningPrefix = "engine cache: "
+
+// maxCacheWarnings is how many cache warnings the summary quotes.
+const maxCacheWarnings = 5
+
+// cacheWarnings is the summary's note of the engine cache's warnings for
+// builds that succeeded: a build that did not has them in its own
+// section. The build stays ok, but a cache that keeps nothing should not
+// go unseen. "" without any.
+func cacheWarnings(builds []Build) string {
+	var lines []string
+	total := 0
+	for i := range builds {
+		b := &builds[i]
+		if failed(b) {
+			continue
+		}
+		for _, w := range b.Warnings {
+			msg, ok := strings.CutPrefix(w, CacheWarningPrefix)
+			if !ok {
+				continue
+			}
+			total++
+			if len(lines) < maxCacheWarnings {
+				lines = append(lines, fmt.Sprintf("- ⚠️ %s: %s\n", text.Markdown(text.CutRunes(b.Name, 80)), text.Markdown(text.CutRunes(msg, 300))))
+			}
+		}
+	}
+	if total == 0 {
+		return ""
+	}
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "\n**Engine cache: %s**\n\n", text.Count(total, "warning"))
+	for _, l := range lines {
+		sb.WriteString(l)
+	}
+	if total > len(lines) {
+		fmt.Fprintf(&sb, "- … and %d more; see the JSON report.\n", total-len(lines))
+	}
+	return sb.String()
 }

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -33,6 +34,35 @@ func cachedReport() *Report {
 
 func TestSummaryWithCacheHitsGolden(t *testing.T) {
 	golden.Check(t, "summary-cached.golden.md", Summary(cachedReport(), SummaryOptions{}))
+}
+
+// The engine cache's warnings for builds that succeeded are noted in the
+// summary, escaped; a build that did not succeed keeps them in its own
+// section, and other warnings are not the cache's.
+func TestSummaryNotesCacheWarningsGolden(t *testing.T) {
+	r := cachedReport()
+	r.Builds[0].Warnings = []string{
+		CacheWarningPrefix + "the engine was not stored: engine out/<b>r|1</b>.engine is 2.1 GB with its metadata, larger than the cache's max-size 1.0 GB; not stored (raise max-size)",
+		"not the cache's: budget warn at 80%",
+		CacheWarningPrefix + "max-size 1.0 GB is too small for this run's engines: 1 engine stored in this run already evicted (built again next run); raise max-size",
+	}
+	fails := Build{Name: "*gpt* @team", Backend: "sim", Status: StatusFailed, Reason: "parse error",
+		Warnings: []string{CacheWarningPrefix + "cache entry x is corrupt: wrong hash; removed"}}
+	r.Builds = append(r.Builds, fails)
+	golden.Check(t, "summary-cache-warnings.golden.md", Summary(r, SummaryOptions{}))
+}
+
+// The note quotes a few warnings and counts the rest.
+func TestSummaryCacheWarningsAreBounded(t *testing.T) {
+	b := okBuild("a", 0, 1000)
+	for i := range maxCacheWarnings + 2 {
+		b.Warnings = append(b.Warnings, fmt.Sprintf("%swarning %d", CacheWarningPrefix, i))
+	}
+	note := cacheWarnings([]Build{b})
+	if !strings.HasPrefix(note, "\n**Engine cache: 7 warnings**\n") || strings.Count(note, "- ⚠️ a: warning") != maxCacheWarnings ||
+		!strings.HasSuffix(note, "- … and 2 more; see the JSON report.\n") {
+		t.Errorf("note:\n%s", note)
+	}
 }
 
 // A hit says what it saved, from the report's own start, and draws no

@@ -48,7 +48,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds))}
 	// The baseline comparison and the settings that differ follow the
 	// table of builds, before what went wrong.
-	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()
+	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()+cacheWarnings(r.Builds)
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {
