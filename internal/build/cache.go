@@ -93,9 +93,9 @@ func (w *watch) lookup() *report.Build {
 	var corrupt *cache.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
-		w.warn("engine cache: " + err.Error())
+		w.warn(report.CacheWarningPrefix + err.Error())
 	case err != nil:
-		w.warn(fmt.Sprintf("engine cache: the engine could not be taken from it (%v); the build runs", err))
+		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the engine could not be taken from it (%v); the build runs", err))
 	case hit:
 		w.releaseKey()
 		return w.cached(entry)
@@ -144,12 +144,12 @@ func (w *watch) store() {
 	switch {
 	case errors.Is(err, cache.ErrReadOnly):
 	case err != nil:
-		w.warn("engine cache: the engine was not stored: " + err.Error())
+		w.warn(report.CacheWarningPrefix + "the engine was not stored: " + err.Error())
 	default:
 		w.res.Cache.Stored = true
 	}
 	if n := ec.Cache.EvictedStored(); n > 0 && ec.evictionTold.CompareAndSwap(false, true) {
-		w.warn(fmt.Sprintf("engine cache: max-size %s is too small for this run's engines: %s stored in this run already evicted (built again next run); raise max-size",
+		w.warn(report.CacheWarningPrefix + fmt.Sprintf("max-size %s is too small for this run's engines: %s stored in this run already evicted (built again next run); raise max-size",
 			text.Bytes(ec.Cache.MaxSize()), text.Count(n, "engine")))
 	}
 }
