@@ -185,6 +185,35 @@ func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
 	}
 }
 
+// A store that fails (here the staging folder is a file; a full disk fails
+// the same way, part way through a write: internal/cache's
+// TestStoreCleansUpAfterAFailedWrite) is a warning: the build stays ok, its
+// engine is in place, and no entry is left.
+func TestStoreFailureIsAWarning(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	ec := engineCache(t, cacheDir)
+	staging := filepath.Join(cacheDir, "v1", "tmp")
+	if err := os.RemoveAll(staging); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(staging, []byte("not a folder"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, warnings := cachedRun(t, twoSimBuilds(dir)[:1], ec)
+	a := got["a"]
+	if a.Status != report.StatusOK || a.Cache == nil || a.Cache.Stored {
+		t.Errorf("a: %s, cache %+v; want ok and not stored", a.Status, a.Cache)
+	}
+	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], report.CacheWarningPrefix+"the engine was not stored: ") ||
+		len(a.Warnings) != 1 {
+		t.Errorf("warnings shown %q, in the report %q; want one saying the engine was not stored", warnings, a.Warnings)
+	}
+	checkSimEngine(t, "a", a.Engine)
+	if entries, _ := ec.Cache.List(); len(entries) != 0 {
+		t.Errorf("%d entries after a failed store", len(entries))
+	}
+}
+
 // A key that cannot be computed costs the build its cache, never its
 // result.
 func TestUnknownKeyBuildsWithoutTheCache(t *testing.T) {
