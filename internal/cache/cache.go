@@ -39,15 +39,15 @@ type Options struct {
 	Existing bool
 }
 
-// NoCacheError is Open's error for Options.Existing when the folder is not
+// noCacheError is Open's error for Options.Existing when the folder is not
 // there (or is not a folder).
-type NoCacheError struct {
+type noCacheError struct {
 	Dir string
 	Err error
 }
 
-func (e *NoCacheError) Error() string { return fmt.Sprintf("no engine cache at %s: %v", e.Dir, e.Err) }
-func (e *NoCacheError) Unwrap() error { return e.Err }
+func (e *noCacheError) Error() string { return fmt.Sprintf("no engine cache at %s: %v", e.Dir, e.Err) }
+func (e *noCacheError) Unwrap() error { return e.Err }
 
 // Cache is an opened cache folder.
 type Cache struct {
@@ -157,9 +157,9 @@ func (c *Cache) openExisting() error {
 	if err != nil {
 		var pathErr *fs.PathError
 		if errors.As(err, &pathErr) {
-			err = pathErr.Err // the path is in NoCacheError already
+			err = pathErr.Err // the path is in noCacheError already
 		}
-		return &NoCacheError{Dir: c.dir, Err: err}
+		return &noCacheError{Dir: c.dir, Err: err}
 	}
 	tmp := filepath.Join(c.root, tmpName)
 	if _, err := os.Stat(tmp); err != nil {

@@ -140,7 +140,7 @@ func readModel(data []byte) (facts modelFacts, err error) {
 		}
 	}()
 	sum := sha256.Sum256(data)
-	locations, err := ExternalData(data)
+	locations, err := externalData(data)
 	if err != nil {
 		return modelFacts{}, err
 	}

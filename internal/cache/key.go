@@ -25,7 +25,7 @@ type Key string
 // Env is what a key needs beyond the build itself.
 type Env struct {
 	// Library is the identity of the TensorRT library the backend loads
-	// (LibraryIdentity); "sim" for the simulator.
+	// (libraryIdentity); "sim" for the simulator.
 	Library string
 	// Target is, for backend tensorrt, the name and compute capability of
 	// the GPU the build runs on; "" otherwise (tensorrt-rtx builds for the

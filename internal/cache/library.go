@@ -52,7 +52,7 @@ func (e *LibraryUnknownError) Error() string {
 	return fmt.Sprintf("the %s library cannot be identified without loading it: %s", e.Backend, e.Reason)
 }
 
-// LibraryIdentity names the exact library (and ONNX parser) backend would
+// libraryIdentity names the exact library (and ONNX parser) backend would
 // load, from their files: the ELF GNU build-id of each, or the SHA-256 of
 // its content when it has none. libPath is --trt-lib (a file or a folder);
 // "" means the backend's variable (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB).
@@ -60,7 +60,7 @@ func (e *LibraryUnknownError) Error() string {
 // path: the file the loader would pick is found the loader's way
 // (loaderpath.go). A library found nowhere is a *LibraryUnknownError, as is
 // a named location without the library.
-func LibraryIdentity(backend, libPath string) (string, error) {
+func libraryIdentity(backend, libPath string) (string, error) {
 	if backend == "sim" {
 		return SimLibrary, nil
 	}
@@ -281,17 +281,17 @@ func IsLibraryUnknown(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Env is the Env of a build on backend: LibraryIdentity(backend, libPath),
+// Env is the Env of a build on backend: libraryIdentity(backend, libPath),
 // remembered for the run (a library without a build-id is hashed once),
 // and target for backend tensorrt only. A *LibraryUnknownError is returned
-// as LibraryIdentity returns it.
+// as libraryIdentity returns it.
 func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
 	id := libraryQuery{backend, libPath, os.Getenv(backendLibraries[backend].variable)}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
 	h.mu.Unlock()
 	if !ok {
-		known.identity, known.err = LibraryIdentity(backend, libPath)
+		known.identity, known.err = libraryIdentity(backend, libPath)
 		h.mu.Lock()
 		h.libraries[id] = known
 		h.mu.Unlock()
@@ -330,7 +330,7 @@ func (h *Hasher) Keys(builds []matrix.Build, libPath string) []BuildKey {
 	return out
 }
 
-// libraryQuery is what LibraryIdentity's answer depends on.
+// libraryQuery is what libraryIdentity's answer depends on.
 type libraryQuery struct{ backend, libPath, variable string }
 
 type libraryAnswer struct {

@@ -35,7 +35,7 @@ func rtxLibDir(t *testing.T) string {
 	return dir
 }
 
-// sectionBuildID reads the build-id another way than LibraryIdentity
+// sectionBuildID reads the build-id another way than libraryIdentity
 // does: from the section, not the program headers' notes.
 func sectionBuildID(t *testing.T, path string) string {
 	t.Helper()
@@ -66,7 +66,7 @@ func TestLibraryIdentityOfTensorRTRTX(t *testing.T) {
 		if _, err := os.Lstat(libPath); err != nil {
 			continue // the link is the set-up script's; a bare wheel has none
 		}
-		got, err := LibraryIdentity("tensorrt-rtx", libPath)
+		got, err := libraryIdentity("tensorrt-rtx", libPath)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -75,7 +75,7 @@ func TestLibraryIdentityOfTensorRTRTX(t *testing.T) {
 		}
 	}
 	t.Setenv("TRT_ACTION_RTX_LIB", dir)
-	if got, err := LibraryIdentity("tensorrt-rtx", ""); err != nil || got != want {
+	if got, err := libraryIdentity("tensorrt-rtx", ""); err != nil || got != want {
 		t.Errorf("from TRT_ACTION_RTX_LIB: %q, %v; want %q", got, err, want)
 	}
 }
@@ -93,17 +93,17 @@ func TestLibraryIdentityUnknown(t *testing.T) {
 	t.Setenv("TRT_ACTION_TRT_LIB", "")
 	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
 	for _, backend := range []string{"tensorrt", "tensorrt-rtx"} {
-		_, err := LibraryIdentity(backend, "")
+		_, err := libraryIdentity(backend, "")
 		var unknown *LibraryUnknownError
 		if !errors.As(err, &unknown) || !strings.Contains(err.Error(), "search path") {
 			t.Errorf("%s without a location: %v, want a LibraryUnknownError naming the search path", backend, err)
 		}
 	}
 	empty := t.TempDir()
-	if _, err := LibraryIdentity("tensorrt", empty); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
+	if _, err := libraryIdentity("tensorrt", empty); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
 		t.Errorf("a folder without the library: %v", err)
 	}
-	if id, err := LibraryIdentity("sim", ""); err != nil || id != SimLibrary {
+	if id, err := libraryIdentity("sim", ""); err != nil || id != SimLibrary {
 		t.Errorf("sim: %q, %v", id, err)
 	}
 }
@@ -118,7 +118,7 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	got, err := LibraryIdentity("tensorrt", dir)
+	got, err := libraryIdentity("tensorrt", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "libnvonnxparser.so.11"), []byte("eleven parser"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	both, err := LibraryIdentity("tensorrt", dir)
+	both, err := libraryIdentity("tensorrt", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -141,21 +141,21 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 		}
 	}
 	// A file of a known major takes only that major's parser.
-	if one, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil || strings.Contains(one, ".so.11") {
+	if one, err := libraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil || strings.Contains(one, ".so.11") {
 		t.Errorf("libnvinfer.so.10 named: %q, %v", one, err)
 	}
 	if err := os.Remove(filepath.Join(dir, "libnvonnxparser.so.10")); err != nil {
 		t.Fatal(err)
 	}
 	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
-	if _, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
+	if _, err := libraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
 		t.Errorf("no parser beside the library nor on the search path: %v", err)
 	}
 	// The backend then asks the loader for the parser by name: so does the key.
 	elsewhere := t.TempDir()
 	writeLibs(t, elsewhere, "libnvonnxparser.so.10")
 	useLoader(t, loaderSearch{libraryPath: elsewhere})
-	if one, err := LibraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil ||
+	if one, err := libraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); err != nil ||
 		!strings.HasSuffix(one, "; "+identityOf(t, filepath.Join(elsewhere, "libnvonnxparser.so.10"))) {
 		t.Errorf("parser on the search path: %q, %v", one, err)
 	}

@@ -48,7 +48,7 @@ func TestLibraryIdentityOnTheLoaderSearchPath(t *testing.T) {
 		defaults:    []string{defaults},
 	}
 	useLoader(t, s)
-	got, err := LibraryIdentity("tensorrt", "")
+	got, err := libraryIdentity("tensorrt", "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,7 +65,7 @@ func TestLibraryIdentityOnTheLoaderSearchPath(t *testing.T) {
 
 	// Only the default folders: found there.
 	useLoader(t, loaderSearch{defaults: []string{t.TempDir(), defaults}})
-	got, err = LibraryIdentity("tensorrt", "")
+	got, err = libraryIdentity("tensorrt", "")
 	if err != nil || !strings.Contains(got, identityOf(t, filepath.Join(defaults, "libnvinfer.so.10"))) {
 		t.Errorf("from the default folders: %q, %v", got, err)
 	}
@@ -74,7 +74,7 @@ func TestLibraryIdentityOnTheLoaderSearchPath(t *testing.T) {
 	lonely := t.TempDir()
 	writeLibs(t, lonely, "libnvinfer.so.10")
 	useLoader(t, loaderSearch{libraryPath: lonely})
-	if _, err := LibraryIdentity("tensorrt", ""); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvonnxparser.so.10") {
+	if _, err := libraryIdentity("tensorrt", ""); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvonnxparser.so.10") {
 		t.Errorf("no parser anywhere: %v", err)
 	}
 }
@@ -84,12 +84,12 @@ func TestLibraryIdentityOnTheLoaderSearchPath(t *testing.T) {
 func TestLibraryIdentityOfRTXOnLDLibraryPath(t *testing.T) {
 	dir := rtxLibDir(t)
 	t.Setenv("TRT_ACTION_RTX_LIB", "")
-	named, err := LibraryIdentity("tensorrt-rtx", dir)
+	named, err := libraryIdentity("tensorrt-rtx", dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	useLoader(t, loaderSearch{libraryPath: dir})
-	found, err := LibraryIdentity("tensorrt-rtx", "")
+	found, err := libraryIdentity("tensorrt-rtx", "")
 	if err != nil || found != named {
 		t.Errorf("on LD_LIBRARY_PATH: %q, %v; named by its folder: %q", found, err, named)
 	}

@@ -43,15 +43,15 @@ const (
 	externalLocationKeyName = "location"
 )
 
-// ErrMalformedModel is returned for a model whose protobuf does not parse.
-var ErrMalformedModel = errors.New("not a valid ONNX model (protobuf)")
+// errMalformedModel is returned for a model whose protobuf does not parse.
+var errMalformedModel = errors.New("not a valid ONNX model (protobuf)")
 
-// ExternalData lists the external-data locations a serialized ModelProto
+// externalData lists the external-data locations a serialized ModelProto
 // references, sorted, each once: every tensor with data_location EXTERNAL
 // in the graph's initializers and sparse initializers, in node attributes
 // (tensors, and subgraphs at any depth) and in functions. A malformed
-// model is an error wrapping ErrMalformedModel; it never panics.
-func ExternalData(model []byte) ([]string, error) {
+// model is an error wrapping errMalformedModel; it never panics.
+func externalData(model []byte) ([]string, error) {
 	w := &onnxWalker{seen: map[string]bool{}}
 	err := w.message(model, 0, w.model)
 	if err != nil {
@@ -81,12 +81,12 @@ type fieldFunc func(f field, depth int) error
 // message calls each for every field of the message in b.
 func (w *onnxWalker) message(b []byte, depth int, each fieldFunc) error {
 	if depth > maxNesting {
-		return fmt.Errorf("%w: nested more than %d deep", ErrMalformedModel, maxNesting)
+		return fmt.Errorf("%w: nested more than %d deep", errMalformedModel, maxNesting)
 	}
 	for len(b) > 0 {
 		num, typ, n := protowire.ConsumeTag(b)
 		if n < 0 {
-			return fmt.Errorf("%w: %v", ErrMalformedModel, protowire.ParseError(n))
+			return fmt.Errorf("%w: %v", errMalformedModel, protowire.ParseError(n))
 		}
 		b = b[n:]
 		f := field{num: num, typ: typ}
@@ -99,7 +99,7 @@ func (w *onnxWalker) message(b []byte, depth int, each fieldFunc) error {
 			n = protowire.ConsumeFieldValue(num, typ, b)
 		}
 		if n < 0 {
-			return fmt.Errorf("%w: %v", ErrMalformedModel, protowire.ParseError(n))
+			return fmt.Errorf("%w: %v", errMalformedModel, protowire.ParseError(n))
 		}
 		if err := each(f, depth); err != nil {
 			return err
@@ -112,7 +112,7 @@ func (w *onnxWalker) message(b []byte, depth int, each fieldFunc) error {
 // sub walks a length-delimited field as a message of its own.
 func (w *onnxWalker) sub(f field, depth int, each fieldFunc) error {
 	if f.typ != protowire.BytesType {
-		return fmt.Errorf("%w: field %d, a message, has wire type %d", ErrMalformedModel, f.num, f.typ)
+		return fmt.Errorf("%w: field %d, a message, has wire type %d", errMalformedModel, f.num, f.typ)
 	}
 	return w.message(f.body, depth+1, each)
 }

@@ -20,13 +20,13 @@ func TestExternalDataOfARealModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ExternalData(data)
+	got, err := externalData(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"const.bin", "function.bin", "sparse.bin", "sub/then.bin", "weights.bin"}
 	if !reflect.DeepEqual(got, want) {
-		t.Errorf("ExternalData = %q, want %q", got, want)
+		t.Errorf("externalData = %q, want %q", got, want)
 	}
 }
 
@@ -73,7 +73,7 @@ func TestExternalDataCases(t *testing.T) {
 	// A location entry without data_location EXTERNAL is not external:
 	// the parser reads raw_data then.
 	notMarked := msg(bytesField(tensorName, []byte("c")), entry(externalLocationKeyName, "ignored.bin"))
-	got, err := ExternalData(modelWithInitializers(externalTensor("a", "w.bin"), inline, notMarked, externalTensor("d", "w.bin")))
+	got, err := externalData(modelWithInitializers(externalTensor("a", "w.bin"), inline, notMarked, externalTensor("d", "w.bin")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,22 +82,22 @@ func TestExternalDataCases(t *testing.T) {
 	}
 
 	noLocation := msg(bytesField(tensorName, []byte("lost")), varintField(tensorDataLocation, dataLocationExternal))
-	_, err = ExternalData(modelWithInitializers(noLocation))
+	_, err = externalData(modelWithInitializers(noLocation))
 	if err == nil || !strings.Contains(err.Error(), `tensor "lost"`) {
 		t.Errorf("a tensor without a location: error %v, want one naming it", err)
 	}
 
 	graph := bytesField(graphInitializer, externalTensor("deep", "deep.bin"))
-	got, err = ExternalData(msg(bytesField(modelGraph, bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph))))))
+	got, err = externalData(msg(bytesField(modelGraph, bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph))))))
 	if err != nil || !reflect.DeepEqual(got, []string{"deep.bin"}) {
 		t.Errorf("a subgraph's initializer: got %q, %v", got, err)
 	}
 	for range maxNesting {
 		graph = bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph)))
 	}
-	_, err = ExternalData(msg(bytesField(modelGraph, graph)))
-	if !errors.Is(err, ErrMalformedModel) {
-		t.Errorf("nesting beyond %d: error %v, want ErrMalformedModel", maxNesting, err)
+	_, err = externalData(msg(bytesField(modelGraph, graph)))
+	if !errors.Is(err, errMalformedModel) {
+		t.Errorf("nesting beyond %d: error %v, want errMalformedModel", maxNesting, err)
 	}
 
 	for name, bad := range map[string][]byte{
@@ -108,8 +108,8 @@ func TestExternalDataCases(t *testing.T) {
 		"tensor of wrong kind":  bytesField(modelGraph, varintField(graphInitializer, 3)),
 		"end group without one": {0x0c},
 	} {
-		if _, err := ExternalData(bad); !errors.Is(err, ErrMalformedModel) {
-			t.Errorf("%s: error %v, want ErrMalformedModel", name, err)
+		if _, err := externalData(bad); !errors.Is(err, errMalformedModel) {
+			t.Errorf("%s: error %v, want errMalformedModel", name, err)
 		}
 	}
 }
@@ -125,7 +125,7 @@ func FuzzExternalData(f *testing.F) {
 	f.Add(modelWithInitializers(externalTensor("a", "w.bin")))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := ExternalData(data)
+		got, err := externalData(data)
 		if err != nil {
 			return
 		}

@@ -26,7 +26,7 @@ import (
 // of it, and when another process stored k first, its entry stays and this
 // one is dropped (nil error). Any error is a warning for the caller; the
 // build stays ok. An entry (engine and metadata) larger than MaxSize is
-// refused with a *TooLargeError. A read-only cache returns ErrReadOnly.
+// refused with a *tooLargeError. A read-only cache returns ErrReadOnly.
 func (c *Cache) Store(k Key, engine string, e Entry) error {
 	if err := checkKey(k); err != nil {
 		return err
@@ -89,16 +89,16 @@ func (c *Cache) Store(k Key, engine string, e Entry) error {
 	return nil
 }
 
-// TooLargeError is Store's refusal of an entry larger than the cache's
+// tooLargeError is Store's refusal of an entry larger than the cache's
 // max-size: eviction would remove it right away, so the cache would keep
 // nothing and say nothing.
-type TooLargeError struct {
+type tooLargeError struct {
 	Engine  string
 	Size    int64 // the engine and its metadata
 	MaxSize int64
 }
 
-func (e *TooLargeError) Error() string {
+func (e *tooLargeError) Error() string {
 	return fmt.Sprintf("engine %s is %s with its metadata, larger than the cache's max-size %s; not stored (raise max-size)",
 		e.Engine, text.Bytes(e.Size), text.Bytes(e.MaxSize))
 }
@@ -106,7 +106,7 @@ func (e *TooLargeError) Error() string {
 // checkFits refuses an entry of size bytes over the cache's max-size.
 func (c *Cache) checkFits(engine string, size int64) error {
 	if c.maxSize > 0 && size > c.maxSize {
-		return &TooLargeError{Engine: engine, Size: size, MaxSize: c.maxSize}
+		return &tooLargeError{Engine: engine, Size: size, MaxSize: c.maxSize}
 	}
 	return nil
 }

@@ -330,7 +330,7 @@ func TestStoreRefusesAnEntryOverMaxSizeWithItsMetadata(t *testing.T) {
 	c := openCache(t, t.TempDir(), 1000)
 	orig := &report.Build{Name: "mlp", Warnings: []string{strings.Repeat("w", 2000)}}
 	err := c.Store(testKey("mlp"), engineFor(t, t.TempDir(), "mlp", 900), Entry{Original: orig})
-	var tooLarge *TooLargeError
+	var tooLarge *tooLargeError
 	if !errors.As(err, &tooLarge) || tooLarge.Size <= 1000 || tooLarge.MaxSize != 1000 {
 		t.Fatalf("Store of 900 bytes with 2 kB of metadata into max-size 1000: %v", err)
 	}
