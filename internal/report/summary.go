@@ -262,6 +262,7 @@ func (s *summary) timeline(room int) string {
 	limit := min(room, maxGanttBytes)
 	var sections []string
 	size, withPhases := 0, 0
+	var spanMs int64
 	for i := range s.r.Builds {
 		if !s.hasTree(i) {
 			continue
@@ -272,7 +273,9 @@ func (s *summary) timeline(room int) string {
 			continue
 		}
 		size += n
-		sections = append(sections, ganttSection(&s.r.Builds[i], s.tree(i)))
+		b := &s.r.Builds[i]
+		spanMs = max(spanMs, b.StartMs+b.DurationMs)
+		sections = append(sections, ganttSection(b, s.tree(i)))
 	}
 	if len(sections) == 0 {
 		return ""
@@ -282,12 +285,24 @@ func (s *summary) timeline(room int) string {
 	if len(sections) < withPhases {
 		fmt.Fprintf(&b, "_%d of %d builds shown; the rest would exceed the diagram size limit._\n\n", len(sections), withPhases)
 	}
-	b.WriteString("```mermaid\ngantt\n  dateFormat x\n  axisFormat %s\n")
+	fmt.Fprintf(&b, "```mermaid\ngantt\n  dateFormat x\n  axisFormat %s\n", ganttAxisFormat(spanMs))
 	for _, sec := range sections {
 		b.WriteString(sec)
 	}
 	b.WriteString("```\n")
 	return b.String()
+}
+
+// ganttAxisFormat labels the time axis in seconds since the run began
+// (d3's %s; the chart's times are milliseconds from the epoch, so the
+// viewer's time zone cannot shift them, as it would %M or %H). A chart
+// shorter than 10 s gets milliseconds too: its ticks fall within a second
+// and whole seconds would label them all "0".
+func ganttAxisFormat(spanMs int64) string {
+	if spanMs < 10_000 {
+		return "%s.%L"
+	}
+	return "%s"
 }
 
 type ganttTask struct {

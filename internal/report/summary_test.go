@@ -52,7 +52,7 @@ func gantt(t *testing.T, summary string) []string {
 	return strings.Split(strings.TrimSuffix(block, "\n"), "\n")
 }
 
-var ganttLine = regexp.MustCompile(`^(gantt|  dateFormat x|  axisFormat %s|  section [^:;#%\x60\n]+|  [^:;#%\x60\n]+ :(crit, )?\d+, \d+)$`)
+var ganttLine = regexp.MustCompile(`^(gantt|  dateFormat x|  axisFormat %s(\.%L)?|  section [^:;#%\x60\n]+|  [^:;#%\x60\n]+ :(crit, )?\d+, \d+)$`)
 
 func TestSummaryEscapesUncontrolledText(t *testing.T) {
 	r := sampleReport()
@@ -220,5 +220,21 @@ func TestSummaryDropsTimelineThenDetails(t *testing.T) {
 		if got := Summary(r, SummaryOptions{MaxBytes: max}); len(got) > max {
 			t.Errorf("MaxBytes %d: summary is %d bytes", max, len(got))
 		}
+	}
+}
+
+// A run of a few seconds labels its time axis with milliseconds: whole
+// seconds would label every tick of a 1.2 s chart "0".
+func TestTimelineAxisFitsTheRunsLength(t *testing.T) {
+	long := Summary(sampleReport(), SummaryOptions{})
+	if !strings.Contains(long, "\n  axisFormat %s\n") {
+		t.Errorf("a run of %d ms: want whole seconds on the axis", sampleReport().DurationMs)
+	}
+	short := sampleReport()
+	for i := range short.Builds {
+		short.Builds[i].StartMs, short.Builds[i].DurationMs = 0, 1200
+	}
+	if got := Summary(short, SummaryOptions{}); !strings.Contains(got, "\n  axisFormat %s.%L\n") {
+		t.Error("a run of 1.2 s: want milliseconds on the axis")
 	}
 }
