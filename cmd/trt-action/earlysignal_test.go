@@ -3,7 +3,9 @@ package main
 import (
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -11,21 +13,32 @@ import (
 	"time"
 )
 
-// handlesSignals says whether the process has installed handlers for
-// SIGINT (bit 2 of SigCgt in /proc): the Go runtime does that as it
-// starts, a millisecond or so before trt-action's own catching begins.
+// handlesSignals says whether the process has installed a handler for
+// SIGINT (bit 2 of SigCgt in /proc).
 func handlesSignals(pid int) bool {
-	data, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	return signalSet(pid, "SigCgt", syscall.SIGINT)
+}
+
+// signalSet says whether sig is in the signal set field (SigCgt, SigBlk, ...)
+// of /proc/PID/status; false when it cannot be read.
+func signalSet(pid int, field string, sig syscall.Signal) bool {
+	mask, ok := statusMask(fmt.Sprintf("/proc/%d/status", pid), field)
+	return ok && mask&(1<<(int(sig)-1)) != 0
+}
+
+// statusMask reads a hexadecimal signal set field of a /proc status file.
+func statusMask(path, field string) (uint64, bool) {
+	data, err := os.ReadFile(path)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	for _, line := range strings.Split(string(data), "\n") {
-		if hex, ok := strings.CutPrefix(line, "SigCgt:"); ok {
+		if hex, ok := strings.CutPrefix(line, field+":"); ok {
 			mask, err := strconv.ParseUint(strings.TrimSpace(hex), 16, 64)
-			return err == nil && mask&(1<<(int(syscall.SIGINT)-1)) != 0
+			return mask, err == nil
 		}
 	}
-	return false
+	return 0, false
 }
 
 // bytesRead is how many bytes the process has read (rchar in /proc's io),
@@ -100,4 +113,216 @@ func sigName(s syscall.Signal) string {
 		return "SIGINT"
 	}
 	return "SIGTERM"
+}
+
+// From the moment the process first catches SIGTERM (its first constructor,
+// before Go's runtime starts: /proc shows the handler), a SIGTERM at any
+// moment of its start-up ends the run with a report and 143. Before that
+// moment only the kernel and the dynamic loader have run; README.md states
+// how long that takes (BenchmarkSignalWindow). Without the C hold, Go's
+// runtime installs its own handler about a millisecond before trt-action's
+// catching begins, and a SIGTERM in between ends the process without a
+// report.
+func TestSIGTERMAtAnyMomentOfStartUpEndsWithAReportAnd143(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Fatalf("this test reads /proc: %v", err)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), slowMatrix)
+	const runs = 41 // offsets 0, 0.25 ms, ..., 10 ms
+	var failed []string
+	for i := range runs {
+		offset := time.Duration(i) * 10 * time.Millisecond / (runs - 1)
+		report := filepath.Join(dir, fmt.Sprintf("r%d.json", i))
+		cmd := command(dir, nil, "build", "--report", report)
+		var out syncBuffer
+		cmd.Stdout, cmd.Stderr = &out, &out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		deadline := time.Now().Add(10 * time.Second)
+		for !signalSet(cmd.Process.Pid, "SigCgt", syscall.SIGTERM) && time.Now().Before(deadline) {
+		}
+		for start := time.Now(); time.Since(start) < offset; { // spin: a sleep is far coarser than the steps
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		err, lost := waitAtMost(cmd, 10*time.Second)
+		if lost {
+			failed = append(failed, fmt.Sprintf("SIGTERM %v after the handler appeared was lost: the run went on", offset))
+			continue
+		}
+		code := exitCode(err)
+		data, readErr := os.ReadFile(report)
+		if code != 143 || readErr != nil || !strings.Contains(string(data), `"interrupted":"SIGTERM`) {
+			failed = append(failed, fmt.Sprintf("SIGTERM %v after the handler appeared: exit %d (%v), report: %v\n%s", offset, code, err, readErr, out.String()))
+		}
+	}
+	if len(failed) > 0 {
+		t.Errorf("%d of %d runs did not end with a report and 143:\n%s", len(failed), runs, strings.Join(failed, "\n"))
+	}
+}
+
+// waitAtMost waits for cmd to exit; after d it kills it and reports the
+// wait as timed out.
+func waitAtMost(cmd *exec.Cmd, d time.Duration) (err error, timedOut bool) {
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		return err, false
+	case <-time.After(d):
+		_ = cmd.Process.Kill()
+		return <-done, true
+	}
+}
+
+// compile builds a test helper from testdata with the C or C++ compiler
+// cgo uses ($CC or $CXX as a command with flags, else cc or g++). CI has
+// one (it built the binary), so a missing one fails the test there.
+func compile(t *testing.T, envVar, fallback, src, out string, flags ...string) {
+	t.Helper()
+	cmd := strings.Fields(os.Getenv(envVar))
+	if len(cmd) == 0 {
+		cmd = []string{fallback}
+	}
+	if _, err := exec.LookPath(cmd[0]); err != nil {
+		if os.Getenv("CI") != "" || os.Getenv("TRT_ACTION_REQUIRE_RTX") != "" {
+			t.Fatalf("no compiler %q: %v", cmd[0], err)
+		}
+		t.Skipf("no compiler %q: %v", cmd[0], err)
+	}
+	args := append(append(cmd[1:], flags...), "-o", out, src)
+	if msg, err := exec.Command(cmd[0], args...).CombinedOutput(); err != nil {
+		t.Fatalf("compiling %s: %v\n%s", src, err, msg)
+	}
+}
+
+// A command the supervisor starts (nvidia-smi), a worker, the thread its
+// build runs on, and a command the build starts all begin with no signal
+// blocked, also when trt-action itself was started with SIGINT and SIGTERM
+// blocked. Go forks a child with the forking thread's mask
+// (syscall_runtime_BeforeFork saves it, AfterForkInChild restores it), and
+// the runtime unblocks SIGINT and SIGTERM on every thread it starts; a C
+// thread (TensorRT's) forks with its own mask, which it takes from the Go
+// thread that started the build. Commands that are not Go show the mask
+// they were given: a Go program would unblock both itself.
+func TestWorkersAndTheCommandsTheyStartHaveNoSignalBlocked(t *testing.T) {
+	tools := t.TempDir()
+	backends := filepath.Join(tools, "lib")
+	if err := os.Mkdir(backends, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	// The stand-in takes the place of the tensorrt-rtx backend.
+	compile(t, "CXX", "g++", filepath.Join("testdata", "sigmask_backend.cc"), filepath.Join(backends, "libtam_rtx.so"), "-std=c++17", "-shared", "-fPIC")
+	launcher := filepath.Join(tools, "blocked_exec")
+	compile(t, "CC", "cc", filepath.Join("testdata", "blocked_exec.c"), launcher)
+
+	for _, launch := range []struct {
+		name string
+		argv []string
+	}{
+		{"started with no signal blocked", []string{binary}},
+		{"started with SIGINT and SIGTERM blocked", []string{launcher, binary}},
+	} {
+		t.Run(launch.name, func(t *testing.T) {
+			dir, masks := t.TempDir(), t.TempDir()
+			writeFile(t, filepath.Join(dir, "m.onnx"), "a stand-in backend reads no model")
+			writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n  - {name: masks, backend: tensorrt-rtx, onnx: m.onnx}\n")
+			// The command the supervisor starts: nvidia-smi, for --gpus.
+			smi := filepath.Join(dir, "bin", "nvidia-smi")
+			writeFile(t, smi, "#!/bin/sh\ngrep '^SigBlk:' /proc/self/status > \"$TAM_TEST_SIGMASK_DIR/supervisor-command\"\nprintf '0, GPU-aaaa\\n'\n")
+			if err := os.Chmod(smi, 0o755); err != nil {
+				t.Fatal(err)
+			}
+			env := []string{"TRT_ACTION_BACKEND_DIR=" + backends, "TAM_TEST_SIGMASK_DIR=" + masks}
+			cmd := command(dir, env, "build", "--report", "r.json", "--gpus", "0")
+			cmd.Env[0] = "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
+			cmd.Path, cmd.Args = launch.argv[0], append(launch.argv, cmd.Args[1:]...)
+			out, err := cmd.CombinedOutput()
+			if reason := readReport(t, filepath.Join(dir, "r.json")).Builds[0].Reason; reason != "sigmask backend builds no engine" {
+				t.Fatalf("build: exit %d, reason %q, want the stand-in's own failure\n%s", exitCode(err), reason, out)
+			}
+			for _, who := range []string{"supervisor-command", "worker", "build-thread", "command"} {
+				mask, ok := statusMask(filepath.Join(masks, who), "SigBlk")
+				if !ok || mask != 0 {
+					data, _ := os.ReadFile(filepath.Join(masks, who))
+					t.Errorf("%s: SigBlk %q, want no signal blocked", who, strings.TrimSpace(string(data)))
+				}
+			}
+		})
+	}
+}
+
+// BenchmarkSignalCatchStart measures when, after exec.Cmd.Start returns
+// (the kernel has started the new program), /proc first shows a SIGTERM
+// handler: with cgo that is the hold's constructor, before which only the
+// kernel and the dynamic loader have run; without cgo it is Go's runtime,
+// whose handler kills until the package earlysignal's init (see
+// BenchmarkSignalWindow). README.md quotes the figures:
+//
+//	go test ./cmd/trt-action -run '^$' -bench SignalCatchStart -benchtime 200x
+func BenchmarkSignalCatchStart(b *testing.B) {
+	var at []time.Duration
+	for b.Loop() {
+		cmd := command(b.TempDir(), nil, "version")
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		started := time.Now()
+		for !signalSet(cmd.Process.Pid, "SigCgt", syscall.SIGTERM) && time.Since(started) < 10*time.Second {
+		}
+		at = append(at, time.Since(started))
+		_ = cmd.Wait()
+	}
+	slices.Sort(at)
+	b.ReportMetric(float64(at[len(at)/2].Microseconds()), "median-µs")
+	b.ReportMetric(float64(at[len(at)*9/10].Microseconds()), "p90-µs")
+	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkSignalWindow sends SIGTERMs from 0 to 3 ms (100 µs steps, in
+// turn) after exec.Cmd.Start returns and counts those that ended the
+// process by the default action (no report, no 143): fatal-% of all runs,
+// fatal-max-µs the latest offset at which one did, and fatal-after-handler
+// those sent after /proc already showed a SIGTERM handler (the window the
+// hold closes: with cgo it must be 0). README.md quotes the figures:
+//
+//	go test ./cmd/trt-action -run '^$' -bench SignalWindow -benchtime 620x
+//	TRT_ACTION_BIN=<a CGO_ENABLED=0 build> go test ./cmd/trt-action -run '^$' -bench SignalWindow -benchtime 620x
+func BenchmarkSignalWindow(b *testing.B) {
+	dir := b.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "trt-builds.yml"), []byte(slowMatrix), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	const steps = 31
+	fatal, fatalAfterHandler, fatalMax := 0, 0, time.Duration(-1)
+	for i := 0; b.Loop(); i++ {
+		offset := time.Duration(i%steps) * 100 * time.Microsecond
+		report := filepath.Join(dir, "r.json")
+		_ = os.Remove(report)
+		cmd := command(dir, nil, "build", "--report", report)
+		if err := cmd.Start(); err != nil {
+			b.Fatal(err)
+		}
+		started, handler := time.Now(), false
+		for time.Since(started) < offset {
+			handler = handler || signalSet(cmd.Process.Pid, "SigCgt", syscall.SIGTERM)
+		}
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		err, lost := waitAtMost(cmd, 10*time.Second)
+		if lost {
+			b.Fatalf("SIGTERM %v after the start was lost", offset)
+		}
+		if _, statErr := os.Stat(report); exitCode(err) != 143 || statErr != nil {
+			fatal++
+			fatalMax = max(fatalMax, offset)
+			if handler {
+				fatalAfterHandler++
+			}
+		}
+	}
+	b.ReportMetric(float64(fatal)*100/float64(b.N), "fatal-%")
+	b.ReportMetric(float64(fatalMax.Microseconds()), "fatal-max-µs")
+	b.ReportMetric(float64(fatalAfterHandler), "fatal-after-handler")
+	b.ReportMetric(0, "ns/op")
 }
