@@ -24,6 +24,7 @@ type control struct {
 	killTimer *time.Timer
 	killAt    time.Time // when the pending kill fires
 	killWhy   string    // what killed the worker; "" while it was not killed
+	graceKill bool      // the kill was a soft stop's grace running out
 	ended     bool      // the worker has exited: its pid may be reused
 }
 
@@ -48,20 +49,23 @@ func (c *control) softStop(why string, at, grace time.Duration) bool {
 		}
 		c.killAt = due
 		c.killTimer = time.AfterFunc(grace, func() {
-			c.kill(fmt.Sprintf("did not stop within its %s grace, so it was killed", grace))
+			c.killFor(fmt.Sprintf("did not stop within its %s grace, so it was killed", grace), true)
 		})
 	}
 	return first
 }
 
-// kill ends the worker's whole process group at once.
-func (c *control) kill(why string) {
+// kill ends the worker's whole process group at once, for a reason other
+// than a soft stop's grace (a second SIGINT).
+func (c *control) kill(why string) { c.killFor(why, false) }
+
+func (c *control) killFor(why string, graceRanOut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.ended || c.killWhy != "" || c.pgid <= 0 {
 		return
 	}
-	c.killWhy = why
+	c.killWhy, c.graceKill = why, graceRanOut
 	signal := c.signal
 	if signal == nil {
 		signal = func(pgid int, sig syscall.Signal) error { return syscall.Kill(-pgid, sig) }
@@ -88,13 +92,14 @@ func (c *control) stopping() bool {
 
 // outcome is what control did, for the build's status.
 type outcome struct {
-	stopWhy string
-	stopAt  time.Duration
-	killWhy string
+	stopWhy   string
+	stopAt    time.Duration
+	killWhy   string
+	graceKill bool // killed because the soft stop's grace ran out
 }
 
 func (c *control) outcome() outcome {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return outcome{stopWhy: c.stopWhy, stopAt: c.stopAt, killWhy: c.killWhy}
+	return outcome{stopWhy: c.stopWhy, stopAt: c.stopAt, killWhy: c.killWhy, graceKill: c.graceKill}
 }

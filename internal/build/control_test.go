@@ -60,8 +60,8 @@ func TestControlSoftStopOnceThenKillAfterGrace(t *testing.T) {
 	if o.stopWhy != "budget" || o.stopAt != 3*time.Second {
 		t.Errorf("stop kept as %q at %v, want the first one", o.stopWhy, o.stopAt)
 	}
-	if !strings.Contains(o.killWhy, "20ms grace") {
-		t.Errorf("kill reason %q does not name the grace that ran out", o.killWhy)
+	if !strings.Contains(o.killWhy, "20ms grace") || !o.graceKill {
+		t.Errorf("kill reason %q (grace kill %v) does not name the grace that ran out", o.killWhy, o.graceKill)
 	}
 	if rec.kills[0] != 4242 {
 		t.Errorf("killed group %d, want 4242", rec.kills[0])
@@ -86,8 +86,8 @@ func TestControlKillOnceAndNeverAfterExit(t *testing.T) {
 	c, stdin, rec := newControl(t)
 	c.kill("killed by a second SIGINT")
 	c.kill("did not stop within its 1s grace, so it was killed")
-	if rec.count() != 1 || c.outcome().killWhy != "killed by a second SIGINT" {
-		t.Errorf("%d kills, reason %q; want 1 for the first reason", rec.count(), c.outcome().killWhy)
+	if o := c.outcome(); rec.count() != 1 || o.killWhy != "killed by a second SIGINT" || o.graceKill {
+		t.Errorf("%d kills, reason %q (grace kill %v); want 1 for the first reason, not a grace's", rec.count(), o.killWhy, o.graceKill)
 	}
 
 	c, stdin, rec = newControl(t)

@@ -87,7 +87,7 @@ func TestFaultsEndWithTheirStatusWhileOtherBuildsSucceed(t *testing.T) {
 	got := byName(rep)
 	want := map[string]string{
 		"ok-1": report.StatusOK, "ok-2": report.StatusOK, "crash": report.StatusCrashed,
-		"hang": report.StatusKilled, "fail": report.StatusFailed, "silence": report.StatusBudgetExceeded,
+		"hang": report.StatusBudgetExceeded, "fail": report.StatusFailed, "silence": report.StatusBudgetExceeded,
 	}
 	for name, status := range want {
 		if got[name].Status != status {

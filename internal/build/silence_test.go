@@ -1,10 +1,12 @@
 package build
 
 import (
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -32,8 +34,8 @@ func TestKilledBuildReportsTheSilenceThatKilledIt(t *testing.T) {
 	})
 	r := runReport([]matrix.Build{b}, testOptions(t), nil)
 	got := r.Builds[0]
-	if got.Status != "killed" {
-		t.Fatalf("status %s (%s), want killed", got.Status, got.Reason)
+	if got.Status != report.StatusBudgetExceeded || !strings.Contains(got.Reason, "300ms grace, so it was killed") {
+		t.Fatalf("status %s (%s), want budget-exceeded, killed after its 300ms grace", got.Status, got.Reason)
 	}
 	// The stall limit ran out with no callback for at least its length, and
 	// none came after: the final silence is at least the limit. (Not limit

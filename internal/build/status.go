@@ -21,6 +21,13 @@ type ending struct {
 // decides: keeping or removing the engine is the caller's next step, and a
 // kept engine that cannot be installed still turns "ok" into "failed".
 // Reasons leave out the duration: every view shows it beside the status.
+//
+// A build a budget stopped (any budget: build, phase, stall or run) is
+// budget-exceeded however it ended: at its next callback, or killed when
+// its grace ran out first, which TensorRT's silent phases make the usual
+// way (TensorRT-RTX reports nothing inside "Determining refit engines").
+// Its reason then says so. A kill for anything else (a second SIGINT, or
+// the grace of a signal's soft stop) leaves it killed.
 func decideStatus(e ending) (status, reason string) {
 	res, ctl := e.result, e.ctl
 	switch {
@@ -28,6 +35,8 @@ func decideStatus(e ending) (status, reason string) {
 		// The engine was complete and synced before the result was sent;
 		// a kill during the worker's teardown does not undo that.
 		return report.StatusOK, ""
+	case ctl.killWhy != "" && ctl.graceKill && e.budgetHit:
+		return report.StatusBudgetExceeded, ctl.stopWhy + "; " + ctl.killWhy
 	case ctl.killWhy != "" && ctl.stopWhy != "":
 		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy
 	case ctl.killWhy != "":

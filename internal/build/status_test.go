@@ -12,16 +12,23 @@ func TestDecideStatus(t *testing.T) {
 	stopped := outcome{stopWhy: "interrupted by SIGINT"}
 	budget := outcome{stopWhy: "build budget exceeded after 2s (limit 1s)"}
 	killed := outcome{killWhy: "killed by a second SIGINT"}
-	graceKill := outcome{stopWhy: "stalled", killWhy: "did not stop within its 1s grace, so it was killed"}
+	const grace = "did not stop within its 1s grace, so it was killed"
+	graceKill := outcome{stopWhy: "interrupted by SIGINT", killWhy: grace, graceKill: true}
+	budgetKill := outcome{stopWhy: budget.stopWhy, killWhy: grace, graceKill: true}
+	stallKill := outcome{stopWhy: "stalled: no progress callback for 2s (stall limit 2s)", killWhy: grace, graceKill: true}
+	secondSIGINT := outcome{stopWhy: budget.stopWhy, killWhy: "killed by a second SIGINT"}
 	tests := []struct {
 		name         string
 		e            ending
 		status, want string
 	}{
 		{"ok", ending{result: result("ok", "")}, report.StatusOK, ""},
-		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: graceKill, budgetHit: true}, report.StatusOK, ""},
+		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: budgetKill, budgetHit: true}, report.StatusOK, ""},
 		{"killed", ending{ctl: killed, exit: "killed by signal SIGKILL"}, report.StatusKilled, "killed by a second SIGINT"},
-		{"killed after a soft stop", ending{ctl: graceKill}, report.StatusKilled, "stalled; did not stop within its 1s grace, so it was killed"},
+		{"killed after a signal's soft stop", ending{ctl: graceKill}, report.StatusKilled, "interrupted by SIGINT; " + grace},
+		{"killed after a budget's grace", ending{ctl: budgetKill, budgetHit: true, exit: "killed by signal SIGKILL"}, report.StatusBudgetExceeded, budget.stopWhy + "; " + grace},
+		{"killed after a stall budget's grace", ending{ctl: stallKill, budgetHit: true}, report.StatusBudgetExceeded, stallKill.stopWhy + "; " + grace},
+		{"budget stop, then a second SIGINT killed it", ending{ctl: secondSIGINT, budgetHit: true}, report.StatusKilled, budget.stopWhy + "; killed by a second SIGINT"},
 		{"killed with a result", ending{result: result("failed", "x"), ctl: killed}, report.StatusKilled, "killed by a second SIGINT"},
 		{"budget stop", ending{result: result("cancelled", ""), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},
 		{"budget stop, build failed on its way out", ending{result: result("failed", "y"), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},

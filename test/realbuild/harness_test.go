@@ -137,18 +137,18 @@ func newRun(t *testing.T, matrix string) run {
 	return r
 }
 
-func (e env) buildCommand(ctx context.Context, r run) *exec.Cmd {
-	return e.command(ctx, "build", "-f", filepath.Join(r.dir, "matrix.yml"),
-		"--report", r.reportPath(), "--record-trace", filepath.Join(r.dir, "traces"))
+func (e env) buildCommand(ctx context.Context, r run, flags ...string) *exec.Cmd {
+	return e.command(ctx, append([]string{"build", "-f", filepath.Join(r.dir, "matrix.yml"),
+		"--report", r.reportPath(), "--record-trace", filepath.Join(r.dir, "traces")}, flags...)...)
 }
 
-// build runs the matrix to the end.
-func (e env) build(t *testing.T, matrix string) run {
+// build runs the matrix to the end, with the build flags given.
+func (e env) build(t *testing.T, matrix string, flags ...string) run {
 	t.Helper()
 	r := newRun(t, matrix)
 	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
 	defer cancel()
-	out, err := e.buildCommand(ctx, r).CombinedOutput()
+	out, err := e.buildCommand(ctx, r, flags...).CombinedOutput()
 	r.output = string(out)
 	r.code = exitCode(t, err, r.output)
 	return r

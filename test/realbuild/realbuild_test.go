@@ -100,6 +100,38 @@ func recordTrace(t *testing.T, from, model string) {
 	t.Logf("recorded %s", to)
 }
 
+// A build budget that runs out inside TensorRT-RTX's silent phase cannot
+// stop the build at a callback (the phase reports its only step at its
+// end): the grace runs out and the worker is killed. The build is still
+// over budget, not killed, and --fail-on failure passes the step.
+func TestBuildBudgetRunningOutInTheSilentPhaseIsOverBudget(t *testing.T) {
+	e := rtxEnv(t)
+	// The silent phase holds slow.onnx's build from about 0.2 s to 4 s
+	// (testdata/traces/rtx-1.7-slow.jsonl): the budget runs out in it, and
+	// the grace ends long before its step.
+	r := e.build(t, e.matrix(`version: 1
+builds:
+  - name: slow
+    backend: tensorrt-rtx
+    onnx: MODELS/slow.onnx
+    engine: OUT/slow.engine
+    budgets: {build: 1500ms, grace: 300ms}
+`), "--fail-on", "failure")
+	if r.code != exitOK {
+		t.Fatalf("exit %d, want %d (--fail-on failure, and only a budget ran out); output:\n%s", r.code, exitOK, r.output)
+	}
+	b := findBuild(t, r.report(t), "slow")
+	if b.Status != report.StatusBudgetExceeded || !strings.HasSuffix(b.Reason, "; did not stop within its 300ms grace, so it was killed") {
+		t.Fatalf("status %s (%s), want %s, killed after its grace", b.Status, b.Reason, report.StatusBudgetExceeded)
+	}
+	if b.Budget == nil || b.Budget.Kind != "build" {
+		t.Errorf("budget hit %+v, want the build limit", b.Budget)
+	}
+	if _, err := os.Stat(filepath.Join(r.outDir(), "slow.engine")); !os.IsNotExist(err) {
+		t.Errorf("a killed build left an engine: %v", err)
+	}
+}
+
 func TestPhaseBudgetStopsThroughStepComplete(t *testing.T) {
 	e := rtxEnv(t)
 	const limit = 200 * time.Millisecond

@@ -39,3 +39,17 @@ func TestFinalTableShowsAHit(t *testing.T) {
 		t.Errorf("row of the hit: %q\n%s", row, strings.Join(got, "\n"))
 	}
 }
+
+// A build its budget stopped and its grace then killed is over budget in
+// the final table, with the reason that says it was killed.
+func TestFinalTableShowsABuildKilledAfterItsBudgetsGraceAsOverBudget(t *testing.T) {
+	const reason = "build budget exceeded after 1m0s (limit 1m0s); did not stop within its 30s grace, so it was killed"
+	run := &report.Report{DurationMs: 91_000, Builds: []report.Build{
+		{Name: "refit", Status: report.StatusBudgetExceeded, DurationMs: 91_000, Reason: reason},
+	}}
+	got := renderFinal(run, 300, false)
+	if len(got) != 3 || !strings.HasPrefix(got[1], "✖ refit  budget-exceeded  1m31s") || !strings.HasSuffix(strings.TrimRight(got[1], " "), reason) ||
+		got[2] != "1 build in 1m31s: 1 budget-exceeded" {
+		t.Errorf("final table:\n%s", strings.Join(got, "\n"))
+	}
+}
