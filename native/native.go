@@ -14,7 +14,10 @@ package native
 #include "trtaction.h"
 #include "shim.h"
 #include "sim.h"
+#include "simsource.h"
 #include "loader.h"
+
+static int tam_host_cancelled(const tam_host* h) { return h->cancelled(h->ctx); }
 */
 import "C"
 
@@ -22,6 +25,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"runtime/cgo"
 	"sync"
 	"time"
 	"unsafe"
@@ -224,7 +228,8 @@ func (b *Build) run(call buildCall, release func()) {
 	close(b.done)
 }
 
-// StartSim starts a simulated build of req.Sim.Trace and returns at once.
+// StartSim starts a simulated build of req.Sim.TraceFile, read as the
+// replay goes, or else of req.Sim.Trace, and returns at once.
 func StartSim(req Request) (*Build, error) {
 	if req.Sim == nil {
 		return nil, errors.New("native: StartSim needs req.Sim")
@@ -233,10 +238,37 @@ func StartSim(req Request) (*Build, error) {
 	if err != nil {
 		return nil, err
 	}
+	if req.Sim.TraceFile == "" {
+		cfg, release := newSimConfig(req, fault)
+		return start(func(host *C.tam_host, errBuf *C.char, errCap C.size_t) C.int32_t {
+			return C.tam_sim_build(host, cfg, errBuf, errCap)
+		}, release)
+	}
+	src, err := openFileSource(req.Sim.TraceFile)
+	if err != nil {
+		return nil, err
+	}
+	handle := cgo.NewHandle(src)
 	cfg, release := newSimConfig(req, fault)
+	C.tam_sim_use_go_source(cfg, C.uintptr_t(handle))
 	return start(func(host *C.tam_host, errBuf *C.char, errCap C.size_t) C.int32_t {
+		if fault != C.TAM_FAULT_NONE { // a fault strikes at a share of the events: count them first
+			n, err := src.countLines(func() bool { return C.tam_host_cancelled(host) != 0 })
+			if err != nil {
+				copyCError(errBuf, errCap, err.Error())
+				if errors.Is(err, errCancelledReading) {
+					return C.TAM_CANCELLED
+				}
+				return C.TAM_FAILED
+			}
+			cfg.count = C.size_t(n)
+		}
 		return C.tam_sim_build(host, cfg, errBuf, errCap)
-	}, release)
+	}, func() {
+		release()
+		handle.Delete()
+		src.close()
+	})
 }
 
 func simFault(name string) (C.int32_t, error) {
@@ -277,8 +309,10 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 
 	cfg := (*C.tam_sim_config)(C.calloc(1, C.sizeof_tam_sim_config))
 	allocs = append(allocs, unsafe.Pointer(cfg))
-	if n := len(sim.Trace); n > 0 {
-		events := (*C.tam_sim_event)(C.calloc(C.size_t(n), C.sizeof_tam_sim_event))
+	if sim.TraceFile == "" {
+		n := len(sim.Trace)
+		// At least one slot: a NULL events pointer would ask for a source.
+		events := (*C.tam_sim_event)(C.calloc(C.size_t(max(n, 1)), C.sizeof_tam_sim_event))
 		allocs = append(allocs, unsafe.Pointer(events))
 		for i, ev := range sim.Trace {
 			ce := (*C.tam_sim_event)(unsafe.Add(unsafe.Pointer(events), uintptr(i)*C.sizeof_tam_sim_event))

@@ -42,6 +42,7 @@ type Shape struct {
 // SimRequest drives the built-in simulator.
 type SimRequest struct {
 	Trace       []trace.Event `json:"-"`                 // passed as a C array, not JSON
+	TraceFile   string        `json:"-"`                 // a trace file, read as the replay goes; "" = Trace
 	StepNs      int64         `json:"step_ns"`           // time per callback; 0 = use the trace's own times
 	Unpaced     bool          `json:"unpaced,omitempty"` // no pacing: as fast as the monitor takes callbacks
 	Repeat      int           `json:"repeat,omitempty"`  // replay the trace this many times; < 1 means 1

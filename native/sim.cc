@@ -12,6 +12,7 @@
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -49,6 +50,97 @@ constexpr size_t kRun = 256;
 constexpr int64_t kBacklog = 1 << 13;
 constexpr auto kBacklogPoll = std::chrono::milliseconds(1);
 
+// Events read from the source at a time: a read enters Go and parses this
+// many lines, so it is also how much reading a stop can wait for.
+constexpr size_t kChunk = 1024;
+
+// Trace walks the events in replay order, the trace repeated cfg->repeat
+// times: from memory, or from the source a chunk at a time, so a trace file
+// is played as it is read. Only the thread holding the replay's turn uses it.
+class Trace {
+ public:
+  explicit Trace(const tam_sim_config* cfg)
+      : cfg_(cfg), repeat_(static_cast<size_t>(std::max<int64_t>(cfg->repeat, 1))) {
+    if (cfg->events != nullptr) {
+      chunk_ = cfg->events;
+      len_ = cfg->count;
+    } else {
+      buf_.resize(kChunk);
+    }
+  }
+
+  // The next event, or nullptr after the last one (error() then says
+  // whether reading failed).
+  const tam_sim_event* peek() {
+    while (pos_ == len_) {
+      if (!more()) return nullptr;
+    }
+    return &chunk_[pos_];
+  }
+
+  // Moves past the event peek() returned.
+  void advance() {
+    if (repetition_ == 0) span_ = nanoseconds(chunk_[pos_].t_ns);
+    ++pos_;
+    ++in_repetition_;
+  }
+
+  size_t repetition() const { return repetition_; }
+
+  // The trace's own length: its last event's time, known once the first
+  // repetition has ended (events are in time order).
+  nanoseconds span() const { return span_; }
+
+  const std::string& error() const { return error_; }
+
+ private:
+  // Fills the next chunk, going on to the next repetition at the end of
+  // the trace; false at the end of the last repetition or on an error.
+  bool more() {
+    if (ended_) return false;
+    if (cfg_->events == nullptr) {
+      char err[512] = "";
+      int64_t n = cfg_->source.read(cfg_->source.ctx, buf_.data(), buf_.size(), err, sizeof err);
+      if (n < 0) return fail(err);
+      if (n > 0) {
+        chunk_ = buf_.data();
+        pos_ = 0;
+        len_ = static_cast<size_t>(n);
+        return true;
+      }
+    }
+    // The trace is done; an empty one is not repeated.
+    if (repetition_ + 1 >= repeat_ || in_repetition_ == 0) {
+      ended_ = true;
+      return false;
+    }
+    ++repetition_;
+    in_repetition_ = 0;
+    pos_ = 0;
+    if (cfg_->events != nullptr) return true;  // the same array again
+    char err[512] = "";
+    if (cfg_->source.rewind(cfg_->source.ctx, err, sizeof err) != 0) return fail(err);
+    len_ = 0;
+    return true;
+  }
+
+  bool fail(const char* err) {
+    error_ = err[0] != '\0' ? err : "simulator: the trace could not be read";
+    ended_ = true;
+    return false;
+  }
+
+  const tam_sim_config* cfg_;
+  const size_t repeat_;
+  std::vector<tam_sim_event> buf_;  // the chunk read from the source
+  const tam_sim_event* chunk_ = nullptr;
+  size_t pos_ = 0, len_ = 0;
+  size_t repetition_ = 0, in_repetition_ = 0;
+  nanoseconds span_{0};
+  bool ended_ = false;
+  std::string error_;
+};
+
 class Replay {
  public:
   Replay(const tam_host* host, const tam_sim_config* cfg)
@@ -57,16 +149,18 @@ class Replay {
         threads_(std::max<int32_t>(cfg->threads, 1)),
         total_(cfg->count * static_cast<size_t>(std::max<int64_t>(cfg->repeat, 1))),
         turn_(new std::condition_variable[threads_]),
-        done_(total_ == 0) {
+        trace_(cfg) {
     double at = std::min(std::max(cfg->fault_at, 0.0), 1.0);
-    strike_ = static_cast<size_t>(at * static_cast<double>(total_));
-    if (strike_ > total_) strike_ = total_;
-    if (cfg->count > 0) span_ = nanoseconds(cfg->events[cfg->count - 1].t_ns);
+    strike_ = total_ == 0 ? SIZE_MAX : std::min(static_cast<size_t>(at * static_cast<double>(total_)), total_);
   }
 
   int32_t run() {
     char line[128];
-    std::snprintf(line, sizeof line, "simulating %zu callbacks on %d threads", total_, threads_);
+    if (total_ > 0) {
+      std::snprintf(line, sizeof line, "simulating %zu callbacks on %d threads", total_, threads_);
+    } else {
+      std::snprintf(line, sizeof line, "simulating the trace as it is read, on %d threads", threads_);
+    }
     host_->log(host_->ctx, TAM_SEV_INFO, line);
 
     start_ = Clock::now();
@@ -102,22 +196,27 @@ class Replay {
   void take_turns(int i) {
     try {
       for (;;) {
-        size_t k;
         {
           std::unique_lock<std::mutex> lock(mu_);
           turn_[i].wait(lock, [&] { return done_ || owner_ == i; });
           if (done_) return;
-          k = next_;
         }
         // This thread alone owns the replay state until the turn moves on.
         wait_for_room();
         size_t run = 0;
-        do {
-          deliver(k++);
-        } while (!stopped_ && k < total_ && ++run < kRun && due(k));
+        const tam_sim_event* ev = trace_.peek();
+        while (ev != nullptr) {
+          deliver(*ev);
+          if (stopped_) break;
+          ev = trace_.peek();
+          if (ev == nullptr || ++run >= kRun || !due(*ev)) break;
+        }
+        if (ev == nullptr && !stopped_ && !trace_.error().empty()) {
+          finish_active();
+          stop(TAM_FAILED, trace_.error());
+        }
         std::lock_guard<std::mutex> lock(mu_);
-        next_ = k;
-        if (stopped_ || next_ >= total_) {
+        if (stopped_ || ev == nullptr) {
           end_turns_locked();
         } else {
           owner_ = (i + 1) % threads_;
@@ -141,15 +240,18 @@ class Replay {
     for (int t = 0; t < threads_; ++t) turn_[t].notify_one();
   }
 
-  const tam_sim_event& event(size_t k) const { return cfg_->events[k % cfg_->count]; }
-
-  void deliver(size_t k) {
+  // Delivers the next event (ev, which trace_.peek() returned), and moves
+  // the trace past it.
+  void deliver(const tam_sim_event& ev) {
+    size_t k = delivered_;
     if (cfg_->fault != TAM_FAULT_NONE && !struck_ && k == strike_) {
       strike();
       if (stopped_) return;
     }
-    pace(k);
-    const tam_sim_event& ev = event(k);
+    pace(ev);
+    trace_.advance();
+    ++delivered_;
+    note_phase(ev.phase);
     switch (ev.kind) {
       case TAM_EV_START:
         host_->phase_start(host_->ctx, ev.phase, ev.parent, ev.n);
@@ -171,6 +273,17 @@ class Replay {
     }
   }
 
+  // note_phase folds a delivered event's phase name into the fake engine's
+  // checksum (FNV-1a over the names, one line each, in replay order).
+  void note_phase(const char* phase) {
+    for (const char* p = phase; p != nullptr && *p; ++p) {
+      sum_ ^= static_cast<unsigned char>(*p);
+      sum_ *= 1099511628211ull;
+    }
+    sum_ ^= '\n';
+    sum_ *= 1099511628211ull;
+  }
+
   void wait_for_room() {
     if (host_->backlog == nullptr) return;
     while (!cancel_seen_ && host_->backlog(host_->ctx) > kBacklog) {
@@ -182,28 +295,31 @@ class Replay {
     }
   }
 
-  // When event k is due on the replay's clock.
-  Clock::time_point deadline(size_t k) const {
-    nanoseconds due = cfg_->step_ns > 0
-                          ? nanoseconds(cfg_->step_ns * static_cast<int64_t>(k))
-                          : nanoseconds(event(k).t_ns) + span_ * static_cast<int64_t>(k / cfg_->count);
+  // When ev, the next event to deliver (the delivered_-th), is due on the
+  // replay's clock: at its step, or at its own time in its repetition.
+  Clock::time_point deadline(const tam_sim_event& ev) const {
+    nanoseconds due =
+        cfg_->step_ns > 0
+            ? nanoseconds(cfg_->step_ns * static_cast<int64_t>(delivered_))
+            : nanoseconds(ev.t_ns) + trace_.span() * static_cast<int64_t>(trace_.repetition());
     return start_ + shift_ + due;
   }
 
-  // Whether event k may go right after event k-1 on the same thread: when
-  // nothing paces it, or it is scheduled within kSlack of k-1. Decided by the
-  // schedule, not the clock, so paced events alternate threads even when a
-  // loaded machine makes the replay late.
-  bool due(size_t k) const {
-    return cfg_->unpaced != 0 || cancel_seen_ || deadline(k) - deadline(k - 1) < kSlack;
+  // Whether ev may go right after the event just delivered, on the same
+  // thread: when nothing paces it, or it is scheduled within kSlack of the
+  // last one. Decided by the schedule, not the clock, so paced events
+  // alternate threads even when a loaded machine makes the replay late.
+  bool due(const tam_sim_event& ev) const {
+    return cfg_->unpaced != 0 || cancel_seen_ || deadline(ev) - last_deadline_ < kSlack;
   }
 
-  // Waits until event k is due. Once a cancel is seen the rest come at once,
+  // Waits until ev is due. Once a cancel is seen the rest come at once,
   // as TensorRT only stops at the next stepComplete. Unpaced events never
   // wait: the monitor's queue is the only limit.
-  void pace(size_t k) {
+  void pace(const tam_sim_event& ev) {
     if (cfg_->unpaced != 0 || cancel_seen_) return;
-    Clock::time_point at = deadline(k);
+    Clock::time_point at = deadline(ev);
+    last_deadline_ = at;
     for (;;) {
       Clock::time_point now = Clock::now();
       if (at - now <= kSlack) return;
@@ -224,8 +340,8 @@ class Replay {
         for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
       case TAM_FAULT_FAIL: {
         finish_active();
-        std::string msg = "simulated failure after " + std::to_string(strike_) + " of " +
-                          std::to_string(total_) + " callbacks";
+        std::string msg = "simulated failure after " + std::to_string(delivered_) + " of " +
+                          (total_ > 0 ? std::to_string(total_) : std::string("all the")) + " callbacks";
         host_->log(host_->ctx, TAM_SEV_ERROR, msg.c_str());
         stop(TAM_FAILED, msg);
         return;
@@ -270,18 +386,9 @@ class Replay {
       error_ = "simulator: no engine_tmp path";
       return TAM_FAILED;
     }
-    uint64_t sum = 1469598103934665603ull;
-    for (size_t k = 0; k < total_; ++k) {
-      for (const char* p = event(k).phase; p != nullptr && *p; ++p) {
-        sum ^= static_cast<unsigned char>(*p);
-        sum *= 1099511628211ull;
-      }
-      sum ^= '\n';
-      sum *= 1099511628211ull;
-    }
     char tail[96];
-    std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", total_,
-                  static_cast<unsigned long long>(sum));
+    std::snprintf(tail, sizeof tail, "\nevents %zu\nphases-fnv1a %016llx\n", delivered_,
+                  static_cast<unsigned long long>(sum_));
     std::string body = "TRTACTION-SIM-ENGINE v1";
     body += tail;
     return write_file(cfg_->engine_tmp, body);
@@ -320,19 +427,21 @@ class Replay {
   const tam_host* host_;
   const tam_sim_config* cfg_;
   const int threads_;
-  const size_t total_;  // events to deliver: count times repeat
-  size_t strike_ = 0;
-  nanoseconds span_{0};  // the trace's own length, for repetitions at its own times
+  const size_t total_;  // events to deliver: count times repeat; 0 when not known
+  size_t strike_ = 0;   // SIZE_MAX: at the end
 
   std::mutex mu_;
   std::unique_ptr<std::condition_variable[]> turn_;  // one per thread: a hand-over wakes only the next
   int owner_ = 0;      // guarded by mu_: whose turn it is
-  size_t next_ = 0;    // guarded by mu_
-  bool done_;          // guarded by mu_
+  bool done_ = false;  // guarded by mu_
 
   // Owned by whichever thread holds the turn; the hand-over through mu_
   // orders each owner after the previous one.
+  Trace trace_;
+  size_t delivered_ = 0;
+  uint64_t sum_ = 1469598103934665603ull;  // the fake engine's checksum so far
   Clock::time_point start_;
+  Clock::time_point last_deadline_;
   nanoseconds shift_{0};
   bool struck_ = false;
   bool cancel_seen_ = false;
@@ -353,8 +462,9 @@ void copy_error(const std::string& msg, char* err, size_t errcap) {
 
 extern "C" int32_t tam_sim_build(const tam_host* host, const tam_sim_config* cfg, char* err, size_t errcap) {
   try {
-    if (host == nullptr || cfg == nullptr || (cfg->count > 0 && cfg->events == nullptr)) {
-      copy_error("simulator: missing host, config or events", err, errcap);
+    if (host == nullptr || cfg == nullptr ||
+        (cfg->events == nullptr && (cfg->source.read == nullptr || cfg->source.rewind == nullptr))) {
+      copy_error("simulator: missing host, config, or events and a source", err, errcap);
       return TAM_FAILED;
     }
     Replay replay(host, cfg);

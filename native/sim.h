@@ -28,15 +28,30 @@ enum tam_sim_fault {
   TAM_FAULT_SILENCE = 4  /* no callback for fault_ns, ignoring cancel, then go on */
 };
 
+/* A trace read as the replay goes, so a file of millions of callbacks is
+ * played in bounded memory. read fills buf with up to cap events that follow
+ * the ones read so far and returns how many, 0 after the last, or -1 with a
+ * message in err. rewind starts the trace again (for repeat): 0 on success,
+ * else -1 with a message. Only the thread replaying at that moment calls
+ * them, one call at a time. Phase and parent names must stay valid until the
+ * build returns. */
+typedef struct tam_sim_source {
+  void* ctx;
+  int64_t (*read)(void* ctx, tam_sim_event* buf, size_t cap, char* err, size_t errcap);
+  int32_t (*rewind)(void* ctx, char* err, size_t errcap);
+} tam_sim_source;
+
 typedef struct tam_sim_config {
-  const tam_sim_event* events;
-  size_t count;
+  const tam_sim_event* events; /* the trace in memory; NULL: read it from source */
+  size_t count;                /* its events; with a source, 0 when not known before the end */
+  tam_sim_source source;
   int64_t step_ns;    /* > 0: event k is due at k*step_ns; 0: at its own t_ns (plus the trace's
                          length for each repetition before it) */
   int32_t threads;    /* callback threads taking turns; < 1 means 1 */
   int32_t fault;      /* enum tam_sim_fault */
   int64_t fault_ns;   /* silence length */
-  double fault_at;    /* the fault strikes once fault_at*count events were delivered */
+  double fault_at;    /* the fault strikes once fault_at*count*repeat events were delivered
+                         (with count 0: when the trace ends) */
   const char* engine_tmp;
   const char* name;   /* the build's name, written into the fake engine */
   int64_t repeat;     /* the events are replayed this many times over; < 1 means 1 */

@@ -65,13 +65,13 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 // library to choose between the 10.x and 11.x shims.
 func startNative(spec workerSpec) (*native.Build, string, error) {
 	if spec.Backend == "sim" {
-		events, err := simTrace(spec.SimTrace)
-		if err != nil {
-			return nil, "", err
-		}
 		req := spec.Request
 		sim := *req.Sim
-		sim.Trace = events
+		if spec.SimTrace == "" {
+			sim.Trace = trace.Default()
+		} else {
+			sim.TraceFile = spec.SimTrace // read as the replay goes
+		}
 		req.Sim = &sim
 		b, err := native.StartSim(req)
 		return b, "", err
@@ -83,18 +83,6 @@ func startNative(spec workerSpec) (*native.Build, string, error) {
 	library := libraryName(spec.Backend, so, spec.Request.LibPath)
 	b, err := native.StartBackend(so, spec.Request)
 	return b, library, err
-}
-
-func simTrace(path string) ([]trace.Event, error) {
-	if path == "" {
-		return trace.Default(), nil
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	return trace.Read(f, path)
 }
 
 // obeySupervisor turns a stop message into a soft stop. When stdin ends the

@@ -136,35 +136,21 @@ func formatMillis(d time.Duration) string {
 // "name:LINE: message" (with ":COL" for JSON syntax errors). Read checks each
 // line on its own and that t_ms never decreases; Validate checks the monitor
 // contract across lines. Blank lines are rejected so that line N is always
-// event N, which keeps Validate's positions meaningful for files.
+// event N, which keeps Validate's positions meaningful for files. It holds
+// every event: Reader reads a trace one event at a time.
 func Read(r io.Reader, name string) ([]Event, error) {
-	sc := bufio.NewScanner(r)
-	sc.Buffer(make([]byte, 0, 64*1024), maxLine)
+	rd := NewReader(r, name)
 	var events []Event
-	line := 0
-	for sc.Scan() {
-		line++
-		ev, err := parseLine(sc.Bytes())
-		if err != nil {
-			var se *posError
-			if errors.As(err, &se) {
-				return nil, fmt.Errorf("%s:%d:%d: %s", name, line, se.col, se.msg)
-			}
-			return nil, fmt.Errorf("%s:%d: %w", name, line, err)
+	for {
+		ev, err := rd.Next()
+		if errors.Is(err, io.EOF) {
+			return events, nil
 		}
-		if n := len(events); n > 0 && ev.T < events[n-1].T {
-			return nil, fmt.Errorf("%s:%d: t_ms %s is before the previous event's %s (events must be in time order)",
-				name, line, formatMillis(ev.T), formatMillis(events[n-1].T))
+		if err != nil {
+			return nil, err
 		}
 		events = append(events, ev)
 	}
-	if err := sc.Err(); err != nil {
-		if errors.Is(err, bufio.ErrTooLong) {
-			return nil, fmt.Errorf("%s:%d: line longer than %d bytes (one JSON event per line)", name, line+1, maxLine)
-		}
-		return nil, fmt.Errorf("%s:%d: %w", name, line+1, err)
-	}
-	return events, nil
 }
 
 // posError carries a column for errors that have one.
