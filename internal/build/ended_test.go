@@ -31,6 +31,14 @@ func TestARunItsBudgetEndedIsCompleteAndSaysWhy(t *testing.T) {
 	if b := rep.Builds[2]; b.Status != report.StatusCancelled || b.Reason != "not started: run budget 300ms exceeded" {
 		t.Errorf("c: %s %q", b.Status, b.Reason)
 	}
+	// The run budget is the run's: the build it stopped is cancelled like
+	// the ones it left unstarted, and so is b, whether the loop started it
+	// in the run budget's last moment (stopped at once) or not at all.
+	for _, b := range rep.Builds {
+		if b.Status != report.StatusCancelled || !strings.Contains(b.Reason, "run budget") {
+			t.Errorf("%s: %s %q, want cancelled by the run budget", b.Name, b.Status, b.Reason)
+		}
+	}
 }
 
 func TestConcludeRunsBeforeTheLastCheckpointAndEvent(t *testing.T) {

@@ -11,7 +11,7 @@ import (
 type ending struct {
 	result    *message // the worker's result; nil when it sent none
 	ctl       outcome  // the soft stop and kill control made, if any
-	budgetHit bool     // a budget, not a signal, asked for the soft stop
+	budget    string   // the kind of budget that asked for the soft stop; "" for a signal or none
 	exit      string   // how the worker process ended, for a crash
 	lastError string   // the library's newest error log line, "" if none
 	output    string   // the worker's last printed line, "" if none
@@ -22,30 +22,34 @@ type ending struct {
 // kept engine that cannot be installed still turns "ok" into "failed".
 // Reasons leave out the duration: every view shows it beside the status.
 //
-// A build a budget stopped (any budget: build, phase, stall or run) is
+// A build one of its own budgets stopped (build, phase or stall) is
 // budget-exceeded however it ended: at its next callback, or killed when
 // its grace ran out first, which TensorRT's silent phases make the usual
 // way (TensorRT-RTX reports nothing inside "Determining refit engines").
-// Its reason then says so. A kill for anything else (a second SIGINT, or
-// the grace of a signal's soft stop) leaves it killed.
+// Its reason then says so. The run budget is the run's, not the build's:
+// a build it stops is cancelled, as are the builds it leaves unstarted,
+// however little of it was left when the build started. A kill for
+// anything else (a second SIGINT, or the grace of a signal's soft stop)
+// leaves the build killed.
 func decideStatus(e ending) (status, reason string) {
 	res, ctl := e.result, e.ctl
+	stoppedBy := report.StatusCancelled // a signal, or the run budget
+	if e.budget != "" && e.budget != kindRun {
+		stoppedBy = report.StatusBudgetExceeded
+	}
 	switch {
 	case res != nil && res.Status == "ok":
 		// The engine was complete and synced before the result was sent;
 		// a kill during the worker's teardown does not undo that.
 		return report.StatusOK, ""
-	case ctl.killWhy != "" && ctl.graceKill && e.budgetHit:
-		return report.StatusBudgetExceeded, ctl.stopWhy + "; " + ctl.killWhy
+	case ctl.killWhy != "" && ctl.graceKill && e.budget != "":
+		return stoppedBy, ctl.stopWhy + "; " + ctl.killWhy
 	case ctl.killWhy != "" && ctl.stopWhy != "":
 		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy
 	case ctl.killWhy != "":
 		return report.StatusKilled, ctl.killWhy
 	case res != nil && ctl.stopWhy != "" && res.Status != "unavailable":
-		if e.budgetHit {
-			return report.StatusBudgetExceeded, ctl.stopWhy
-		}
-		return report.StatusCancelled, ctl.stopWhy
+		return stoppedBy, ctl.stopWhy
 	case res != nil && res.Status == "cancelled":
 		return report.StatusCancelled, "the library stopped the build although nobody asked it to"
 	case res != nil:

@@ -17,21 +17,28 @@ func TestDecideStatus(t *testing.T) {
 	budgetKill := outcome{stopWhy: budget.stopWhy, killWhy: grace, graceKill: true}
 	stallKill := outcome{stopWhy: "stalled: no progress callback for 2s (stall limit 2s)", killWhy: grace, graceKill: true}
 	secondSIGINT := outcome{stopWhy: budget.stopWhy, killWhy: "killed by a second SIGINT"}
+	runStop := outcome{stopWhy: "run budget exhausted after 2m0s of this build (2m0s left when it started)"}
+	runStopAtOnce := outcome{stopWhy: "run budget exhausted after 1ms of this build (1ms left when it started)"}
+	runKill := outcome{stopWhy: runStop.stopWhy, killWhy: grace, graceKill: true}
 	tests := []struct {
 		name         string
 		e            ending
 		status, want string
 	}{
 		{"ok", ending{result: result("ok", "")}, report.StatusOK, ""},
-		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: budgetKill, budgetHit: true}, report.StatusOK, ""},
+		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: budgetKill, budget: kindBuild}, report.StatusOK, ""},
 		{"killed", ending{ctl: killed, exit: "killed by signal SIGKILL"}, report.StatusKilled, "killed by a second SIGINT"},
 		{"killed after a signal's soft stop", ending{ctl: graceKill}, report.StatusKilled, "interrupted by SIGINT; " + grace},
-		{"killed after a budget's grace", ending{ctl: budgetKill, budgetHit: true, exit: "killed by signal SIGKILL"}, report.StatusBudgetExceeded, budget.stopWhy + "; " + grace},
-		{"killed after a stall budget's grace", ending{ctl: stallKill, budgetHit: true}, report.StatusBudgetExceeded, stallKill.stopWhy + "; " + grace},
-		{"budget stop, then a second SIGINT killed it", ending{ctl: secondSIGINT, budgetHit: true}, report.StatusKilled, budget.stopWhy + "; killed by a second SIGINT"},
+		{"killed after a budget's grace", ending{ctl: budgetKill, budget: kindBuild, exit: "killed by signal SIGKILL"}, report.StatusBudgetExceeded, budget.stopWhy + "; " + grace},
+		{"killed after a stall budget's grace", ending{ctl: stallKill, budget: kindStall}, report.StatusBudgetExceeded, stallKill.stopWhy + "; " + grace},
+		{"phase budget stop", ending{result: result("cancelled", ""), ctl: budget, budget: kindPhase}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"run budget stop", ending{result: result("cancelled", ""), ctl: runStop, budget: kindRun}, report.StatusCancelled, runStop.stopWhy},
+		{"run budget stop, a millisecond after the build started", ending{result: result("cancelled", ""), ctl: runStopAtOnce, budget: kindRun}, report.StatusCancelled, runStopAtOnce.stopWhy},
+		{"run budget stop, killed after its grace", ending{ctl: runKill, budget: kindRun}, report.StatusCancelled, runStop.stopWhy + "; " + grace},
+		{"budget stop, then a second SIGINT killed it", ending{ctl: secondSIGINT, budget: kindBuild}, report.StatusKilled, budget.stopWhy + "; killed by a second SIGINT"},
 		{"killed with a result", ending{result: result("failed", "x"), ctl: killed}, report.StatusKilled, "killed by a second SIGINT"},
-		{"budget stop", ending{result: result("cancelled", ""), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},
-		{"budget stop, build failed on its way out", ending{result: result("failed", "y"), ctl: budget, budgetHit: true}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"budget stop", ending{result: result("cancelled", ""), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"budget stop, build failed on its way out", ending{result: result("failed", "y"), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
 		{"signal stop", ending{result: result("cancelled", ""), ctl: stopped}, report.StatusCancelled, stopped.stopWhy},
 		{"stop, but library unavailable", ending{result: result("unavailable", "no libnvinfer"), ctl: stopped}, report.StatusFailed, "no libnvinfer"},
 		{"library cancelled on its own", ending{result: result("cancelled", "")}, report.StatusCancelled, "the library stopped the build although nobody asked it to"},

@@ -284,7 +284,11 @@ func describeHit(h *report.BudgetHit) string {
 // keeps or removes the engine accordingly.
 func (w *watch) classify() *report.Build {
 	ctl := w.ctl.outcome()
-	status, reason := decideStatus(ending{result: w.result, ctl: ctl, budgetHit: w.hit != nil,
+	var budget string
+	if w.hit != nil {
+		budget = w.hit.Kind
+	}
+	status, reason := decideStatus(ending{result: w.result, ctl: ctl, budget: budget,
 		exit: exitDescription(w.exitErr), lastError: w.lastLibraryError(), output: w.output.lastLine()})
 	if status == report.StatusOK {
 		w.hit = nil // a budget that ran out after the engine was done stopped nothing
