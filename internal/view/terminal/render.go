@@ -310,3 +310,23 @@ func deepestChain(s runState) int {
 	}
 	return d
 }
+
+// warningLines shows a warning (event.Warning: something the run worked
+// around, such as a corrupt engine cache entry) as lines printed once
+// above the live area, where they stay: "⚠ build: message", wrapped at
+// width cells rather than cut, as its end is often what to do. A warning
+// about the whole run (Build -1) has no name.
+func warningLines(ev event.Event, w int, color bool) []string {
+	head := []seg{{text: "⚠ ", style: yellow}}
+	if ev.Build >= 0 && ev.Name != "" {
+		head = append(head, seg{text: text.Line(ev.Name) + ": ", style: bold})
+	}
+	const indent = "  "
+	first := max(w-total(head), 1)
+	rows := wrapCells(text.Line(ev.Message), first, max(w-len(indent), 1))
+	lines := []string{line(append(head, seg{text: rows[0]}), w, color)}
+	for _, r := range rows[1:] {
+		lines = append(lines, line([]seg{{text: indent + r}}, w, color))
+	}
+	return lines
+}

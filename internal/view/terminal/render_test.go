@@ -379,3 +379,34 @@ func TestFinishedBuildKeepsOnlyWhatItShows(t *testing.T) {
 		t.Errorf("kept %+v, want %+v", got, want)
 	}
 }
+
+// Warnings (event.Warning, such as the engine cache's) print above the
+// live area, wrapped rather than cut, a build's with its name and the
+// run's without; text the run does not control cannot move the cursor.
+func TestRenderWarningsGolden(t *testing.T) {
+	warnings := []event.Event{
+		{Kind: event.Warning, Build: 0, Name: "resnet50-fp16-bs8", Message: `engine cache: entry 3f2a… was corrupt (sha256 mismatch: the file is 12.3 MB, its entry says 12.4 MB) and was removed; building`},
+		{Kind: event.Warning, Build: -1, Message: "engine cache: max-size 1.0 GB is too small for this run's engines: 2 engines stored in this run already evicted (built again next run); raise max-size"},
+		{Kind: event.Warning, Build: 2, Name: "evil\x1b[2J\x1b[Hname", Message: "a message\rthat\x1b[31m moves nothing"},
+		{Kind: event.Warning, Build: 3, Name: "w", Message: strings.Repeat("x", 130)},
+	}
+	for _, tc := range []struct {
+		name  string
+		width int
+		color bool
+	}{{"warnings", 60, false}, {"warnings_color", 60, true}, {"warnings_30", 30, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			var lines []string
+			for _, ev := range warnings {
+				got := warningLines(ev, tc.width, tc.color)
+				for _, l := range got {
+					if w := visibleWidth(l); w > tc.width {
+						t.Errorf("line %q is %d cells wide, over %d", l, w, tc.width)
+					}
+				}
+				lines = append(lines, got...)
+			}
+			checkGolden(t, "render_"+tc.name, frame(lines))
+		})
+	}
+}

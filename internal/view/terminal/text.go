@@ -175,3 +175,23 @@ func paint(segs []seg, color bool) string {
 func line(segs []seg, w int, color bool) string {
 	return paint(fit(segs, w), color)
 }
+
+// wrapCells breaks s into rows of at most first cells (the first row) and
+// rest cells (the others), between words where it can; a word longer than
+// a row is broken inside.
+func wrapCells(s string, first, rest int) []string {
+	var rows []string
+	limit := first
+	for {
+		if width(s) <= limit {
+			return append(rows, s)
+		}
+		row := cells.Truncate(s, limit, "")
+		if i := strings.LastIndexByte(row, ' '); i > 0 {
+			row = row[:i]
+		}
+		rows = append(rows, row)
+		s = strings.TrimLeft(s[len(row):], " ")
+		limit = rest
+	}
+}

@@ -58,6 +58,9 @@ type view struct {
 	// shown holds the cell widths of the lines on screen that the next
 	// write replaces: a frame's, none after the final table.
 	shown []int
+	// above holds lines to print once above the next frame, where they
+	// stay: warnings.
+	above []string
 	err   error // the first write error; drawing stops after it
 }
 
@@ -79,7 +82,8 @@ func New(w io.Writer, opts Options) event.View {
 
 // Handle applies the event and draws a frame when one is due: at most
 // MaxRate a second, at once for a stop request (someone just pressed
-// Ctrl-C and should see that it worked), and the final table at the end.
+// Ctrl-C and should see that it worked) and for a warning (printed above
+// the frame, where it stays), and the final table at the end.
 func (v *view) Handle(ev event.Event) {
 	v.state.apply(ev)
 	now := v.state.Now
@@ -87,10 +91,13 @@ func (v *view) Handle(ev event.Event) {
 		now = max(now, v.opts.Now())
 	}
 	v.state.Now = now
+	if ev.Kind == event.Warning {
+		v.above = append(v.above, warningLines(ev, v.width(), v.opts.Color)...)
+	}
 	switch {
 	case ev.Kind == event.RunFinished:
 		v.finish(ev.Run)
-	case ev.Kind == event.Stopping, !v.drawn, now-v.lastDraw >= v.interval:
+	case ev.Kind == event.Stopping, ev.Kind == event.Warning, !v.drawn, now-v.lastDraw >= v.interval:
 		v.draw(now)
 	}
 }
@@ -139,9 +146,15 @@ func (v *view) finish(run *report.Report) {
 }
 
 // write replaces the lines on screen with new ones (even none clears the
-// area); live says whether the next write replaces these in turn.
+// area), after the lines waiting in above, which stay; live says whether
+// the next write replaces the new lines in turn.
 func (v *view) write(lines []string, live bool) {
 	v.backToTop()
+	for _, l := range v.above {
+		v.out.WriteString(l)
+		v.out.WriteString("\n")
+	}
+	v.above = v.above[:0]
 	for _, l := range lines {
 		v.out.WriteString(l)
 		v.out.WriteString("\n")

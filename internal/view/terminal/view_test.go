@@ -126,3 +126,39 @@ func TestCloseReportsWriteErrors(t *testing.T) {
 		t.Errorf("Close() = %v, want the write error", err)
 	}
 }
+
+// A warning that comes during the run is printed at once above the live
+// area and stays there through later frames and the final table.
+func TestViewPrintsWarningsAboveTheLiveArea(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{Width: func() int { return 61 }, Height: func() int { return 24 }})
+	ms := time.Millisecond
+	const warning = "engine cache: entry 3f2a was corrupt (sha256 mismatch) and was removed; building"
+	for _, e := range []event.Event{
+		{Kind: event.RunStarted, Total: 1},
+		started(0, 0, "mnist-fp32"),
+		beat(10*ms, 0, 10*ms, -1, "", ph("Building engine", 1, 6, 10*ms)),
+		{Kind: event.Warning, At: 20 * ms, Build: 0, Name: "mnist-fp32", Message: warning},
+		beat(200*ms, 0, 200*ms, -1, "", ph("Building engine", 3, 6, 200*ms)),
+		finished(300*ms, 0, "mnist-fp32", report.StatusOK, 300*ms, ""),
+		{Kind: event.RunFinished, At: 310 * ms, Run: &report.Report{DurationMs: 310, Builds: []report.Build{
+			{Name: "mnist-fp32", Status: report.StatusOK, DurationMs: 300},
+		}}},
+	} {
+		v.Handle(e)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	checkGolden(t, "view_warnings", out.String())
+	got := out.String()
+	if strings.Count(got, "⚠ mnist-fp32: engine cache:") != 1 {
+		t.Errorf("the warning is not printed exactly once:\n%s", visible(got))
+	}
+	// It is written just before the frame the warning brought, after the
+	// cursor went back over the previous frame, so no later frame clears it.
+	at := strings.Index(got, "⚠ ")
+	if before := got[:at]; !strings.HasSuffix(before, "\x1b[J") {
+		t.Errorf("the warning does not start where the live area was cleared:\n%s", visible(got))
+	}
+}
