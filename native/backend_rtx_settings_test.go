@@ -5,9 +5,11 @@ package native
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -20,6 +22,8 @@ func planOf(t *testing.T, so, models string, req Request) (Result, []byte) {
 	t.Helper()
 	req.Name, req.ONNX = "settings", filepath.Join(models, "cnn.onnx")
 	req.EngineTmp = filepath.Join(t.TempDir(), "engine.tmp")
+	// As the worker lists every setting (here the request's only ones).
+	req.SettingKeys = slices.Sorted(maps.Keys(req.Settings))
 	res, _, _ := runRTX(t, so, req, nil)
 	plan, _ := os.ReadFile(req.EngineTmp)
 	return res, plan

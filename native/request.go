@@ -23,6 +23,11 @@ type Request struct {
 	// key names (matrix.Settings.Map), so a backend's message names the key
 	// the user wrote. native/backends/request.h decodes them.
 	Settings map[string]any `json:"settings,omitempty"`
+	// SettingKeys names every builder setting of the build, fixed fields
+	// and Settings alike, under its matrix key (matrix.Build.BuilderSettings),
+	// sorted: a build TensorRT fails names them, since its message does not
+	// say which it failed on.
+	SettingKeys []string `json:"setting_keys,omitempty"`
 
 	// NoMonitor builds without installing the progress monitor: no
 	// callbacks, so no progress, budgets or soft cancel. Only for measuring

@@ -4,9 +4,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -71,7 +73,8 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
 		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
+		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
+		SettingKeys: slices.Sorted(maps.Keys(b.BuilderSettings()))}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
 		for k, s := range b.Shapes {

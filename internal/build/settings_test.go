@@ -1,7 +1,9 @@
 package build
 
 import (
+	"maps"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 
@@ -38,5 +40,30 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	}
 	if got["without"].Settings != nil {
 		t.Errorf("a build without settings reports %+v", got["without"].Settings)
+	}
+}
+
+// The worker is told every builder setting's key, the fixed ones
+// (workspace, opt-level, shapes, ...) as well as the others, from the one
+// list the report shows as applied: a build TensorRT fails names them all.
+func TestTheWorkerIsToldEveryBuilderSettingsKey(t *testing.T) {
+	one, three := 1, 3
+	b := simBuild(t.TempDir(), "all", func(b *matrix.Build) {
+		b.WorkspaceBytes, b.OptLevel, b.TilingLevel = 1<<30, &three, &one
+		b.Precision, b.Targets, b.TimingCache = []string{"fp16"}, []string{"sm86"}, "t.cache"
+		b.Shapes = map[string]matrix.Shape{"input": {Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}
+		b.Settings = matrix.Settings{{Key: "refit", Value: "identical"}}
+	})
+	r := &runner{opts: Options{}}
+	spec, err := (&watch{r: r, spec: b}).workerSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{"opt-level", "precision", "refit", "shapes", "targets", "tiling-optimization-level", "timing-cache", "workspace"}
+	if got := spec.Request.SettingKeys; !slices.Equal(got, want) {
+		t.Errorf("setting keys %q, want %q", got, want)
+	}
+	if !slices.Equal(want, slices.Sorted(maps.Keys(b.BuilderSettings()))) {
+		t.Errorf("the test's list is not BuilderSettings' any more: %v", slices.Sorted(maps.Keys(b.BuilderSettings())))
 	}
 }

@@ -49,7 +49,6 @@ struct Settings {
   std::vector<std::string> builder_flags;                     // debug, strict-nans, ... (builder-flags)
   bool has_dla = false, dla_gpu_fallback = false;
   int32_t dla_core = 0;
-  std::vector<std::string> keys;  // every key given, sorted: named when a build with them fails
 };
 
 struct BuildRequest {
@@ -69,6 +68,7 @@ struct BuildRequest {
   std::string timing_cache;
   bool no_monitor = false;  // benchmarks only: build without the progress monitor
   Settings settings;
+  std::vector<std::string> setting_keys;  // every builder setting's matrix key: named when the build fails
 };
 
 namespace detail {
@@ -143,7 +143,6 @@ inline Settings decode_settings(const tamjson::Value& v) {
   if (v.kind != tamjson::Value::kObject) throw std::runtime_error("settings: want an object");
   Settings s;
   for (const auto& [key, val] : v.fields) {
-    s.keys.push_back(key);
     const std::string what = "settings." + key;
     const char* w = what.c_str();
     if (key == "strongly-typed") {
@@ -258,6 +257,7 @@ inline BuildRequest decode_request(const std::string& json) {
   if (const auto* v = doc.find("strongly_typed")) r.strongly_typed = v->as_bool("strongly_typed");
   if (const auto* v = doc.find("no_monitor")) r.no_monitor = v->as_bool("no_monitor");
   if (const auto* v = doc.find("targets")) r.targets = detail::strings(*v, "targets");
+  if (const auto* v = doc.find("setting_keys")) r.setting_keys = detail::strings(*v, "setting_keys");
   if (const auto* v = doc.find("settings")) {
     r.settings = detail::decode_settings(*v);
     if (r.settings.has_strongly_typed) r.strongly_typed = r.settings.strongly_typed;

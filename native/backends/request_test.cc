@@ -17,7 +17,8 @@ void test_full_request() {
       R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l",)"
       R"("workspace_bytes":1073741824,"opt_level":0,"tiling_level":0,"precision":["fp16","int8"],"strongly_typed":true,)"
       R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
-      R"("timing_cache":"/c/t\u00e9.cache","sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5}})";
+      R"("timing_cache":"/c/t\u00e9.cache","setting_keys":["opt-level","precision","shapes","targets","tiling-optimization-level",)"
+      R"("timing-cache","workspace"],"sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5}})";
   tam::BuildRequest r = tam::decode_request(json);
   check(r.name == "cnn <fp16>", "name unescaped");
   check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l", "paths");
@@ -29,6 +30,8 @@ void test_full_request() {
   check(r.shapes.count("input") == 1 && r.shapes["input"].opt[0] == 4 && r.shapes["input"].max[1] == 64, "shapes");
   check(r.targets.size() == 2 && r.targets[0] == "sm86", "targets");
   check(r.timing_cache == "/c/t\xc3\xa9.cache", "\\u00e9 becomes UTF-8");
+  check(r.setting_keys.size() == 7 && r.setting_keys[0] == "opt-level" && r.setting_keys[6] == "workspace",
+        "setting_keys: every setting's matrix key, for a failed build's reason");
 }
 
 void test_minimal_request() {

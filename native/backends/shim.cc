@@ -547,12 +547,13 @@ const tam::TrtErrors& trt_errors() {
   return errors;
 }
 
-// settings_note names the settings a failed build had, since TensorRT's
-// message does not say which of them (if any) it failed on.
-std::string settings_note(const tam::Settings& s) {
-  if (s.keys.empty()) return "";
+// settings_note names the settings a failed build had (every one, as the
+// request lists them), since TensorRT's message does not say which of them
+// (if any) it failed on.
+std::string settings_note(const std::vector<std::string>& setting_keys) {
+  if (setting_keys.empty()) return "";
   std::string keys;
-  for (const auto& k : s.keys) keys += (keys.empty() ? "" : ", ") + k;
+  for (const auto& k : setting_keys) keys += (keys.empty() ? "" : ", ") + k;
   return " (with settings: " + keys + ")";
 }
 
@@ -629,7 +630,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   if (!engine) {
     if (host->cancelled(host->ctx)) throw BuildError{TAM_CANCELLED, "cancelled during the build"};
     std::string last = logger().last_error();
-    fail((last.empty() ? std::string("the build failed without an error message") : last) + settings_note(req.settings));
+    fail((last.empty() ? std::string("the build failed without an error message") : last) + settings_note(req.setting_keys));
   }
   tam::write_file(req.engine_tmp, engine->data(), engine->size());
 #if !defined(TAM_FLAVOR_RTX)

@@ -11,7 +11,8 @@ import (
 )
 
 // settingsMatrix varies a setting along a matrix axis, and asks for one
-// that TensorRT-RTX's compiler cannot build without CUDA.
+// that TensorRT-RTX's compiler cannot build without CUDA, alone and with
+// every fixed setting.
 const settingsMatrix = `version: 1
 defaults: {backend: tensorrt-rtx, onnx: MODELS/cnn.onnx}
 builds:
@@ -23,13 +24,23 @@ builds:
   - name: cnn-refit
     engine: OUT/cnn-refit.engine
     refit: identical
+  - name: dynamic-refit
+    onnx: MODELS/dynamic.onnx
+    engine: OUT/dynamic-refit.engine
+    refit: identical
+    opt-level: 1
+    tiling-optimization-level: 1
+    precision: tf32
+    targets: [sm86]
+    workspace: 256MiB
+    shapes: {input: {min: [1, 64], opt: [4, 64], max: [8, 64]}}
 `
 
 func TestSettingsReachRealBuilds(t *testing.T) {
 	e := rtxEnv(t)
 	r := e.build(t, e.matrix(settingsMatrix))
 	if r.code != exitFailed {
-		t.Fatalf("exit %d, want %d (one build fails); output:\n%s", r.code, exitFailed, r.output)
+		t.Fatalf("exit %d, want %d (two builds fail); output:\n%s", r.code, exitFailed, r.output)
 	}
 	rep := r.report(t)
 	var plans [][]byte
@@ -59,5 +70,11 @@ func TestSettingsReachRealBuilds(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(r.outDir(), "cnn-refit.engine")); !os.IsNotExist(err) {
 		t.Errorf("a failed build left an engine: %v", err)
+	}
+	// Every builder setting the build had is named, the fixed keys
+	// (opt-level, precision, shapes, targets, ...) as well as the others.
+	const all = "(with settings: opt-level, precision, refit, shapes, targets, tiling-optimization-level, workspace)"
+	if b := findBuild(t, rep, "dynamic-refit"); b.Status != report.StatusFailed || !strings.HasSuffix(b.Reason, all) {
+		t.Errorf("dynamic-refit: status %s, reason %q; want failed, ending %q", b.Status, b.Reason, all)
 	}
 }
