@@ -193,6 +193,38 @@ func TestBadChecksumIsRefusedAndNothingIsCached(t *testing.T) {
 	}
 }
 
+// A tarball damaged before its checksum was taken (cut short on upload)
+// passes the checksum; unpacking it then fails with a message that says
+// what happened and what to do, not tar's bare "Unexpected EOF".
+func TestATruncatedTarballWithAMatchingChecksumSaysTheReleaseIsDamaged(t *testing.T) {
+	f, srv := newRelease(t, false)
+	name, data := tarball(t, "arm64")
+	cut := data[:len(data)/2]
+	f.files[version+"/"+name] = cut
+	f.files[version+"/checksums.txt"] = []byte(sum(cut) + "  " + name + "\n")
+	cache := t.TempDir()
+	r := install(t, "RUNNER_ARCH=ARM64", "RUNNER_TOOL_CACHE="+cache, "TRT_RELEASE_URL="+srv.URL, "TRT_VERSION="+version)
+	if r.code == 0 || r.stdout != "" {
+		t.Fatalf("a truncated tarball was installed: exit %d, printed %q", r.code, r.stdout)
+	}
+	for _, want := range []string{
+		name + " matches its SHA-256 in checksums.txt but cannot be unpacked (",
+		"the release itself is damaged, so downloading it again will not help",
+		"Install another release (the version input)", "report the damaged release to trt-action/trt-action",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q\nwant it to contain %q", r.stderr, want)
+		}
+	}
+	if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); !strings.HasPrefix(lines[len(lines)-1], "trt-action install: error: ") {
+		t.Errorf("the last line is not the script's own error: %q", lines[len(lines)-1])
+	}
+	entries, _ := os.ReadDir(filepath.Join(cache, "trt-action"))
+	if len(entries) != 0 {
+		t.Errorf("the tool cache keeps %v after a failed install", entries)
+	}
+}
+
 func TestMissingReleaseIsAClearError(t *testing.T) {
 	_, srv := newRelease(t, false)
 	r := install(t, "RUNNER_ARCH=X64", "RUNNER_TOOL_CACHE="+t.TempDir(), "TRT_RELEASE_URL="+srv.URL, "TRT_VERSION=v0.0.404")
