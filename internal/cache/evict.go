@@ -209,6 +209,11 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 		return Pruned{}, 0, err
 	}
 	defer root.close()
+	unlock, err := c.lockPrune(root)
+	if err != nil {
+		return Pruned{}, 0, err
+	}
+	defer unlock()
 	slots, strays, err := c.scan(root)
 	if err != nil {
 		return Pruned{}, 0, err
@@ -233,19 +238,60 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 		if !ok {
 			e = Entry{Key: s.key, LastUsed: s.lastUsed, DiskSize: s.size}
 		}
-		gone, err := c.evict(root, s)
+		result, err := c.evict(root, s)
 		if err != nil {
 			return done, own, err
 		}
-		if gone {
+		switch result {
+		case evicted:
 			if c.stored.removed(s.key) {
 				own++
 			}
 			total -= s.size
 			done.Entries = append(done.Entries, e)
+		case goneAlready:
+			// Another prune (a store of another build or process) took
+			// it: it counts no more, or two prunes that listed the same
+			// entries would each remove enough for the whole excess.
+			total -= s.size
 		}
 	}
 	return done, own, nil
+}
+
+// pruneLock is the file whose flock makes prunes take turns, in this
+// process and across processes: two prunes that each listed the cache
+// before the other removed anything would each remove the whole excess,
+// and stores that run side by side would empty a cache that has room for
+// one of them.
+const pruneLock = "prune.lock"
+
+// lockPrune waits for the prune lock and returns its release. Where flock
+// does not work, prunes go on without it.
+func (c *Cache) lockPrune(root *folder) (func(), error) {
+	f, err := root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
+	var link *linkError
+	if errors.As(err, &link) { // not the cache's: remove the link, make the file
+		if err := root.removeAll(pruneLock); err != nil {
+			return nil, err
+		}
+		c.notify(fmt.Sprintf("removed %s", link.Error()))
+		f, err = root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil && !lockUnsupported(err) {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
 }
 
 // removeStray removes a stray link (the link only).
@@ -265,18 +311,27 @@ func (c *Cache) removeStray(root *folder, s Stray) error {
 	return shard.removeAll(s.name)
 }
 
+// evictResult is what evict did with one entry.
+type evictResult int
+
+const (
+	inUse       evictResult = iota // a reader holds it: kept
+	evicted                        // removed here
+	goneAlready                    // removed or replaced by someone else since the listing
+)
+
 // evict removes one entry unless a reader holds it: it takes the engine's
 // lock exclusively without waiting, and moves the folder away while it
-// holds it. false when the entry is in use (or already gone).
-func (c *Cache) evict(root *folder, s slot) (bool, error) {
+// holds it.
+func (c *Cache) evict(root *folder, s slot) (evictResult, error) {
 	shard, err := root.sub(string(s.key[:2]))
 	if err != nil {
-		return false, nil // gone meanwhile
+		return goneAlready, nil
 	}
 	defer shard.close()
 	dir, err := shard.sub(string(s.key))
 	if err != nil {
-		return false, nil
+		return goneAlready, nil
 	}
 	defer dir.close()
 	f, err := dir.open(engineName, unix.O_RDONLY|unix.O_NONBLOCK, 0)
@@ -284,28 +339,31 @@ func (c *Cache) evict(root *folder, s slot) (bool, error) {
 	case isNotExist(err) || errors.As(err, new(*linkError)):
 		// No engine (or a link in its place): a broken entry nobody can
 		// be reading.
-		if err := c.removeEntry(root, shard, string(s.key)); err != nil && !isNotExist(err) {
-			return false, err
+		if err := c.removeEntry(root, shard, string(s.key)); err != nil {
+			if isNotExist(err) {
+				return goneAlready, nil
+			}
+			return inUse, err
 		}
-		return true, nil
+		return evicted, nil
 	case err != nil:
-		return false, err
+		return inUse, err
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return false, nil
+			return inUse, nil
 		}
-		return false, err
+		return inUse, err
 	}
 	if !shard.same(string(s.key), dir.f) || !dir.same(engineName, f) {
-		return false, nil // replaced or removed meanwhile
+		return goneAlready, nil // replaced or removed meanwhile
 	}
 	if err := c.removeEntry(root, shard, string(s.key)); err != nil {
 		if isNotExist(err) {
-			return false, nil
+			return goneAlready, nil
 		}
-		return false, err
+		return inUse, err
 	}
-	return true, nil
+	return evicted, nil
 }

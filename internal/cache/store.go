@@ -94,13 +94,18 @@ func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, erro
 	if err := c.fill(st, engine, &e, k); err != nil {
 		return Stored{}, err
 	}
+	// Counted as this run's before it is in place: a prune of another
+	// store may evict it at once, and that must count.
+	added := c.stored.add(k)
 	outcome, err := c.install(root, st, shard, k, replace)
 	if err != nil || outcome == Kept {
+		if added {
+			c.stored.forget(k)
+		}
 		return Stored{Outcome: outcome}, err
 	}
 	shard.sync()
 	c.markUsed(shard, k) // on the clock Fetch uses, not the file system's coarser one
-	c.stored.add(k)
 	done := Stored{Outcome: outcome}
 	if c.maxSize > 0 {
 		var err error
@@ -139,6 +144,10 @@ func (c *Cache) fill(st *stage, engine string, e *Entry, k Key) error {
 	if err := c.checkFits(engine, entrySize(e.Size, metaSize)); err != nil {
 		return err // with its metadata (a long phase tree) it is
 	}
+	// In use from the moment it is in place: a prune running meanwhile for
+	// another store must not take the new entry for the least recently
+	// used by the time its metadata was written.
+	_ = dir.chtimes(metaName, c.now())
 	dir.sync()
 	return nil
 }
@@ -239,13 +248,25 @@ type runStores struct {
 	evicted int
 }
 
-func (r *runStores) add(k Key) {
+// add records k as stored by this Cache; false when it was already.
+func (r *runStores) add(k Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys == nil {
 		r.keys = map[Key]bool{}
 	}
+	if r.keys[k] {
+		return false
+	}
 	r.keys[k] = true
+	return true
+}
+
+// forget drops k, which was not stored after all.
+func (r *runStores) forget(k Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.keys, k)
 }
 
 // removed counts k if this Cache stored it, and says whether it did.

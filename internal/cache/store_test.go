@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -456,4 +457,29 @@ func ExampleCache_Fetch() {
 	e, hit, err := c.Fetch(k, filepath.Join(dir, "out", "mlp.engine"))
 	fmt.Println(hit, err, e.Build, e.Size)
 	// Output: true <nil> mlp 4
+}
+
+// TestConcurrentStoresKeepWhatFits: stores side by side into a cache with
+// room for one entry leave one entry, and count the others as evicted.
+// Before prunes took turns (pruneLock), two prunes that listed the cache
+// before either removed anything each removed the whole excess, and the
+// cache could end empty; an entry evicted before its store had counted it
+// was not counted at all.
+func TestConcurrentStoresKeepWhatFits(t *testing.T) {
+	for range 20 {
+		c := openCache(t, t.TempDir(), 1900) // one engine of 1000 bytes and its metadata
+		var wg sync.WaitGroup
+		for _, w := range []string{"a", "b", "c"} {
+			eng := engineFor(t, t.TempDir(), w, 1000)
+			wg.Go(func() {
+				if _, err := c.Store(testKey(w), eng, Entry{Build: w}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if l, _ := c.List(); len(l.Entries) != 1 || c.EvictedStored() != 2 {
+			t.Fatalf("%d entries left, %d counted evicted; want 1 and 2", len(l.Entries), c.EvictedStored())
+		}
+	}
 }
