@@ -101,7 +101,41 @@ func TestStoreThenFetch(t *testing.T) {
 			if _, hit, err := c.Fetch(testKey("other"), filepath.Join(t.TempDir(), "x")); hit || err != nil {
 				t.Errorf("a missing key: hit %v, error %v", hit, err)
 			}
+			// A copy, not a hard link: editing either file in place leaves
+			// the other as it was. Before, the engine was the cache's file.
+			cached := filepath.Join(c.entryDir(k), engineName)
+			a, _ := os.Stat(dest)
+			b, _ := os.Stat(cached)
+			if os.SameFile(a, b) {
+				t.Fatal("the delivered engine is the cache's own file")
+			}
+			editInPlace(t, dest)
+			if got, _ := os.ReadFile(cached); !bytes.Equal(got, engineBytes("mlp", 5000)) {
+				t.Error("editing the delivered engine changed the cache's")
+			}
+			editInPlace(t, cached)
+			if got, _ := os.ReadFile(dest); got[0] != engineBytes("mlp", 5000)[0]^0xff {
+				t.Error("editing the cache's engine changed the one delivered")
+			}
 		})
+	}
+}
+
+// editInPlace flips the first byte of path without replacing the file.
+func editInPlace(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, 0); err != nil {
+		t.Fatal(err)
 	}
 }
 
