@@ -144,6 +144,11 @@ func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
 		if def, ok := matrix.SettingDefault(key); ok && sameValue(v, def) {
 			continue
 		}
+		if key == "precision" {
+			if v = effectivePrecision(v); v == nil {
+				continue
+			}
+		}
 		if matrix.IsFileSetting(key) {
 			sums, err := h.files(key, v)
 			if err != nil {
@@ -185,6 +190,32 @@ func (h *Hasher) files(key string, v any) (any, error) {
 		return sums, nil
 	}
 	return nil, fmt.Errorf("%s: unexpected value %T", key, v)
+}
+
+// effectivePrecision drops from a precision list what asks for nothing
+// beyond the library's defaults, so a build that writes it shares the key
+// of one that does not: tf32 while TF32 is on by default (the tf32
+// setting's default; NvInfer.h documents BuilderFlag::kTF32 as enabled by
+// default, https://github.com/NVIDIA/TensorRT/blob/main/include/NvInfer.h),
+// and fp32, which sets no flag (FP32 is always allowed;
+// native/backends/precision.h). nil when nothing is left.
+func effectivePrecision(v any) any {
+	list, ok := v.([]string)
+	if !ok {
+		return v
+	}
+	tf32On, _ := matrix.SettingDefault("tf32")
+	var out []string
+	for _, p := range list {
+		if p == "fp32" || p == "tf32" && tf32On == true {
+			continue
+		}
+		out = append(out, p)
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // setLists are settings whose list is a set: order and repeats mean nothing.

@@ -202,6 +202,7 @@ func TestKeyIgnoresWhatDoesNotDecideTheEngine(t *testing.T) {
 		"opt-level default":   "opt-level: 3",
 		"tiling default":      "tiling-optimization-level: 0",
 		"tf32 default":        "tf32: true",
+		"precision tf32":      "precision: [tf32]", // TF32 is on by default: the same engine
 		"verbosity default":   "profiling-verbosity: layer-names-only",
 		"hardware default":    "hardware-compatibility: none",
 		"refit default":       "refit: none",
@@ -272,6 +273,13 @@ func TestKeyFileSettings(t *testing.T) {
 	}
 	if keyOf(t, dir, withLine(trt, "precision: [fp16, int8, fp16]")) != base {
 		t.Error("precision is a set: order and repeats changed the key")
+	}
+	// tf32 (on by default) and fp32 (always allowed) ask for nothing more.
+	if keyOf(t, dir, withLine(trt, "precision: [tf32, int8, fp32, fp16]")) != base {
+		t.Error("tf32 and fp32 in precision changed the key")
+	}
+	if keyOf(t, dir, withLine(trt, "precision: [int8]")) == base {
+		t.Error("fp16 left precision, the key stayed")
 	}
 }
 
