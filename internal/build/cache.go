@@ -53,7 +53,12 @@ func (w *watch) lookup() *report.Build {
 	env, err := ec.Env(w.spec.Backend, w.gpu)
 	var key cache.Key
 	if err == nil {
-		key, err = ec.Hasher.Key(w.spec, env)
+		ctx, cancel := w.hashContext()
+		key, err = ec.Hasher.Key(ctx, w.spec, env)
+		cancel()
+		if ended := w.hashStopped(ctx, err); ended != nil {
+			return ended
+		}
 	}
 	if err != nil {
 		// The cache saves time; it is never why a build fails. The
@@ -99,6 +104,48 @@ func (w *watch) lookup() *report.Build {
 	case hit:
 		w.releaseKey()
 		return w.cached(entry)
+	}
+	return nil
+}
+
+// hashBudget is why a key's computation was stopped by a budget: the
+// build's own or the run's, as it would stop the build.
+type hashBudget struct{ hit report.BudgetHit }
+
+func (h hashBudget) Error() string { return describeHit(&h.hit) }
+
+// hashContext bounds the key's computation (it reads the model, which can
+// be gigabytes) as the build it is part of is bounded: a signal (the run's
+// soft stop) ends it, and so does the build's budget or the run's, both
+// counted from the build's start, as they are for the worker.
+func (w *watch) hashContext() (context.Context, context.CancelFunc) {
+	limit, kind := w.spec.Budgets.Build, kindBuild
+	if left := w.budget.runLeft; left > 0 && (limit == 0 || left < limit) {
+		limit, kind = left, kindRun
+	}
+	if limit == 0 {
+		return context.WithCancel(w.r.soft)
+	}
+	over := hashBudget{report.BudgetHit{Kind: kind, LimitMs: limit.Milliseconds()}}
+	return context.WithDeadlineCause(w.r.soft, w.started.Add(limit), over)
+}
+
+// hashStopped ends the build when its key's computation was stopped: by
+// its budget (budget-exceeded, as a worker stopped by it would be) or by a
+// signal (cancelled, as a build not started). nil when hashing was not
+// stopped.
+func (w *watch) hashStopped(ctx context.Context, err error) *report.Build {
+	if err == nil || ctx.Err() == nil {
+		return nil
+	}
+	var over hashBudget
+	if errors.As(context.Cause(ctx), &over) {
+		over.hit.ElapsedMs = w.now().Milliseconds()
+		w.hit = &over.hit
+		return w.finish(report.StatusBudgetExceeded, describeHit(w.hit)+", while its inputs were read for the engine cache key; no worker started", outcome{})
+	}
+	if w.r.soft.Err() != nil {
+		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v (while its inputs were read for the engine cache key)", context.Cause(w.r.soft)), outcome{})
 	}
 	return nil
 }

@@ -305,3 +305,54 @@ func TestRenamedBuildGetsTheEngineItWouldBuild(t *testing.T) {
 		t.Errorf("the hit's engine %q differs from a fresh build's %q", got, want)
 	}
 }
+
+// hugeTrace is a sparse trace file of 16 GiB: hashing it for the key takes
+// many seconds, and the build must never get that far.
+func hugeTrace(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "huge.trace")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 16<<30); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A build whose key takes long to compute (a model of gigabytes; here a
+// 16 GiB trace) is bounded while it is hashed, as it would be while it
+// builds: its build budget ends it budget-exceeded, and a signal ends it
+// cancelled, with no worker started either way. Before, the hashing read
+// every byte first.
+func TestHashingForTheKeyHonoursBudgetAndSignal(t *testing.T) {
+	t.Run("budget", func(t *testing.T) {
+		dir := t.TempDir()
+		b := simBuild(dir, "huge", func(b *matrix.Build) {
+			b.Sim.Trace = hugeTrace(t, dir)
+			b.Budgets.Build = 200 * time.Millisecond
+		})
+		got, _ := cachedRun(t, []matrix.Build{b}, engineCache(t, t.TempDir()))
+		h := got["huge"]
+		if h.Status != report.StatusBudgetExceeded || h.Callbacks != 0 || h.Budget == nil || h.Budget.Kind != "build" ||
+			!strings.Contains(h.Reason, "while its inputs were read for the engine cache key") {
+			t.Errorf("%s (%s), %d callbacks, budget %+v; want budget-exceeded while hashing", h.Status, h.Reason, h.Callbacks, h.Budget)
+		}
+	})
+	t.Run("signal", func(t *testing.T) {
+		dir := t.TempDir()
+		signals := make(chan os.Signal, 1)
+		ec := engineCache(t, t.TempDir())
+		ec.Env = func(string, string) (cache.Env, error) {
+			time.AfterFunc(100*time.Millisecond, func() { signals <- os.Interrupt })
+			return cache.Env{Library: cache.SimLibrary}, nil
+		}
+		opts := testOptions(t)
+		opts.Cache = ec
+		b := simBuild(dir, "huge", func(b *matrix.Build) { b.Sim.Trace = hugeTrace(t, dir) })
+		h := runReport([]matrix.Build{b}, opts, signals).Builds[0]
+		if h.Status != report.StatusCancelled || h.Callbacks != 0 || !strings.Contains(h.Reason, "interrupted by SIGINT (while its inputs were read") {
+			t.Errorf("%s (%s), %d callbacks; want cancelled while hashing", h.Status, h.Reason, h.Callbacks)
+		}
+	})
+}

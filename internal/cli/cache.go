@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -152,7 +153,7 @@ func runCacheKey(c *Command, args []string) (int, error) {
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
-	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
+	for _, bk := range cache.NewHasher().Keys(context.Background(), builds, *trtLib) {
 		if bk.Err != nil {
 			return ExitOK, bk.Err
 		}

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"slices"
@@ -219,7 +220,7 @@ func (c *Command) planKeys(builds []matrix.Build) matrix.PlanKeys {
 		if err != nil {
 			return "", err.Error()
 		}
-		key, err := hasher.Key(b, env)
+		key, err := hasher.Key(context.Background(), b, env)
 		if err != nil {
 			return "", err.Error()
 		}
