@@ -61,6 +61,10 @@ func BenchmarkFetch(b *testing.B) {
 // place, and the file read once for its SHA-256.
 func linkAndHash(b *testing.B, src, dest string) {
 	tmp := dest + ".link"
+	_ = os.Remove(dest) // rename(2) of a link over another link to the same file does nothing
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		b.Fatal(err)
+	}
 	if err := os.Link(src, tmp); err != nil {
 		b.Fatal(err)
 	}
