@@ -20,7 +20,7 @@ func newTraceRecorder(dir, build string) (*traceRecorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, fileSafe(build)+".jsonl"))
+	f, err := os.Create(TraceFile(dir, build))
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +34,11 @@ func (t *traceRecorder) close() {
 	_ = t.w.Flush()
 	_ = t.buf.Flush()
 	_ = t.f.Close()
+}
+
+// TraceFile is the file --record-trace DIR records build's callbacks in.
+func TraceFile(dir, build string) string {
+	return filepath.Join(dir, fileSafe(build)+".jsonl")
 }
 
 // fileSafe turns a build name into a file name.

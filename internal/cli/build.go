@@ -11,6 +11,7 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // buildFlags are trt-action build's flags.
@@ -98,17 +99,17 @@ func runBuild(c *Command, args []string) (int, error) {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file, builds)
+	out, err := c.newOutputs(f)
+	if err != nil {
+		return ExitInvalid, err
+	}
+	run, err := c.prepareRun(&f, file, builds, out)
 	if err != nil {
 		return ExitInvalid, err
 	}
 	exe, err := c.Executable()
 	if err != nil {
 		return ExitFailed, fmt.Errorf("cannot find my own executable to start workers: %w", err)
-	}
-	out, err := c.newOutputs(f)
-	if err != nil {
-		return ExitInvalid, err
 	}
 	if err := out.check("no build was started"); err != nil {
 		return ExitOutput, err
@@ -132,6 +133,23 @@ func runBuild(c *Command, args []string) (int, error) {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
 	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)}), nil
+}
+
+// runFiles is every file the run reads and writes, for runfiles.Check:
+// the matrix's, the cache folder, the outputs the flags name and the
+// baseline report.
+func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs) []runfiles.File {
+	files := append(file.RunFiles(builds), f.cache.folder(file)...)
+	files = append(files, out.files()...)
+	if f.recordTrace != "" {
+		for _, b := range builds {
+			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output, What: "--record-trace file", Build: b.Name})
+		}
+	}
+	if f.baseline != "" {
+		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, What: "--baseline"})
+	}
+	return files
 }
 
 // Whether loadBuilds checks that the models and traces exist.

@@ -10,6 +10,7 @@ import (
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -43,6 +44,19 @@ func (f *cacheFlags) cacheDir(file *matrix.File) string {
 		return file.Cache.Dir
 	}
 	return ""
+}
+
+// folder is the run's cache folder for runfiles.Check, named as the user
+// named it; none when the cache is off.
+func (f *cacheFlags) folder(file *matrix.File) []runfiles.File {
+	dir := f.cacheDir(file)
+	switch {
+	case dir == "":
+		return nil
+	case f.dir != "":
+		return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "--cache"}}
+	}
+	return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "the engine cache folder", Pos: file.Cache.Pos.String()}}
 }
 
 // check refuses flags that contradict each other or would do nothing,

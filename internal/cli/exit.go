@@ -12,6 +12,7 @@ import (
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // Exit codes. A run maps to exactly one of them, in exitFor.
@@ -48,10 +49,11 @@ func codeForError(err error) int {
 	var me matrix.Errors
 	var oe outputError
 	var lu *cache.LibraryUnknownError
+	var rc runfiles.Collisions
 	switch {
 	case err == nil:
 		return ExitOK
-	case errors.As(err, &ue), errors.As(err, &me):
+	case errors.As(err, &ue), errors.As(err, &me), errors.As(err, &rc):
 		return ExitInvalid
 	case errors.As(err, &lu): // --trt-lib or the variable says where it is
 		return ExitInvalid

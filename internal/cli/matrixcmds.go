@@ -7,6 +7,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -23,6 +24,13 @@ func runValidate(c *Command, args []string) (int, error) {
 	m, err := matrix.Load(*file)
 	if err != nil {
 		return ExitInvalid, matrixError(err)
+	}
+	// What the matrix alone names: its engines and timing caches, and its
+	// cache folder, against its inputs and each other (a run's flags add
+	// more outputs, which build checks).
+	noFlags := &cacheFlags{}
+	if err := runfiles.Check(append(m.RunFiles(m.Builds), noFlags.folder(m)...)); err != nil {
+		return ExitInvalid, err
 	}
 	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %s\n", *file, text.Count(len(m.Builds), "build")))
 	return ExitOK, nil

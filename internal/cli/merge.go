@@ -7,6 +7,7 @@ import (
 	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/shard"
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -73,6 +74,9 @@ func runMerge(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitInvalid, err
 	}
+	if err := runfiles.Check(mergeFiles(fs.Args(), matrixPath, baselinePath, out)); err != nil {
+		return ExitInvalid, err
+	}
 	run.markRegressions(merged)
 	markUnfinished(merged)
 	if err := out.check("nothing was merged"); err != nil {
@@ -87,6 +91,20 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
 	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)}), nil
+}
+
+// mergeFiles is every file merge reads and writes, for runfiles.Check.
+func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs) []runfiles.File {
+	var files []runfiles.File
+	for _, p := range shards {
+		files = append(files, runfiles.File{Path: p, Role: runfiles.Input, What: "the shard report"})
+	}
+	for _, in := range [][2]string{{"-f", matrixPath}, {"--baseline", baselinePath}} {
+		if in[1] != "" {
+			files = append(files, runfiles.File{Path: in[1], Role: runfiles.Input, What: in[0]})
+		}
+	}
+	return append(files, out.files()...)
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never

@@ -8,6 +8,7 @@ import (
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -20,6 +21,7 @@ type outputs struct {
 	reportPath  string
 	summaryPath string
 	junitPath   string
+	eventsPath  string // --events FILE; "" for none or stdout (-)
 	summaryName string // how the user named the summary: --summary or $GITHUB_STEP_SUMMARY
 	// streams are the outputs that are not regular files (a FIFO,
 	// /dev/stdout): they take one document, written at the end.
@@ -40,6 +42,9 @@ func (c *Command) newOutputs(f buildFlags) (*outputs, error) {
 		summaryName: "--summary", streams: map[string]bool{}}
 	if o.summaryPath == "" {
 		o.summaryPath, o.summaryName = o.gha.StepSummaryPath(), "$GITHUB_STEP_SUMMARY"
+	}
+	if f.events != "-" {
+		o.eventsPath = f.events
 	}
 	if o.reportPath == "" {
 		return nil, usagef("--report: a file is required")
@@ -67,6 +72,9 @@ func (o *outputs) check(ending string) error {
 	if o.junitPath != "" {
 		add("--junit", atomicfile.Check(o.junitPath))
 	}
+	if o.eventsPath != "" {
+		add("--events", atomicfile.Check(o.eventsPath))
+	}
 	if o.gha.InActions() {
 		add("$GITHUB_OUTPUT", o.gha.CheckOutputFile())
 	}
@@ -74,6 +82,22 @@ func (o *outputs) check(ending string) error {
 		return nil
 	}
 	return outputError{fails: fails, ending: ending}
+}
+
+// files are the outputs, named as the user named them, for
+// runfiles.Check.
+func (o *outputs) files() []runfiles.File {
+	named := [][2]string{{"--report", o.reportPath}, {o.summaryName, o.summaryPath}, {"--junit", o.junitPath}, {"--events", o.eventsPath}}
+	if o.gha.InActions() {
+		named = append(named, [2]string{"$GITHUB_OUTPUT", o.gha.OutputPath()})
+	}
+	var files []runfiles.File
+	for _, n := range named {
+		if n[1] != "" {
+			files = append(files, runfiles.File{Path: n[1], Role: runfiles.Output, What: n[0]})
+		}
+	}
+	return files
 }
 
 // record keeps the outcome of one write: a later success clears an
