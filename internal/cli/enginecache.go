@@ -121,11 +121,11 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 		c.cacheNotice("engine cache %s is read-only: engines are taken from it, none is stored", dir)
 	}
 	hasher := cache.NewHasher()
-	envs := c.cacheEnvs(hasher, builds, libPath, devices)
-	for _, p := range envs.problems {
+	envs := cache.NameEnvs(hasher, builds, libPath, devices, c.Getenv("CUDA_VISIBLE_DEVICES"))
+	for _, p := range envs.Problems {
 		c.cacheNotice("engine cache: %s", p)
 	}
-	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.env}, nil
+	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.Env}, nil
 }
 
 // cacheNotice tells, once, what limits the engine cache in this run: a

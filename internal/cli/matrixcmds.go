@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
@@ -66,7 +67,7 @@ func runPlan(c *Command, args []string) (int, error) {
 	var out bytes.Buffer
 	if *asJSON {
 		// For files and pipes: valid JSON, inert in a workflow log.
-		if err := matrix.PlanJSON(&out, builds, c.planKeys(builds)); err != nil {
+		if err := matrix.PlanJSON(&out, builds, cache.PlanKeys(builds, c.Getenv("CUDA_VISIBLE_DEVICES"))); err != nil {
 			return ExitFailed, err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
