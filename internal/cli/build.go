@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +9,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
@@ -99,7 +98,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	out, err := c.newOutputs(f)
+	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -111,10 +110,10 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err != nil {
 		return ExitFailed, fmt.Errorf("cannot find my own executable to start workers: %w", err)
 	}
-	if err := out.check("no build was started"); err != nil {
+	if err := out.Check("no build was started"); err != nil {
 		return ExitOutput, err
 	}
-	out.extra = run.regressionSection
+	out.Extra = run.regressionSection
 	views, heartbeat, err := c.views(f, run.baseline)
 	if err != nil {
 		return ExitInvalid, err
@@ -127,7 +126,7 @@ func runBuild(c *Command, args []string) (int, error) {
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
+		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.markRegressions,
 	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
@@ -138,9 +137,9 @@ func runBuild(c *Command, args []string) (int, error) {
 // runFiles is every file the run reads and writes, for runfiles.Check:
 // the matrix's, the cache folder, the outputs the flags name and the
 // baseline report.
-func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs) []runfiles.File {
+func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
 	files := append(file.RunFiles(builds), f.cache.folder(file)...)
-	files = append(files, out.files()...)
+	files = append(files, out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
 			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output, What: "--record-trace file", Build: b.Name})
@@ -150,6 +149,14 @@ func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outp
 		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, What: "--baseline"})
 	}
 	return files
+}
+
+// newOutputs are the outputs a run writes (build's, or merge's).
+func (c *Command) newOutputs(p outputs.Paths) (*outputs.Outputs, error) {
+	if p.Report == "" {
+		return nil, usagef("--report: a file is required")
+	}
+	return outputs.New(c.actions(), p), nil
 }
 
 // Whether loadBuilds checks that the models and traces exist.
@@ -219,53 +226,6 @@ func simulatedStandIns(builds []matrix.Build) int {
 	n := 0
 	for _, b := range builds {
 		if b.Engine == "" {
-			n++
-		}
-	}
-	return n
-}
-
-// engineMap is the engines output: build name to engine path.
-func engineMap(r *report.Report) string {
-	m := map[string]string{}
-	for _, b := range r.Builds {
-		if b.Engine != nil {
-			m[b.Name] = b.Engine.Path
-		}
-	}
-	data, _ := json.Marshal(m)
-	return string(data)
-}
-
-// countOK counts the builds that succeeded: built, or taken from the
-// engine cache.
-func countOK(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if report.Succeeded(b.Status) {
-			n++
-		}
-	}
-	return n
-}
-
-// countStored counts the builds whose engine this run put in the engine
-// cache: a workflow saves the cache folder only when it is not 0.
-func countStored(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if b.Cache != nil && b.Cache.Stored {
-			n++
-		}
-	}
-	return n
-}
-
-// countCached counts the builds whose engine came from the engine cache.
-func countCached(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if b.Status == report.StatusCached {
 			n++
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -41,14 +42,14 @@ func TestStepOutputsCountHits(t *testing.T) {
 	dir := t.TempDir()
 	outputFile := filepath.Join(dir, "github_output")
 	c, _, _ := fanoutCommand(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile})
-	o, err := c.newOutputs(buildFlags{report: filepath.Join(dir, "r.json"), summary: filepath.Join(dir, "s.md")})
+	o, err := c.newOutputs(outputs.Paths{Report: filepath.Join(dir, "r.json"), Summary: filepath.Join(dir, "s.md")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
 		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true}}, {Name: "b", Status: report.StatusCached},
 		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
-	if err := o.final(r); err != nil {
+	if err := o.Final(r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(outputFile)
@@ -64,7 +65,7 @@ func TestStepOutputsCountHits(t *testing.T) {
 
 // declared checks that both actions declare every step output the run
 // writes: an output an action does not declare is not one of its outputs.
-func declared(t *testing.T, outputs map[string]string) {
+func declared(t *testing.T, values map[string]string) {
 	t.Helper()
 	for _, file := range []string{"../../action.yml", "../../action/composite/action.yml"} {
 		data, err := os.ReadFile(file)
@@ -80,7 +81,7 @@ func declared(t *testing.T, outputs map[string]string) {
 			t.Fatal(err)
 		}
 		composite := strings.Contains(file, "composite")
-		for name := range outputs {
+		for name := range values {
 			o, ok := action.Outputs[name]
 			switch {
 			case !ok:

@@ -11,6 +11,7 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
 )
@@ -47,7 +48,7 @@ func flagFileError(flag string, err error) error {
 func codeForError(err error) int {
 	var ue usageError
 	var me matrix.Errors
-	var oe outputError
+	var oe outputs.Error
 	var lu *cache.LibraryUnknownError
 	var rc runfiles.Collisions
 	switch {

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
-	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -39,20 +37,6 @@ func (p *publishFlags) register(fs *flag.FlagSet) {
 // publishTimeout bounds the GitHub API calls: a slow API must not hold a
 // finished run hostage.
 const publishTimeout = 60 * time.Second
-
-// writeJUnit writes the JUnit file when one was asked for.
-func writeJUnit(path string, r *report.Report) error {
-	if path == "" {
-		return nil
-	}
-	// Written whole or not at all, like the report: a cancel never leaves
-	// a truncated file where a good one was.
-	var buf bytes.Buffer
-	if err := report.WriteJUnit(&buf, r); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes())
-}
 
 // check refuses a --comment mode that publishing would only reject after
 // every build has run.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/shard"
@@ -70,7 +71,7 @@ func runMerge(c *Command, args []string) (int, error) {
 			return ExitInvalid, flagFileError("--baseline", err)
 		}
 	}
-	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath, publish: pub})
+	out, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summaryPath, JUnit: pub.junit})
 	if err != nil {
 		return ExitInvalid, err
 	}
@@ -79,12 +80,12 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	run.markRegressions(merged)
 	markUnfinished(merged)
-	if err := out.check("nothing was merged"); err != nil {
+	if err := out.Check("nothing was merged"); err != nil {
 		return ExitOutput, err
 	}
 	byShard := shard.CacheByShard(reports)
-	out.extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
-	out.checkpoint(merged)
+	out.Extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
+	out.Checkpoint(merged)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	for _, u := range byShard {
 		fmt.Fprintf(c.Streams.Err, "trt-action: %s\n", u.Line())
@@ -94,7 +95,7 @@ func runMerge(c *Command, args []string) (int, error) {
 }
 
 // mergeFiles is every file merge reads and writes, for runfiles.Check.
-func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs) []runfiles.File {
+func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs.Outputs) []runfiles.File {
 	var files []runfiles.File
 	for _, p := range shards {
 		files = append(files, runfiles.File{Path: p, Role: runfiles.Input, What: "the shard report"})
@@ -104,7 +105,7 @@ func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs) 
 			files = append(files, runfiles.File{Path: in[1], Role: runfiles.Input, What: in[0]})
 		}
 	}
-	return append(files, out.files()...)
+	return append(files, out.Files()...)
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never

@@ -1,13 +1,13 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -43,11 +43,11 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile}
 	c, _, errb := fanoutCommand(env)
 	reportPath, summary, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md"), filepath.Join(dir, "j.xml")
-	o, err := c.newOutputs(buildFlags{report: reportPath, summary: summary, publish: publishFlags{junit: junit}})
+	o, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summary, JUnit: junit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.check("no build was started"); err != nil {
+	if err := o.Check("no build was started"); err != nil {
 		t.Fatal(err)
 	}
 	// The disk changes under the run: the report's path becomes a folder.
@@ -56,8 +56,8 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true,
 		Builds: []report.Build{{Name: "x", Backend: "sim", Status: report.StatusOK}}}
-	o.checkpoint(r)
-	code := c.endRun(ExitOK, o.final(r))
+	o.Checkpoint(r)
+	code := c.endRun(ExitOK, o.Final(r))
 	if code != ExitOutput {
 		t.Errorf("exit %d, want %d", code, ExitOutput)
 	}
@@ -73,28 +73,11 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	}
 }
 
-// A write that fails and later succeeds leaves the file right: only the
-// latest outcome of each output counts.
-func TestOutputsKeepTheLatestOutcomeOfEachOutput(t *testing.T) {
-	var o outputs
-	full := errors.New("no space left on device")
-	o.record("--report", full)
-	o.record("--summary", full)
-	o.record("--report", nil)
-	o.record("--junit", full)
-	var names []string
-	for _, f := range o.failed {
-		names = append(names, f.output)
-	}
-	if got := strings.Join(names, ","); got != "--summary,--junit" {
-		t.Errorf("failed outputs %s, want --summary,--junit", got)
-	}
-}
-
 // A signal's exit code stands; output failures are still printed.
 func TestEndRunKeepsASignalsExitCode(t *testing.T) {
 	c, _, errb := fanoutCommand(nil)
-	err := outputError{fails: []outputFailure{{"--junit", errors.New("j.xml is a folder")}}}
+	junit := t.TempDir() // a folder: the JUnit file cannot be written
+	err := outputs.New(c.actions(), outputs.Paths{Report: filepath.Join(junit, "r.json"), JUnit: junit}).Check("")
 	if code := c.endRun(ExitInterrupted, err); code != ExitInterrupted {
 		t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
@@ -26,7 +27,7 @@ type runSetup struct {
 // prepareRun checks the flags that need more than parsing, and that no
 // output would write over an input or another output, and reports every
 // problem at once.
-func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs) (*runSetup, error) {
+func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
 	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out)))

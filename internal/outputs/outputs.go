@@ -1,7 +1,13 @@
-package cli
+// Package outputs writes what a run leaves behind besides its engines: the
+// JSON report and the summary after every build (so a cancelled run still
+// has both), and at the end the JUnit file and the step outputs. Every file
+// goes through internal/atomicfile. It keeps, for each output, whether its
+// latest write failed, so the run can name every failure at the end.
+package outputs
 
 import (
-	"errors"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strings"
 
@@ -12,11 +18,9 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// outputs writes what a run leaves behind: the JSON report and the summary
-// after every build (so a cancelled run still has both), and at the end the
-// JUnit file and the step outputs. Each output is written whether or not
-// another one failed; every failure is kept, and reported at the end.
-type outputs struct {
+// Outputs are one run's outputs. Each is written whether or not another
+// one failed; every failure is kept, and reported at the end.
+type Outputs struct {
 	gha         *actions.Actions
 	reportPath  string
 	summaryPath string
@@ -26,43 +30,50 @@ type outputs struct {
 	// streams are the outputs that are not regular files (a FIFO,
 	// /dev/stdout): they take one document, written at the end.
 	streams map[string]bool
-	failed  []outputFailure             // the latest failure of each output, in order
-	extra   func(*report.Report) string // appended to the summary (the baseline comparison)
+	failed  []failure // the latest failure of each output, in order
+	// Extra is appended to the summary (the baseline comparison).
+	Extra func(*report.Report) string
 }
 
-// outputFailure is an output that could not be written, named as the user
+// failure is an output that could not be written, named as the user
 // named it (a flag or a variable).
-type outputFailure struct {
+type failure struct {
 	output string
 	err    error
 }
 
-func (c *Command) newOutputs(f buildFlags) (*outputs, error) {
-	o := &outputs{gha: c.actions(), reportPath: f.report, summaryPath: f.summary, junitPath: f.publish.junit,
+// Paths are where the outputs go, as the user named them.
+type Paths struct {
+	Report  string // required
+	Summary string // "": $GITHUB_STEP_SUMMARY, when set
+	JUnit   string // "": none
+	Events  string // --events, written by the JSON Lines view; "" or "-" (stdout): no file to check
+}
+
+// New returns the outputs at p, in the Actions environment gha.
+func New(gha *actions.Actions, p Paths) *Outputs {
+	o := &Outputs{gha: gha, reportPath: p.Report, summaryPath: p.Summary, junitPath: p.JUnit,
 		summaryName: "--summary", streams: map[string]bool{}}
 	if o.summaryPath == "" {
 		o.summaryPath, o.summaryName = o.gha.StepSummaryPath(), "$GITHUB_STEP_SUMMARY"
 	}
-	if f.events != "-" {
-		o.eventsPath = f.events
+	if p.Events != "-" {
+		o.eventsPath = p.Events
 	}
-	if o.reportPath == "" {
-		return nil, usagef("--report: a file is required")
+	for _, path := range []string{o.reportPath, o.summaryPath} {
+		o.streams[path] = path != "" && atomicfile.IsStream(path)
 	}
-	for _, p := range []string{o.reportPath, o.summaryPath} {
-		o.streams[p] = p != "" && atomicfile.IsStream(p)
-	}
-	return o, nil
+	return o
 }
 
-// check finds, before any work, every output that cannot be written,
-// creating the folders of the report, summary and JUnit file. ending says
-// what a failure means, e.g. "no build was started".
-func (o *outputs) check(ending string) error {
-	var fails []outputFailure
+// Check finds, before any work, every output that cannot be written,
+// creating the folders of the report, summary, JUnit and events files.
+// ending says what a failure means, e.g. "no build was started".
+func (o *Outputs) Check(ending string) error {
+	var fails []failure
 	add := func(output string, err error) {
 		if err != nil {
-			fails = append(fails, outputFailure{output, err})
+			fails = append(fails, failure{output, err})
 		}
 	}
 	add("--report", atomicfile.Check(o.reportPath))
@@ -81,12 +92,12 @@ func (o *outputs) check(ending string) error {
 	if len(fails) == 0 {
 		return nil
 	}
-	return outputError{fails: fails, ending: ending}
+	return Error{fails: fails, ending: ending}
 }
 
-// files are the outputs, named as the user named them, for
+// Files are the outputs, named as the user named them, for
 // runfiles.Check.
-func (o *outputs) files() []runfiles.File {
+func (o *Outputs) Files() []runfiles.File {
 	named := [][2]string{{"--report", o.reportPath}, {o.summaryName, o.summaryPath}, {"--junit", o.junitPath}, {"--events", o.eventsPath}}
 	if o.gha.InActions() {
 		named = append(named, [2]string{"$GITHUB_OUTPUT", o.gha.OutputPath()})
@@ -102,7 +113,7 @@ func (o *outputs) files() []runfiles.File {
 
 // record keeps the outcome of one write: a later success clears an
 // earlier failure of the same output (the file now holds the latest).
-func (o *outputs) record(output string, err error) {
+func (o *Outputs) record(output string, err error) {
 	for i, f := range o.failed {
 		if f.output == output {
 			if err == nil {
@@ -114,14 +125,14 @@ func (o *outputs) record(output string, err error) {
 		}
 	}
 	if err != nil {
-		o.failed = append(o.failed, outputFailure{output, err})
+		o.failed = append(o.failed, failure{output, err})
 	}
 }
 
-// checkpoint rewrites the report and summary files. Streams wait for the
+// Checkpoint rewrites the report and summary files. Streams wait for the
 // end: a reader of a FIFO or stdout expects one document, and a FIFO
 // nobody reads yet would block the run.
-func (o *outputs) checkpoint(r *report.Report) {
+func (o *Outputs) Checkpoint(r *report.Report) {
 	if !o.streams[o.reportPath] {
 		o.writeReport(r)
 	}
@@ -130,26 +141,26 @@ func (o *outputs) checkpoint(r *report.Report) {
 	}
 }
 
-func (o *outputs) writeReport(r *report.Report) {
+func (o *Outputs) writeReport(r *report.Report) {
 	o.record("--report", report.WriteJSON(o.reportPath, r))
 }
 
-func (o *outputs) writeSummary(r *report.Report) {
+func (o *Outputs) writeSummary(r *report.Report) {
 	// The extra section counts against GitHub's 1 MiB (Summary keeps
 	// to it): over it, the runner drops the whole summary.
 	extra := ""
-	if o.extra != nil {
-		extra = o.extra(r)
+	if o.Extra != nil {
+		extra = o.Extra(r)
 	}
 	summary := report.Summary(r, report.SummaryOptions{Comparison: extra})
 	o.record(o.summaryName, atomicfile.Write(o.summaryPath, []byte(summary)))
 }
 
-// final writes what is written once (streams, the JUnit file, the step
-// outputs) and returns every output that could not be written, or nil.
-// A step output that cannot be written safely is an error, never a
+// Final writes what is written once (streams, the JUnit file, the step
+// outputs) and returns every output that could not be written (an Error),
+// or nil. A step output that cannot be written safely is an error, never a
 // partial write.
-func (o *outputs) final(r *report.Report) error {
+func (o *Outputs) Final(r *report.Report) error {
 	if o.streams[o.reportPath] {
 		o.writeReport(r)
 	}
@@ -165,13 +176,13 @@ func (o *outputs) final(r *report.Report) error {
 	if len(o.failed) == 0 {
 		return nil
 	}
-	return outputError{fails: o.failed}
+	return Error{fails: o.failed}
 }
 
 // setStepOutputs writes each step output on its own, so one that cannot
 // be written costs no other. Outputs that failed alike (an unwritable
 // $GITHUB_OUTPUT fails them all) are reported together.
-func (o *outputs) setStepOutputs(r *report.Report) {
+func (o *Outputs) setStepOutputs(r *report.Report) {
 	values := [][2]string{
 		{"report", o.reportPath}, {"summary", o.summaryPath},
 		{"succeeded", fmt.Sprint(countOK(r))}, {"failed", fmt.Sprint(len(r.Builds) - countOK(r))},
@@ -197,23 +208,23 @@ func (o *outputs) setStepOutputs(r *report.Report) {
 	}
 }
 
-// notesPath is the summary file that notes may be appended to, or "": a
+// NotesPath is the summary file that notes may be appended to, or "": a
 // stream was written once and closed, and opening it again could block.
-func (o *outputs) notesPath() string {
+func (o *Outputs) NotesPath() string {
 	if o.streams[o.summaryPath] {
 		return ""
 	}
 	return o.summaryPath
 }
 
-// outputError lists every output that could not be written: one line
-// each, then a line that says what it means for the run.
-type outputError struct {
-	fails  []outputFailure
+// Error lists every output that could not be written: one line each, then
+// a line that says what it means for the run.
+type Error struct {
+	fails  []failure
 	ending string // what it meant, e.g. "no build was started"; "" at the end of a run
 }
 
-func (e outputError) Error() string {
+func (e Error) Error() string {
 	var b strings.Builder
 	names := make([]string, len(e.fails))
 	for i, f := range e.fails {
@@ -227,38 +238,59 @@ func (e outputError) Error() string {
 	return b.String()
 }
 
-// runEnding is what build and merge need to end a run the same way.
-type runEnding struct {
-	out     *outputs
-	publish publishFlags
-	failOn  string
-	locate  func(build string) (file string, line int) // a build's place in the matrix, for annotations
+// writeJUnit writes the JUnit file, whole or not at all, like the report:
+// a cancel never leaves a truncated file where a good one was.
+func writeJUnit(path string, r *report.Report) error {
+	var buf bytes.Buffer
+	if err := report.WriteJUnit(&buf, r); err != nil {
+		return err
+	}
+	return atomicfile.Write(path, buf.Bytes())
 }
 
-// finishRun ends a run whose report is final: the outputs written once,
-// the comment and check run, then the exit code. cause is build.Run's: a
-// run a signal stopped publishes nothing, since the runner's SIGTERM after
-// SIGINT is at most 7.5 s away.
-func (c *Command) finishRun(r *report.Report, cause error, e runEnding) int {
-	outErr := e.out.final(r)
-	if cause == nil {
-		c.publish(e.publish, r, e.out.notesPath(), e.out.extra, e.locate)
+// engineMap is the engines output: build name to engine path.
+func engineMap(r *report.Report) string {
+	m := map[string]string{}
+	for _, b := range r.Builds {
+		if b.Engine != nil {
+			m[b.Name] = b.Engine.Path
+		}
 	}
-	return c.endRun(exitFor(r, cause, e.failOn), outErr)
+	data, _ := json.Marshal(m)
+	return string(data)
 }
 
-// endRun is the last thing a run prints: every output that could not be
-// written, and, as the last line, the exit code that follows from it.
-// Output failures outrank the builds' results, since the report that
-// would tell those is what is missing, but not a signal.
-func (c *Command) endRun(code int, outErr error) int {
-	var oe outputError
-	if !errors.As(outErr, &oe) {
-		return code
+// countOK counts the builds that succeeded: built, or taken from the
+// engine cache.
+func countOK(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if report.Succeeded(b.Status) {
+			n++
+		}
 	}
-	if code != ExitInterrupted && code != ExitTerminated {
-		code = ExitOutput
+	return n
+}
+
+// countStored counts the builds whose engine this run put in the engine
+// cache: a workflow saves the cache folder only when it is not 0.
+func countStored(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Cache != nil && b.Cache.Stored {
+			n++
+		}
 	}
-	c.printUntrusted(c.Streams.Err, fmt.Sprintf("%v: exit %d\n", oe, code))
-	return code
+	return n
+}
+
+// countCached counts the builds whose engine came from the engine cache.
+func countCached(r *report.Report) int {
+	n := 0
+	for _, b := range r.Builds {
+		if b.Status == report.StatusCached {
+			n++
+		}
+	}
+	return n
 }
