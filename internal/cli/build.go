@@ -76,47 +76,47 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	return fs
 }
 
-func runBuild(c *Command, args []string) (int, error) {
+func runBuild(c *Command, args []string) error {
 	var f buildFlags
 	fs := c.buildFlagSet(&f)
 	cmdline, err := c.parseGiven(fs, args, buildInputs)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if f.detail != "folded" && f.detail != "full" {
-		return ExitInvalid, usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
+		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
 	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
 	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	run, err := c.prepareRun(&f, file, builds, out)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	exe, err := c.Executable()
 	if err != nil {
-		return ExitFailed, fmt.Errorf("cannot find my own executable to start workers: %w", err)
+		return fmt.Errorf("cannot find my own executable to start workers: %w", err)
 	}
 	if err := out.Check("no build was started"); err != nil {
-		return ExitOutput, err
+		return err
 	}
 	out.Extra = run.regressionSection
 	views, heartbeat, err := c.views(f, run.baseline)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	runBudget := file.RunBudget
 	if f.runBudget > 0 {
@@ -131,7 +131,7 @@ func runBuild(c *Command, args []string) (int, error) {
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)}), nil
+	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)})
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:

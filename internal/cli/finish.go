@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"errors"
-	"fmt"
-
 	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -17,29 +14,43 @@ type runEnding struct {
 }
 
 // finishRun ends a run whose report is final: the outputs written once,
-// the comment and check run, then the exit code. cause is build.Run's: a
-// run a signal stopped publishes nothing, since the runner's SIGTERM after
-// SIGINT is at most 7.5 s away.
-func (c *Command) finishRun(r *report.Report, cause error, e runEnding) int {
+// then the comment and check run. cause is build.Run's: a run a signal
+// stopped publishes nothing, since the runner's SIGTERM after SIGINT is at
+// most 7.5 s away. It returns how the run ended (a runEnd), or nil when
+// the step passes.
+func (c *Command) finishRun(r *report.Report, cause error, e runEnding) error {
 	outErr := e.out.Final(r)
 	if cause == nil {
 		c.publish(e.publish, r, e.out.NotesPath(), e.out.Extra, e.locate)
 	}
-	return c.endRun(exitFor(r, cause, e.failOn), outErr)
+	outcome := judge(r, cause, e.failOn)
+	if outcome == nil && outErr == nil {
+		return nil
+	}
+	return runEnd{outcome: outcome, outputs: outErr}
 }
 
-// endRun is the last thing a run prints: every output that could not be
-// written, and, as the last line, the exit code that follows from it.
-// Output failures outrank the builds' results, since the report that
-// would tell those is what is missing, but not a signal.
-func (c *Command) endRun(code int, outErr error) int {
-	var oe outputs.Error
-	if !errors.As(outErr, &oe) {
-		return code
+// runEnd is how a finished run that did not pass ended: its verdict or
+// the signal that stopped it, and the outputs that could not be written
+// (an outputs.Error). exitCode finds both inside it.
+type runEnd struct {
+	outcome error
+	outputs error
+}
+
+func (e runEnd) Error() string {
+	if e.outputs != nil {
+		return e.outputs.Error()
 	}
-	if code != ExitInterrupted && code != ExitTerminated {
-		code = ExitOutput
+	return e.outcome.Error()
+}
+
+func (e runEnd) Unwrap() []error {
+	var errs []error
+	for _, err := range []error{e.outcome, e.outputs} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	c.printUntrusted(c.Streams.Err, fmt.Sprintf("%v: exit %d\n", oe, code))
-	return code
+	return errs
 }

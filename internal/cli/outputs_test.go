@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -57,7 +58,7 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	r := &report.Report{Version: report.SchemaVersion, Complete: true,
 		Builds: []report.Build{{Name: "x", Backend: "sim", Status: report.StatusOK}}}
 	o.Checkpoint(r)
-	code := c.endRun(ExitOK, o.Final(r))
+	code := c.end(runEnd{outputs: o.Final(r)})
 	if code != ExitOutput {
 		t.Errorf("exit %d, want %d", code, ExitOutput)
 	}
@@ -74,17 +75,18 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 }
 
 // A signal's exit code stands; output failures are still printed.
-func TestEndRunKeepsASignalsExitCode(t *testing.T) {
+func TestARunsEndKeepsASignalsExitCode(t *testing.T) {
 	c, _, errb := fanoutCommand(nil)
 	junit := t.TempDir() // a folder: the JUnit file cannot be written
 	err := outputs.New(c.actions(), outputs.Paths{Report: filepath.Join(junit, "r.json"), JUnit: junit}).Check("")
-	if code := c.endRun(ExitInterrupted, err); code != ExitInterrupted {
+	if code := c.end(runEnd{outcome: build.Interrupted{Signal: os.Interrupt}, outputs: err}); code != ExitInterrupted {
 		t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
 	}
 	if !strings.HasSuffix(errb.String(), "(--junit): exit 130\n") {
 		t.Errorf("last line does not give exit 130:\n%s", errb)
 	}
-	if code := c.endRun(ExitFailed, nil); code != ExitFailed {
-		t.Errorf("exit %d without output failures, want %d", code, ExitFailed)
+	errb.Reset()
+	if code := c.end(runEnd{outcome: buildsFailed}); code != ExitFailed || errb.Len() != 0 {
+		t.Errorf("exit %d without output failures, printing %q; want %d and nothing (the headline said it)", code, errb, ExitFailed)
 	}
 }
