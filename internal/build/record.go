@@ -2,16 +2,18 @@ package build
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
 // traceRecorder writes one build's callbacks as a trace file (--record-trace).
 type traceRecorder struct {
-	f   *os.File
+	f   io.WriteCloser
 	buf *bufio.Writer
 	w   *trace.Writer
 }
@@ -20,7 +22,7 @@ func newTraceRecorder(dir, build string) (*traceRecorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(TraceFile(dir, build))
+	f, err := atomicfile.Live(TraceFile(dir, build))
 	if err != nil {
 		return nil, err
 	}

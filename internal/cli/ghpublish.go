@@ -4,12 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
@@ -93,15 +93,10 @@ func appendSummaryNotes(path string, notes []string) error {
 		// any other text we do not control.
 		sb.WriteString("\n> [!NOTE]\n> " + text.Markdown(n) + "\n")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	if err := atomicfile.Append(path, []byte(sb.String())); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
-	if _, err := f.WriteString(sb.String()); err != nil {
-		f.Close()
-		return fmt.Errorf("summary: %w", err)
-	}
-	return f.Close()
+	return nil
 }
 
 // matrixLocator points each build's annotation at its entry in the matrix

@@ -90,3 +90,28 @@ func TestARunsEndKeepsASignalsExitCode(t *testing.T) {
 		t.Errorf("exit %d without output failures, printing %q; want %d and nothing (the headline said it)", code, errb, ExitFailed)
 	}
 }
+
+// Issue 18 point 5: --events was opened with os.Create, which empties the
+// old file in place (and blocks for ever on a FIFO nobody reads); now
+// through atomicfile.Live.
+func TestTheEventsFileIsANewFile(t *testing.T) {
+	dir := t.TempDir()
+	path, old := filepath.Join(dir, "events.jsonl"), filepath.Join(dir, "last-run.jsonl")
+	if err := os.WriteFile(path, []byte("{\"v\":1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, old); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := fanoutCommand(nil)
+	views, _, err := c.views(buildFlags{events: path, depth: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := views.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(old); string(data) != "{\"v\":1}\n" {
+		t.Errorf("the old events file was truncated in place: it holds %q", data)
+	}
+}
