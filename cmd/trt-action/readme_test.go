@@ -177,7 +177,7 @@ func TestREADMECommandsTable(t *testing.T) {
 			t.Errorf("%s -h: exit %d, want 0\n%s", form, code, help)
 		}
 		for _, f := range flagName.FindAllString(strings.Join(row, " "), -1) {
-			if !strings.Contains(help, "\n  "+f[1:]+" ") && !strings.Contains(help, "\n  "+f[1:]+"\n") {
+			if !strings.Contains(help, "\n  "+f+" ") && !strings.Contains(help, "\n  "+f+"\n") {
 				t.Errorf("README names %s for %s, which %s -h does not list:\n%s", f, form, form, help)
 			}
 		}

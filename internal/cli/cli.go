@@ -224,10 +224,29 @@ func (c *Command) printUsage(fs *flag.FlagSet, args string) {
 		return
 	}
 	fmt.Fprintf(c.Streams.Err, "\nFlags:\n")
-	fs.SetOutput(c.Streams.Err)
+	var defaults strings.Builder
+	fs.SetOutput(&defaults)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+	io.WriteString(c.Streams.Err, flagLine.ReplaceAllStringFunc(defaults.String(), func(line string) string {
+		return "  " + dashed(strings.TrimPrefix(line, "  -"))
+	}))
 }
+
+// flagLine is where the flag package's usage names a flag, as -name.
+var flagLine = regexp.MustCompile(`(?m)^  -[A-Za-z0-9][A-Za-z0-9_-]*`)
+
+// dashed is a flag's name as the README writes it: -f for a letter,
+// --name for a word (the flag package takes both, and prints -name).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// flagMention is where the flag package's errors name a flag, as -name.
+var flagMention = regexp.MustCompile(`(not defined: |needs an argument: | for flag | for )-([A-Za-z0-9][^\s:]*)`)
 
 // parse parses flags; a bad flag is a usage error. Flags the user did not
 // give are taken from the Action inputs of the same name (INPUT_*), where
@@ -290,12 +309,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, positional...))
 }
 
-// badValue is the flag package's message for a value that did not parse.
-var badValue = regexp.MustCompile(`^(invalid value ".*" for flag -([^:]+)): `)
+// badValue is the flag package's message for a value that did not parse
+// (with its flag dashed).
+var badValue = regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for (?:flag )?-{1,2}([^:]+)): `)
 
-// explainFlagError replaces what the flag package says after a bad value
-// ("parse error") with what the flag allows.
+// explainFlagError names flags as the README does (--jobs, not -jobs),
+// and replaces what the flag package says after a bad value ("parse
+// error") with what the flag allows.
 func explainFlagError(fs *flag.FlagSet, msg string) string {
+	msg = flagMention.ReplaceAllStringFunc(msg, func(m string) string {
+		parts := flagMention.FindStringSubmatch(m)
+		return parts[1] + dashed(parts[2])
+	})
 	if strings.HasPrefix(msg, "flag provided but not defined") {
 		return fmt.Sprintf("%s; run 'trt-action %s -h' for the flags", msg, fs.Name())
 	}
