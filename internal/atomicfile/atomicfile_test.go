@@ -528,3 +528,28 @@ func TestLiveGoesStraightThroughAFIFO(t *testing.T) {
 	}
 	checkOnly(t, dir, "events.fifo")
 }
+
+// WriteFrom's content is streamed into the partial file; a fill that fails
+// half-way (a full disk, an encoder's error) leaves the old file as it was
+// and no partial file beside it: the JUnit file of a run cut short.
+func TestWriteFromThatFailsKeepsTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "junit.xml")
+	if err := Write(path, []byte("<good/>\n")); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	err := WriteFrom(path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "<testsuites>\n  <testcase"); err != nil {
+			return err
+		}
+		return full
+	})
+	if !errors.Is(err, full) {
+		t.Errorf("WriteFrom: %v, want the fill's error", err)
+	}
+	if got := read(t, path); got != "<good/>\n" {
+		t.Errorf("content %q, want the old file", got)
+	}
+	checkOnly(t, dir, "junit.xml")
+}

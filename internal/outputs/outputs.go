@@ -6,9 +6,10 @@
 package outputs
 
 import (
-	"bytes"
+	"bufio"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
@@ -239,13 +240,17 @@ func (e Error) Error() string {
 }
 
 // writeJUnit writes the JUnit file, whole or not at all, like the report:
-// a cancel never leaves a truncated file where a good one was.
+// a cancel never leaves a truncated file where a good one was. Each test
+// case goes to the partial file as it is encoded (about 230 bytes a build),
+// so the document is never held in memory.
 func writeJUnit(path string, r *report.Report) error {
-	var buf bytes.Buffer
-	if err := report.WriteJUnit(&buf, r); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes())
+	return atomicfile.WriteFrom(path, func(w io.Writer) error {
+		buf := bufio.NewWriterSize(w, 64<<10)
+		if err := report.WriteJUnit(buf, r); err != nil {
+			return err
+		}
+		return buf.Flush()
+	})
 }
 
 // engineMap is the engines output: build name to engine path.
