@@ -75,9 +75,10 @@ func (e usageError) Error() string { return e.msg }
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
 // invalid makes err, a problem with input the user named (a file, a
-// cache folder), invalid input: exit 2, in err's own words.
+// cache folder), invalid input: exit 2, in err's own words. Help asked
+// for stays what it is.
 func invalid(err error) error {
-	if err == nil || isInvalid(err) {
+	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) {
 		return err
 	}
 	return usageError{err.Error()}

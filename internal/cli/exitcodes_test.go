@@ -76,7 +76,7 @@ func TestExitCodesAreTheDocumentedTable(t *testing.T) {
 	}
 	sigint, sigterm := build.Interrupted{Signal: os.Interrupt}, build.Interrupted{Signal: syscall.SIGTERM}
 	cases := map[int][]error{
-		ExitOK: {nil, flag.ErrHelp},
+		ExitOK: {nil, flag.ErrHelp, invalid(flag.ErrHelp)},
 		ExitFailed: {runEnd{outcome: buildsFailed}, errors.New("cache verify: an entry is corrupt"),
 			internalError{value: "a bug"}, fmt.Errorf("cannot find my own executable: %w", os.ErrNotExist)},
 		ExitInvalid: {usagef("--jobs 0: must be at least 1"), matrix.Errors{{Msg: "bad"}}, runfiles.Collisions{{Msg: "overlap"}},
