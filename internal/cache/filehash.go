@@ -9,9 +9,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"sync"
 	"syscall"
+
+	"github.com/trt-action/trt-action/internal/onnx"
 )
 
 // Hasher computes keys for one run. It remembers each file's SHA-256 (and
@@ -141,13 +142,12 @@ func (h *Hasher) onnx(ctx context.Context, path string) (string, []string, error
 	if ok {
 		return facts.sum, facts.locations, nil
 	}
-	data, release, err := mapFile(path)
-	if err != nil {
-		return "", nil, fmt.Errorf("model %s: %w", path, err)
-	}
-	defer release()
-	facts, err = readModel(ctx, data)
-	if ctx.Err() != nil && err != nil {
+	err = onnx.Map(path, func(data []byte) error {
+		var err error
+		facts, err = readModel(ctx, data)
+		return err
+	})
+	if err != nil && ctx.Err() != nil {
 		return "", nil, fmt.Errorf("model %s: %w", path, stopped(ctx, path))
 	}
 	if err != nil {
@@ -159,16 +159,9 @@ func (h *Hasher) onnx(ctx context.Context, path string) (string, []string, error
 	return facts.sum, facts.locations, nil
 }
 
-// readModel hashes and walks a mapped model, looking at ctx between
-// chunks. A file truncated by someone else while it is mapped faults on
-// access; that becomes an error here rather than a crash of the run.
-func readModel(ctx context.Context, data []byte) (facts modelFacts, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the file changed while it was read: %v", r)
-		}
-	}()
+// readModel hashes and walks a mapped model (onnx.Map), looking at ctx
+// between chunks.
+func readModel(ctx context.Context, data []byte) (modelFacts, error) {
 	d := sha256.New()
 	for rest := data; len(rest) > 0; {
 		if ctx.Err() != nil {
@@ -178,31 +171,6 @@ func readModel(ctx context.Context, data []byte) (facts modelFacts, err error) {
 		d.Write(rest[:n])
 		rest = rest[n:]
 	}
-	locations, err := externalData(data)
-	if err != nil {
-		return modelFacts{}, err
-	}
-	return modelFacts{sum: hex.EncodeToString(d.Sum(nil)), locations: locations}, nil
-}
-
-// mapFile maps path read-only: a model of gigabytes is hashed and walked
-// without copying it onto the heap.
-func mapFile(path string) ([]byte, func(), error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, describeOpenError(path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.Size() == 0 {
-		return nil, func() {}, nil
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return data, func() { _ = syscall.Munmap(data) }, nil
+	locations, err := onnx.ExternalData(data)
+	return modelFacts{sum: hex.EncodeToString(d.Sum(nil)), locations: locations}, err
 }
