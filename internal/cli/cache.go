@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -20,7 +21,7 @@ import (
 // cacheVerbs are the cache command's own verbs: trt-action cache VERB.
 var cacheVerbs = map[string]struct {
 	summary string
-	run     func(c *Command, args []string) (int, error)
+	run     func(c *Command, args []string) error
 }{
 	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
 	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
@@ -28,17 +29,17 @@ var cacheVerbs = map[string]struct {
 	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
 }
 
-func runCache(c *Command, args []string) (int, error) {
+func runCache(c *Command, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		c.cacheUsage()
 		if len(args) == 0 {
-			return ExitInvalid, usagef("cache: name a verb: key, ls, prune or verify")
+			return usagef("cache: name a verb: key, ls, prune or verify")
 		}
-		return ExitOK, nil
+		return nil
 	}
 	verb, ok := cacheVerbs[args[0]]
 	if !ok {
-		return ExitInvalid, usagef("cache: unknown verb %q; allowed: key, ls, prune, verify", args[0])
+		return usagef("cache: unknown verb %q; allowed: key, ls, prune, verify", args[0])
 	}
 	return verb.run(c, args[1:])
 }
@@ -49,7 +50,7 @@ func (c *Command) cacheUsage() {
 		"The cache folder is --cache DIR, else the matrix file's cache: dir (-f FILE, default %s).\n", matrix.DefaultFile)
 	for _, name := range slices.Sorted(maps.Keys(cacheVerbs)) {
 		fmt.Fprintf(c.Streams.Err, "\n%s: %s\n", name, cacheVerbs[name].summary)
-		_, _ = cacheVerbs[name].run(c, []string{"-h"}) // prints its usage and flags
+		_ = cacheVerbs[name].run(c, []string{"-h"}) // prints its usage and flags
 	}
 }
 
@@ -78,20 +79,40 @@ func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string) (*cacheFolde
 	return where, nil
 }
 
-// openCacheFolder is cacheFolderFlags, then the folder opened.
-func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache, error) {
+// openCacheFolder is cacheFolderFlags, then the folder opened (look: only
+// to read it, as ls does).
+func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string, look bool) (*cache.Cache, error) {
 	where, err := c.cacheFolderFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	return where.open()
+	return c.openFolder(where, look)
+}
+
+// openFolder opens the cache folder and tells what opening it found (a
+// link where its staging folder belongs).
+func (c *Command) openFolder(where *cacheFolder, look bool) (*cache.Cache, error) {
+	cc, err := where.open(look)
+	if err == nil {
+		c.cacheWarnings(cc.Notices())
+	}
+	return cc, err
+}
+
+// cacheWarnings shows what a cache command found that is not the cache's
+// or that it removed, one warning each, on stderr (annotations in Actions).
+func (c *Command) cacheWarnings(msgs []string) {
+	for _, m := range msgs {
+		c.note(c.actions(), actions.LevelWarning, "trt-action: engine cache", text.Line(m))
+	}
 }
 
 // open opens the cache folder, which must be there (a mistyped folder is
 // an error, never a new empty cache); its max-size is the matrix file's
-// when the folder came from it.
-func (f *cacheFolder) open() (*cache.Cache, error) {
-	o := cache.Options{Dir: f.dir, Existing: true}
+// when the folder came from it. look opens it to read only: nothing is
+// created, removed or cleaned up.
+func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
+	o := cache.Options{Dir: f.dir, Existing: true, Look: look}
 	if o.Dir == "" {
 		// The models need not be here: only the cache key is read.
 		m, err := matrix.LoadWithoutInputs(f.file)
@@ -101,12 +122,12 @@ func (f *cacheFolder) open() (*cache.Cache, error) {
 		if m.Cache == nil || m.Cache.Dir == "" {
 			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
 		}
-		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true}
+		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true, Look: look}
 	}
 	return cache.Open(o)
 }
 
-func runCacheKey(c *Command, args []string) (int, error) {
+func runCacheKey(c *Command, args []string) error {
 	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
@@ -116,30 +137,30 @@ func runCacheKey(c *Command, args []string) (int, error) {
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only", "backend": "backend", "trt-lib": "trt-lib"})
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if err := matrixArg("cache key", fs, given, file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if *prefix {
 		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
-		return ExitOK, err
+		return err
 	}
 	_, builds, err := loadBuilds(*file, only, *backend, true)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
-	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
+	for _, bk := range cache.NewHasher().Keys(context.Background(), builds, *trtLib) {
 		if bk.Err != nil {
-			return ExitOK, bk.Err
+			return bk.Err
 		}
 		keys = append(keys, bk.Key)
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
-	return ExitOK, err
+	return err
 }
 
 // listedEntry is an entry as cache ls --json prints it.
@@ -151,52 +172,71 @@ type listedEntry struct {
 	Target     string    `json:"target,omitempty"`
 	BuiltAt    time.Time `json:"built_at"`
 	DurationMs int64     `json:"duration_ms"`
-	Bytes      int64     `json:"bytes"`
+	Bytes      int64     `json:"bytes"`      // the engine
+	DiskBytes  int64     `json:"disk_bytes"` // the engine and its metadata: what max-size counts
 	SHA256     string    `json:"sha256"`
 	LastUsed   time.Time `json:"last_used"`
 }
 
-func runCacheList(c *Command, args []string) (int, error) {
+func runCacheList(c *Command, args []string) error {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	cc, err := c.openCacheFolder(fs, args)
+	cc, err := c.openCacheFolder(fs, args, true)
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
-	entries, err := cc.List()
+	listing, err := cc.List()
 	if err != nil {
-		return ExitFailed, err
+		return err
 	}
+	c.cacheWarnings(listingWarnings(listing))
+	entries := listing.Entries
 	var out bytes.Buffer
 	if *asJSON {
 		listed := make([]listedEntry, 0, len(entries))
 		for _, e := range entries {
 			listed = append(listed, listedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
-				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
+				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, DiskBytes: e.DiskSize,
+				SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
 		}
 		if err := json.NewEncoder(&out).Encode(listed); err != nil {
-			return ExitFailed, err
+			return err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
-		return ExitOK, err
+		return err
 	}
 	renderEntries(&out, entries, time.Now())
 	c.printUntrusted(c.Streams.Out, out.String())
-	return ExitOK, nil
+	return nil
 }
 
-// renderEntries is cache ls's table, most recently used first, and a total.
+// listingWarnings are what cache ls tells beside the entries: links that
+// are not the cache's, and leftovers of killed stores.
+func listingWarnings(l cache.Listing) []string {
+	var out []string
+	for _, s := range l.Strays {
+		out = append(out, s.String()+"; not listed (prune or verify removes the link)")
+	}
+	if l.Leftovers > 0 {
+		out = append(out, fmt.Sprintf("%s in the staging folder (tmp/) of a store or removal that was killed; the next build, prune or verify removes them",
+			text.Count(l.Leftovers, "leftover folder")))
+	}
+	return out
+}
+
+// renderEntries is cache ls's table, most recently used first, and a
+// total. A size is the entry's engine and metadata: what max-size counts.
 func renderEntries(out *bytes.Buffer, entries []cache.Entry, now time.Time) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "key\tbuild\tbackend\tsize\tbuilt\ttook\tlast used")
 	var total int64
 	for _, e := range entries {
-		total += e.Size
+		total += e.DiskSize
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\t%s ago\n", e.Key[:12], text.Plain(e.Build), text.Plain(e.Backend),
-			text.Bytes(e.Size), text.Duration(now.Sub(e.BuiltAt)), text.Duration(e.Duration), text.Duration(now.Sub(e.LastUsed)))
+			text.Bytes(e.DiskSize), text.Duration(now.Sub(e.BuiltAt)), text.Duration(e.Duration), text.Duration(now.Sub(e.LastUsed)))
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "%s, %s\n", text.Count(len(entries), "entry"), text.Bytes(total))
+	fmt.Fprintf(out, "%s, %s (engines and their metadata: what max-size counts)\n", text.Count(len(entries), "entry"), text.Bytes(total))
 }
 
 // sizeFlag is a byte size flag: 20GiB, 512MiB, 1.5GB or bytes.
@@ -210,66 +250,70 @@ func (s *sizeFlag) Set(v string) error {
 	return err
 }
 
-func runCachePrune(c *Command, args []string) (int, error) {
+func runCachePrune(c *Command, args []string) error {
 	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION]")
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
 	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
 	where, err := c.cacheFolderFlags(fs, args)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	// 0s or less would remove nothing, or everything: neither is asked
 	// for with a duration.
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "older-than" })
 	if given && *olderThan <= 0 {
-		return ExitInvalid, usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
+		return usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
 	}
-	cc, err := where.open()
+	cc, err := c.openFolder(where, false)
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
 	rule := cache.PruneRule{MaxSize: int64(maxSize), UnusedFor: *olderThan}
 	if rule.MaxSize == 0 {
 		rule.MaxSize = cc.MaxSize()
 	}
 	if rule.MaxSize == 0 && rule.UnusedFor == 0 {
-		return ExitInvalid, usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
+		return usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
 	}
-	removed, err := cc.Prune(rule)
+	pruned, err := cc.Prune(rule)
+	if errors.Is(err, cache.ErrReadOnly) {
+		return fmt.Errorf("%s: %w", cc.Dir(), err) // nothing was removed: say only that
+	}
 	var out bytes.Buffer
 	var freed int64
-	for _, e := range removed {
-		freed += e.Size
-		fmt.Fprintf(&out, "removed %s %s (%s, last used %s ago)\n", e.Key[:12], text.Plain(e.Build), text.Bytes(e.Size), text.Duration(time.Since(e.LastUsed)))
+	for _, s := range pruned.Strays {
+		fmt.Fprintf(&out, "removed the link %s (to %s): not an entry, never followed\n", text.Plain(s.Path), text.Plain(s.Target))
 	}
-	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(removed), "entry"), text.Bytes(freed))
+	for _, e := range pruned.Entries {
+		freed += e.DiskSize
+		fmt.Fprintf(&out, "removed %s %s (%s, last used %s ago)\n", e.Key[:12], text.Plain(e.Build), text.Bytes(e.DiskSize), text.Duration(time.Since(e.LastUsed)))
+	}
+	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(pruned.Entries), "entry"), text.Bytes(freed))
 	c.printUntrusted(c.Streams.Out, out.String())
-	if errors.Is(err, cache.ErrReadOnly) {
-		return ExitFailed, fmt.Errorf("%s: %w", cc.Dir(), err)
-	}
-	return ExitOK, err
+	c.cacheWarnings(cc.Notices())
+	return err
 }
 
-func runCacheVerify(c *Command, args []string) (int, error) {
+func runCacheVerify(c *Command, args []string) error {
 	fs := c.newFlags("cache verify", "[--cache DIR | -f FILE]")
-	cc, err := c.openCacheFolder(fs, args)
+	cc, err := c.openCacheFolder(fs, args, false)
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
 	bad, err := cc.Verify()
 	if err != nil {
-		return ExitFailed, err
+		return err
 	}
 	if len(bad) == 0 {
-		entries, _ := cc.List()
-		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(entries), "entry"))
-		return ExitOK, nil
+		listing, _ := cc.List()
+		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(listing.Entries), "entry"))
+		return nil
 	}
 	problems := make([]error, len(bad))
 	for i, p := range bad {
 		problems[i] = p
 	}
-	return ExitOK, errors.Join(problems...)
+	return errors.Join(problems...)
 }
