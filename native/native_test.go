@@ -233,32 +233,41 @@ func TestSimCloseBeforeDoneCancels(t *testing.T) {
 	}
 }
 
+// The fault strikes at its share of the events, of a trace in memory and of
+// a trace file alike (whose events are counted first).
 func TestSimFailFault(t *testing.T) {
 	const steps = 100
-	req := simRequest(t, longTrace(steps), SimRequest{StepNs: int64(100 * time.Microsecond), Threads: 2, Fault: "fail", FaultAtFrac: 0.5})
-	b, err := StartSim(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	events, logs, res := runToEnd(t, b, 10*time.Second)
+	sim := SimRequest{StepNs: int64(100 * time.Microsecond), Threads: 2, Fault: "fail", FaultAtFrac: 0.5}
+	for name, req := range map[string]Request{
+		"memory": simRequest(t, longTrace(steps), sim),
+		"file":   fileRequest(t, traceFile(t, longTrace(steps)), sim),
+	} {
+		t.Run(name, func(t *testing.T) {
+			b, err := StartSim(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer b.Close()
+			events, logs, res := runToEnd(t, b, 10*time.Second)
 
-	strike := (steps + 4) / 2
-	if res.Status != Failed || !strings.Contains(res.Err, fmt.Sprintf("simulated failure after %d of %d callbacks", strike, steps+4)) {
-		t.Fatalf("result = %+v", res)
-	}
-	if len(events) != strike+2 {
-		t.Errorf("%d events, want %d delivered before the fault plus two finishes", len(events), strike+2)
-	}
-	checkBalanced(t, events)
-	var errorLines []string
-	for _, l := range logs {
-		if l.Severity == 1 {
-			errorLines = append(errorLines, l.Text)
-		}
-	}
-	if len(errorLines) != 1 || errorLines[0] != res.Err {
-		t.Errorf("error log lines = %q, want exactly the failure message", errorLines)
+			strike := (steps + 4) / 2
+			if res.Status != Failed || !strings.Contains(res.Err, fmt.Sprintf("simulated failure after %d of %d callbacks", strike, steps+4)) {
+				t.Fatalf("result = %+v", res)
+			}
+			if len(events) != strike+2 {
+				t.Errorf("%d events, want %d delivered before the fault plus two finishes", len(events), strike+2)
+			}
+			checkBalanced(t, events)
+			var errorLines []string
+			for _, l := range logs {
+				if l.Severity == 1 {
+					errorLines = append(errorLines, l.Text)
+				}
+			}
+			if len(errorLines) != 1 || errorLines[0] != res.Err {
+				t.Errorf("error log lines = %q, want exactly the failure message", errorLines)
+			}
+		})
 	}
 }
 

@@ -3,7 +3,6 @@
 package native
 
 import (
-	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,25 +78,6 @@ func TestSimTraceFilePlaysAsTheTraceInMemory(t *testing.T) {
 	fromMemory, _ := os.ReadFile(memory.EngineTmp)
 	if len(fromFile) == 0 || string(fromFile) != string(fromMemory) {
 		t.Errorf("engines differ:\nfile   %q\nmemory %q", fromFile, fromMemory)
-	}
-}
-
-// A fault strikes at its share of a trace file's events as of one in
-// memory: the file's events are counted first.
-func TestSimTraceFileFaultStrikesAtItsShare(t *testing.T) {
-	const steps = 100
-	b, err := StartSim(fileRequest(t, traceFile(t, longTrace(steps)), SimRequest{StepNs: int64(100 * time.Microsecond), Threads: 2, Fault: "fail", FaultAtFrac: 0.5}))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Close()
-	events, _, res := runToEnd(t, b, 10*time.Second)
-	strike := (steps + 4) / 2
-	if res.Status != Failed || !strings.Contains(res.Err, fmt.Sprintf("simulated failure after %d of %d callbacks", strike, steps+4)) {
-		t.Fatalf("result = %+v", res)
-	}
-	if len(events) != strike+2 {
-		t.Errorf("%d events, want %d delivered before the fault plus two finishes", len(events), strike+2)
 	}
 }
 

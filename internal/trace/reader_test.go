@@ -1,7 +1,6 @@
 package trace
 
 import (
-	"bytes"
 	"errors"
 	"io"
 	"strings"
@@ -58,39 +57,24 @@ func TestReaderTakesWrittenLinesFastAndOthersThroughTheDecoder(t *testing.T) {
 		}
 	}
 	other := `{ "t_ms": 0e0, "ev": "start", "phase": "a\u00e9", "parent": null, "steps": 2.0 }` + "\n"
-	got, err := readAllWithReader(other + written)
+	got, err := Read(strings.NewReader(other+written), "x")
 	if err != nil || len(got) != 51 || got[0] != (Event{Kind: Start, Phase: "aé", Steps: 2}) || got[50] != events[49] {
 		t.Fatalf("read %d events, first %+v, err %v", len(got), got, err)
 	}
 }
 
-// Reader stops at the first bad line with the same positioned error Read
-// gives, and ends with io.EOF.
+// Reader stops at the first bad line with an error naming it, and ends with
+// io.EOF.
 func TestReaderErrorsNameTheLine(t *testing.T) {
 	in := `{"t_ms":2,"thread":1,"ev":"start","phase":"a","parent":null,"steps":1}
 {"t_ms":1,"thread":1,"ev":"finish","phase":"a"}
 `
-	_, err := readAllWithReader(in)
+	_, err := Read(strings.NewReader(in), "x")
 	if err == nil || err.Error() != "x:2: t_ms 1 is before the previous event's 2 (events must be in time order)" {
 		t.Errorf("error %v", err)
 	}
 	r := NewReader(strings.NewReader(""), "x")
 	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Errorf("empty trace: %v, want io.EOF", err)
-	}
-}
-
-func readAllWithReader(in string) ([]Event, error) {
-	r := NewReader(bytes.NewReader([]byte(in)), "x")
-	var out []Event
-	for {
-		ev, err := r.Next()
-		if errors.Is(err, io.EOF) {
-			return out, nil
-		}
-		if err != nil {
-			return out, err
-		}
-		out = append(out, ev)
 	}
 }
