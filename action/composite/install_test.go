@@ -200,8 +200,10 @@ func TestATruncatedTarballWithAMatchingChecksumSaysTheReleaseIsDamaged(t *testin
 	f, srv := newRelease(t, false)
 	name, data := tarball(t, "arm64")
 	cut := data[:len(data)/2]
+	f.mu.Lock() // the server's handlers read the files
 	f.files[version+"/"+name] = cut
 	f.files[version+"/checksums.txt"] = []byte(sum(cut) + "  " + name + "\n")
+	f.mu.Unlock()
 	cache := t.TempDir()
 	r := install(t, "RUNNER_ARCH=ARM64", "RUNNER_TOOL_CACHE="+cache, "TRT_RELEASE_URL="+srv.URL, "TRT_VERSION="+version)
 	if r.code == 0 || r.stdout != "" {

@@ -401,10 +401,11 @@ func TestAGPUWaitEndsWithTheRunBudget(t *testing.T) {
 		t.Errorf("the run took %v with a 500ms run budget", took)
 	}
 	// The first build (matrix order) got the GPU and ran into the run
-	// budget; the second was still waiting for the GPU and never started.
+	// budget, which cancels it (the run's limit, not the build's); the
+	// second was still waiting for the GPU and never started.
 	ran, waited := rep.Builds[0], rep.Builds[1]
-	if ran.Status != report.StatusBudgetExceeded || ran.Budget == nil || ran.Budget.Kind != kindRun {
-		t.Errorf("%s: %s %+v, want the run budget exceeded", ran.Name, ran.Status, ran.Budget)
+	if ran.Status != report.StatusCancelled || ran.Budget == nil || ran.Budget.Kind != kindRun {
+		t.Errorf("%s: %s %+v, want cancelled by the run budget", ran.Name, ran.Status, ran.Budget)
 	}
 	if waited.Status != report.StatusCancelled || !strings.Contains(waited.Reason, "not started: run budget") {
 		t.Errorf("%s: %s (%s), want cancelled while waiting for the GPU", waited.Name, waited.Status, waited.Reason)
