@@ -61,8 +61,10 @@ bench:
 	scripts/bench
 
 # Release artifacts for linux amd64 and arm64 in dist/, with checksums.txt.
+# It sets up TensorRT-RTX as make test does, and names what it cannot set up
+# (NVIDIA's TensorRT headers: TRT_HEADERS=DIR; the arm64 cross compiler).
 dist:
-	scripts/dist $(VERSION)
+	TRT_HEADERS="$(TRT_HEADERS)" scripts/dist $(VERSION)
 
 clean:
 	rm -rf bin dist
