@@ -59,8 +59,10 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	} else if backendOK && b.Backend != "sim" {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
+	b.EnginePos = at
 	if p, ok := fs.get("engine"); ok {
 		b.Engine, _ = d.outputPath(p.val, "engine")
+		b.EnginePos = d.w.pos(p.key)
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
 		d.checkOutput(at, "engine", b.Engine)
@@ -73,6 +75,7 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
 		}
 		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
+		b.TimingCachePos = d.w.pos(p.key)
 	}
 }
 
