@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -56,7 +58,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	if p, ok := fs.get("onnx"); ok {
 		b.ONNX, _ = d.existingPath(p.val, "onnx")
-	} else if backendOK && b.Backend != "sim" {
+	} else if backendOK && !backend.Of(b.Backend).Simulated {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
 	if p, ok := fs.get("engine"); ok {
@@ -66,8 +68,9 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 		d.checkOutput(at, "engine", b.Engine)
 	}
 	if p, ok := fs.get("timing-cache"); ok {
-		if b.Backend == "tensorrt-rtx" {
-			// FACTS: a timing cache makes TensorRT-RTX look for a GPU.
+		if b.Backend == backend.TensorRTRTX {
+			// A timing cache makes TensorRT-RTX look for a GPU (TensorRT-RTX 1.6
+			// release notes, Limitations).
 			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
 		}
 		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
@@ -92,7 +95,7 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 	if p, ok := fs.get("precision"); ok {
 		var valid bool
 		b.Precision, valid = d.enumList(p.val, "precision", precisionNames)
-		if valid && b.Backend == "tensorrt-rtx" && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
+		if valid && b.Backend == backend.TensorRTRTX && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
 			d.w.errs.add(d.w.pos(p.key), "precision: TensorRT-RTX networks are always strongly typed, so only tf32 is allowed; "+
 				"set types in the ONNX model instead (casts, QuantizeLinear/DequantizeLinear)")
 		}
@@ -101,7 +104,7 @@ func (d *decoder) options(fs fieldSet, b *Build) {
 		b.Shapes = d.shapes(p.val)
 	}
 	if p, ok := fs.get("targets"); ok {
-		if b.Backend != "" && b.Backend != "tensorrt-rtx" {
+		if b.Backend != "" && b.Backend != backend.TensorRTRTX {
 			d.w.errs.add(d.w.pos(p.key), "targets: only allowed with backend tensorrt-rtx (this build uses %s)", b.Backend)
 		}
 		b.Targets, _ = d.enumList(p.val, "targets", targetNames)
@@ -203,7 +206,7 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 			what := "sim." + key
 			switch key {
 			case "trace":
-				if backendOK && b.Backend != "sim" {
+				if backendOK && !backend.Of(b.Backend).Simulated {
 					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend sim (this build uses %s)", b.Backend)
 				}
 				b.Sim.Trace, _ = d.existingPath(sp.val, what)

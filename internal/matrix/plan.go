@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -187,7 +188,7 @@ func toPlan(b Build) planBuild {
 	for _, ph := range b.Budgets.Phases {
 		p.Budgets.Phases = append(p.Budgets.Phases, planPhase{Pattern: ph.Pattern, Limit: ph.Limit.String()})
 	}
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		p.Sim = &planSim{
 			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Fast: b.Sim.Fast, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -68,8 +70,8 @@ const (
 
 // Backend names as a setting lists them.
 const (
-	backendTRT = "tensorrt"
-	backendRTX = "tensorrt-rtx"
+	backendTRT = backend.TensorRT
+	backendRTX = backend.TensorRTRTX
 )
 
 // settingSpec describes one builder-setting key.
@@ -201,7 +203,7 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 			continue
 		}
 		at := d.w.pos(p.key)
-		if b.Backend != "" && b.Backend != "sim" && !slices.Contains(spec.backends, b.Backend) {
+		if b.Backend != "" && !backend.Of(b.Backend).Simulated && !slices.Contains(spec.backends, b.Backend) {
 			d.w.errs.add(at, "%s: backend %s has no such setting; %s", spec.key, b.Backend, backendNote(spec.backends))
 			continue
 		}
@@ -212,11 +214,11 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 	d.checkConflicts(b, fs)
 }
 
-func (d *decoder) settingValue(spec settingSpec, n *yaml.Node, backend string) (any, bool) {
+func (d *decoder) settingValue(spec settingSpec, n *yaml.Node, backendName string) (any, bool) {
 	switch spec.kind {
 	case kindBool:
 		v, ok := d.boolean(n, spec.key)
-		if ok && spec.key == "strongly-typed" && !v && backend == backendRTX {
+		if ok && spec.key == "strongly-typed" && !v && backendName == backendRTX {
 			d.w.errs.add(d.w.pos(n), "strongly-typed: TensorRT-RTX networks are always strongly typed, so it cannot be turned off; "+
 				"only backend tensorrt with TensorRT 10.x builds weakly typed networks")
 			return nil, false
@@ -235,13 +237,13 @@ func (d *decoder) settingValue(spec settingSpec, n *yaml.Node, backend string) (
 	case kindTypeMap:
 		return d.typeMap(n, spec.key, spec.values)
 	case kindToggles:
-		return d.toggles(n, spec, backend)
+		return d.toggles(n, spec, backendName)
 	case kindSizeMap:
-		return d.sizeMap(n, spec, backend)
+		return d.sizeMap(n, spec, backendName)
 	case kindDLA:
 		return d.dla(n)
 	case kindNames:
-		return d.names(n, spec, backend)
+		return d.names(n, spec, backendName)
 	}
 	return nil, false
 }
@@ -309,7 +311,7 @@ func (d *decoder) typeMap(n *yaml.Node, what string, types []string) (map[string
 
 // toggles reads "+a,-b" or a list [+a, -b]; a bare name means +name.
 // The result is each name with its sign, in the order written.
-func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]string, bool) {
+func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backendName string) ([]string, bool) {
 	n = resolve(n)
 	var words []*yaml.Node
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
@@ -347,8 +349,8 @@ func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]str
 			ok = false
 			continue
 		}
-		if need, restricted := spec.only[name]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(w), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, name, backend, need)
+		if need, restricted := spec.only[name]; restricted && !backend.Of(backendName).Simulated && backendName != need {
+			d.w.errs.add(d.w.pos(w), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, name, backendName, need)
 			ok = false
 			continue
 		}
@@ -358,13 +360,13 @@ func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]str
 }
 
 // sizeMap reads {pool: size}.
-func (d *decoder) sizeMap(n *yaml.Node, spec settingSpec, backend string) (map[string]int64, bool) {
+func (d *decoder) sizeMap(n *yaml.Node, spec settingSpec, backendName string) (map[string]int64, bool) {
 	fs := d.w.fields(n, spec.key, spec.values)
 	out := map[string]int64{}
 	ok := true
 	for name, p := range fs.all() {
-		if need, restricted := spec.only[name]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(p.key), "%s.%s: backend %s has no such pool; only backend %s has it", spec.key, name, backend, need)
+		if need, restricted := spec.only[name]; restricted && !backend.Of(backendName).Simulated && backendName != need {
+			d.w.errs.add(d.w.pos(p.key), "%s.%s: backend %s has no such pool; only backend %s has it", spec.key, name, backendName, need)
 			ok = false
 			continue
 		}
@@ -380,11 +382,11 @@ func (d *decoder) sizeMap(n *yaml.Node, spec settingSpec, backend string) (map[s
 }
 
 // names reads one word or a list of words from spec.values.
-func (d *decoder) names(n *yaml.Node, spec settingSpec, backend string) ([]string, bool) {
+func (d *decoder) names(n *yaml.Node, spec settingSpec, backendName string) ([]string, bool) {
 	words, ok := d.enumList(n, spec.key, spec.values)
 	for _, w := range words {
-		if need, restricted := spec.only[w]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(n), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, w, backend, need)
+		if need, restricted := spec.only[w]; restricted && !backend.Of(backendName).Simulated && backendName != need {
+			d.w.errs.add(d.w.pos(n), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, w, backendName, need)
 			ok = false
 		}
 	}

@@ -3,13 +3,17 @@
 // a workflow's strategy.matrix, and validates the result.
 package matrix
 
-import "time"
+import (
+	"time"
+
+	"github.com/trt-action/trt-action/internal/backend"
+)
 
 // DefaultFile is the matrix file read when none is named.
 const DefaultFile = "trt-builds.yml"
 
-// Backends a build may name.
-var Backends = []string{"tensorrt", "tensorrt-rtx", "sim"}
+// Backends a build may name (internal/backend holds what each is).
+var Backends = backend.Names()
 
 // File is a parsed, expanded, validated matrix file.
 type File struct {

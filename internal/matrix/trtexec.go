@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/text"
 
 	"go.yaml.in/yaml/v3"
@@ -510,7 +511,7 @@ func shellQuote(w string) string {
 // command that builds the same engine. missing lists the settings that
 // have no flag (they are left out of the line).
 func trtexecLine(b Build) (line string, missing []string) {
-	tool := map[string]string{"tensorrt": "trtexec", "tensorrt-rtx": "tensorrt_rtx"}[b.Backend]
+	tool := backend.Of(b.Backend).Tool
 	if tool == "" {
 		return "", []string{"backend " + b.Backend + " has no trtexec equivalent"}
 	}
