@@ -3,6 +3,7 @@ package build
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -118,7 +119,7 @@ func TestCorruptEntryIsRebuiltWithAWarning(t *testing.T) {
 	key := first["a"].Cache.Key
 	// Replace (not edit: the installed engine may be a hard link to it)
 	// the cached engine with one of the same size and other bytes.
-	stored := filepath.Join(cacheDir, "v1", key[:2], key, "engine")
+	stored := filepath.Join(cacheDir, cacheVersion, key[:2], key, "engine")
 	data, err := os.ReadFile(stored)
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
 	unlimited := t.TempDir()
 	cachedRun(t, builds, engineCache(t, unlimited))
 	var largest int64
-	entries, _ := filepath.Glob(filepath.Join(unlimited, "v1", "*", "*"))
+	entries, _ := filepath.Glob(filepath.Join(unlimited, cacheVersion, "*", "*"))
 	for _, e := range entries {
 		var size int64
 		for _, f := range []string{"engine", "entry.json"} {
@@ -192,7 +193,7 @@ func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
 func TestStoreFailureIsAWarning(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	ec := engineCache(t, cacheDir)
-	staging := filepath.Join(cacheDir, "v1", "tmp")
+	staging := filepath.Join(cacheDir, cacheVersion, "tmp")
 	if err := os.RemoveAll(staging); err != nil {
 		t.Fatal(err)
 	}
@@ -281,3 +282,6 @@ func TestRenamedBuildGetsTheEngineItWouldBuild(t *testing.T) {
 		t.Errorf("the hit's engine %q differs from a fresh build's %q", got, want)
 	}
 }
+
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)

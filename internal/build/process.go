@@ -70,8 +70,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		}
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
+		Precision: b.Precision, Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
 		for k, s := range b.Shapes {

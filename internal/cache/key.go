@@ -11,13 +11,19 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // FormatVersion is part of every key and of the cache's folder layout.
 // Bump it whenever what a key means changes: a field added to or dropped
 // from keyDoc, a normalization changed, or a change in how trt-action
 // applies a setting that gives the same key another engine.
-const FormatVersion = 1
+//
+// 2: targets are a set before the build too (a list with repeats built
+// another engine under the same key), layer-precisions and
+// layer-output-types keep their written order (which pattern wins depends
+// on it), and workspace is memory-pools.workspace.
+const FormatVersion = 2
 
 // Key names one engine: 64 lowercase hex digits of a SHA-256.
 type Key string
@@ -132,19 +138,19 @@ func (h *Hasher) model(path string) (*modelDoc, error) {
 
 // settings are b's builder settings normalized: a value equal to the
 // library's documented default is left out, lists that are sets are sorted,
-// toggles keep each name's last sign, and files become their SHA-256. The
-// timing cache is left out: it speeds a build up, it does not change what a
-// correct engine is.
+// toggles keep each name's last sign, and files become their SHA-256. An
+// accelerator (the timing cache) is left out: it speeds a build up, it does
+// not change what a correct engine is.
 func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
 	out := map[string]any{}
 	for key, v := range b.BuilderSettings() {
-		if key == "timing-cache" {
+		if row, _ := settings.Lookup(key); row.Accelerator {
 			continue
 		}
-		if def, ok := matrix.SettingDefault(key); ok && sameValue(v, def) {
+		if def, ok := settings.Default(key); ok && sameValue(v, def) {
 			continue
 		}
-		if matrix.IsFileSetting(key) {
+		if settings.IsFile(key) {
 			sums, err := h.files(key, v)
 			if err != nil {
 				return nil, err
@@ -187,21 +193,18 @@ func (h *Hasher) files(key string, v any) (any, error) {
 	return nil, fmt.Errorf("%s: unexpected value %T", key, v)
 }
 
-// setLists are settings whose list is a set: order and repeats mean nothing.
-var setLists = map[string]bool{"precision": true, "targets": true, "builder-flags": true}
-
-// toggleLists are "+name,-name" settings: the last sign of a name wins.
-var toggleLists = map[string]bool{"tactic-sources": true, "preview-features": true}
-
-// normalize puts one setting's value in its canonical form.
+// normalize puts one setting's value in its canonical form: in a set,
+// order and repeats mean nothing; of "+name,-name" toggles, the last sign
+// of a name wins.
 func normalize(key string, v any) any {
 	list, ok := v.([]string)
+	row, _ := settings.Lookup(key)
 	switch {
 	case !ok:
 		return v
-	case setLists[key]:
+	case row.Kind == settings.Set:
 		return sortedSet(list)
-	case toggleLists[key]:
+	case row.Kind == settings.Toggles:
 		last := map[string]string{}
 		for _, t := range list {
 			last[t[1:]] = t[:1]

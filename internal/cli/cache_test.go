@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,7 +22,7 @@ builds:
   - {name: b, backend: sim, sim: {step: 0s, threads: 2}}
 `
 
-var runKey = regexp.MustCompile(`^trt-engines-v1-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
+var runKey = regexp.MustCompile(`^trt-engines-v[0-9]+-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
 
 func runCacheCommand(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -86,7 +87,7 @@ func fillCache(t *testing.T, dir string, names ...string) *cache.Cache {
 			t.Fatal(err)
 		}
 		used := time.Now().Add(time.Duration(i-len(names)) * time.Hour)
-		meta := filepath.Join(dir, "v1", string(k[:2]), string(k), "entry.json")
+		meta := filepath.Join(dir, cacheVersion, string(k[:2]), string(k), "entry.json")
 		if err := os.Chtimes(meta, used, used); err != nil {
 			t.Fatal(err)
 		}
@@ -122,7 +123,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	if code != ExitOK || out != "1 entry ok\n" {
 		t.Errorf("cache verify of a good cache: exit %d, %q", code, out)
 	}
-	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "engine"))
+	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "engine"))
 	if len(engines) != 1 {
 		t.Fatalf("engines %v", engines)
 	}
@@ -214,3 +215,6 @@ func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 		t.Errorf("cache ls, verify and prune created %v in an empty folder", left)
 	}
 }
+
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)

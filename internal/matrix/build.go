@@ -25,7 +25,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	defer d.nameTrtexecFlags(mark)
 	n = d.withTrtexec(n, d.own)
 	fs := d.w.fields(n, "build", buildKeys)
-	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored}
+	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored, TrtexecWarnings: d.trtexecWarnings}
 
 	if p, ok := fs.get("name"); !ok {
 		d.w.errs.add(at, "build: name is required")
@@ -44,7 +44,6 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	}
 
 	d.model(fs, &b, at, backendOK)
-	d.options(fs, &b)
 	d.settings(fs, &b)
 	if p, ok := fs.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
@@ -66,48 +65,6 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
 		d.checkOutput(at, "engine", b.Engine)
-	}
-	if p, ok := fs.get("timing-cache"); ok {
-		if b.Backend == backend.TensorRTRTX {
-			// A timing cache makes TensorRT-RTX look for a GPU (TensorRT-RTX 1.6
-			// release notes, Limitations).
-			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
-		}
-		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
-	}
-}
-
-// options reads the builder settings.
-func (d *decoder) options(fs fieldSet, b *Build) {
-	if p, ok := fs.get("workspace"); ok {
-		b.WorkspaceBytes, _ = d.byteSize(p.val, "workspace")
-	}
-	if p, ok := fs.get("opt-level"); ok {
-		if v, ok := d.intIn(p.val, "opt-level", 0, 5); ok {
-			b.OptLevel = &v
-		}
-	}
-	if p, ok := fs.get("tiling-optimization-level"); ok {
-		if v, ok := d.intIn(p.val, "tiling-optimization-level", 0, 3); ok {
-			b.TilingLevel = &v
-		}
-	}
-	if p, ok := fs.get("precision"); ok {
-		var valid bool
-		b.Precision, valid = d.enumList(p.val, "precision", precisionNames)
-		if valid && b.Backend == backend.TensorRTRTX && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
-			d.w.errs.add(d.w.pos(p.key), "precision: TensorRT-RTX networks are always strongly typed, so only tf32 is allowed; "+
-				"set types in the ONNX model instead (casts, QuantizeLinear/DequantizeLinear)")
-		}
-	}
-	if p, ok := fs.get("shapes"); ok {
-		b.Shapes = d.shapes(p.val)
-	}
-	if p, ok := fs.get("targets"); ok {
-		if b.Backend != "" && b.Backend != backend.TensorRTRTX {
-			d.w.errs.add(d.w.pos(p.key), "targets: only allowed with backend tensorrt-rtx (this build uses %s)", b.Backend)
-		}
-		b.Targets, _ = d.enumList(p.val, "targets", targetNames)
 	}
 }
 
