@@ -4,6 +4,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // TestSettingsDecode checks what each kind of setting decodes to, from
@@ -102,6 +104,16 @@ builds:
 	for _, s := range f.Builds[0].Settings {
 		if s.Key == "strongly-typed" && (s.Pos.Line != 11 || s.Pos.Column != 5) {
 			t.Errorf("strongly-typed position = %v, want line 11 column 5", s.Pos)
+		}
+	}
+}
+
+// TestExactSizesReadBack: the summary shows a size as text.ExactSize writes
+// it, which reads back as the same number of bytes.
+func TestExactSizesReadBack(t *testing.T) {
+	for _, n := range []int64{1, 999, 1 << 10, 48 << 10, 1 << 30, 3 << 30, 1_500_000_000, 4_000_000, 1<<40 + 1} {
+		if back, err := ParseSize(text.ExactSize(n)); err != nil || back != n {
+			t.Errorf("%d is shown as %s, which reads back as %d (%v)", n, text.ExactSize(n), back, err)
 		}
 	}
 }

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/settings"
@@ -268,4 +271,62 @@ func TestTrtexecShapesBuildTheProfile(t *testing.T) {
 			t.Errorf("%s: --shapes reported as ignored", c.line)
 		}
 	}
+}
+
+// FuzzTrtexecRoundTrip: a build's plan --trtexec line reads back as the
+// same settings, whatever its input and layer names hold (":" and ",",
+// quotes, spaces, backslashes); a name the line cannot carry is listed as
+// missing, never written wrong.
+func FuzzTrtexecRoundTrip(f *testing.F) {
+	for _, seed := range []struct {
+		input, layer string
+		size         int64
+		level        uint8
+	}{
+		{"input", "conv1", 1 << 30, 3}, {"a:b,c", "/x/*", 1234, 0}, {"in,put", "conv 1", 48 << 10, 5},
+		{`C:\in`, "it's", 1_500_000_000, 1}, {"'", "a\\b", 1, 2},
+	} {
+		f.Add(seed.input, seed.layer, seed.size, seed.level)
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	onnx := filepath.Join(dir, "models", "tiny.onnx")
+	f.Fuzz(func(t *testing.T, input, layer string, size int64, level uint8) {
+		if !plainText(input) || !plainText(layer) || size < 1 || size > 1<<50 || layer == "*" || strings.TrimSpace(layer) == "" {
+			return
+		}
+		if _, err := path.Match(layer, ""); err != nil {
+			return
+		}
+		b := Build{Name: "fz", Backend: "tensorrt", ONNX: onnx, Engine: filepath.Join(dir, "fz.engine"),
+			Shapes: map[string]Shape{input: {Min: []int64{1, 3}, Opt: []int64{2, 3}, Max: []int64{4, 3}}},
+			Settings: Settings{
+				{Key: "opt-level", Value: int(level % 6)},
+				{Key: "layer-precisions", Value: []LayerType{{Layer: layer, Type: "fp16"}, {Layer: "*", Type: "fp32"}}},
+				{Key: "memory-pools", Value: map[string]int64{"workspace": size}},
+			}}
+		line, missing, _ := trtexecLine(b)
+		back, err := parseLine(t, dir, line)
+		if err != nil {
+			t.Fatalf("%s does not parse back:\n%v", line, err)
+		}
+		got, want := back.Builds[0].BuilderSettings(), b.BuilderSettings()
+		for key, v := range want {
+			if slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, key+" ") }) {
+				continue // the line says it cannot carry this setting
+			}
+			if !reflect.DeepEqual(got[key], v) {
+				t.Errorf("%s: %#v read back as %#v from\n%s", key, v, got[key], line)
+			}
+		}
+	})
+}
+
+// plainText is text a matrix file can hold as written: printable UTF-8
+// (YAML refuses control characters) without ${{ expressions.
+func plainText(s string) bool {
+	return s != "" && utf8.ValidString(s) && !strings.Contains(s, "${{") &&
+		strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) < 0
 }
