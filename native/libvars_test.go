@@ -9,12 +9,12 @@ import (
 
 // One way to find the TensorRT libraries: the variable the set-up script
 // exports is the one the backends read, and the backends' fix-it hints and
-// the README name the same variables (a new shell that only has the
+// docs/backends.md name the same variables (a new shell that only has the
 // script's exports must find TensorRT-RTX).
 func TestLibraryVariablesNamedAlikeInScriptBackendsAndReadme(t *testing.T) {
 	shim := readText(t, "backends/backend_table.h") // the shim's constants, generated from internal/backend
 	script := readText(t, "../scripts/setup-tensorrt-rtx")
-	readme := readText(t, "../README.md")
+	readme := readText(t, "../docs/backends.md")
 
 	read := regexp.MustCompile(`kBackend\[\] = "([a-z-]+)";[^#]*kLibEnv\[\] = "([A-Z_]+)"`).FindAllStringSubmatch(shim, -1)
 	vars := map[string]string{}
@@ -39,7 +39,7 @@ func TestLibraryVariablesNamedAlikeInScriptBackendsAndReadme(t *testing.T) {
 	}
 	for _, want := range []string{"TRT_ACTION_RTX_LIB", "TRT_ACTION_TRT_LIB", "TRT_ACTION_BACKEND_DIR"} {
 		if !strings.Contains(readme, want) {
-			t.Errorf("README.md does not mention %s", want)
+			t.Errorf("docs/backends.md does not mention %s", want)
 		}
 	}
 	if strings.Contains(script+shim+readme, "TRT_RTX_LIB=") {

@@ -1,11 +1,17 @@
 package main
 
-// The README's examples, run against the real binary, so the README cannot
-// drift from the program: the CLI block under "Using it", the forms of the
-// commands table, the demo and its sample log.
+// The examples of README.md and docs/*.md, run against the real binary, so
+// the pages cannot drift from the program: the README's first workflow, its
+// demo and sample log; each command of docs/commands.md; the matrix file's
+// example and its errors; the trtexec line; the engine cache's commands;
+// the event stream's example. A test finds its example by the page and the
+// heading it sits under, so moving an example means moving its test's
+// heading too. (recipe_test.go runs the engine cache's actions/cache
+// recipes.)
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,22 +23,26 @@ import (
 
 const repoRoot = "../.."
 
-func readme(t *testing.T) string {
+// page is the text of a Markdown page, by its path from the repository's
+// root: "README.md", "docs/commands.md".
+func page(t *testing.T, path string) string {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(repoRoot, "README.md"))
+	data, err := os.ReadFile(filepath.Join(repoRoot, path))
 	if err != nil {
 		t.Fatal(err)
 	}
 	return string(data)
 }
 
-// section is the README text under heading, up to the next heading of the
+func readme(t *testing.T) string { return page(t, "README.md") }
+
+// section is the text of doc under heading, up to the next heading of the
 // same or a higher level.
 func section(t *testing.T, doc, heading string) string {
 	t.Helper()
 	start := strings.Index(doc, "\n"+heading+"\n")
 	if start < 0 {
-		t.Fatalf("README has no heading %q", heading)
+		t.Fatalf("the page has no heading %q", heading)
 	}
 	level := strings.Fields(heading)[0] // "##" or "###"
 	rest := doc[start+len(heading)+2:]
@@ -93,10 +103,10 @@ func runIn(t *testing.T, dir, stdin string, args ...string) (int, string) {
 	return exitCode(err), string(out)
 }
 
-func TestREADMEUsingItCommandsRun(t *testing.T) {
-	blocks := fenced(section(t, readme(t), "## Using it"), "sh")
+func TestREADMEFirstWorkflowCommandsRun(t *testing.T) {
+	blocks := fenced(section(t, readme(t), "## A first workflow"), "sh")
 	if len(blocks) == 0 {
-		t.Fatal(`README's "Using it" has no sh block`)
+		t.Fatal(`README's "A first workflow" has no sh block`)
 	}
 	cmds := commandLines(t, blocks[0])
 	// What each command of the block must do on readmeMatrix. A command the
@@ -138,52 +148,74 @@ func TestREADMEUsingItCommandsRun(t *testing.T) {
 	}
 }
 
-// tableRows are the rows of the first Markdown table in text, as cells.
-func tableRows(text string) [][]string {
-	var rows [][]string
-	for _, line := range strings.Split(text, "\n") {
-		if !strings.HasPrefix(line, "|") {
-			if len(rows) > 0 {
-				break
-			}
-			continue
-		}
-		// A cell may hold an escaped \|.
-		line = strings.ReplaceAll(line, `\|`, "\x00")
-		var cells []string
-		for _, c := range strings.Split(strings.Trim(line, "|"), "|") {
-			cells = append(cells, strings.TrimSpace(strings.ReplaceAll(c, "\x00", "|")))
-		}
-		rows = append(rows, cells)
-	}
-	return rows[min(2, len(rows)):] // past the header and its rule
-}
-
 var flagName = regexp.MustCompile("--[a-z][a-z-]*")
 
-// Every command of the table answers -h with exit 0 and has every flag
-// its row names; its runnable forms run.
-func TestREADMECommandsTable(t *testing.T) {
-	rows := tableRows(section(t, readme(t), "### Commands"))
-	if len(rows) < 7 {
-		t.Fatalf("the commands table has %d rows", len(rows))
+// helpFlags are the flags a command's -h lists, without their dash.
+var helpFlag = regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)(?: |$)`)
+
+// commandSections are docs/commands.md's sections whose heading is a
+// command form in backticks ("## `cache key`"), by form.
+func commandSections(t *testing.T) map[string]string {
+	t.Helper()
+	doc := page(t, "docs/commands.md")
+	sections := map[string]string{}
+	for _, line := range strings.Split(doc, "\n") {
+		if form, ok := strings.CutPrefix(line, "## `"); ok && strings.HasSuffix(form, "`") {
+			sections[strings.TrimSuffix(form, "`")] = section(t, doc, line)
+		}
 	}
+	return sections
+}
+
+// Every command has a section in docs/commands.md; every flag a section
+// names is one its command's -h lists, and every flag -h lists is named.
+func TestCommandsPageHasEveryCommandAndFlag(t *testing.T) {
+	sections := commandSections(t)
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "trt-builds.yml"), readmeMatrix)
-	for _, row := range rows {
-		form := strings.Trim(strings.Fields(row[0])[0], "`")
-		code, help := runIn(t, dir, "", form, "-h")
+
+	_, usage := runIn(t, dir, "", "-h")
+	_, list, _ := strings.Cut(usage, "Commands:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	for _, line := range strings.Split(list, "\n") {
+		cmd := strings.Fields(line)[0]
+		found := false
+		for form := range sections {
+			found = found || strings.Fields(form)[0] == cmd
+		}
+		if !found {
+			t.Errorf("trt-action -h lists %s, which docs/commands.md has no section for", cmd)
+		}
+	}
+	if len(sections) < 11 {
+		t.Errorf("docs/commands.md has %d command sections: %v", len(sections), slices.Collect(maps.Keys(sections)))
+	}
+
+	for form, text := range sections {
+		args := append(strings.Fields(form), "-h")
+		code, help := runIn(t, dir, "", args...)
 		if code != 0 {
 			t.Errorf("%s -h: exit %d, want 0\n%s", form, code, help)
+			continue
 		}
-		for _, f := range flagName.FindAllString(strings.Join(row, " "), -1) {
+		for _, f := range flagName.FindAllString(text, -1) {
 			if !strings.Contains(help, "\n  "+f[1:]+" ") && !strings.Contains(help, "\n  "+f[1:]+"\n") {
-				t.Errorf("README names %s for %s, which %s -h does not list:\n%s", f, form, form, help)
+				t.Errorf("docs/commands.md names %s for %s, which %s -h does not list:\n%s", f, form, form, help)
+			}
+		}
+		for _, m := range helpFlag.FindAllStringSubmatch(help, -1) {
+			if name := m[1]; len(name) > 1 && !strings.Contains(text, "--"+name) {
+				t.Errorf("%s -h lists -%s, which its section in docs/commands.md does not name as --%s", form, name, name)
 			}
 		}
 	}
+}
 
-	// The forms that run without a GPU, TensorRT or GitHub.
+// The forms that run without a GPU, TensorRT or GitHub do what the page
+// says.
+func TestCommandsPageFormsRun(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), readmeMatrix)
 	recording := "\x1b[0G\x1b[2K[-] Building engine 0/2\n\x1b[1A\x1b[0G\x1b[2K[=] Building engine 1/2\n\x1b[1A"
 	for _, c := range []struct {
 		args  []string
@@ -314,12 +346,12 @@ func TestREADMEDemo(t *testing.T) {
 	}
 }
 
-// The engine cache section's commands do what their comments say, in
-// order, on readmeMatrix with a setting that differs between its builds.
-func TestREADMEEngineCacheCommands(t *testing.T) {
-	blocks := fenced(section(t, readme(t), "## The engine cache"), "sh")
+// The engine cache page's commands do what their comments say, in order,
+// on readmeMatrix with a setting that differs between its builds.
+func TestEngineCachePageCommands(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/engine-cache.md"), "## Turning it on"), "sh")
 	if len(blocks) == 0 {
-		t.Fatal(`README's "The engine cache" has no sh block`)
+		t.Fatal(`docs/engine-cache.md's "Turning it on" has no sh block`)
 	}
 	cmds := commandLines(t, blocks[0])
 	want := []string{
@@ -330,7 +362,7 @@ func TestREADMEEngineCacheCommands(t *testing.T) {
 		"quick-2",                          // cache ls
 	}
 	if len(cmds) != len(want) {
-		t.Fatalf("README's engine cache block has %d commands; this test knows what %d must do", len(cmds), len(want))
+		t.Fatalf("the engine cache page's block has %d commands; this test knows what %d must do", len(cmds), len(want))
 	}
 	dir := t.TempDir()
 	// Builds whose keys differ (names are not in a key: two builds alike
@@ -339,7 +371,169 @@ func TestREADMEEngineCacheCommands(t *testing.T) {
 	for i, args := range cmds {
 		code, out := runIn(t, dir, "", args...)
 		if code != 0 || !strings.Contains(out, want[i]) {
-			t.Errorf("README command %v: exit %d, want 0, with %q in:\n%s", args, code, want[i], out)
+			t.Errorf("docs/engine-cache.md command %v: exit %d, want 0, with %q in:\n%s", args, code, want[i], out)
 		}
 	}
+}
+
+// The README's two commands are exactly make demo and make test, each a
+// target of the Makefile, and .ci/run ends by running the README's test
+// command.
+func TestREADMETwoCommands(t *testing.T) {
+	blocks := fenced(section(t, readme(t), "## Two commands"), "sh")
+	if len(blocks) != 1 {
+		t.Fatalf(`README's "Two commands" has %d sh blocks, want 1`, len(blocks))
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(blocks[0]), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if !slices.Equal(cmds, []string{"make demo", "make test"}) {
+		t.Errorf("README's two commands are %q, want make demo and make test", cmds)
+	}
+	makefile := page(t, "Makefile")
+	for _, target := range []string{"\ndemo:", "\ntest:"} {
+		if !strings.Contains(makefile, target) {
+			t.Errorf("the Makefile has no %s target", strings.TrimSpace(target))
+		}
+	}
+	run := strings.TrimSpace(page(t, ".ci/run"))
+	if last := run[strings.LastIndex(run, "\n")+1:]; last != "make test" {
+		t.Errorf(".ci/run ends with %q, not the README's test command (make test)", last)
+	}
+}
+
+// planNames are the build names `plan` prints for the matrix in dir.
+func planNames(t *testing.T, dir string, args ...string) []string {
+	t.Helper()
+	code, out := runIn(t, dir, "", append([]string{"plan"}, args...)...)
+	if code != 0 {
+		t.Fatalf("plan %v: exit %d\n%s", args, code, out)
+	}
+	var names []string
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	for _, line := range lines[1 : len(lines)-1] { // past the header, before "N builds"
+		names = append(names, strings.Fields(line)[0])
+	}
+	return names
+}
+
+// The README's first matrix file plans to the two builds it describes.
+func TestREADMEFirstWorkflowMatrixPlans(t *testing.T) {
+	blocks := fenced(section(t, readme(t), "## A first workflow"), "yaml")
+	if len(blocks) < 2 {
+		t.Fatalf(`README's "A first workflow" has %d yaml blocks, want the matrix file and the workflow steps`, len(blocks))
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), blocks[0])
+	if got := planNames(t, dir); !slices.Equal(got, []string{"resnet-fp16", "resnet-fp32"}) {
+		t.Errorf("the README's matrix plans to %v, want resnet-fp16 and resnet-fp32", got)
+	}
+}
+
+// docs/matrix.md's example expands to the four builds the page says, and
+// each of its sample errors is what validate says of a file with those
+// mistakes at those places.
+func TestMatrixPageExampleAndErrors(t *testing.T) {
+	doc := page(t, "docs/matrix.md")
+	blocks := fenced(doc, "yaml")
+	if len(blocks) == 0 || !strings.Contains(doc, "it expands to four builds") {
+		t.Fatal("docs/matrix.md no longer has the example this test plans, or no longer says it expands to four builds")
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), blocks[0])
+	want := []string{"resnet-fp16-b1", "resnet-fp16-b8", "resnet-fp32-b1", "resnet-fp16-b32"}
+	if got := planNames(t, dir); !slices.Equal(got, want) {
+		t.Errorf("docs/matrix.md's example plans to %v, want %v", got, want)
+	}
+
+	samples := fenced(section(t, doc, "## Errors"), "text")
+	if len(samples) != 1 {
+		t.Fatalf(`docs/matrix.md's "Errors" has %d text blocks, want 1`, len(samples))
+	}
+	// A backend at 4:14, a duration at 6:22, a misspelt key at 7:5.
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n  - name: a\n    backend: cuda\n    sim: {}\n    budgets: {build: soon}\n    bakend: x\n")
+	code, out := runIn(t, dir, "", "validate")
+	if code != 2 {
+		t.Errorf("validate: exit %d, want 2\n%s", code, out)
+	}
+	for _, sample := range strings.Split(strings.TrimSpace(samples[0]), "\n") {
+		line, _, _ := strings.Cut(sample, "…") // the page shortens the list of keys
+		if !strings.Contains(out, "\n"+line) && !strings.HasPrefix(out, line) {
+			t.Errorf("docs/matrix.md's error\n  %s\nis not what validate says:\n%s", sample, out)
+		}
+	}
+}
+
+// docs/builder-settings.md's trtexec line becomes one build whose written
+// opt-level wins over the line, and whose inference-only flags are set
+// aside, as the page says.
+func TestBuilderSettingsPageTrtexecExample(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/builder-settings.md"), "## trtexec lines"), "yaml")
+	if len(blocks) == 0 {
+		t.Fatal(`docs/builder-settings.md's "trtexec lines" has no yaml block`)
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n"+blocks[0])
+	code, out := runIn(t, dir, "", "plan", "--trtexec")
+	if code != 0 {
+		t.Fatalf("plan --trtexec: exit %d\n%s", code, out)
+	}
+	for _, want := range []string{
+		"# resnet-fp16\n",
+		"# ignored from its trtexec line (inference only): --iterations --useCudaGraph\n",
+		"--builderOptimizationLevel=5 ",
+		" --fp16 ",
+		" --maxShapes=input:32x3x224x224 ",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("plan --trtexec of the page's example has no %q:\n%s", want, out)
+		}
+	}
+}
+
+// eventTypeRow is a row of docs/events.md's table of line types.
+var eventTypeRow = regexp.MustCompile("^\\| `([a-z_]+)` \\|")
+
+// docs/events.md's example lines are JSON of format version 1 with a type
+// the page's table has, and every type a run writes is in that table.
+func TestEventsPageExampleAndTypes(t *testing.T) {
+	doc := page(t, "docs/events.md")
+	types := map[string]bool{}
+	for _, line := range strings.Split(section(t, doc, "## Lines"), "\n") {
+		if m := eventTypeRow.FindStringSubmatch(line); m != nil {
+			types[m[1]] = true
+		}
+	}
+	if len(types) < 10 {
+		t.Fatalf("docs/events.md's table has %d types: %v", len(types), types)
+	}
+	examples := fenced(section(t, doc, "## Example"), "json")
+	if len(examples) != 1 {
+		t.Fatalf(`docs/events.md's "Example" has %d json blocks, want 1`, len(examples))
+	}
+	checkLines := func(what, text string) {
+		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
+			var ev struct {
+				V    int
+				Type string
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil || ev.V != 1 || !types[ev.Type] {
+				t.Errorf("%s line %s: v %d, type %q (err %v); want v 1 and a type of the page's table", what, line, ev.V, ev.Type, err)
+			}
+		}
+	}
+	checkLines("docs/events.md's example", examples[0])
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), readmeMatrix)
+	if code, out := runIn(t, dir, "", "build", "--events", "e.jsonl"); code != 0 {
+		t.Fatalf("build --events: exit %d\n%s", code, out)
+	}
+	data, err := os.ReadFile(filepath.Join(dir, "e.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkLines("a run's", string(data))
 }

@@ -1,6 +1,6 @@
 package main
 
-// The actions/cache recipes (the README's single job and sharded steps,
+// The actions/cache recipes (docs/engine-cache.md's single job and sharded steps,
 // example-gpu.yml's cached job) run step by step, three runs in a row,
 // with the real binary and a stand-in for GitHub's cache service that
 // keeps to its documented rules. A build that fails in the first run and
@@ -280,9 +280,9 @@ func checkRecipe(t *testing.T, steps []recipeStep, matrixCtx map[string]string) 
 	}
 }
 
-// The README's single-job recipe.
-func TestREADMEActionsCacheRecipeKeepsEveryStoredBuild(t *testing.T) {
-	blocks := fenced(section(t, readme(t), "### The engine cache in GitHub Actions"), "yaml")
+// The engine cache page's single-job recipe.
+func TestEngineCachePageActionsCacheRecipeKeepsEveryStoredBuild(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/engine-cache.md"), "## The engine cache in GitHub Actions"), "yaml")
 	if len(blocks) != 2 {
 		t.Fatalf("the section has %d yaml blocks; this test knows the single job and the shard steps", len(blocks))
 	}
@@ -296,9 +296,9 @@ func TestREADMEActionsCacheRecipeKeepsEveryStoredBuild(t *testing.T) {
 	keyStepFails(t, wf.Jobs["engines"].Steps, nil)
 }
 
-// The README's shard steps, as shard 2 of a fan-out.
-func TestREADMEShardedActionsCacheRecipeKeepsEveryStoredBuild(t *testing.T) {
-	blocks := fenced(section(t, readme(t), "### The engine cache in GitHub Actions"), "yaml")
+// The engine cache page's shard steps, as shard 2 of a fan-out.
+func TestEngineCachePageShardedActionsCacheRecipeKeepsEveryStoredBuild(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/engine-cache.md"), "## The engine cache in GitHub Actions"), "yaml")
 	var steps []recipeStep
 	if len(blocks) != 2 || yaml.Unmarshal([]byte(blocks[1]), &steps) != nil || len(steps) == 0 {
 		t.Fatalf("the section's second yaml block is not a list of steps")

@@ -1,6 +1,6 @@
 // Package jsonl writes a running build matrix as JSON Lines, one object per
 // line as things happen, for tools that follow a run live (IDE plugins,
-// dashboards, agents). README.md ("Event stream") describes the format.
+// dashboards, agents). docs/events.md describes the format.
 package jsonl
 
 import (
