@@ -482,7 +482,7 @@ func TestBuilderSettingsPageTrtexecExample(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# resnet-fp16\n",
-		"# ignored from its trtexec line (inference only): --iterations --useCudaGraph\n",
+		"# from its trtexec line, ignored (they only matter when trtexec runs the engine): --iterations --useCudaGraph\n",
 		"--builderOptimizationLevel=5 ",
 		" --fp16 ",
 		" --maxShapes=input:32x3x224x224 ",
