@@ -117,3 +117,29 @@ func TestExactSizesReadBack(t *testing.T) {
 		}
 	}
 }
+
+// TestTargetsAndPrecisionAreSets: a repeated target builds no other engine
+// than the list without the repeat, and the order written does not matter:
+// the build (and so the backend and the cache key) gets one list, in the
+// table's order.
+func TestTargetsAndPrecisionAreSets(t *testing.T) {
+	src := `version: 1
+defaults: {onnx: models/tiny.onnx}
+builds:
+  - {name: a, backend: tensorrt-rtx, targets: [sm86, sm86, sm89]}
+  - {name: b, backend: tensorrt-rtx, targets: [sm89, sm86]}
+  - {name: c, backend: tensorrt, precision: [int8, fp16, int8]}
+`
+	f, err := parseContent(filepath.Join("testdata", "sets.yml"), []byte(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range f.Builds[:2] {
+		if !reflect.DeepEqual(b.Targets, []string{"sm86", "sm89"}) {
+			t.Errorf("%s: targets %v, want [sm86 sm89]", b.Name, b.Targets)
+		}
+	}
+	if p := f.Builds[2].Precision; !reflect.DeepEqual(p, []string{"fp16", "int8"}) {
+		t.Errorf("precision %v, want [fp16 int8]", p)
+	}
+}
