@@ -25,8 +25,9 @@ type Backend struct {
 	// trtexec: line may hold and plan --trtexec writes; "" when it has none.
 	Tool string
 	// Flavours are the compilations of native/backends/shim.cc that build
-	// for it, newest major first: which one runs is decided by the major
-	// version of the library that loads (native/backend_select.go).
+	// for it, oldest major first: which one runs is decided by the major
+	// version of the library that loads, the newest tried first
+	// (native/backend_select.go).
 	Flavours []Flavour
 	// Library is how its builder library is found; zero for a backend
 	// that has none (the simulator is built in).
@@ -52,6 +53,13 @@ type Flavour struct {
 	// InferSoname and ParserSoname are the library files it loads: a
 	// folder named by --trt-lib or Library.Variable holds them.
 	InferSoname, ParserSoname string
+	// Setup says how to get its headers when they are not the make
+	// variable's alone; "" = "make HeadersVar=<folder holding NvInfer.h>".
+	Setup string
+	// Arches are the GOARCH values its library is published for; none =
+	// every one. Why says why the others have none.
+	Arches []string
+	Why    string
 }
 
 // Library is how a backend's builder library is found: --trt-lib, else
@@ -88,14 +96,13 @@ const (
 var registry = []Backend{
 	{
 		Name: TensorRT, Product: "TensorRT", Tool: "trtexec",
-		// 11.x first: a library is tried against the newest flavour first.
 		Flavours: []Flavour{
-			{ID: FlavourTRT11, Product: "TensorRT 11.x", Major: 11, File: "libtam_trt11.so",
-				Define: "TAM_FLAVOR_TRT11", HeadersVar: "TRT11_INCLUDE",
-				InferSoname: "libnvinfer.so.11", ParserSoname: "libnvonnxparser.so.11"},
 			{ID: FlavourTRT10, Product: "TensorRT 10.x", Major: 10, File: "libtam_trt10.so",
 				Define: "TAM_FLAVOR_TRT10", HeadersVar: "TRT10_INCLUDE",
 				InferSoname: "libnvinfer.so.10", ParserSoname: "libnvonnxparser.so.10"},
+			{ID: FlavourTRT11, Product: "TensorRT 11.x", Major: 11, File: "libtam_trt11.so",
+				Define: "TAM_FLAVOR_TRT11", HeadersVar: "TRT11_INCLUDE",
+				InferSoname: "libnvinfer.so.11", ParserSoname: "libnvonnxparser.so.11"},
 		},
 		Library: Library{Variable: "TRT_ACTION_TRT_LIB",
 			Install: "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT " +
@@ -107,7 +114,10 @@ var registry = []Backend{
 		Flavours: []Flavour{
 			{ID: FlavourRTX, Product: "TensorRT-RTX 1.x", Major: 1, File: "libtam_rtx.so",
 				Define: "TAM_FLAVOR_RTX", HeadersVar: "TRT_RTX_INCLUDE",
-				InferSoname: "libtensorrt_rtx.so.1", ParserSoname: "libtensorrt_onnxparser_rtx.so.1"},
+				InferSoname: "libtensorrt_rtx.so.1", ParserSoname: "libtensorrt_onnxparser_rtx.so.1",
+				Setup: "`make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`",
+				// NVIDIA publishes the library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only.
+				Arches: []string{"amd64"}, Why: "TensorRT-RTX is published for x86_64 only"},
 		},
 		Library: Library{Variable: "TRT_ACTION_RTX_LIB",
 			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; " +
@@ -173,6 +183,18 @@ func FlavourByID(id string) (Flavour, Backend, bool) {
 // HasFlavour reports whether one of b's flavours is among ids.
 func (b Backend) HasFlavour(ids []string) bool {
 	return slices.ContainsFunc(b.Flavours, func(f Flavour) bool { return slices.Contains(ids, f.ID) })
+}
+
+// BuildHint says how to build f's shared object on arch, or why there is
+// none for it.
+func (f Flavour) BuildHint(backendName, arch string) string {
+	if len(f.Arches) > 0 && !slices.Contains(f.Arches, arch) {
+		return f.Why + ", so there is no " + backendName + " backend for " + arch
+	}
+	if f.Setup != "" {
+		return "build it with " + f.Setup
+	}
+	return "build it with `make " + f.HeadersVar + "=<folder holding NvInfer.h>`"
 }
 
 // BuiltIn reports whether b loads no library: its cache key names no

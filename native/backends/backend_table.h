@@ -10,29 +10,19 @@
 namespace tam {
 
 // Flavour is one compilation of the shim.
-enum class Flavour { kTRT11, kTRT10, kRTX };
+enum class Flavour { kTRT10, kTRT11, kRTX };
 
 inline const char* flavour_name(Flavour f) {
   switch (f) {
-    case Flavour::kTRT11: return "TensorRT 11.x";
     case Flavour::kTRT10: return "TensorRT 10.x";
+    case Flavour::kTRT11: return "TensorRT 11.x";
     case Flavour::kRTX: return "TensorRT-RTX 1.x";
   }
   return "TensorRT";
 }
 
 // The flavour this translation unit is compiled as, when it is one.
-#if defined(TAM_FLAVOR_TRT11)
-#define TAM_HAVE_FLAVOUR 1
-constexpr Flavour kFlavour = Flavour::kTRT11;
-constexpr int kFlavourMajor = 11;
-constexpr char kBackend[] = "tensorrt";
-constexpr char kProduct[] = "TensorRT";
-constexpr char kInferSoname[] = "libnvinfer.so.11";
-constexpr char kParserSoname[] = "libnvonnxparser.so.11";
-constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
-constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
-#elif defined(TAM_FLAVOR_TRT10)
+#if defined(TAM_FLAVOR_TRT10)
 #define TAM_HAVE_FLAVOUR 1
 constexpr Flavour kFlavour = Flavour::kTRT10;
 constexpr int kFlavourMajor = 10;
@@ -40,6 +30,16 @@ constexpr char kBackend[] = "tensorrt";
 constexpr char kProduct[] = "TensorRT";
 constexpr char kInferSoname[] = "libnvinfer.so.10";
 constexpr char kParserSoname[] = "libnvonnxparser.so.10";
+constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
+constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
+#elif defined(TAM_FLAVOR_TRT11)
+#define TAM_HAVE_FLAVOUR 1
+constexpr Flavour kFlavour = Flavour::kTRT11;
+constexpr int kFlavourMajor = 11;
+constexpr char kBackend[] = "tensorrt";
+constexpr char kProduct[] = "TensorRT";
+constexpr char kInferSoname[] = "libnvinfer.so.11";
+constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #elif defined(TAM_FLAVOR_RTX)
