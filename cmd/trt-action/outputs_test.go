@@ -202,3 +202,23 @@ builds:
 		t.Errorf("out/ holds %d files, want mlp.engine and stub.engine", len(entries))
 	}
 }
+
+// Issue 17 (left alone before): --events was not part of the check before
+// the first build; a folder there cost the run after it had begun.
+func TestAnUnwritableEventsFileStopsTheRunBeforeItsFirstBuild(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), quickMatrix)
+	if err := os.Mkdir(filepath.Join(dir, "events"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out, err := command(dir, nil, "build", "--events", "events").CombinedOutput()
+	if code := exitCode(err); code != 4 {
+		t.Fatalf("exit %d, want 4\n%s", code, out)
+	}
+	if want := "trt-action: 1 output could not be written (--events): no build was started"; lastLine(string(out)) != want {
+		t.Errorf("last line %q, want %q", lastLine(string(out)), want)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out")); !os.IsNotExist(err) {
+		t.Errorf("a build ran (its engine folder exists: %v)", err)
+	}
+}

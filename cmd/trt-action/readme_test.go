@@ -150,8 +150,9 @@ func TestREADMEFirstWorkflowCommandsRun(t *testing.T) {
 
 var flagName = regexp.MustCompile("--[a-z][a-z-]*")
 
-// helpFlags are the flags a command's -h lists, without their dash.
-var helpFlag = regexp.MustCompile(`(?m)^  -([a-z][a-z-]*)(?: |$)`)
+// helpFlags are the flags a command's -h lists (-f, --name), without
+// their dashes.
+var helpFlag = regexp.MustCompile(`(?m)^  --?([a-z][a-z-]*)(?: |$)`)
 
 // commandSections are docs/commands.md's sections whose heading is a
 // command form in backticks ("## `cache key`"), by form.
@@ -199,13 +200,13 @@ func TestCommandsPageHasEveryCommandAndFlag(t *testing.T) {
 			continue
 		}
 		for _, f := range flagName.FindAllString(text, -1) {
-			if !strings.Contains(help, "\n  "+f[1:]+" ") && !strings.Contains(help, "\n  "+f[1:]+"\n") {
+			if !strings.Contains(help, "\n  "+f+" ") && !strings.Contains(help, "\n  "+f+"\n") {
 				t.Errorf("docs/commands.md names %s for %s, which %s -h does not list:\n%s", f, form, form, help)
 			}
 		}
 		for _, m := range helpFlag.FindAllStringSubmatch(help, -1) {
 			if name := m[1]; len(name) > 1 && !strings.Contains(text, "--"+name) {
-				t.Errorf("%s -h lists -%s, which its section in docs/commands.md does not name as --%s", form, name, name)
+				t.Errorf("%s -h lists --%s, which its section in docs/commands.md does not name", form, name)
 			}
 		}
 	}

@@ -63,6 +63,9 @@ func (a *Actions) Input(name string) string {
 // StepSummaryPath is the job summary file of this step, or "".
 func (a *Actions) StepSummaryPath() string { return a.getenv("GITHUB_STEP_SUMMARY") }
 
+// OutputPath is the file step outputs are appended to ($GITHUB_OUTPUT).
+func (a *Actions) OutputPath() string { return a.getenv("GITHUB_OUTPUT") }
+
 // Errors returned by the writers.
 var (
 	errNoFile      = errors.New("not set by the runner")

@@ -1,12 +1,24 @@
 // Package atomicfile is the one writer of trt-action's output files: the
-// report, the summary, the JUnit file and the engines.
+// report, the summary and the notes added to it, the JUnit file, the
+// engines, the event stream and the trace recordings.
 //
 // A regular file (or a path where nothing is yet) is replaced whole: the
 // data goes to a partial file beside it, is synced, and is renamed over the
 // path, so a reader, or a kill in the middle, sees the old file or the new
-// one. Anything else is never replaced: a FIFO, a terminal or /dev/null is
-// written straight through (Write) or refused (Install), and a folder is an
-// error that says so.
+// one (Write, WriteFrom, Append, Install). A file written as the run goes,
+// for readers that follow it (Live), is a new file renamed into place when
+// it starts, so the file it replaces is never cut short under a reader or
+// through another of its names. Anything else is never replaced: a FIFO, a
+// terminal or /dev/null is written straight through (Write, Append, Live)
+// or refused (Install), and a folder is an error that says so.
+//
+// Two kinds of file are written elsewhere, each by the one package that
+// knows its format: $GITHUB_OUTPUT, which the runner reads record by record,
+// is appended to by internal/actions (a record is written whole with one
+// write, and one cut short is taken back, never replaced, since the runner
+// owns the file); and the engine cache's folder is laid out by
+// internal/cache, whose entries are staged and renamed into place under its
+// own locks (an engine it hands a build goes through Install).
 package atomicfile
 
 import (
@@ -71,6 +83,88 @@ func WriteFrom(path string, fill func(io.Writer) error) error {
 	}
 	removeStaleOnce(t.path)
 	return replace(t, fill)
+}
+
+// Append adds data to the end of path by Write's rules: a regular file is
+// replaced whole by its content followed by data (a reader, or a kill,
+// sees the file with or without the addition, never part of it) and keeps
+// its permissions; a stream has data written straight through. It is for
+// an output this process wrote (notes added to the summary after the
+// run): an addition another process makes to the file while it is copied
+// would be lost.
+func Append(path string, data []byte) error {
+	t, err := resolve(path)
+	if err != nil {
+		return err
+	}
+	add := func(w io.Writer) error {
+		_, err := w.Write(data)
+		return err
+	}
+	if t.kind == stream {
+		return writeThrough(path, add)
+	}
+	removeStaleOnce(t.path)
+	return replace(t, func(w io.Writer) error {
+		if t.kind == regular {
+			old, err := os.Open(t.path)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(w, old)
+			old.Close()
+			if err != nil {
+				return err
+			}
+		}
+		return add(w)
+	})
+}
+
+// Live opens path for an output written as the run goes, for readers that
+// follow it (tail -f): the event stream, a trace recording. A regular file
+// (or nothing) is replaced at once by a new, empty file (made beside it
+// and renamed over it, keeping the old file's permissions), which the
+// caller then writes; the old file is never truncated, so a reader that
+// has it open, or another name of it (a hard link), keeps its content. A
+// FIFO, a device or a descriptor is written straight through, as by Write.
+// Close syncs a regular file.
+func Live(path string) (io.WriteCloser, error) {
+	t, err := resolve(path)
+	if err != nil {
+		return nil, err
+	}
+	if t.kind == stream {
+		return openThrough(path)
+	}
+	removeStaleOnce(t.path)
+	f, err := createPartial(t.path)
+	if err != nil {
+		return nil, pathError("write", t.path, err)
+	}
+	if err := f.Chmod(t.mode); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, pathError("write", t.path, err)
+	}
+	if err := os.Rename(f.Name(), t.path); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return nil, pathError("write", t.path, err)
+	}
+	SyncDir(filepath.Dir(t.path))
+	return liveFile{f}, nil
+}
+
+// liveFile is a regular file Live opened: synced when closed.
+type liveFile struct{ *os.File }
+
+func (f liveFile) Close() error {
+	err := f.Sync()
+	if cerr := f.File.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 // IsStream reports whether Write writes path straight through (a FIFO, a

@@ -432,3 +432,124 @@ func TestWriteRemovesStalePartialsOfItsPath(t *testing.T) {
 	}
 	checkOnly(t, dir, "trt-report.json")
 }
+
+// Append adds to a copy and renames it in: the file the path named before
+// (a reader, another name of it) never sees a part of the addition.
+func TestAppendReplacesTheFileWithTheAddition(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "summary.md")
+	if err := os.WriteFile(path, []byte("# Summary\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(dir, "other-name.md")
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := Append(path, []byte("> note\n")); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "# Summary\n> note\n" {
+		t.Errorf("content %q, want the old content and the note", got)
+	}
+	if got := read(t, other); got != "# Summary\n" {
+		t.Errorf("the file's other name changed to %q: it was written in place", got)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o600 {
+		t.Errorf("mode %v, want the old file's 0600", info.Mode().Perm())
+	}
+	if err := Append(filepath.Join(dir, "new.md"), []byte("x")); err != nil || read(t, filepath.Join(dir, "new.md")) != "x" {
+		t.Errorf("Append to nothing: %v", err)
+	}
+	checkOnly(t, dir, "new.md", "other-name.md", "summary.md")
+}
+
+// Live replaces the file at once with an empty one it then writes: the
+// old file is not truncated (os.Create would empty every name of it).
+func TestLiveStartsANewFileAndKeepsTheOld(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "events.jsonl")
+	if err := os.WriteFile(path, []byte("last run\n"), 0o640); err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(dir, "last-run.jsonl")
+	if err := os.Link(path, old); err != nil {
+		t.Fatal(err)
+	}
+	w, err := Live(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "" {
+		t.Errorf("a live file starts empty; it holds %q", got)
+	}
+	if _, err := io.WriteString(w, "line 1\n"); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, path); got != "line 1\n" {
+		t.Errorf("a reader following the file sees %q, want each line as it is written", got)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got := read(t, old); got != "last run\n" {
+		t.Errorf("the old file's other name holds %q: it was truncated", got)
+	}
+	if info, _ := os.Stat(path); info.Mode().Perm() != 0o640 {
+		t.Errorf("mode %v, want the old file's 0640", info.Mode().Perm())
+	}
+	checkOnly(t, dir, "events.jsonl", "last-run.jsonl")
+	if _, err := Live(dir); err == nil || !strings.Contains(err.Error(), "is a folder") {
+		t.Errorf("Live(folder): %v, want an error saying it is a folder", err)
+	}
+}
+
+// A FIFO without a reader is given up on, as by Write, rather than
+// blocking the run for ever (os.Create would).
+func TestLiveGoesStraightThroughAFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "events.fifo")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got := readFIFO(fifo)
+	w, err := Live(fifo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	io.WriteString(w, "{}\n")
+	w.Close()
+	select {
+	case s := <-got:
+		if s != "{}\n" {
+			t.Errorf("reader got %q", s)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the FIFO's reader got nothing")
+	}
+	checkOnly(t, dir, "events.fifo")
+}
+
+// WriteFrom's content is streamed into the partial file; a fill that fails
+// half-way (a full disk, an encoder's error) leaves the old file as it was
+// and no partial file beside it: the JUnit file of a run cut short.
+func TestWriteFromThatFailsKeepsTheOldFile(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "junit.xml")
+	if err := Write(path, []byte("<good/>\n")); err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("no space left on device")
+	err := WriteFrom(path, func(w io.Writer) error {
+		if _, err := io.WriteString(w, "<testsuites>\n  <testcase"); err != nil {
+			return err
+		}
+		return full
+	})
+	if !errors.Is(err, full) {
+		t.Errorf("WriteFrom: %v, want the fill's error", err)
+	}
+	if got := read(t, path); got != "<good/>\n" {
+		t.Errorf("content %q, want the old file", got)
+	}
+	checkOnly(t, dir, "junit.xml")
+}

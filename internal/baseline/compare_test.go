@@ -72,13 +72,13 @@ func TestDeltaTable(t *testing.T) {
 	th := matrix.Regression{WarnPercent: 10, FailPercent: 25, Min: 30 * time.Second}
 	deltas := []Delta{
 		{Name: "ok_one", BaselineMs: 100e3, CurrentMs: 101e3, Percent: 1, Verdict: VerdictOK},
-		{Name: "x@team", BaselineMs: 100e3, CurrentMs: 140e3, Percent: 40, Verdict: VerdictFail},
+		{Name: "x-@team", BaselineMs: 100e3, CurrentMs: 140e3, Percent: 40, Verdict: VerdictFail},
 		{Name: "n", Verdict: VerdictNew},
 	}
 	got := DeltaTable(deltas, th)
 	for _, want := range []string{
 		"Thresholds: warn over +10%, fail over +25%, builds under 30s not judged.",
-		"| x@\u200bteam | 1m40s | 2m20s | +40.0% | ❌ fail |",
+		"| x-@\u200bteam | 1m40s | 2m20s | +40.0% | ❌ fail |",
 		"| ok\\_one | 1m40s | 1m41s | +1.0% | ok |",
 		"1 build was not judged",
 	} {
@@ -86,7 +86,7 @@ func TestDeltaTable(t *testing.T) {
 			t.Errorf("DeltaTable lacks %q:\n%s", want, got)
 		}
 	}
-	if strings.Index(got, "x@\u200bteam") > strings.Index(got, "ok\\_one") {
+	if strings.Index(got, "x-@\u200bteam") > strings.Index(got, "ok\\_one") {
 		t.Errorf("worst build should come first:\n%s", got)
 	}
 }

@@ -2,16 +2,18 @@ package build
 
 import (
 	"bufio"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
 // traceRecorder writes one build's callbacks as a trace file (--record-trace).
 type traceRecorder struct {
-	f   *os.File
+	f   io.WriteCloser
 	buf *bufio.Writer
 	w   *trace.Writer
 }
@@ -20,7 +22,7 @@ func newTraceRecorder(dir, build string) (*traceRecorder, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
-	f, err := os.Create(filepath.Join(dir, fileSafe(build)+".jsonl"))
+	f, err := atomicfile.Live(TraceFile(dir, build))
 	if err != nil {
 		return nil, err
 	}
@@ -34,6 +36,11 @@ func (t *traceRecorder) close() {
 	_ = t.w.Flush()
 	_ = t.buf.Flush()
 	_ = t.f.Close()
+}
+
+// TraceFile is the file --record-trace DIR records build's callbacks in.
+func TraceFile(dir, build string) string {
+	return filepath.Join(dir, fileSafe(build)+".jsonl")
 }
 
 // fileSafe turns a build name into a file name.

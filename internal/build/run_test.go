@@ -23,7 +23,10 @@ const workerEnv = "TRT_ACTION_TEST_WORKER"
 
 func TestMain(m *testing.M) {
 	if os.Getenv(workerEnv) == "1" {
-		os.Exit(RunWorker(os.Stdin, os.NewFile(3, "proto")))
+		if err := RunWorker(os.Stdin, os.NewFile(3, "proto")); err != nil {
+			os.Exit(2) // as the binary's worker does: invalid input
+		}
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

@@ -27,8 +27,9 @@ const maxBatch = 4096
 const orphanGrace = 3 * time.Second
 
 // RunWorker is the hidden worker subcommand: it reads its spec from stdin,
-// runs one build, and reports on proto. It returns the process exit code.
-func RunWorker(stdin io.Reader, proto io.Writer) int {
+// runs one build, and reports on proto. Its error is a spec it could not
+// read (also reported on proto); how the build went is on proto alone.
+func RunWorker(stdin io.Reader, proto io.Writer) error {
 	in := bufio.NewReader(stdin)
 	line, err := in.ReadBytes('\n')
 	var spec workerSpec
@@ -38,8 +39,9 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	out := newProtoWriter(proto)
 	defer out.flush()
 	if err != nil {
-		out.send(message{M: msgResult, Status: "failed", Error: "worker: bad spec: " + err.Error()})
-		return 2
+		err = fmt.Errorf("worker: bad spec: %w", err)
+		out.send(message{M: msgResult, Status: "failed", Error: err.Error()})
+		return err
 	}
 	b, library, err := startNative(spec)
 	if err != nil {
@@ -48,7 +50,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 			status = "unavailable"
 		}
 		out.send(message{M: msgResult, Status: status, Error: err.Error()})
-		return 0
+		return nil // the build's outcome went to the supervisor
 	}
 	defer b.Close()
 	// The monitor's clock started just now: the supervisor maps callback
@@ -57,7 +59,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) int {
 	out.flush()
 	go obeySupervisor(in, b)
 	pump(b, out)
-	return 0
+	return nil
 }
 
 // startNative starts the build and names the library it runs on (for the

@@ -8,9 +8,10 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"runtime/debug"
 	"sync"
 	"syscall"
+
+	"github.com/trt-action/trt-action/internal/onnx"
 )
 
 // Hasher computes keys for one run. It remembers each file's SHA-256 (and
@@ -114,12 +115,12 @@ func (h *Hasher) onnx(path string) (string, []string, error) {
 	if ok {
 		return facts.sum, facts.locations, nil
 	}
-	data, release, err := mapFile(path)
-	if err != nil {
-		return "", nil, fmt.Errorf("model %s: %w", path, err)
-	}
-	defer release()
-	facts, err = readModel(data)
+	err = onnx.Map(path, func(data []byte) error {
+		sum := sha256.Sum256(data)
+		locations, err := onnx.ExternalData(data)
+		facts = modelFacts{sum: hex.EncodeToString(sum[:]), locations: locations}
+		return err
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("model %s: %w", path, err)
 	}
@@ -127,44 +128,4 @@ func (h *Hasher) onnx(path string) (string, []string, error) {
 	h.models[id] = facts
 	h.mu.Unlock()
 	return facts.sum, facts.locations, nil
-}
-
-// readModel hashes and walks a mapped model. A file truncated by someone
-// else while it is mapped faults on access; that becomes an error here
-// rather than a crash of the run.
-func readModel(data []byte) (facts modelFacts, err error) {
-	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
-	defer func() {
-		if r := recover(); r != nil {
-			err = fmt.Errorf("the file changed while it was read: %v", r)
-		}
-	}()
-	sum := sha256.Sum256(data)
-	locations, err := externalData(data)
-	if err != nil {
-		return modelFacts{}, err
-	}
-	return modelFacts{sum: hex.EncodeToString(sum[:]), locations: locations}, nil
-}
-
-// mapFile maps path read-only: a model of gigabytes is hashed and walked
-// without copying it onto the heap.
-func mapFile(path string) ([]byte, func(), error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, nil, describeOpenError(path, err)
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, nil, err
-	}
-	if fi.Size() == 0 {
-		return nil, func() {}, nil
-	}
-	data, err := syscall.Mmap(int(f.Fd()), 0, int(fi.Size()), syscall.PROT_READ, syscall.MAP_SHARED)
-	if err != nil {
-		return nil, nil, fmt.Errorf("reading %s: %w", path, err)
-	}
-	return data, func() { _ = syscall.Munmap(data) }, nil
 }

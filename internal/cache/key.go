@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/settings"
 )
 
@@ -123,7 +124,7 @@ func (h *Hasher) model(path string) (*modelDoc, error) {
 	}
 	m := &modelDoc{SHA256: sum}
 	for _, loc := range locations {
-		file := externalPath(path, loc)
+		file := onnx.ExternalPath(path, loc)
 		s, err := h.file(file)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: external data %q: %w", path, loc, err)

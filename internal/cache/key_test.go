@@ -20,7 +20,7 @@ var keyEnv = Env{Library: "libtensorrt_rtx.so.1 gnu-build-id 00; libtensorrt_onn
 func project(t *testing.T) string {
 	t.Helper()
 	dir := t.TempDir()
-	src := filepath.Join("testdata", "external")
+	src := filepath.Join("..", "onnx", "testdata", "external") // the walker's model with external data
 	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() {
 			return err

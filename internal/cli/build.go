@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,7 +9,8 @@ import (
 
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/outputs"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // buildFlags are trt-action build's flags.
@@ -76,48 +76,48 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	return fs
 }
 
-func runBuild(c *Command, args []string) (int, error) {
+func runBuild(c *Command, args []string) error {
 	var f buildFlags
 	fs := c.buildFlagSet(&f)
 	cmdline, err := c.parseGiven(fs, args, buildInputs)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if f.detail != "folded" && f.detail != "full" {
-		return ExitInvalid, usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
+		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
 	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	c.printMatrixWarnings(file)
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file, builds)
+	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
 	if err != nil {
-		return ExitInvalid, err
+		return err
+	}
+	run, err := c.prepareRun(&f, file, builds, out)
+	if err != nil {
+		return err
 	}
 	exe, err := c.Executable()
 	if err != nil {
-		return ExitFailed, fmt.Errorf("cannot find my own executable to start workers: %w", err)
+		return fmt.Errorf("cannot find my own executable to start workers: %w", err)
 	}
-	out, err := c.newOutputs(f)
-	if err != nil {
-		return ExitInvalid, err
+	if err := out.Check("no build was started"); err != nil {
+		return err
 	}
-	if err := out.check("no build was started"); err != nil {
-		return ExitOutput, err
-	}
-	out.extra = run.regressionSection
+	out.Extra = run.regressionSection
 	views, heartbeat, err := c.views(f, run.baseline)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	runBudget := file.RunBudget
 	if f.runBudget > 0 {
@@ -127,12 +127,37 @@ func runBuild(c *Command, args []string) (int, error) {
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.checkpoint, Conclude: run.markRegressions,
+		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.markRegressions,
 	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)}), nil
+	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)})
+}
+
+// runFiles is every file the run reads and writes, for runfiles.Check:
+// the matrix's, the cache folder, the outputs the flags name and the
+// baseline report.
+func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
+	files := append(file.RunFiles(builds), f.cache.folder(file)...)
+	files = append(files, out.Files()...)
+	if f.recordTrace != "" {
+		for _, b := range builds {
+			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output, What: "--record-trace file", Build: b.Name})
+		}
+	}
+	if f.baseline != "" {
+		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, What: "--baseline"})
+	}
+	return files
+}
+
+// newOutputs are the outputs a run writes (build's, or merge's).
+func (c *Command) newOutputs(p outputs.Paths) (*outputs.Outputs, error) {
+	if p.Report == "" {
+		return nil, usagef("--report: a file is required")
+	}
+	return outputs.New(c.actions(), p), nil
 }
 
 // Whether loadBuilds checks that the models and traces exist.
@@ -202,53 +227,6 @@ func simulatedStandIns(builds []matrix.Build) int {
 	n := 0
 	for _, b := range builds {
 		if b.Engine == "" {
-			n++
-		}
-	}
-	return n
-}
-
-// engineMap is the engines output: build name to engine path.
-func engineMap(r *report.Report) string {
-	m := map[string]string{}
-	for _, b := range r.Builds {
-		if b.Engine != nil {
-			m[b.Name] = b.Engine.Path
-		}
-	}
-	data, _ := json.Marshal(m)
-	return string(data)
-}
-
-// countOK counts the builds that succeeded: built, or taken from the
-// engine cache.
-func countOK(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if report.Succeeded(b.Status) {
-			n++
-		}
-	}
-	return n
-}
-
-// countStored counts the builds whose engine this run put in the engine
-// cache: a workflow saves the cache folder only when it is not 0.
-func countStored(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if b.Cache != nil && b.Cache.Stored {
-			n++
-		}
-	}
-	return n
-}
-
-// countCached counts the builds whose engine came from the engine cache.
-func countCached(r *report.Report) int {
-	n := 0
-	for _, b := range r.Builds {
-		if b.Status == report.StatusCached {
 			n++
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // cacheVerbs are the cache command's own verbs: trt-action cache VERB.
 var cacheVerbs = map[string]struct {
 	summary string
-	run     func(c *Command, args []string) (int, error)
+	run     func(c *Command, args []string) error
 }{
 	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
 	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
@@ -28,17 +28,17 @@ var cacheVerbs = map[string]struct {
 	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
 }
 
-func runCache(c *Command, args []string) (int, error) {
+func runCache(c *Command, args []string) error {
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" {
 		c.cacheUsage()
 		if len(args) == 0 {
-			return ExitInvalid, usagef("cache: name a verb: key, ls, prune or verify")
+			return usagef("cache: name a verb: key, ls, prune or verify")
 		}
-		return ExitOK, nil
+		return nil
 	}
 	verb, ok := cacheVerbs[args[0]]
 	if !ok {
-		return ExitInvalid, usagef("cache: unknown verb %q; allowed: key, ls, prune, verify", args[0])
+		return usagef("cache: unknown verb %q; allowed: key, ls, prune, verify", args[0])
 	}
 	return verb.run(c, args[1:])
 }
@@ -49,7 +49,7 @@ func (c *Command) cacheUsage() {
 		"The cache folder is --cache DIR, else the matrix file's cache: dir (-f FILE, default %s).\n", matrix.DefaultFile)
 	for _, name := range slices.Sorted(maps.Keys(cacheVerbs)) {
 		fmt.Fprintf(c.Streams.Err, "\n%s: %s\n", name, cacheVerbs[name].summary)
-		_, _ = cacheVerbs[name].run(c, []string{"-h"}) // prints its usage and flags
+		_ = cacheVerbs[name].run(c, []string{"-h"}) // prints its usage and flags
 	}
 }
 
@@ -106,7 +106,7 @@ func (f *cacheFolder) open() (*cache.Cache, error) {
 	return cache.Open(o)
 }
 
-func runCacheKey(c *Command, args []string) (int, error) {
+func runCacheKey(c *Command, args []string) error {
 	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
@@ -116,30 +116,30 @@ func runCacheKey(c *Command, args []string) (int, error) {
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only", "backend": "backend", "trt-lib": "trt-lib"})
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if err := matrixArg("cache key", fs, given, file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if *prefix {
 		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
-		return ExitOK, err
+		return err
 	}
 	_, builds, err := loadBuilds(*file, only, *backend, true)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
 	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
 		if bk.Err != nil {
-			return ExitOK, bk.Err
+			return bk.Err
 		}
 		keys = append(keys, bk.Key)
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
-	return ExitOK, err
+	return err
 }
 
 // listedEntry is an entry as cache ls --json prints it.
@@ -156,16 +156,16 @@ type listedEntry struct {
 	LastUsed   time.Time `json:"last_used"`
 }
 
-func runCacheList(c *Command, args []string) (int, error) {
+func runCacheList(c *Command, args []string) error {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
 	cc, err := c.openCacheFolder(fs, args)
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
 	entries, err := cc.List()
 	if err != nil {
-		return ExitFailed, err
+		return err
 	}
 	var out bytes.Buffer
 	if *asJSON {
@@ -175,14 +175,14 @@ func runCacheList(c *Command, args []string) (int, error) {
 				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
 		}
 		if err := json.NewEncoder(&out).Encode(listed); err != nil {
-			return ExitFailed, err
+			return err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
-		return ExitOK, err
+		return err
 	}
 	renderEntries(&out, entries, time.Now())
 	c.printUntrusted(c.Streams.Out, out.String())
-	return ExitOK, nil
+	return nil
 }
 
 // renderEntries is cache ls's table, most recently used first, and a total.
@@ -210,32 +210,32 @@ func (s *sizeFlag) Set(v string) error {
 	return err
 }
 
-func runCachePrune(c *Command, args []string) (int, error) {
+func runCachePrune(c *Command, args []string) error {
 	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION]")
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
 	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
 	where, err := c.cacheFolderFlags(fs, args)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	// 0s or less would remove nothing, or everything: neither is asked
 	// for with a duration.
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "older-than" })
 	if given && *olderThan <= 0 {
-		return ExitInvalid, usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
+		return usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
 	}
 	cc, err := where.open()
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
 	rule := cache.PruneRule{MaxSize: int64(maxSize), UnusedFor: *olderThan}
 	if rule.MaxSize == 0 {
 		rule.MaxSize = cc.MaxSize()
 	}
 	if rule.MaxSize == 0 && rule.UnusedFor == 0 {
-		return ExitInvalid, usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
+		return usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
 	}
 	removed, err := cc.Prune(rule)
 	var out bytes.Buffer
@@ -247,29 +247,29 @@ func runCachePrune(c *Command, args []string) (int, error) {
 	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(removed), "entry"), text.Bytes(freed))
 	c.printUntrusted(c.Streams.Out, out.String())
 	if errors.Is(err, cache.ErrReadOnly) {
-		return ExitFailed, fmt.Errorf("%s: %w", cc.Dir(), err)
+		return fmt.Errorf("%s: %w", cc.Dir(), err)
 	}
-	return ExitOK, err
+	return err
 }
 
-func runCacheVerify(c *Command, args []string) (int, error) {
+func runCacheVerify(c *Command, args []string) error {
 	fs := c.newFlags("cache verify", "[--cache DIR | -f FILE]")
 	cc, err := c.openCacheFolder(fs, args)
 	if err != nil {
-		return ExitInvalid, err
+		return invalid(err)
 	}
 	bad, err := cc.Verify()
 	if err != nil {
-		return ExitFailed, err
+		return err
 	}
 	if len(bad) == 0 {
 		entries, _ := cc.List()
 		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(entries), "entry"))
-		return ExitOK, nil
+		return nil
 	}
 	problems := make([]error, len(bad))
 	for i, p := range bad {
 		problems[i] = p
 	}
-	return ExitOK, errors.Join(problems...)
+	return errors.Join(problems...)
 }

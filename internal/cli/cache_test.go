@@ -163,7 +163,7 @@ func TestCacheUsageErrors(t *testing.T) {
 			t.Errorf("cache %v: exit %d, want %d with %q:\n%s", c.args, code, ExitInvalid, c.want, errb)
 		}
 	}
-	if code, _, errb := runCacheCommand(t, "-h"); code != ExitOK || !strings.Contains(errb, "\n  -max-size size\n") || !strings.Contains(errb, "\n  -prefix\n") {
+	if code, _, errb := runCacheCommand(t, "-h"); code != ExitOK || !strings.Contains(errb, "\n  --max-size size\n") || !strings.Contains(errb, "\n  --prefix\n") {
 		t.Errorf("cache -h: exit %d, every verb's flags wanted:\n%s", code, errb)
 	}
 }

@@ -10,8 +10,8 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -31,7 +31,7 @@ func TestExitForCountsHitsAsSuccess(t *testing.T) {
 		{report.StatusFailed, failOnBudget, ExitFailed},
 	} {
 		r := &report.Report{Complete: true, Builds: []report.Build{hit, {Name: "o", Status: c.other}}}
-		if got := exitFor(r, nil, c.failOn); got != c.want {
+		if got := exitCode(judge(r, nil, c.failOn)); got != c.want {
 			t.Errorf("hit and %s, --fail-on %s: exit %d, want %d", c.other, c.failOn, got, c.want)
 		}
 	}
@@ -42,14 +42,14 @@ func TestStepOutputsCountHits(t *testing.T) {
 	dir := t.TempDir()
 	outputFile := filepath.Join(dir, "github_output")
 	c, _, _ := fanoutCommand(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile})
-	o, err := c.newOutputs(buildFlags{report: filepath.Join(dir, "r.json"), summary: filepath.Join(dir, "s.md")})
+	o, err := c.newOutputs(outputs.Paths{Report: filepath.Join(dir, "r.json"), Summary: filepath.Join(dir, "s.md")})
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
 		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true}}, {Name: "b", Status: report.StatusCached},
 		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
-	if err := o.final(r); err != nil {
+	if err := o.Final(r); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(outputFile)
@@ -65,7 +65,7 @@ func TestStepOutputsCountHits(t *testing.T) {
 
 // declared checks that both actions declare every step output the run
 // writes: an output an action does not declare is not one of its outputs.
-func declared(t *testing.T, outputs map[string]string) {
+func declared(t *testing.T, values map[string]string) {
 	t.Helper()
 	for _, file := range []string{"../../action.yml", "../../action/composite/action.yml"} {
 		data, err := os.ReadFile(file)
@@ -81,7 +81,7 @@ func declared(t *testing.T, outputs map[string]string) {
 			t.Fatal(err)
 		}
 		composite := strings.Contains(file, "composite")
-		for name := range outputs {
+		for name := range values {
 			o, ok := action.Outputs[name]
 			switch {
 			case !ok:
@@ -208,54 +208,6 @@ func TestPlanJSONShowsKeys(t *testing.T) {
 	}
 	if plan[1].Key != nil || !strings.Contains(plan[1].Unknown, "absent.onnx") {
 		t.Errorf("build of a missing model: key %v, reason %q; want null naming the file", plan[1].Key, plan[1].Unknown)
-	}
-}
-
-// A tensorrt build's key has the model of the GPU it gets: with --gpus,
-// each GPU's own; without, the machine's GPUs must be alike, else those
-// builds run uncached and the run says so once.
-func TestTensorRTKeysNameTheGPU(t *testing.T) {
-	dir := t.TempDir()
-	for _, f := range []string{"libnvinfer.so.10", "libnvonnxparser.so.10"} {
-		if err := os.WriteFile(filepath.Join(dir, f), []byte("stand-in "+f), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	t.Setenv("TRT_ACTION_TRT_LIB", dir)
-	smi := "#!/bin/sh\nprintf '0, GPU-aaaa, NVIDIA L4, 8.9\\n1, GPU-bbbb, NVIDIA A100-SXM4-80GB, 8.0\\n'\n"
-	if err := os.WriteFile(filepath.Join(dir, "nvidia-smi"), []byte(smi), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
-	builds := []matrix.Build{{Name: "t", Backend: "tensorrt"}, {Name: "s", Backend: "sim"}}
-	c, _, _ := fanoutCommand(nil)
-
-	envs := c.cacheEnvs(cache.NewHasher(), builds, "", []string{"0", "1"})
-	l4, err0 := envs.env("tensorrt", "0")
-	a100, err1 := envs.env("tensorrt", "1")
-	sim, errSim := envs.env("sim", "1")
-	if err0 != nil || err1 != nil || errSim != nil || len(envs.problems) != 0 {
-		t.Fatalf("with --gpus 0,1: %v, %v, %v, problems %q", err0, err1, errSim, envs.problems)
-	}
-	if l4.Target != "NVIDIA L4, compute capability 8.9" || a100.Target != "NVIDIA A100-SXM4-80GB, compute capability 8.0" ||
-		l4.Library == "" || l4.Library != a100.Library || sim.Target != "" {
-		t.Errorf("envs: GPU 0 %+v, GPU 1 %+v, sim %+v", l4, a100, sim)
-	}
-
-	envs = c.cacheEnvs(cache.NewHasher(), builds, "", nil)
-	if _, err := envs.env("tensorrt", ""); err == nil || !strings.Contains(err.Error(), "the GPUs differ") {
-		t.Errorf("without --gpus on unlike GPUs: %v", err)
-	}
-	if len(envs.problems) != 1 || !strings.HasPrefix(envs.problems[0], "tensorrt builds on its GPU run without it: the GPUs differ") {
-		t.Errorf("problems told: %q", envs.problems)
-	}
-
-	// Without a library to name (a folder that has none), that is the
-	// reason, whatever the GPU.
-	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
-	envs = c.cacheEnvs(cache.NewHasher(), builds, "", []string{"0"})
-	if _, err := envs.env("tensorrt", "0"); !cache.IsLibraryUnknown(err) || len(envs.problems) != 1 {
-		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.problems)
 	}
 }
 

@@ -1,5 +1,7 @@
 // Package cli is trt-action's command line: Command.Main(args) runs one
-// subcommand with injected streams and environment and returns the exit code.
+// subcommand with injected streams and environment and returns the exit
+// code. A subcommand returns an error only; exitCode (exit.go) turns it
+// into the code.
 package cli
 
 import (
@@ -58,7 +60,7 @@ type subcommand struct {
 	summary string
 	hidden  bool
 	signals bool // it handles SIGINT and SIGTERM itself (from c.signals)
-	run     func(c *Command, args []string) (int, error)
+	run     func(c *Command, args []string) error
 }
 
 // subcommands are every verb; each one's run is in its own file.
@@ -75,25 +77,35 @@ var subcommands = map[string]subcommand{
 }
 
 // Main runs one subcommand and returns the process exit code.
-func (c *Command) Main(args []string) (code int) {
+func (c *Command) Main(args []string) int {
+	return c.end(c.run(args))
+}
+
+// end prints the error a command ended with and returns its exit code.
+func (c *Command) end(err error) int {
+	code := exitCode(err)
+	c.printError(err, code)
+	return code
+}
+
+// run runs the subcommand args name.
+func (c *Command) run(args []string) (err error) {
 	defer func() {
 		if p := recover(); p != nil {
-			fmt.Fprintf(c.Streams.Err, "trt-action: internal error: %v\n%s", p, debug.Stack())
-			code = ExitFailed
+			err = internalError{p, debug.Stack()}
 		}
 	}()
 	if len(args) == 0 || args[0] == "-h" || args[0] == "--help" || args[0] == "help" {
 		c.usage(c.Streams.Out)
 		if len(args) == 0 {
-			return ExitInvalid
+			return usagef("name a command")
 		}
-		return ExitOK
+		return nil
 	}
 	sub, ok := subcommands[args[0]]
 	if !ok {
-		fmt.Fprintf(c.Streams.Err, "trt-action: unknown command %q\n\n", args[0])
 		c.usage(c.Streams.Err)
-		return ExitInvalid
+		return usagef("unknown command %q", args[0])
 	}
 	switch {
 	case sub.signals && c.Signals != nil:
@@ -103,20 +115,35 @@ func (c *Command) Main(args []string) (code int) {
 	case c.NoSignals != nil:
 		c.NoSignals()
 	}
-	code, err := sub.run(c, args[1:])
-	if err != nil {
-		if !errors.Is(err, flag.ErrHelp) {
-			c.printUntrusted(c.Streams.Err, errorText(err)+"\n")
+	return sub.run(c, args[1:])
+}
+
+// internalError is a panic: a bug, with where it happened.
+type internalError struct {
+	value any
+	stack []byte
+}
+
+func (e internalError) Error() string { return fmt.Sprintf("internal error: %v\n%s", e.value, e.stack) }
+
+// printError prints the error a command ended with on stderr, unless the
+// run already said it: help asked for, or a run's verdict (its headline
+// was its last line). Outputs a finished run could not write end with the
+// exit code that follows, as the last line.
+func (c *Command) printError(err error, code int) {
+	var end runEnd
+	var panicked internalError
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+	case errors.As(err, &end):
+		if end.outputs != nil {
+			c.printUntrusted(c.Streams.Err, fmt.Sprintf("%v: exit %d\n", end.outputs, code))
 		}
-		if errors.Is(err, flag.ErrHelp) {
-			return ExitOK
-		}
-		if code != ExitOK { // the subcommand knows best
-			return code
-		}
-		return codeForError(err)
+	case errors.As(err, &panicked):
+		fmt.Fprintf(c.Streams.Err, "trt-action: %v", panicked)
+	default:
+		c.printUntrusted(c.Streams.Err, errorText(err)+"\n")
 	}
-	return code
 }
 
 // errorText is how an error is printed: "trt-action: message", except a
@@ -197,10 +224,29 @@ func (c *Command) printUsage(fs *flag.FlagSet, args string) {
 		return
 	}
 	fmt.Fprintf(c.Streams.Err, "\nFlags:\n")
-	fs.SetOutput(c.Streams.Err)
+	var defaults strings.Builder
+	fs.SetOutput(&defaults)
 	fs.PrintDefaults()
 	fs.SetOutput(io.Discard)
+	io.WriteString(c.Streams.Err, flagLine.ReplaceAllStringFunc(defaults.String(), func(line string) string {
+		return "  " + dashed(strings.TrimPrefix(line, "  -"))
+	}))
 }
+
+// flagLine is where the flag package's usage names a flag, as -name.
+var flagLine = regexp.MustCompile(`(?m)^  -[A-Za-z0-9][A-Za-z0-9_-]*`)
+
+// dashed is a flag's name as the README writes it: -f for a letter,
+// --name for a word (the flag package takes both, and prints -name).
+func dashed(name string) string {
+	if len(name) == 1 {
+		return "-" + name
+	}
+	return "--" + name
+}
+
+// flagMention is where the flag package's errors name a flag, as -name.
+var flagMention = regexp.MustCompile(`(not defined: |needs an argument: | for flag | for )-([A-Za-z0-9][^\s:]*)`)
 
 // parse parses flags; a bad flag is a usage error. Flags the user did not
 // give are taken from the Action inputs of the same name (INPUT_*), where
@@ -263,12 +309,18 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	return fs.Parse(append([]string{"--"}, positional...))
 }
 
-// badValue is the flag package's message for a value that did not parse.
-var badValue = regexp.MustCompile(`^(invalid value ".*" for flag -([^:]+)): `)
+// badValue is the flag package's message for a value that did not parse
+// (with its flag dashed).
+var badValue = regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for (?:flag )?-{1,2}([^:]+)): `)
 
-// explainFlagError replaces what the flag package says after a bad value
-// ("parse error") with what the flag allows.
+// explainFlagError names flags as the README does (--jobs, not -jobs),
+// and replaces what the flag package says after a bad value ("parse
+// error") with what the flag allows.
 func explainFlagError(fs *flag.FlagSet, msg string) string {
+	msg = flagMention.ReplaceAllStringFunc(msg, func(m string) string {
+		parts := flagMention.FindStringSubmatch(m)
+		return parts[1] + dashed(parts[2])
+	})
 	if strings.HasPrefix(msg, "flag provided but not defined") {
 		return fmt.Sprintf("%s; run 'trt-action %s -h' for the flags", msg, fs.Name())
 	}

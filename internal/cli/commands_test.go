@@ -8,6 +8,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -145,8 +146,8 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 		env  map[string]string
 		want string
 	}{
-		{[]string{"build", "--run-budget", "soon"}, nil, `trt-action: invalid value "soon" for flag -run-budget: want a duration like 90s, 15m or 1h30m`},
-		{[]string{"build", "--jobs", "many"}, nil, `trt-action: invalid value "many" for flag -jobs: want a whole number`},
+		{[]string{"build", "--run-budget", "soon"}, nil, `trt-action: invalid value "soon" for flag --run-budget: want a duration like 90s, 15m or 1h30m`},
+		{[]string{"build", "--jobs", "many"}, nil, `trt-action: invalid value "many" for flag --jobs: want a whole number`},
 		{[]string{"build"}, map[string]string{"INPUT_JOBS": "many"}, `trt-action: input "jobs": "many" is not valid: want a whole number`},
 		{[]string{"build"}, map[string]string{"INPUT_RUN-BUDGET": "soon"}, `trt-action: input "run-budget": "soon" is not valid: want a duration like 90s`},
 		{[]string{"build", "--jobs", "0"}, nil, "trt-action: --jobs 0: must be at least 1 (builds at once)"},
@@ -165,7 +166,7 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 		{[]string{"build", "--baseline", "broken.json"}, nil, "broken.json:2:1: invalid character '}' looking for beginning of object key string (--baseline)\n"},
 		{[]string{"plan", "--github-matrix", "--baseline", "broken.json"}, nil, "broken.json:2:1: invalid character '}' looking for beginning of object key string (--baseline)\n"},
 		{[]string{"build", "--baseline", "absent.json"}, nil, "trt-action: --baseline: read report: open absent.json: no such file or directory\n"},
-		{[]string{"validate", "--bogus"}, nil, "trt-action: flag provided but not defined: -bogus; run 'trt-action validate -h' for the flags\n"},
+		{[]string{"validate", "--bogus"}, nil, "trt-action: flag provided but not defined: --bogus; run 'trt-action validate -h' for the flags\n"},
 	} {
 		c2, _, errb := fanoutCommand(c.env)
 		if code := c2.Main(c.args); code != ExitInvalid {
@@ -308,5 +309,32 @@ trt-action: --jobs 0: must be at least 1 (builds at once)
 trt-action: --depth 0: must be at least 1`
 	if !strings.HasPrefix(errb.String(), want) {
 		t.Errorf("got\n%s\nwant\n%s…", errb, want)
+	}
+}
+
+// Issue 17: flag errors and usage printed -max-size with one dash; every
+// flag of more than one letter is --name there, as the README writes it.
+func TestFlagsAreNamedAsTheREADMENamesThem(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
+	oneDash := regexp.MustCompile(`(^|[\s:])-[a-z][a-z-]+`)
+	for _, args := range [][]string{
+		{"cache", "prune", "--cache", ".", "--max-size", "big"},
+		{"cache", "prune", "--max-size"},
+		{"build", "--no-cache=maybe"},
+		{"build", "--no-such-flag"},
+		{"build", "-h"}, {"merge", "-h"}, {"plan", "-h"}, {"cache", "-h"}, {"validate", "-h"}, {"version", "-h"},
+	} {
+		c, _, errb := userCommand("")
+		c.Main(args)
+		for _, line := range strings.Split(errb.String(), "\n") {
+			if m := oneDash.FindString(line); m != "" {
+				t.Errorf("%v: %q names a flag with one dash:\n%s", args, m, line)
+			}
+		}
+	}
+	c, _, errb := userCommand("")
+	c.Main([]string{"cache", "prune", "--cache", ".", "--max-size", "big"})
+	if !strings.Contains(errb.String(), `invalid value "big" for flag --max-size: `) {
+		t.Errorf("cache prune --max-size big:\n%s", errb)
 	}
 }

@@ -3,13 +3,12 @@ package cli
 import (
 	"flag"
 	"fmt"
-	"slices"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
-	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -43,6 +42,19 @@ func (f *cacheFlags) cacheDir(file *matrix.File) string {
 		return file.Cache.Dir
 	}
 	return ""
+}
+
+// folder is the run's cache folder for runfiles.Check, named as the user
+// named it; none when the cache is off.
+func (f *cacheFlags) folder(file *matrix.File) []runfiles.File {
+	dir := f.cacheDir(file)
+	switch {
+	case dir == "":
+		return nil
+	case f.dir != "":
+		return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "--cache"}}
+	}
+	return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "the engine cache folder", Pos: file.Cache.Pos.String()}}
 }
 
 // check refuses flags that contradict each other or would do nothing,
@@ -109,91 +121,11 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 		c.cacheNotice("engine cache %s is read-only: engines are taken from it, none is stored", dir)
 	}
 	hasher := cache.NewHasher()
-	envs := c.cacheEnvs(hasher, builds, libPath, devices)
-	for _, p := range envs.problems {
+	envs := cache.NameEnvs(hasher, builds, libPath, devices, c.Getenv("CUDA_VISIBLE_DEVICES"))
+	for _, p := range envs.Problems {
 		c.cacheNotice("engine cache: %s", p)
 	}
-	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.env}, nil
-}
-
-// cacheEnvs is what keys need beyond the builds, named once per run: the
-// library of each backend (remembered by the run's Hasher), and for
-// tensorrt the model of each GPU a build may get.
-type cacheEnvs struct {
-	hasher   *cache.Hasher
-	libPath  string
-	targets  map[string]target // by GPU ("": wherever CUDA puts a build)
-	problems []string          // what could not be named, once each: those builds run uncached
-}
-
-type target struct {
-	name string
-	err  error
-}
-
-// env is build.EngineCache.Env.
-func (e *cacheEnvs) env(backend, gpu string) (cache.Env, error) {
-	if backend != "tensorrt" {
-		return e.hasher.Env(backend, e.libPath, "")
-	}
-	if _, err := e.hasher.Env(backend, e.libPath, ""); err != nil {
-		return cache.Env{}, err // the library first: without it, no GPU was asked about
-	}
-	t, ok := e.targets[gpu]
-	switch {
-	case !ok:
-		return cache.Env{}, fmt.Errorf("GPU %q was not named before the run", gpu)
-	case t.err != nil:
-		return cache.Env{}, fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
-	}
-	return e.hasher.Env(backend, e.libPath, t.name)
-}
-
-// cacheEnvs names, before any build starts, the library of every backend
-// in builds and the model of every GPU a tensorrt build may get (devices;
-// none: wherever CUDA puts it), so what cannot be named is told once. It
-// reads files and asks nvidia-smi, never loads TensorRT.
-func (c *Command) cacheEnvs(hasher *cache.Hasher, builds []matrix.Build, libPath string, devices []string) *cacheEnvs {
-	e := &cacheEnvs{hasher: hasher, libPath: libPath}
-	var backends []string
-	for _, b := range builds {
-		if !slices.Contains(backends, b.Backend) {
-			backends = append(backends, b.Backend)
-		}
-	}
-	for _, backend := range backends {
-		if _, err := hasher.Env(backend, libPath, ""); err != nil {
-			e.problems = append(e.problems, fmt.Sprintf("%s builds run without it: %v", backend, err))
-		} else if backend == "tensorrt" {
-			e.targets = c.gpuTargets(devices, e)
-		}
-	}
-	return e
-}
-
-// gpuTargets asks nvidia-smi once for the model of each GPU in devices (or
-// with none, of the GPU CUDA would pick).
-func (c *Command) gpuTargets(devices []string, e *cacheEnvs) map[string]target {
-	if len(devices) == 0 {
-		devices = []string{""}
-	}
-	out := map[string]target{}
-	models, err := gpus.NvidiaSMIModels()
-	for _, gpu := range devices {
-		t := target{err: err}
-		if err == nil {
-			t.name, t.err = gpus.TargetOf(gpu, c.Getenv("CUDA_VISIBLE_DEVICES"), models)
-		}
-		if t.err != nil {
-			where := "its GPU"
-			if gpu != "" {
-				where = "GPU " + gpu
-			}
-			e.problems = append(e.problems, fmt.Sprintf("tensorrt builds on %s run without it: %v", where, t.err))
-		}
-		out[gpu] = t
-	}
-	return out
+	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.Env}, nil
 }
 
 // cacheNotice tells, once, what limits the engine cache in this run: a
@@ -201,26 +133,4 @@ func (c *Command) gpuTargets(devices []string, e *cacheEnvs) map[string]target {
 // paths from the matrix and errors: one line, without control characters.
 func (c *Command) cacheNotice(format string, args ...any) {
 	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", text.Line(fmt.Sprintf(format, args...)))
-}
-
-// planKeys gives plan --json each build's engine cache key, computed as a
-// build run would without loading TensorRT: the library named from its
-// files (--trt-lib, TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB, else where the
-// dynamic loader would find it), the GPU from nvidia-smi
-// where there is one. A plan job may lack the models; then the key is
-// null, with the file it could not read.
-func (c *Command) planKeys(builds []matrix.Build) matrix.PlanKeys {
-	hasher := cache.NewHasher()
-	envs := c.cacheEnvs(hasher, builds, "", nil)
-	return func(b matrix.Build) (string, string) {
-		env, err := envs.env(b.Backend, "")
-		if err != nil {
-			return "", err.Error()
-		}
-		key, err := hasher.Key(b, env)
-		if err != nil {
-			return "", err.Error()
-		}
-		return string(key), ""
-	}
 }

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"slices"
@@ -11,13 +12,17 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
-// Exit codes. A run maps to exactly one of them, in exitFor.
+// Exit codes, the rows of the README's exit-code table. exitCode is the
+// one place that picks one: a command returns an error, typed where the
+// code depends on it, and nothing else.
 const (
 	ExitOK          = 0   // every build ok
-	ExitFailed      = 1   // a build failed, crashed or was killed
+	ExitFailed      = 1   // a build failed, crashed or was killed; or any other error
 	ExitInvalid     = 2   // invalid input or usage
 	ExitBudget      = 3   // a budget was exceeded and nothing else failed
 	ExitOutput      = 4   // an output (report, summary, JUnit, step outputs) could not be written
@@ -25,12 +30,59 @@ const (
 	ExitTerminated  = 143 // SIGTERM
 )
 
+// exitCode maps the error a command ended with to the process's exit
+// code, in order of precedence: a signal that stopped a run, then outputs
+// that could not be written (the report that would show the builds is
+// what is missing), then invalid input, then the builds' verdict; any
+// other error is a failure.
+func exitCode(err error) int {
+	var in build.Interrupted
+	var oe outputs.Error
+	var v verdict
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return ExitOK
+	case errors.As(err, &in) && in.Signal == os.Interrupt:
+		return ExitInterrupted
+	case errors.As(err, &in) && in.Signal == syscall.SIGTERM:
+		return ExitTerminated
+	case errors.As(err, &oe):
+		return ExitOutput
+	case isInvalid(err):
+		return ExitInvalid
+	case errors.As(err, &v) && v == overBudget:
+		return ExitBudget
+	}
+	return ExitFailed // buildsFailed, and anything not typed above
+}
+
+// isInvalid reports whether err is about input the user gave: the command
+// line, the matrix file, the files the run would read and write, a
+// library --trt-lib or a variable names.
+func isInvalid(err error) bool {
+	var ue usageError
+	var me matrix.Errors
+	var rc runfiles.Collisions
+	var lu *cache.LibraryUnknownError
+	return errors.As(err, &ue) || errors.As(err, &me) || errors.As(err, &rc) || errors.As(err, &lu)
+}
+
 // usageError is a mistake on the command line.
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
+
+// invalid makes err, a problem with input the user named (a file, a
+// cache folder), invalid input: exit 2, in err's own words. Help asked
+// for stays what it is.
+func invalid(err error) error {
+	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return usageError{err.Error()}
+}
 
 // flagFileError is a usage error about the file a flag names. A positioned
 // error (FILE:LINE:COL: …) keeps its position first, for editors and
@@ -40,25 +92,6 @@ func flagFileError(flag string, err error) error {
 		return usagef("%s (%s)", msg, flag)
 	}
 	return usagef("%s: %v", flag, err)
-}
-
-// codeForError maps an error that ended a command early to an exit code.
-func codeForError(err error) int {
-	var ue usageError
-	var me matrix.Errors
-	var oe outputError
-	var lu *cache.LibraryUnknownError
-	switch {
-	case err == nil:
-		return ExitOK
-	case errors.As(err, &ue), errors.As(err, &me):
-		return ExitInvalid
-	case errors.As(err, &lu): // --trt-lib or the variable says where it is
-		return ExitInvalid
-	case errors.As(err, &oe):
-		return ExitOutput
-	}
-	return ExitFailed
 }
 
 // What fails the step (--fail-on).
@@ -78,48 +111,45 @@ func checkFailOn(v string) error {
 	return usagef("--fail-on %q: allowed: %s", v, strings.Join(failOnChoices, ", "))
 }
 
-// exitFor maps a finished run to its exit code. cause is what build.Run
-// returned: a build.Interrupted for a run a signal stopped. A regression
+// verdict is what a finished run's builds mean when they fail the step.
+// Its words are the run's headline, already printed.
+type verdict string
+
+func (v verdict) Error() string { return string(v) }
+
+const (
+	buildsFailed verdict = "a build failed, crashed or was killed"
+	overBudget   verdict = "a budget was exceeded (or a regression passed its fail threshold) and nothing else failed"
+)
+
+// judge is how a finished run ended under failOn: cause, what build.Run
+// returned (a build.Interrupted for a run a signal stopped), else
+// buildsFailed or overBudget, or nil when the step passes. A regression
 // over the fail threshold counts as a blown budget.
-func exitFor(r *report.Report, cause error, failOn string) int {
-	if code, ok := interruptedExit(cause); ok {
-		return code
+func judge(r *report.Report, cause error, failOn string) error {
+	var in build.Interrupted
+	if errors.As(cause, &in) {
+		return cause
 	}
 	if failOn == failOnNever {
-		return ExitOK
+		return nil
 	}
-	code := ExitOK
+	var v error
 	if len(r.Regressions) > 0 {
-		code = ExitBudget
+		v = overBudget
 	}
 	for _, b := range r.Builds {
 		switch b.Status {
 		// A build still pending or running in a finished report never
 		// ended: its shard was killed, or its report is from a lost runner.
 		case report.StatusFailed, report.StatusCrashed, report.StatusKilled, report.StatusPending, report.StatusRunning:
-			return ExitFailed
+			return buildsFailed
 		case report.StatusBudgetExceeded, report.StatusCancelled:
-			code = ExitBudget
+			v = overBudget
 		}
 	}
 	if failOn == failOnFailure {
-		return ExitOK
+		return nil
 	}
-	return code
-}
-
-// interruptedExit is the exit code of a run a signal stopped: 128 plus the
-// signal's number, as a shell reports it.
-func interruptedExit(cause error) (int, bool) {
-	var in build.Interrupted
-	if !errors.As(cause, &in) {
-		return 0, false
-	}
-	switch in.Signal {
-	case os.Interrupt:
-		return ExitInterrupted, true
-	case syscall.SIGTERM:
-		return ExitTerminated, true
-	}
-	return ExitFailed, true // Run stops only on SIGINT and SIGTERM
+	return v
 }

@@ -36,7 +36,7 @@ func TestExitForInterruptCause(t *testing.T) {
 			if tt.name == "signal over fail-on never" {
 				failOn = failOnNever
 			}
-			if got := exitFor(tt.r, tt.cause, failOn); got != tt.want {
+			if got := exitCode(judge(tt.r, tt.cause, failOn)); got != tt.want {
 				t.Errorf("exit %d, want %d", got, tt.want)
 			}
 		})

@@ -1,11 +1,9 @@
 package cli
 
 import (
-	"bytes"
 	"context"
 	"flag"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -39,20 +37,6 @@ func (p *publishFlags) register(fs *flag.FlagSet) {
 // publishTimeout bounds the GitHub API calls: a slow API must not hold a
 // finished run hostage.
 const publishTimeout = 60 * time.Second
-
-// writeJUnit writes the JUnit file when one was asked for.
-func writeJUnit(path string, r *report.Report) error {
-	if path == "" {
-		return nil
-	}
-	// Written whole or not at all, like the report: a cancel never leaves
-	// a truncated file where a good one was.
-	var buf bytes.Buffer
-	if err := report.WriteJUnit(&buf, r); err != nil {
-		return err
-	}
-	return atomicfile.Write(path, buf.Bytes())
-}
 
 // check refuses a --comment mode that publishing would only reject after
 // every build has run.
@@ -109,15 +93,10 @@ func appendSummaryNotes(path string, notes []string) error {
 		// any other text we do not control.
 		sb.WriteString("\n> [!NOTE]\n> " + text.Markdown(n) + "\n")
 	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
-	if err != nil {
+	if err := atomicfile.Append(path, []byte(sb.String())); err != nil {
 		return fmt.Errorf("summary: %w", err)
 	}
-	if _, err := f.WriteString(sb.String()); err != nil {
-		f.Close()
-		return fmt.Errorf("summary: %w", err)
-	}
-	return f.Close()
+	return nil
 }
 
 // matrixLocator points each build's annotation at its entry in the matrix

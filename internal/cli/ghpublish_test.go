@@ -100,3 +100,25 @@ func TestSummaryNotesAreEscaped(t *testing.T) {
 		t.Errorf("summary note lost its text:\n%s", got)
 	}
 }
+
+// Issue 18 point 5: notes went to the summary with O_APPEND, in place; now
+// through atomicfile, so another name of the file keeps what it had.
+func TestSummaryNotesReplaceTheSummaryWhole(t *testing.T) {
+	dir := t.TempDir()
+	path, other := filepath.Join(dir, "summary.md"), filepath.Join(dir, "kept.md")
+	if err := os.WriteFile(path, []byte("# Summary\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := appendSummaryNotes(path, []string{"no permission to comment"}); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(other); string(data) != "# Summary\n" {
+		t.Errorf("the summary was written in place: its other name holds %q", data)
+	}
+	if data, _ := os.ReadFile(path); !strings.HasPrefix(string(data), "# Summary\n\n> [!NOTE]\n> no permission to comment") {
+		t.Errorf("summary %q, want the old summary and the note", data)
+	}
+}

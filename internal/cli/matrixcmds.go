@@ -7,30 +7,39 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-func runValidate(c *Command, args []string) (int, error) {
+func runValidate(c *Command, args []string) error {
 	fs := c.newFlags("validate", "[-f FILE | FILE]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix"})
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if err := matrixArg("validate", fs, given, file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	m, err := matrix.Load(*file)
 	if err != nil {
-		return ExitInvalid, matrixError(err)
+		return matrixError(err)
+	}
+	// What the matrix alone names: its engines and timing caches, and its
+	// cache folder, against its inputs and each other (a run's flags add
+	// more outputs, which build checks).
+	noFlags := &cacheFlags{}
+	if err := runfiles.Check(append(m.RunFiles(m.Builds), noFlags.folder(m)...)); err != nil {
+		return err
 	}
 	c.printMatrixWarnings(m)
 	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %s\n", *file, text.Count(len(m.Builds), "build")))
-	return ExitOK, nil
+	return nil
 }
 
-func runPlan(c *Command, args []string) (int, error) {
+func runPlan(c *Command, args []string) error {
 	fs := c.newFlags("plan", "[-f FILE | FILE] [--only NAME]... [--json | --trtexec] [--github-matrix [--shards N] [--baseline REPORT]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -41,31 +50,28 @@ func runPlan(c *Command, args []string) (int, error) {
 	sf.register(fs)
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only"})
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if err := matrixArg("plan", fs, given, file); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	// A plan is made where the models are not (the fan-out's plan job).
 	m, builds, err := loadBuilds(*file, only, "", withoutInputs)
 	if err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	c.printMatrixWarnings(m)
 	if handled, err := c.printShardPlan(sf, builds); handled {
-		if err != nil {
-			return ExitInvalid, err
-		}
-		return ExitOK, nil
+		return invalid(err)
 	}
 	var out bytes.Buffer
 	if *asJSON {
 		// For files and pipes: valid JSON, inert in a workflow log.
-		if err := matrix.PlanJSON(&out, builds, c.planKeys(builds)); err != nil {
-			return ExitFailed, err
+		if err := matrix.PlanJSON(&out, builds, cache.PlanKeys(builds, c.Getenv("CUDA_VISIBLE_DEVICES"))); err != nil {
+			return err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
-		return ExitOK, err
+		return err
 	}
 	if *asTrtexec {
 		matrix.PlanTrtexec(&out, builds)
@@ -73,16 +79,16 @@ func runPlan(c *Command, args []string) (int, error) {
 		matrix.PlanText(&out, builds)
 	}
 	c.printUntrusted(c.Streams.Out, out.String())
-	return ExitOK, nil
+	return nil
 }
 
-func runSchema(c *Command, args []string) (int, error) {
+func runSchema(c *Command, args []string) error {
 	fs := c.newFlags("schema", "")
 	if err := c.parse(fs, args, nil); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	_, err := c.Streams.Out.Write(matrix.Schema)
-	return ExitOK, err
+	return err
 }
 
 // printMatrixWarnings writes what the matrix file should hear but does not

@@ -6,7 +6,9 @@ import (
 
 	"github.com/trt-action/trt-action/internal/baseline"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/shard"
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -15,7 +17,7 @@ import (
 // writes the joined report, summary, JUnit file and step outputs, then
 // publishes the comment and check run for the whole matrix. Its exit code is
 // the one a single job running every build would have had.
-func runMerge(c *Command, args []string) (int, error) {
+func runMerge(c *Command, args []string) error {
 	var reportPath, summaryPath, matrixPath, baselinePath, failOn string
 	var pub publishFlags
 	fs := c.newFlags("merge", "[-f MATRIX] [--report FILE] [--summary FILE] [--junit FILE] [--baseline REPORT] [--fail-on WHAT] [--comment MODE] [--check-run] REPORT...")
@@ -30,25 +32,25 @@ func runMerge(c *Command, args []string) (int, error) {
 		inputs[k] = v
 	}
 	if err := c.parse(fs, args, inputs); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if fs.NArg() == 0 {
-		return ExitInvalid, usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
+		return usagef("merge: name the shard reports to join (trt-action merge shard-*/trt-report.json)")
 	}
 	if err := errors.Join(checkFailOn(failOn), pub.check()); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	var reports []*report.Report
 	for _, path := range fs.Args() {
 		r, err := report.ReadJSON(path)
 		if err != nil {
-			return ExitInvalid, usageError{err.Error()}
+			return invalid(err)
 		}
 		reports = append(reports, r)
 	}
 	merged, err := shard.Merge(reports)
 	if err != nil {
-		return ExitInvalid, usageError{err.Error()}
+		return invalid(err)
 	}
 	run := &runSetup{regression: baseline.DefaultRegression}
 	var matrixBuilds []matrix.Build
@@ -56,7 +58,7 @@ func runMerge(c *Command, args []string) (int, error) {
 		// The merge job, like the plan job, may run without the models.
 		file, builds, err := loadBuilds(matrixPath, nil, "", withoutInputs)
 		if err != nil {
-			return ExitInvalid, err
+			return err
 		}
 		if file.Regression != nil {
 			run.regression = *file.Regression
@@ -66,27 +68,44 @@ func runMerge(c *Command, args []string) (int, error) {
 	}
 	if baselinePath != "" {
 		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
-			return ExitInvalid, flagFileError("--baseline", err)
+			return flagFileError("--baseline", err)
 		}
 	}
-	out, err := c.newOutputs(buildFlags{report: reportPath, summary: summaryPath, publish: pub})
+	out, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summaryPath, JUnit: pub.junit})
 	if err != nil {
-		return ExitInvalid, err
+		return err
+	}
+	if err := runfiles.Check(mergeFiles(fs.Args(), matrixPath, baselinePath, out)); err != nil {
+		return err
 	}
 	run.markRegressions(merged)
 	markUnfinished(merged)
-	if err := out.check("nothing was merged"); err != nil {
-		return ExitOutput, err
+	if err := out.Check("nothing was merged"); err != nil {
+		return err
 	}
 	byShard := shard.CacheByShard(reports)
-	out.extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
-	out.checkpoint(merged)
+	out.Extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
+	out.Checkpoint(merged)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	for _, u := range byShard {
 		fmt.Fprintf(c.Streams.Err, "trt-action: %s\n", u.Line())
 	}
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
-	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)}), nil
+	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)})
+}
+
+// mergeFiles is every file merge reads and writes, for runfiles.Check.
+func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs.Outputs) []runfiles.File {
+	var files []runfiles.File
+	for _, p := range shards {
+		files = append(files, runfiles.File{Path: p, Role: runfiles.Input, What: "the shard report"})
+	}
+	for _, in := range [][2]string{{"-f", matrixPath}, {"--baseline", baselinePath}} {
+		if in[1] != "" {
+			files = append(files, runfiles.File{Path: in[1], Role: runfiles.Input, What: in[0]})
+		}
+	}
+	return append(files, out.Files()...)
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never

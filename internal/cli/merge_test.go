@@ -86,6 +86,35 @@ func TestMergeCommandRefusesOverlap(t *testing.T) {
 	}
 }
 
+// Issue 17 item 2, for merge: an output that is a shard report (or the
+// baseline) is refused before anything is written, and every one is named.
+func TestMergeRefusesToWriteOverItsInputs(t *testing.T) {
+	dir := t.TempDir()
+	t.Chdir(dir)
+	a := writeShard(t, dir, "a.json", time.Now(), report.Build{Name: "x", Backend: "sim", Status: report.StatusOK})
+	b := writeShard(t, dir, "b.json", time.Now(), report.Build{Name: "y", Backend: "sim", Status: report.StatusOK})
+	before := map[string][]byte{}
+	for _, p := range []string{a, b} {
+		before[p], _ = os.ReadFile(p)
+	}
+	c, _, errb := fanoutCommand(nil)
+	code := c.Main([]string{"merge", "--report", "a.json", "--junit", "./b.json", "--baseline", "b.json", "a.json", "b.json"})
+	if code != ExitInvalid {
+		t.Errorf("exit %d, want %d", code, ExitInvalid)
+	}
+	want := `trt-action: --report "a.json" is the shard report: the run would write over it; give the output a path of its own` + "\n" +
+		`trt-action: --junit "./b.json" is the shard report "b.json": the run would write over it; give the output a path of its own` + "\n" +
+		`trt-action: --junit "./b.json" is --baseline "b.json": the run would write over it; give the output a path of its own` + "\n"
+	if errb.String() != want {
+		t.Errorf("merge printed\n%s\nwant\n%s", errb, want)
+	}
+	for p, data := range before {
+		if now, _ := os.ReadFile(p); !bytes.Equal(now, data) {
+			t.Errorf("%s was written", p)
+		}
+	}
+}
+
 func TestPlanGitHubMatrix(t *testing.T) {
 	dir := t.TempDir()
 	mfile := filepath.Join(dir, "trt-builds.yml")

@@ -1,13 +1,14 @@
 package cli
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/build"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -43,11 +44,11 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": outputFile}
 	c, _, errb := fanoutCommand(env)
 	reportPath, summary, junit := filepath.Join(dir, "r.json"), filepath.Join(dir, "s.md"), filepath.Join(dir, "j.xml")
-	o, err := c.newOutputs(buildFlags{report: reportPath, summary: summary, publish: publishFlags{junit: junit}})
+	o, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summary, JUnit: junit})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := o.check("no build was started"); err != nil {
+	if err := o.Check("no build was started"); err != nil {
 		t.Fatal(err)
 	}
 	// The disk changes under the run: the report's path becomes a folder.
@@ -56,8 +57,8 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true,
 		Builds: []report.Build{{Name: "x", Backend: "sim", Status: report.StatusOK}}}
-	o.checkpoint(r)
-	code := c.endRun(ExitOK, o.final(r))
+	o.Checkpoint(r)
+	code := c.end(runEnd{outputs: o.Final(r)})
 	if code != ExitOutput {
 		t.Errorf("exit %d, want %d", code, ExitOutput)
 	}
@@ -73,35 +74,44 @@ func TestEveryOutputIsWrittenThatCanBe(t *testing.T) {
 	}
 }
 
-// A write that fails and later succeeds leaves the file right: only the
-// latest outcome of each output counts.
-func TestOutputsKeepTheLatestOutcomeOfEachOutput(t *testing.T) {
-	var o outputs
-	full := errors.New("no space left on device")
-	o.record("--report", full)
-	o.record("--summary", full)
-	o.record("--report", nil)
-	o.record("--junit", full)
-	var names []string
-	for _, f := range o.failed {
-		names = append(names, f.output)
-	}
-	if got := strings.Join(names, ","); got != "--summary,--junit" {
-		t.Errorf("failed outputs %s, want --summary,--junit", got)
-	}
-}
-
 // A signal's exit code stands; output failures are still printed.
-func TestEndRunKeepsASignalsExitCode(t *testing.T) {
+func TestARunsEndKeepsASignalsExitCode(t *testing.T) {
 	c, _, errb := fanoutCommand(nil)
-	err := outputError{fails: []outputFailure{{"--junit", errors.New("j.xml is a folder")}}}
-	if code := c.endRun(ExitInterrupted, err); code != ExitInterrupted {
+	junit := t.TempDir() // a folder: the JUnit file cannot be written
+	err := outputs.New(c.actions(), outputs.Paths{Report: filepath.Join(junit, "r.json"), JUnit: junit}).Check("")
+	if code := c.end(runEnd{outcome: build.Interrupted{Signal: os.Interrupt}, outputs: err}); code != ExitInterrupted {
 		t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
 	}
 	if !strings.HasSuffix(errb.String(), "(--junit): exit 130\n") {
 		t.Errorf("last line does not give exit 130:\n%s", errb)
 	}
-	if code := c.endRun(ExitFailed, nil); code != ExitFailed {
-		t.Errorf("exit %d without output failures, want %d", code, ExitFailed)
+	errb.Reset()
+	if code := c.end(runEnd{outcome: buildsFailed}); code != ExitFailed || errb.Len() != 0 {
+		t.Errorf("exit %d without output failures, printing %q; want %d and nothing (the headline said it)", code, errb, ExitFailed)
+	}
+}
+
+// Issue 18 point 5: --events was opened with os.Create, which empties the
+// old file in place (and blocks for ever on a FIFO nobody reads); now
+// through atomicfile.Live.
+func TestTheEventsFileIsANewFile(t *testing.T) {
+	dir := t.TempDir()
+	path, old := filepath.Join(dir, "events.jsonl"), filepath.Join(dir, "last-run.jsonl")
+	if err := os.WriteFile(path, []byte("{\"v\":1}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, old); err != nil {
+		t.Fatal(err)
+	}
+	c, _, _ := fanoutCommand(nil)
+	views, _, err := c.views(buildFlags{events: path, depth: 2}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := views.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(old); string(data) != "{\"v\":1}\n" {
+		t.Errorf("the old events file was truncated in place: it holds %q", data)
 	}
 }

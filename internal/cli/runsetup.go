@@ -9,7 +9,9 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -22,11 +24,13 @@ type runSetup struct {
 	cache      *build.EngineCache // nil: no engine cache
 }
 
-// prepareRun checks the flags that need more than parsing, and reports
-// every problem at once.
-func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build) (*runSetup, error) {
+// prepareRun checks the flags that need more than parsing, and that no
+// output would write over an input or another output, and reports every
+// problem at once.
+func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
+	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out)))
 	run := &runSetup{regression: baseline.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression

@@ -10,20 +10,20 @@ import (
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
-func runTrace(c *Command, args []string) (int, error) {
+func runTrace(c *Command, args []string) error {
 	fs := c.newFlags("trace", "convert FILE|-  (an ANSI recording of NVIDIA's sample progress monitor, - for stdin; the trace goes to stdout)")
 	if err := c.parse(fs, args, nil); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	if fs.NArg() != 2 || fs.Arg(0) != "convert" {
-		return ExitInvalid, usagef("trace: want \"trace convert FILE\" (FILE an ANSI recording of NVIDIA's sample progress monitor, or - for stdin), got %q", fs.Args())
+		return usagef("trace: want \"trace convert FILE\" (FILE an ANSI recording of NVIDIA's sample progress monitor, or - for stdin), got %q", fs.Args())
 	}
 	name := fs.Arg(1)
 	in := c.Streams.In
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return ExitInvalid, err
+			return invalid(err)
 		}
 		defer f.Close()
 		in = f
@@ -35,21 +35,21 @@ func runTrace(c *Command, args []string) (int, error) {
 		// ConvertANSI names its input "ansi" (ansi:LINE: …); name the file,
 		// so the error reads FILE:LINE: … like every positioned error.
 		if rest, ok := strings.CutPrefix(err.Error(), "ansi"); ok {
-			return ExitInvalid, usageError{name + rest}
+			return usageError{name + rest}
 		}
-		return ExitInvalid, fmt.Errorf("%s: %w", name, err)
+		return invalid(fmt.Errorf("%s: %w", name, err))
 	}
 	var out bytes.Buffer
 	w := trace.NewWriter(&out)
 	for _, ev := range events {
 		if err := w.Write(ev); err != nil {
-			return ExitFailed, err
+			return err
 		}
 	}
 	if err := w.Flush(); err != nil {
-		return ExitFailed, err
+		return err
 	}
 	// Phase names are the recording's text: keep them inert in a log.
 	_, err = c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
-	return ExitOK, err
+	return err
 }

@@ -8,11 +8,11 @@ import (
 	"github.com/trt-action/trt-action/native"
 )
 
-func runVersion(c *Command, args []string) (int, error) {
+func runVersion(c *Command, args []string) error {
 	fs := c.newFlags("version", "[--trt-lib PATH]")
 	lib := fs.String("trt-lib", "", "probe this TensorRT library `path`")
 	if err := c.parse(fs, args, map[string]string{"trt-lib": "trt-lib"}); err != nil {
-		return ExitInvalid, err
+		return err
 	}
 	fmt.Fprintf(c.Streams.Out, "trt-action %s (%s, %s/%s)\nbackends:\n  sim            built in\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	missing := false
@@ -26,5 +26,5 @@ func runVersion(c *Command, args []string) (int, error) {
 	if missing {
 		fmt.Fprintf(c.Streams.Out, "backend folders: %s\n", native.SearchedDirs(native.BackendDirs()))
 	}
-	return ExitOK, nil
+	return nil
 }

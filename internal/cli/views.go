@@ -4,10 +4,10 @@ import (
 	"crypto/rand"
 	"errors"
 	"io"
-	"os"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/view/jsonl"
@@ -76,7 +76,7 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		// On stdout the stream may be the workflow log: keep it inert.
 		var w io.Writer = inertWriter{c.Streams.Out}
 		if f.events != "-" {
-			file, err := os.Create(f.events)
+			file, err := atomicfile.Live(f.events)
 			if err != nil {
 				return nil, 0, usagef("--events: %v", err)
 			}

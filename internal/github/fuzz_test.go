@@ -112,10 +112,13 @@ func xmlText(doc []byte) (string, error) {
 }
 
 var (
-	// Stricter than GitHub, which wants no letter before the sign (but
-	// links owner/repo#1): any sign right before a name or number fails.
-	liveMention   = regexp.MustCompile(`@[A-Za-z0-9]`)
-	liveReference = regexp.MustCompile(`#[0-9]|(?i:gh-[0-9])`)
+	// A mention, as GitHub links one: "@" at the start or after a
+	// character that is not a letter, digit or "_", before a name
+	// ("model@2x" is none). References are stricter than GitHub (which
+	// links owner/repo#1 but not every x#1): any "#" right before a number
+	// fails, and "GH-" before one where it starts a word.
+	liveMention   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])@[A-Za-z0-9]`)
+	liveReference = regexp.MustCompile(`#[0-9]|(?i:(?:^|[^A-Za-z0-9_])gh-[0-9])`)
 	htmlComment   = regexp.MustCompile(`(?s)<!--.*?-->`)
 	fencedBlock   = regexp.MustCompile("(?ms)^```.*?^```$")
 	codeSpan      = regexp.MustCompile("`[^`]*`")

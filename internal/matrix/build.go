@@ -60,8 +60,10 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	} else if backendOK && !backend.Of(b.Backend).Simulated {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
+	b.EnginePos = at
 	if p, ok := fs.get("engine"); ok {
 		b.Engine, _ = d.outputPath(p.val, "engine")
+		b.EnginePos = d.w.pos(p.key)
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
 		d.checkOutput(at, "engine", b.Engine)

@@ -97,7 +97,7 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 		case row.AliasOf != "":
 			aliases = append(aliases, alias{row, v, at})
 		case row.Fixed:
-			setFixed(b, row.Key, v)
+			setFixed(b, row.Key, v, at)
 		default:
 			b.Settings = append(b.Settings, Setting{Key: row.Key, Value: v, Pos: at})
 		}
@@ -108,8 +108,8 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 	d.checkConflicts(b, fs)
 }
 
-// setFixed puts a fixed setting's value in its field of b.
-func setFixed(b *Build, key string, v any) {
+// setFixed puts a fixed setting's value, written at at, in its field of b.
+func setFixed(b *Build, key string, v any, at Pos) {
 	switch key {
 	case "precision":
 		b.Precision = v.([]string)
@@ -118,7 +118,7 @@ func setFixed(b *Build, key string, v any) {
 	case "targets":
 		b.Targets = v.([]string)
 	case "timing-cache":
-		b.TimingCache = v.(string)
+		b.TimingCache, b.TimingCachePos = v.(string), at
 	default:
 		panic("matrix: fixed setting " + key + " has no field in Build")
 	}

@@ -70,6 +70,10 @@ type Build struct {
 
 	Axes map[string]string // this build's matrix values, for display
 	Pos  Pos               // where the build (list item) starts
+	// EnginePos and TimingCachePos are where engine: and timing-cache:
+	// were written, for errors about the files they name (EnginePos is
+	// Pos when the engine path comes from the name).
+	EnginePos, TimingCachePos Pos
 }
 
 // Budgets are a build's time limits. Zero means no limit.

@@ -5,9 +5,10 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // workspace is the folder a matrix file may write into, plus the folders
@@ -26,9 +27,9 @@ type workspace struct {
 // GITHUB_WORKSPACE was put there by the workflow, not checked out with the
 // repository, so its own repository or folder is the boundary.
 func findWorkspace(matrixDir string) workspace {
-	dir := resolveExisting(absPath(matrixDir))
+	dir := runfiles.Real(matrixDir)
 	if ws := os.Getenv("GITHUB_WORKSPACE"); ws != "" && os.Getenv("GITHUB_ACTIONS") == "true" {
-		if root := resolveExisting(absPath(ws)); within(dir, root) {
+		if root := runfiles.Real(ws); runfiles.Within(dir, root) {
 			return workspace{root: root, why: "GITHUB_WORKSPACE"}
 		}
 	}
@@ -46,48 +47,18 @@ func findWorkspace(matrixDir string) workspace {
 // allows reports whether p, absolute with symlinks resolved, lies in the
 // workspace or in an allowed folder.
 func (ws workspace) allows(p string) bool {
-	if within(p, ws.root) {
+	if runfiles.Within(p, ws.root) {
 		return true
 	}
 	for _, a := range ws.allowed {
-		if within(p, a) {
+		if runfiles.Within(p, a) {
 			return true
 		}
 	}
 	return false
 }
 
-// within reports whether p is dir or lies below it (both clean, absolute).
-func within(p, dir string) bool {
-	rel, err := filepath.Rel(dir, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
-}
-
-func absPath(p string) string {
-	if abs, err := filepath.Abs(p); err == nil {
-		return abs
-	}
-	return filepath.Clean(p)
-}
-
-// resolveExisting resolves the symlinks in the longest existing prefix of
-// the absolute path p and keeps the rest as written: a folder not created
-// yet cannot be a link, but an existing link anywhere above it decides
-// where a write lands.
-func resolveExisting(p string) string {
-	var rest []string
-	for cur := p; ; cur = filepath.Dir(cur) {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(append([]string{real}, rest...)...)
-		}
-		if filepath.Dir(cur) == cur {
-			return p
-		}
-		rest = append([]string{filepath.Base(cur)}, rest...)
-	}
-}
-
-// realDir is resolveExisting for a folder, remembered: the builds of a
+// realDir is runfiles.Real for a folder, remembered: the builds of a
 // matrix mostly write into the same few folders.
 func (w *walker) realDir(dir string) string {
 	if r, ok := w.realDirs[dir]; ok {
@@ -96,7 +67,7 @@ func (w *walker) realDir(dir string) string {
 	if w.realDirs == nil {
 		w.realDirs = map[string]string{}
 	}
-	r := resolveExisting(dir)
+	r := runfiles.Real(dir)
 	w.realDirs[dir] = r
 	return r
 }
@@ -107,7 +78,7 @@ func (d *decoder) readAllowPaths(n *yaml.Node) {
 	items, _ := d.w.items(n, "allow-paths", "a list of folders")
 	for _, item := range items {
 		if p, ok := d.path(item, "allow-paths"); ok {
-			d.w.ws.allowed = append(d.w.ws.allowed, resolveExisting(absPath(p)))
+			d.w.ws.allowed = append(d.w.ws.allowed, runfiles.Real(p))
 		}
 	}
 }
@@ -126,7 +97,7 @@ func (d *decoder) outputPath(n *yaml.Node, what string) (string, bool) {
 
 // checkOutput reports, at pos, why trt-action may not write to p.
 func (d *decoder) checkOutput(pos Pos, what, p string) bool {
-	abs := absPath(p)
+	abs := runfiles.Abs(p)
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
 		d.w.errs.add(pos, "%s: %q is a symbolic link; trt-action does not write through links, so remove it or name the file it points to", what, p)
 		return false
@@ -154,7 +125,7 @@ func (d *decoder) checkOutputFolder(pos Pos, what, p string) bool {
 		d.w.errs.add(pos, "%s: %q exists and is not a folder", what, p)
 		return false
 	}
-	real := resolveExisting(absPath(p))
+	real := runfiles.Real(p)
 	if !d.w.ws.allows(real) {
 		d.w.errs.add(pos, "%s: %q resolves to %s, outside the workspace %s (%s); use a folder inside it, or allow it with a top-level allow-paths: [%s]",
 			what, p, real, d.w.ws.root, d.w.ws.why, real)

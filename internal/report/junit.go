@@ -2,8 +2,10 @@ package report
 
 import (
 	"encoding/xml"
+	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -12,28 +14,6 @@ import (
 
 // JUnit XML is the lingua franca of test-report tools: writing builds as test
 // cases lets CI systems that know nothing about TensorRT show them.
-
-type junitSuites struct {
-	XMLName  xml.Name     `xml:"testsuites"`
-	Name     string       `xml:"name,attr"`
-	Tests    int          `xml:"tests,attr"`
-	Failures int          `xml:"failures,attr"`
-	Errors   int          `xml:"errors,attr"`
-	Skipped  int          `xml:"skipped,attr"`
-	Time     string       `xml:"time,attr"`
-	Suites   []junitSuite `xml:"testsuite"`
-}
-
-type junitSuite struct {
-	Name      string      `xml:"name,attr"`
-	Tests     int         `xml:"tests,attr"`
-	Failures  int         `xml:"failures,attr"`
-	Errors    int         `xml:"errors,attr"`
-	Skipped   int         `xml:"skipped,attr"`
-	Time      string      `xml:"time,attr"`
-	Timestamp string      `xml:"timestamp,attr,omitempty"`
-	Cases     []junitCase `xml:"testcase"`
-}
 
 type junitCase struct {
 	Name      string        `xml:"name,attr"`
@@ -54,41 +34,50 @@ type junitProblem struct {
 // "trt-action.<backend>", time in seconds), a failure for failed,
 // budget-exceeded, crashed and killed builds (message = reason, type =
 // status) and for builds left pending or running, and skipped for
-// cancelled ones.
+// cancelled ones. It streams: the counts come first, from the builds'
+// statuses, and then each test case is made and encoded in turn, so a run
+// of thousands of builds never holds its JUnit document in memory.
 func WriteJUnit(w io.Writer, r *Report) error {
-	suite := junitSuite{
-		Name:  junitSuiteName(r),
-		Time:  junitSeconds(r.DurationMs),
-		Cases: make([]junitCase, 0, len(r.Builds)),
-	}
-	if !r.StartedAt.IsZero() {
-		suite.Timestamp = r.StartedAt.UTC().Format(time.RFC3339)
-	}
+	var tests, failures, skipped int
 	for i := range r.Builds {
-		c := junitTestCase(&r.Builds[i])
-		suite.Tests++
-		if c.Failure != nil {
-			suite.Failures++
+		tests++
+		switch status := r.Builds[i].Status; {
+		case isJUnitFailure(status):
+			failures++
+		case !Succeeded(status):
+			skipped++
 		}
-		if c.Skipped != nil {
-			suite.Skipped++
-		}
-		suite.Cases = append(suite.Cases, c)
 	}
-	doc := junitSuites{
-		Name:     suite.Name,
-		Tests:    suite.Tests,
-		Failures: suite.Failures,
-		Skipped:  suite.Skipped,
-		Time:     suite.Time,
-		Suites:   []junitSuite{suite},
+	name, seconds := junitSuiteName(r), junitSeconds(r.DurationMs)
+	counts := func(local string) xml.StartElement {
+		return xml.StartElement{Name: xml.Name{Local: local}, Attr: []xml.Attr{
+			{Name: xml.Name{Local: "name"}, Value: name},
+			{Name: xml.Name{Local: "tests"}, Value: strconv.Itoa(tests)},
+			{Name: xml.Name{Local: "failures"}, Value: strconv.Itoa(failures)},
+			{Name: xml.Name{Local: "errors"}, Value: "0"},
+			{Name: xml.Name{Local: "skipped"}, Value: strconv.Itoa(skipped)},
+			{Name: xml.Name{Local: "time"}, Value: seconds},
+		}}
+	}
+	suites, suite := counts("testsuites"), counts("testsuite")
+	if !r.StartedAt.IsZero() {
+		suite.Attr = append(suite.Attr, xml.Attr{Name: xml.Name{Local: "timestamp"}, Value: r.StartedAt.UTC().Format(time.RFC3339)})
 	}
 	if _, err := io.WriteString(w, xml.Header); err != nil {
 		return err
 	}
 	enc := xml.NewEncoder(w)
 	enc.Indent("", "  ")
-	if err := enc.Encode(doc); err != nil {
+	if err := errors.Join(enc.EncodeToken(suites), enc.EncodeToken(suite)); err != nil {
+		return fmt.Errorf("junit: %w", err)
+	}
+	testcase := xml.StartElement{Name: xml.Name{Local: "testcase"}}
+	for i := range r.Builds {
+		if err := enc.EncodeElement(junitTestCase(&r.Builds[i]), testcase); err != nil {
+			return fmt.Errorf("junit: %w", err)
+		}
+	}
+	if err := errors.Join(enc.EncodeToken(suite.End()), enc.EncodeToken(suites.End()), enc.Flush()); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
 	_, err := io.WriteString(w, "\n")

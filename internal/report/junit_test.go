@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/golden"
 )
 
 // parsed mirrors the JUnit schema independently of the writer's own types,
@@ -156,4 +158,22 @@ func TestWriteJUnitReplacesInvalidXMLCharacters(t *testing.T) {
 	if !strings.Contains(c.Failure.Body, "bell") || !strings.Contains(c.Failure.Body, "in the log") {
 		t.Errorf("failure body %q, want the error log line", c.Failure.Body)
 	}
+}
+
+// The JUnit file, whole: the fixture's builds, and one whose engine and
+// library paths hold "@", "&" and "gh-1" where GitHub sees no mention,
+// reference or character reference (issue 17: a zero-width space landed
+// inside such a path), beside warnings that are mentions and stay
+// neutralised.
+func TestJUnitGolden(t *testing.T) {
+	r := junitFixture()
+	r.Builds = append(r.Builds, Build{Name: "paths", Backend: "tensorrt", Status: StatusOK, DurationMs: 2000,
+		Library:  "/opt/trt@10.16/lib/libnvinfer.so.10",
+		Engine:   &Engine{Path: "out/resnet@2x/high-1/a&b.engine", Bytes: 7, SHA256: "cd"},
+		Warnings: []string{"ask @octocat about #12", "&commat;team"}})
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, r); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "junit.golden.xml", buf.String())
 }

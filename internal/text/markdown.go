@@ -20,6 +20,14 @@ const breaker = "\u200b"
 // references (#123, GH-123, owner/repo#123). It also breaks HTML character
 // references (&commat;, &#x40;): plain text (JUnit, annotations) may be
 // shown as HTML by another tool, which would decode them into a live "@".
+// It breaks them only where they are what they look like, so that a file
+// path or a name that merely holds the signs passes unchanged: a mention
+// starts a word (GitHub's mention pattern wants the "@" at the start or
+// after a character that is not a letter, digit or "_": "model@2x" and
+// "a@b.c" are not mentions; github.com/gjtorikian/html-pipeline,
+// lib/html/pipeline/mention_filter.rb, MentionPattern), as does "GH-"
+// ("high-1" is no reference), and a named character reference ends with
+// ";" ("a&b" is none; "&#" always starts one).
 // It stays exported although only this package calls it today: it is the one
 // mention neutraliser for a renderer that escapes text its own way.
 func Neutral(s string) string {
@@ -36,14 +44,30 @@ func Neutral(s string) string {
 		}
 		next := s[i+1]
 		switch {
-		case c == '@' && isAlnum(next),
+		case c == '@' && isAlnum(next) && wordStart(s, i),
 			c == '#' && isDigit(next),
-			c == '&' && (next == '#' || isAlnum(next)),
-			c == '-' && isDigit(next) && i >= 2 && strings.EqualFold(s[i-2:i], "gh"):
+			c == '&' && (next == '#' || namedReference(s[i+1:])),
+			c == '-' && isDigit(next) && i >= 2 && strings.EqualFold(s[i-2:i], "gh") && wordStart(s, i-2):
 			b.WriteString(breaker)
 		}
 	}
 	return b.String()
+}
+
+// wordStart reports whether s[i] starts a word: it is the first byte, or
+// the byte before it is not a letter, a digit or "_".
+func wordStart(s string, i int) bool {
+	return i == 0 || !(isAlnum(s[i-1]) || s[i-1] == '_')
+}
+
+// namedReference reports whether s (what follows an "&") is the name of a
+// character reference: letters and digits, then ";".
+func namedReference(s string) bool {
+	n := 0
+	for n < len(s) && isAlnum(s[n]) {
+		n++
+	}
+	return n > 0 && n < len(s) && s[n] == ';'
 }
 
 func isDigit(c byte) bool { return c >= '0' && c <= '9' }

@@ -34,6 +34,11 @@ func TestNeutral(t *testing.T) {
 		"a @ b, # c, GH-x, @":          "a @ b, # c, GH-x, @",
 		"x-1 and ##[error]":            "x-1 and ##[error]",
 		"&commat;u &#x40;v &#35;1 & x": "&\u200bcommat;u &\u200b#x40;v &\u200b#\u200b35;1 & x",
+		// Issue 17: a file path that holds the signs where GitHub sees no
+		// mention, reference or character reference passes unchanged.
+		"out/resnet@2x/high-1/a&b.engine": "out/resnet@2x/high-1/a&b.engine",
+		"ci@example.com x_@y &amp":        "ci@example.com x_@y &amp",
+		"out/@team.engine (gh-2)":         "out/@\u200bteam.engine (gh-\u200b2)",
 	})
 }
 

@@ -1,4 +1,4 @@
-package cache
+package onnx
 
 import (
 	"errors"
@@ -20,13 +20,32 @@ func TestExternalDataOfARealModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := externalData(data)
+	got, err := ExternalData(data)
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{"const.bin", "function.bin", "sparse.bin", "sub/then.bin", "weights.bin"}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("externalData = %q, want %q", got, want)
+	}
+}
+
+// ExternalFiles names the files where the parser reads them: beside the
+// model, whatever folder the model is named from.
+func TestExternalFilesAreBesideTheModel(t *testing.T) {
+	model := filepath.Join("testdata", "external", "model.onnx")
+	got, err := ExternalFiles(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join("testdata", "external")
+	want := []string{filepath.Join(dir, "const.bin"), filepath.Join(dir, "function.bin"), filepath.Join(dir, "sparse.bin"),
+		filepath.Join(dir, "sub", "then.bin"), filepath.Join(dir, "weights.bin")}
+	if !reflect.DeepEqual(got, want) {
+		t.Errorf("ExternalFiles = %q, want %q", got, want)
+	}
+	if _, err := ExternalFiles(filepath.Join("testdata", "absent.onnx")); err == nil {
+		t.Error("no error for a model that is not there")
 	}
 }
 
@@ -73,7 +92,7 @@ func TestExternalDataCases(t *testing.T) {
 	// A location entry without data_location EXTERNAL is not external:
 	// the parser reads raw_data then.
 	notMarked := msg(bytesField(tensorName, []byte("c")), entry(externalLocationKeyName, "ignored.bin"))
-	got, err := externalData(modelWithInitializers(externalTensor("a", "w.bin"), inline, notMarked, externalTensor("d", "w.bin")))
+	got, err := ExternalData(modelWithInitializers(externalTensor("a", "w.bin"), inline, notMarked, externalTensor("d", "w.bin")))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,20 +101,20 @@ func TestExternalDataCases(t *testing.T) {
 	}
 
 	noLocation := msg(bytesField(tensorName, []byte("lost")), varintField(tensorDataLocation, dataLocationExternal))
-	_, err = externalData(modelWithInitializers(noLocation))
+	_, err = ExternalData(modelWithInitializers(noLocation))
 	if err == nil || !strings.Contains(err.Error(), `tensor "lost"`) {
 		t.Errorf("a tensor without a location: error %v, want one naming it", err)
 	}
 
 	graph := bytesField(graphInitializer, externalTensor("deep", "deep.bin"))
-	got, err = externalData(msg(bytesField(modelGraph, bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph))))))
+	got, err = ExternalData(msg(bytesField(modelGraph, bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph))))))
 	if err != nil || !reflect.DeepEqual(got, []string{"deep.bin"}) {
 		t.Errorf("a subgraph's initializer: got %q, %v", got, err)
 	}
 	for range maxNesting {
 		graph = bytesField(graphNode, bytesField(nodeAttribute, bytesField(attrGraph, graph)))
 	}
-	_, err = externalData(msg(bytesField(modelGraph, graph)))
+	_, err = ExternalData(msg(bytesField(modelGraph, graph)))
 	if !errors.Is(err, errMalformedModel) {
 		t.Errorf("nesting beyond %d: error %v, want errMalformedModel", maxNesting, err)
 	}
@@ -108,7 +127,7 @@ func TestExternalDataCases(t *testing.T) {
 		"tensor of wrong kind":  bytesField(modelGraph, varintField(graphInitializer, 3)),
 		"end group without one": {0x0c},
 	} {
-		if _, err := externalData(bad); !errors.Is(err, errMalformedModel) {
+		if _, err := ExternalData(bad); !errors.Is(err, errMalformedModel) {
 			t.Errorf("%s: error %v, want errMalformedModel", name, err)
 		}
 	}
@@ -125,7 +144,7 @@ func FuzzExternalData(f *testing.F) {
 	f.Add(modelWithInitializers(externalTensor("a", "w.bin")))
 	f.Add([]byte{})
 	f.Fuzz(func(t *testing.T, data []byte) {
-		got, err := externalData(data)
+		got, err := ExternalData(data)
 		if err != nil {
 			return
 		}

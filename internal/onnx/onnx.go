@@ -1,4 +1,7 @@
-package cache
+// Package onnx reads the little of an ONNX model trt-action needs without
+// TensorRT: the files its tensors keep their data in (external data). The
+// engine cache keys a model by them, and a run refuses to write over them.
+package onnx
 
 import (
 	"errors"
@@ -12,7 +15,7 @@ import (
 // The ONNX model's external data: tensors whose bytes live in other files,
 // named by a location relative to the model's folder. Only the few fields
 // that can hold a tensor are walked (field numbers from onnx.proto); the
-// rest of the model is hashed as bytes and never decoded.
+// rest of the model is never decoded.
 
 // Field numbers of onnx.proto, by message.
 const (
@@ -46,12 +49,12 @@ const (
 // errMalformedModel is returned for a model whose protobuf does not parse.
 var errMalformedModel = errors.New("not a valid ONNX model (protobuf)")
 
-// externalData lists the external-data locations a serialized ModelProto
+// ExternalData lists the external-data locations a serialized ModelProto
 // references, sorted, each once: every tensor with data_location EXTERNAL
 // in the graph's initializers and sparse initializers, in node attributes
 // (tensors, and subgraphs at any depth) and in functions. A malformed
 // model is an error wrapping errMalformedModel; it never panics.
-func externalData(model []byte) ([]string, error) {
+func ExternalData(model []byte) ([]string, error) {
 	w := &onnxWalker{seen: map[string]bool{}}
 	err := w.message(model, 0, w.model)
 	if err != nil {
@@ -223,9 +226,9 @@ func (w *onnxWalker) entry(e field, depth int) (key, value string, err error) {
 	return key, value, err
 }
 
-// externalPath is where the ONNX parser looks for an external-data file:
+// ExternalPath is where the ONNX parser looks for an external-data file:
 // the location joined to the model's folder (onnx-tensorrt appends it to
 // the folder even when it starts with "/").
-func externalPath(model, location string) string {
+func ExternalPath(model, location string) string {
 	return filepath.Join(filepath.Dir(model), location)
 }

@@ -1,0 +1,182 @@
+package main
+
+// End-to-end tests of issue 17 item 2: no output of a run is written over
+// an input of the run or over another output.
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// overwriteMatrix builds one simulated engine from a model with external
+// data (the walker's test model: models/mlp.onnx keeps tensors in
+// models/weights.bin and others).
+const overwriteMatrix = `version: 1
+builds:
+  - name: a
+    backend: sim
+    sim: {step: 0s}
+    onnx: models/mlp.onnx
+    engine: ENGINE
+`
+
+// overwriteProject writes the matrix as c.yml with engine path engine, the
+// model and its external data, an engine and a report from an earlier run,
+// and returns the folder and every file in it with its content.
+func overwriteProject(t *testing.T, engine string) (string, map[string][]byte) {
+	t.Helper()
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.yml"), strings.Replace(overwriteMatrix, "ENGINE", engine, 1))
+	src := filepath.Join("..", "..", "internal", "onnx", "testdata", "external")
+	err := filepath.WalkDir(src, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		rel, _ := filepath.Rel(src, p)
+		data, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if rel == "model.onnx" {
+			rel = "mlp.onnx"
+		}
+		writeFile(t, filepath.Join(dir, "models", rel), string(data))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeFile(t, filepath.Join(dir, "out", "a.engine"), "an engine of an earlier run")
+	writeFile(t, filepath.Join(dir, "trt-report.json"), `{"note": "the report of an earlier run"}`)
+	writeFile(t, filepath.Join(dir, "prev.json"), `{"note": "a baseline"}`)
+	return dir, snapshot(t, dir)
+}
+
+// head is the start of data, for a message.
+func head(data []byte) []byte { return data[:min(len(data), 40)] }
+
+// snapshot is every file under dir with its content.
+func snapshot(t *testing.T, dir string) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		data, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(dir, p)
+		files[rel] = data
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// Each case of the issue, and the external data and the baseline report:
+// refused before any build with exit 2 and a message naming both files,
+// every file left byte for byte as it was.
+func TestNoOutputIsWrittenOverAnInputOrAnotherOutput(t *testing.T) {
+	cases := []struct {
+		name   string
+		engine string
+		args   []string
+		want   string
+	}{
+		{"--report c.yml", "out/a.engine", []string{"--report", "c.yml"},
+			`trt-action: --report "c.yml" is the matrix file: the run would write over it`},
+		{"--junit models/mlp.onnx", "out/a.engine", []string{"--junit", "models/mlp.onnx"},
+			`trt-action: --junit "models/mlp.onnx" is the model of build "a"`},
+		{"--summary out/a.engine", "out/a.engine", []string{"--summary", "out/a.engine"},
+			`trt-action: --summary "out/a.engine" is the engine of build "a" (at c.yml:7:5): two outputs would write one file`},
+		{"--events models/weights.bin", "out/a.engine", []string{"--events", "models/weights.bin"},
+			`trt-action: --events "models/weights.bin" is the external data of build "a"`},
+		{"--report is --baseline", "out/a.engine", []string{"--baseline", "prev.json", "--report", "prev.json"},
+			`trt-action: --report "prev.json" is --baseline: the run would write over it`},
+		{"engine: models/mlp.onnx", "models/mlp.onnx", nil,
+			`c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a"`},
+		{"engine: c.yml", "c.yml", nil,
+			`c.yml:7:5: engine "c.yml" of build "a" is the matrix file`},
+		{"engine: trt-report.json", "trt-report.json", nil,
+			`trt-action: --report "trt-report.json" is the engine of build "a" (at c.yml:7:5): two outputs would write one file`},
+		{"engine in the cache folder", "cache/a.engine", []string{"--cache", "cache"},
+			`c.yml:7:5: engine "cache/a.engine" of build "a" lies inside --cache "cache", a folder the run manages`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, before := overwriteProject(t, c.engine)
+			out, err := command(dir, nil, append([]string{"build", "c.yml"}, c.args...)...).CombinedOutput()
+			if code := exitCode(err); code != 2 {
+				t.Errorf("exit %d, want 2 (refused before any build)\n%s", code, out)
+			}
+			if !strings.Contains(string(out), c.want) {
+				t.Errorf("output lacks %q:\n%s", c.want, out)
+			}
+			after := snapshot(t, dir)
+			for name, data := range before {
+				if !bytes.Equal(after[name], data) {
+					t.Errorf("%s changed: now %d bytes starting %q", name, len(after[name]), head(after[name]))
+				}
+			}
+			for name := range after {
+				if _, ok := before[name]; !ok {
+					t.Errorf("%s was written", name)
+				}
+			}
+		})
+	}
+}
+
+// validate refuses what the matrix alone names: an engine over the matrix
+// file or a model, at the engine key's position.
+func TestValidateRefusesAnEngineOverAnInput(t *testing.T) {
+	for engine, want := range map[string]string{
+		"models/mlp.onnx":        `c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a": the run would write over it; give the output a path of its own`,
+		"c.yml":                  `c.yml:7:5: engine "c.yml" of build "a" is the matrix file: the run would write over it; give the output a path of its own`,
+		"models/const.bin":       `c.yml:7:5: engine "models/const.bin" of build "a" is the external data of build "a": the run would write over it; give the output a path of its own`,
+		"models/../c.yml":        `c.yml:7:5: engine "c.yml" of build "a" is the matrix file`,
+		"./models/mlp.onnx":      `c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a"`,
+		"models/sub/../../c.yml": `c.yml:7:5: engine "c.yml" of build "a" is the matrix file`,
+	} {
+		t.Run(engine, func(t *testing.T) {
+			dir, before := overwriteProject(t, engine)
+			out, err := command(dir, nil, "validate", "c.yml").CombinedOutput()
+			if code := exitCode(err); code != 2 || !strings.HasPrefix(string(out), want) {
+				t.Errorf("exit %d, output:\n%s\nwant exit 2 and:\n%s", code, out, want)
+			}
+			if after := snapshot(t, dir); len(after) != len(before) {
+				t.Errorf("validate wrote files: %d before, %d after", len(before), len(after))
+			}
+		})
+	}
+}
+
+// A timing cache shared by builds stays allowed; one that is another
+// build's engine is refused at its key.
+func TestATimingCacheMayBeSharedButBeNothingElse(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.yml"), `version: 1
+defaults: {backend: sim, timing-cache: tc/shared.cache}
+builds:
+  - {name: a}
+  - {name: b}
+`)
+	if out, err := command(dir, nil, "validate", "c.yml").CombinedOutput(); exitCode(err) != 0 {
+		t.Errorf("a shared timing cache: exit %d\n%s", exitCode(err), out)
+	}
+	writeFile(t, filepath.Join(dir, "c.yml"), `version: 1
+defaults: {backend: sim}
+builds:
+  - {name: a, engine: out/a.engine}
+  - {name: b, timing-cache: out/a.engine}
+`)
+	out, err := command(dir, nil, "validate", "c.yml").CombinedOutput()
+	want := `c.yml:5:15: timing-cache "out/a.engine" of build "b" is the engine of build "a" (at c.yml:4:15): builds may share a timing cache, but it may be nothing else; give each a path of its own`
+	if exitCode(err) != 2 || strings.TrimSpace(string(out)) != want {
+		t.Errorf("exit %d, output:\n%s\nwant exit 2 and:\n%s", exitCode(err), out, want)
+	}
+}

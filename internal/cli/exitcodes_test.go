@@ -1,0 +1,106 @@
+package cli
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/build"
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
+	"github.com/trt-action/trt-action/internal/runfiles"
+)
+
+// exitCodeTable is the one table of exit codes the documentation has: the
+// first table under an "Exit codes" heading in README.md or docs/, by code
+// ("130 / 143" is two), with its meaning.
+func exitCodeTable(t *testing.T) map[int]string {
+	t.Helper()
+	docs, _ := filepath.Glob("../../docs/*.md")
+	heading := regexp.MustCompile(`(?m)^#+ Exit codes\s*$`)
+	rows := map[int]string{}
+	var where []string
+	for _, path := range append([]string{"../../README.md"}, docs...) {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		loc := heading.FindIndex(data)
+		if loc == nil {
+			continue
+		}
+		where = append(where, path)
+		inTable := false
+		for _, line := range strings.Split(string(data[loc[1]:]), "\n") {
+			if !strings.HasPrefix(line, "|") {
+				if inTable {
+					break
+				}
+				continue
+			}
+			inTable = true
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for _, field := range strings.Split(cells[0], "/") {
+				if code, err := strconv.Atoi(strings.TrimSpace(field)); err == nil {
+					rows[code] = strings.TrimSpace(cells[len(cells)-1])
+				}
+			}
+		}
+	}
+	if len(where) != 1 || len(rows) == 0 {
+		t.Fatalf("want one exit-code table under an \"Exit codes\" heading; found headings in %q and %d codes", where, len(rows))
+	}
+	return rows
+}
+
+// Issue 18 point 2: one function maps errors to exit codes, and every
+// row of the documented table is what some error maps to; a row without a
+// case here, or a case the table lacks, fails.
+func TestExitCodesAreTheDocumentedTable(t *testing.T) {
+	c, _, _ := fanoutCommand(nil)
+	folder := t.TempDir() // an output that is a folder cannot be written
+	unwritable := outputs.New(c.actions(), outputs.Paths{Report: folder}).Check("no build was started")
+	var oe outputs.Error
+	if !errors.As(unwritable, &oe) {
+		t.Fatalf("Check of a folder: %v, want an outputs.Error", unwritable)
+	}
+	sigint, sigterm := build.Interrupted{Signal: os.Interrupt}, build.Interrupted{Signal: syscall.SIGTERM}
+	cases := map[int][]error{
+		ExitOK: {nil, flag.ErrHelp, invalid(flag.ErrHelp)},
+		ExitFailed: {runEnd{outcome: buildsFailed}, errors.New("cache verify: an entry is corrupt"),
+			internalError{value: "a bug"}, fmt.Errorf("cannot find my own executable: %w", os.ErrNotExist)},
+		ExitInvalid: {usagef("--jobs 0: must be at least 1"), matrix.Errors{{Msg: "bad"}}, runfiles.Collisions{{Msg: "overlap"}},
+			&cache.LibraryUnknownError{Backend: "tensorrt"}, invalid(errors.New("no engine cache at c")), errors.Join(usagef("a"), usagef("b"))},
+		ExitBudget: {runEnd{outcome: overBudget}},
+		ExitOutput: {unwritable, runEnd{outputs: unwritable}, runEnd{outcome: buildsFailed, outputs: unwritable},
+			runEnd{outcome: overBudget, outputs: unwritable}},
+		ExitInterrupted: {runEnd{outcome: sigint}, runEnd{outcome: sigint, outputs: unwritable}},
+		ExitTerminated:  {runEnd{outcome: sigterm}, runEnd{outcome: sigterm, outputs: unwritable}},
+	}
+	table := exitCodeTable(t)
+	for code, meaning := range table {
+		if len(cases[code]) == 0 {
+			t.Errorf("exit code %d (%s) is documented, and no error here maps to it", code, meaning)
+		}
+	}
+	for _, code := range slices.Sorted(maps.Keys(cases)) {
+		if _, ok := table[code]; !ok {
+			t.Errorf("exit code %d is not in the documented table", code)
+		}
+		for _, err := range cases[code] {
+			if got := exitCode(err); got != code {
+				t.Errorf("exitCode(%#v) = %d, want %d", err, got, code)
+			}
+		}
+	}
+}

@@ -1,0 +1,194 @@
+package runfiles
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// project makes a folder with a matrix file and a model, and returns it.
+func project(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	for _, name := range []string{"c.yml", "models/mlp.onnx"} {
+		p := filepath.Join(dir, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(name), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func inputs(dir string) []File {
+	return []File{
+		{Path: filepath.Join(dir, "c.yml"), Role: Input, What: "the matrix file"},
+		{Path: filepath.Join(dir, "models/mlp.onnx"), Role: Input, What: "model", Build: "mlp"},
+	}
+}
+
+// messages is Check's collisions, one a line, or "" when there is none.
+func messages(t *testing.T, files []File) string {
+	t.Helper()
+	err := Check(files)
+	if err == nil {
+		return ""
+	}
+	var cs Collisions
+	if !errors.As(err, &cs) {
+		t.Fatalf("Check returned %T, want Collisions", err)
+	}
+	return err.Error()
+}
+
+// Issue 17 item 2: each way of naming an input as an output is refused.
+func TestAnOutputThatIsAnInputIsRefused(t *testing.T) {
+	dir := project(t)
+	if err := os.Symlink("models", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "deep/er"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("deep/er", filepath.Join(dir, "deeplink")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(filepath.Join(dir, "models/mlp.onnx"), filepath.Join(dir, "hard.onnx")); err != nil {
+		t.Fatal(err)
+	}
+	for name, output := range map[string]string{
+		"the same name":       "models/mlp.onnx",
+		"a longer name":       "models/../models/./mlp.onnx",
+		"a folder link":       "link/mlp.onnx",
+		"a hard link":         "hard.onnx",
+		"an absolute name":    filepath.Join(dir, "models/mlp.onnx"),
+		"the matrix file":     "c.yml",
+		"the matrix by links": "link/../c.yml",
+		// deeplink/.. is deep, where the kernel goes; cleaned first it
+		// would be the project's folder, and this name the matrix file.
+		"a link, then up": "deeplink/../../c.yml",
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Chdir(dir)
+			files := append(inputs(dir), File{Path: output, Role: Output, What: "--junit"})
+			got := messages(t, files)
+			want := "--junit " + quote(output) + " is the "
+			if !strings.HasPrefix(got, want) || !strings.Contains(got, "the run would write over it") {
+				t.Errorf("got %q, want a refusal starting %q", got, want)
+			}
+		})
+	}
+}
+
+func quote(s string) string { return `"` + s + `"` }
+
+func TestOutputsApartPass(t *testing.T) {
+	dir := project(t)
+	files := append(inputs(dir),
+		File{Path: filepath.Join(dir, "out/a.engine"), Role: Output, What: "engine", Build: "a", Pos: "c.yml:3:5"},
+		File{Path: filepath.Join(dir, "trt-report.json"), Role: Output, What: "--report"},
+		File{Path: filepath.Join(dir, "tc/shared.cache"), Role: Shared, What: "timing-cache", Build: "a"},
+		File{Path: filepath.Join(dir, "tc/shared.cache"), Role: Shared, What: "timing-cache", Build: "b"},
+		File{Path: filepath.Join(dir, ".trt-cache"), Role: Folder, What: "the engine cache folder"},
+		// Streams are written through, never replaced.
+		File{Path: os.DevNull, Role: Output, What: "--summary"},
+		File{Path: os.DevNull, Role: Output, What: "--junit"},
+	)
+	if got := messages(t, files); got != "" {
+		t.Errorf("outputs apart refused:\n%s", got)
+	}
+}
+
+func TestOutputsThatAreEachOtherAreRefusedAtTheirPositions(t *testing.T) {
+	dir := project(t)
+	engine := filepath.Join(dir, "out/a.engine")
+	files := append(inputs(dir),
+		File{Path: engine, Role: Output, What: "engine", Build: "a", Pos: "c.yml:5:13"},
+		File{Path: filepath.Join(dir, "tc.cache"), Role: Shared, What: "timing-cache", Build: "a", Pos: "c.yml:6:13"},
+		File{Path: filepath.Join(dir, "tc.cache"), Role: Shared, What: "timing-cache", Build: "b", Pos: "c.yml:9:13"},
+		File{Path: dir + "/out/../tc.cache", Role: Output, What: "engine", Build: "c", Pos: "c.yml:12:13"},
+		File{Path: engine, Role: Output, What: "--summary"},
+	)
+	got := messages(t, files)
+	want := `c.yml:12:13: engine "` + dir + `/out/../tc.cache" of build "c" is the timing-cache "` + dir + `/tc.cache" of build "a" (and of 1 other build) (at c.yml:6:13): builds may share a timing cache, but it may be nothing else; give each a path of its own` + "\n" +
+		`--summary "` + engine + `" is the engine of build "a" (at c.yml:5:13): two outputs would write one file; give each a path of its own`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Every input a hundred builds share is one collision, not a hundred.
+func TestAnInputOfManyBuildsIsNamedOnce(t *testing.T) {
+	dir := project(t)
+	model := filepath.Join(dir, "models/mlp.onnx")
+	var files []File
+	for _, b := range []string{"a", "b", "c"} {
+		files = append(files, File{Path: model, Role: Input, What: "model", Build: b})
+	}
+	files = append(files, File{Path: model, Role: Output, What: "engine", Build: "d", Pos: "c.yml:9:5"})
+	want := `c.yml:9:5: engine "` + model + `" of build "d" is the model of build "a" (and of 2 other builds): the run would write over it; give the output a path of its own`
+	if got := messages(t, files); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// An output must not lie inside the engine cache folder, nor the folder
+// inside a path the run writes as a file.
+func TestOutputsInsideOtherOutputsAreRefused(t *testing.T) {
+	dir := project(t)
+	t.Chdir(dir)
+	got := messages(t, []File{
+		{Path: ".trt-cache", Role: Folder, What: "the engine cache folder", Pos: "c.yml:2:1"},
+		{Path: ".trt-cache/v1/a.engine", Role: Output, What: "engine", Build: "a", Pos: "c.yml:4:5"},
+		{Path: "out", Role: Output, What: "--report"},
+		{Path: "out/cache", Role: Folder, What: "--cache"},
+	})
+	want := `c.yml:4:5: engine ".trt-cache/v1/a.engine" of build "a" lies inside the engine cache folder ".trt-cache" (at c.yml:2:1), a folder the run manages; put it elsewhere` + "\n" +
+		`--cache "out/cache" lies inside --report "out", which the run writes as a file; give them paths apart`
+	if got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestWithin(t *testing.T) {
+	for _, c := range []struct {
+		p, dir string
+		want   bool
+	}{
+		{"/a/b", "/a", true}, {"/a", "/a", true}, {"/ab", "/a", false},
+		{"/a/../b", "/a", false}, {"/", "/a", false}, {"/a/..b", "/a", true},
+	} {
+		if got := Within(filepath.Clean(c.p), c.dir); got != c.want {
+			t.Errorf("Within(%q, %q) = %v", c.p, c.dir, got)
+		}
+	}
+}
+
+// A path not there yet lands where the file system would put it: through
+// the links of the part that exists, with ".." after a link taken after it.
+func TestRealOfAPathNotThereYet(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "deep/er"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("deep/er", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(dir)
+	for p, want := range map[string]string{
+		"link/new/a.engine":   filepath.Join(dir, "deep/er/new/a.engine"),
+		"link/../b.engine":    filepath.Join(dir, "deep/b.engine"),
+		dir + "/./x/../y.txt": filepath.Join(dir, "y.txt"),
+	} {
+		if got := Real(p); got != want {
+			t.Errorf("Real(%q) = %q, want %q", p, got, want)
+		}
+	}
+}
