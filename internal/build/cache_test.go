@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -25,7 +26,7 @@ func engineCache(t *testing.T, dir string, rebuild ...string) *EngineCache {
 		t.Fatal(err)
 	}
 	return &EngineCache{Cache: c, Hasher: cache.NewHasher(),
-		Env:     func(backend, gpu string) (cache.Env, error) { return cache.Env{Library: cache.SimLibrary}, nil },
+		Env:     func(name, gpu string) (cache.Env, error) { return cache.Env{Library: backend.Sim}, nil },
 		Rebuild: func(name string) bool { return strings.Contains(strings.Join(rebuild, ","), name) }}
 }
 
@@ -238,7 +239,7 @@ func TestSignalWhileHashingStartsNoWorker(t *testing.T) {
 	ec.Env = func(string, string) (cache.Env, error) {
 		signals <- os.Interrupt
 		time.Sleep(300 * time.Millisecond) // the runner takes it meanwhile
-		return cache.Env{Library: cache.SimLibrary}, nil
+		return cache.Env{Library: backend.Sim}, nil
 	}
 	opts := testOptions(t)
 	opts.Cache = ec

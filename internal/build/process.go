@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
@@ -77,7 +78,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
 		}
 	}
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
 	}

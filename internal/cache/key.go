@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/settings"
@@ -32,7 +33,8 @@ type Key string
 // Env is what a key needs beyond the build itself.
 type Env struct {
 	// Library is the identity of the TensorRT library the backend loads
-	// (libraryIdentity); "sim" for the simulator.
+	// (libraryIdentity); the backend's name for one that loads none (the
+	// simulator).
 	Library string
 	// Target is, for backend tensorrt, the name and compute capability of
 	// the GPU the build runs on; "" otherwise (tensorrt-rtx builds for the
@@ -104,7 +106,7 @@ func (h *Hasher) document(b matrix.Build, env Env) ([]byte, error) {
 		return nil, err
 	}
 	doc.Settings = settings
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		if doc.Sim, err = h.sim(b.Sim); err != nil {
 			return nil, err
 		}

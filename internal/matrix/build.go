@@ -38,9 +38,9 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	}
 	backendOK := false
 	if p, ok := fs.get("backend"); !ok {
-		d.w.errs.add(at, "build: backend is required; one of %s", choices(Backends))
+		d.w.errs.add(at, "build: backend is required; one of %s", choices(backend.Names()))
 	} else {
-		b.Backend, backendOK = d.enum(p.val, "backend", Backends)
+		b.Backend, backendOK = d.enum(p.val, "backend", backend.Names())
 	}
 
 	d.model(fs, &b, at, backendOK)
@@ -160,8 +160,8 @@ func (d *decoder) phases(n *yaml.Node) []PhaseBudget {
 func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 	b.Sim = Sim{Threads: 4, Repeat: 1, Fault: Fault{Kind: "none"}}
 	stepSet := false
-	if p, ok := fs.get("sim"); ok {
-		for key, sp := range d.w.fields(p.val, "sim", simKeys).all() {
+	if p, ok := fs.get(simKey); ok {
+		for key, sp := range d.w.fields(p.val, simKey, simKeys).all() {
 			what := "sim." + key
 			switch key {
 			case "trace":

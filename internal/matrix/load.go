@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/settings"
 
 	"go.yaml.in/yaml/v3"
@@ -19,13 +20,16 @@ import (
 var (
 	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "cache", "matrix", "defaults", "builds"}
 	buildKeys = slices.Concat([]string{"name", "backend", "onnx", "engine"}, settings.Keys(),
-		[]string{"trtexec", "budgets", "sim", "matrix"})
+		[]string{"trtexec", "budgets", simKey, "matrix"})
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
 	cacheKeys      = []string{"dir", "max-size"}
 	shapeKeys      = []string{"min", "opt", "max"}
 )
+
+// simKey holds the simulated backend's own settings, under its name.
+const simKey = backend.Sim
 
 // faultKinds are the simulator faults sim.fault allows.
 var faultKinds = []string{"none", "crash", "hang", "fail", "silence"}

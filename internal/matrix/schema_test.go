@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/settings"
 )
 
@@ -57,7 +58,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		path   []string
 		parser []string
 	}{
-		{[]string{"$defs", "backend", "enum"}, Backends},
+		{[]string{"$defs", "backend", "enum"}, backend.Names()},
 	}
 	// Every setting with values lists exactly the table's (toggles each
 	// also with a sign).

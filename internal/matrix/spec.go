@@ -3,17 +3,10 @@
 // a workflow's strategy.matrix, and validates the result.
 package matrix
 
-import (
-	"time"
-
-	"github.com/trt-action/trt-action/internal/backend"
-)
+import "time"
 
 // DefaultFile is the matrix file read when none is named.
 const DefaultFile = "trt-builds.yml"
-
-// Backends a build may name (internal/backend holds what each is).
-var Backends = backend.Names()
 
 // File is a parsed, expanded, validated matrix file.
 type File struct {
