@@ -80,10 +80,11 @@ type alias struct {
 // conflicts between them.
 func (d *decoder) settings(fs fieldSet, b *Build) {
 	be := backend.Of(b.Backend)
-	var aliases []alias
+	var aliases []alias // an alias's row comes before its setting's
 	for _, row := range settings.All() {
 		p, ok := fs.get(row.Key)
 		if !ok {
+			d.mergeAliases(b, row, aliases, nil)
 			continue
 		}
 		at := d.w.pos(p.key)
@@ -100,10 +101,8 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 			setFixed(b, row.Key, v, at)
 		default:
 			b.Settings = append(b.Settings, Setting{Key: row.Key, Value: v, Pos: at})
+			d.mergeAliases(b, row, aliases, &b.Settings[len(b.Settings)-1])
 		}
-	}
-	for _, a := range aliases {
-		d.mergeAlias(b, a)
 	}
 	d.checkConflicts(b, fs)
 }
@@ -124,31 +123,33 @@ func setFixed(b *Build, key string, v any, at Pos) {
 	}
 }
 
-// mergeAlias writes an alias's value where it belongs: workspace becomes
-// memory-pools.workspace, so a build has one place for it whichever way
-// it was written.
-func (d *decoder) mergeAlias(b *Build, a alias) {
-	key, part, _ := strings.Cut(a.row.AliasOf, ".")
-	i := slices.IndexFunc(b.Settings, func(s Setting) bool { return s.Key == key })
-	if i < 0 {
-		b.Settings = append(b.Settings, Setting{Key: key, Value: map[string]int64{}, Pos: a.at})
-		slices.SortStableFunc(b.Settings, func(x, y Setting) int { return tableIndex(x.Key) - tableIndex(y.Key) })
-		i = slices.IndexFunc(b.Settings, func(s Setting) bool { return s.Key == key })
-	}
-	pools := b.Settings[i].Value.(map[string]int64)
-	if _, both := pools[part]; both {
-		first, later := b.Settings[i].Pos, a.at
-		firstKey, laterKey := a.row.AliasOf, a.row.Key
-		if later.before(first) {
-			first, later, firstKey, laterKey = later, first, laterKey, firstKey
+// mergeAliases writes the aliases of row's setting where they belong:
+// workspace becomes memory-pools.workspace, so a build has one place for it
+// whichever way it was written. written is row's setting when the build
+// wrote it too.
+func (d *decoder) mergeAliases(b *Build, row settings.Setting, aliases []alias, written *Setting) {
+	for _, a := range aliases {
+		key, part, _ := strings.Cut(a.row.AliasOf, ".")
+		if key != row.Key {
+			continue
 		}
-		d.w.errs.add(later, "%s and %s (at %s) set the same pool; keep one", laterKey, firstKey, first)
-		return
+		if written == nil {
+			b.Settings = append(b.Settings, Setting{Key: key, Value: map[string]int64{}, Pos: a.at})
+			written = &b.Settings[len(b.Settings)-1]
+		}
+		pools := written.Value.(map[string]int64)
+		if _, both := pools[part]; both {
+			first, later := written.Pos, a.at
+			firstKey, laterKey := a.row.AliasOf, a.row.Key
+			if later.before(first) {
+				first, later, firstKey, laterKey = later, first, laterKey, firstKey
+			}
+			d.w.errs.add(later, "%s and %s (at %s) set the same pool; keep one", laterKey, firstKey, first)
+			continue
+		}
+		pools[part] = a.value.(int64)
 	}
-	pools[part] = a.value.(int64)
 }
-
-func tableIndex(key string) int { return slices.Index(settings.Keys(), key) }
 
 func (d *decoder) settingValue(row settings.Setting, n *yaml.Node, be backend.Backend) (any, bool) {
 	switch row.Kind {

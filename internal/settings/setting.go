@@ -143,14 +143,22 @@ func Lookup(key string) (Setting, bool) {
 	return table[i], true
 }
 
-// Keys lists every key a build may write, in table order.
-func Keys() []string {
-	out := make([]string, len(table))
+// Keys lists every key a build may write, in table order. The slice is
+// the package's: do not change it.
+func Keys() []string { return keys }
+
+// keys and valueNames are worked out once: a matrix asks for them for
+// every build.
+var keys, valueNames = func() ([]string, map[string][]string) {
+	ks, names := make([]string, len(table)), map[string][]string{}
 	for i, s := range table {
-		out[i] = s.Key
+		ks[i] = s.Key
+		for _, v := range s.Values {
+			names[s.Key] = append(names[s.Key], v.Name)
+		}
 	}
-	return out
-}
+	return ks, names
+}()
 
 // Default is key's documented default, if it has one on every backend.
 func Default(key string) (any, bool) {
@@ -174,8 +182,12 @@ func (s Setting) Value(name string) (Value, bool) {
 	return s.Values[i], true
 }
 
-// ValueNames lists the names of s's values, in table order.
+// ValueNames lists the names of s's values, in table order. The slice
+// may be the package's: do not change it.
 func (s Setting) ValueNames() []string {
+	if names, ok := valueNames[s.Key]; ok && len(names) == len(s.Values) {
+		return names
+	}
 	out := make([]string, len(s.Values))
 	for i, v := range s.Values {
 		out[i] = v.Name
