@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync/atomic"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
@@ -30,11 +29,10 @@ type EngineCache struct {
 	// runs without the cache.
 	Env func(backend, gpu string) (cache.Env, error)
 	// Rebuild reports whether --rebuild names the build: it is built
-	// without asking the cache, and its engine stored.
+	// without asking the cache, and its engine replaces the entry.
 	Rebuild func(name string) bool
 
-	inRun        sameKey     // the keys this run is building now
-	evictionTold atomic.Bool // the run's one warning that max-size is too small for it
+	inRun sameKey // the keys this run is building now
 }
 
 // cacheKey is a build's key and what it was made from, once known.
@@ -55,7 +53,12 @@ func (w *watch) lookup() *report.Build {
 	env, err := ec.Env(w.spec.Backend, w.gpu)
 	var key cache.Key
 	if err == nil {
-		key, err = ec.Hasher.Key(w.spec, env)
+		ctx, cancel := w.hashContext()
+		key, err = ec.Hasher.Key(ctx, w.spec, env)
+		cancel()
+		if ended := w.hashStopped(ctx, err); ended != nil {
+			return ended
+		}
 	}
 	if err != nil {
 		// The cache saves time; it is never why a build fails. The
@@ -68,10 +71,9 @@ func (w *watch) lookup() *report.Build {
 	if w.r.soft.Err() != nil { // a signal came while the model was hashed
 		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(w.r.soft)), outcome{})
 	}
-	if ec.Rebuild(w.spec.Name) {
-		w.res.Cache.Rebuilt = true
-		return nil
-	}
+	// A --rebuild build claims its key too: a build of this run with the
+	// same key that comes later waits for it, then takes the new engine.
+	w.res.Cache.Rebuilt = ec.Rebuild(w.spec.Name)
 	for {
 		ended, mine := ec.inRun.claim(key)
 		if mine {
@@ -89,6 +91,9 @@ func (w *watch) lookup() *report.Build {
 		}
 		w.startClock() // the wait is not the build's: its time and budgets start now
 	}
+	if w.res.Cache.Rebuilt {
+		return nil // built without asking the cache; store replaces the entry
+	}
 	entry, hit, err := ec.Cache.Fetch(key, w.spec.Engine)
 	var corrupt *cache.CorruptError
 	switch {
@@ -99,6 +104,48 @@ func (w *watch) lookup() *report.Build {
 	case hit:
 		w.releaseKey()
 		return w.cached(entry)
+	}
+	return nil
+}
+
+// hashBudget is why a key's computation was stopped by a budget: the
+// build's own or the run's, as it would stop the build.
+type hashBudget struct{ hit report.BudgetHit }
+
+func (h hashBudget) Error() string { return describeHit(&h.hit) }
+
+// hashContext bounds the key's computation (it reads the model, which can
+// be gigabytes) as the build it is part of is bounded: a signal (the run's
+// soft stop) ends it, and so does the build's budget or the run's, both
+// counted from the build's start, as they are for the worker.
+func (w *watch) hashContext() (context.Context, context.CancelFunc) {
+	limit, kind := w.spec.Budgets.Build, kindBuild
+	if left := w.budget.runLeft; left > 0 && (limit == 0 || left < limit) {
+		limit, kind = left, kindRun
+	}
+	if limit == 0 {
+		return context.WithCancel(w.r.soft)
+	}
+	over := hashBudget{report.BudgetHit{Kind: kind, LimitMs: limit.Milliseconds()}}
+	return context.WithDeadlineCause(w.r.soft, w.started.Add(limit), over)
+}
+
+// hashStopped ends the build when its key's computation was stopped: by
+// its budget (budget-exceeded, as a worker stopped by it would be) or by a
+// signal (cancelled, as a build not started). nil when hashing was not
+// stopped.
+func (w *watch) hashStopped(ctx context.Context, err error) *report.Build {
+	if err == nil || ctx.Err() == nil {
+		return nil
+	}
+	var over hashBudget
+	if errors.As(context.Cause(ctx), &over) {
+		over.hit.ElapsedMs = w.now().Milliseconds()
+		w.hit = &over.hit
+		return w.finish(report.StatusBudgetExceeded, describeHit(w.hit)+", while its inputs were read for the engine cache key; no worker started", outcome{})
+	}
+	if w.r.soft.Err() != nil {
+		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v (while its inputs were read for the engine cache key)", context.Cause(w.r.soft)), outcome{})
 	}
 	return nil
 }
@@ -127,30 +174,46 @@ func (w *watch) cached(e cache.Entry) *report.Build {
 	return b
 }
 
-// store puts an ok build's engine in the cache. Whatever goes wrong is a
-// warning: the build stays ok. A read-only cache stores nothing, and the
-// CLI said so once for the run.
+// store puts an ok build's engine in the cache; a --rebuild build's
+// replaces the entry there. Whatever goes wrong is a warning: the build
+// stays ok. A read-only cache stores nothing, and the CLI said so once for
+// the run. The report says what happened: stored (and replaced), or
+// neither when another process had stored the key first.
 func (w *watch) store() {
 	ec := w.r.opts.Cache
 	if ec == nil || w.key == nil || w.res.Status != report.StatusOK || w.res.Engine == nil {
 		return
 	}
-	err := ec.Cache.Store(w.key.key, w.spec.Engine, cache.Entry{
+	put := ec.Cache.Store
+	if w.res.Cache.Rebuilt {
+		put = ec.Cache.Replace
+	}
+	done, err := put(w.key.key, w.spec.Engine, cache.Entry{
 		Build: w.spec.Name, Backend: w.spec.Backend, Library: w.key.env.Library, Target: w.key.env.Target,
 		BuiltAt: time.Now().UTC(), Duration: time.Duration(w.res.DurationMs) * time.Millisecond,
 		EngineSHA256: w.res.Engine.SHA256, // Store refuses a file that changed since the build
 		Original:     original(&w.res),
 	})
+	for _, n := range ec.Cache.Notices() {
+		w.warn(report.CacheWarningPrefix + n)
+	}
 	switch {
 	case errors.Is(err, cache.ErrReadOnly):
-	case err != nil:
+	case err != nil && done.Outcome == cache.Kept:
 		w.warn(report.CacheWarningPrefix + "the engine was not stored: " + err.Error())
 	default:
-		w.res.Cache.Stored = true
+		w.res.Cache.Stored = done.Outcome != cache.Kept
+		w.res.Cache.Replaced = done.Outcome == cache.Replaced
+		if err != nil { // stored, but the eviction after it failed
+			w.warn(report.CacheWarningPrefix + err.Error())
+		}
 	}
-	if n := ec.Cache.EvictedStored(); n > 0 && ec.evictionTold.CompareAndSwap(false, true) {
-		w.warn(report.CacheWarningPrefix + fmt.Sprintf("max-size %s is too small for this run's engines: %s stored in this run already evicted (built again next run); raise max-size",
-			text.Bytes(ec.Cache.MaxSize()), text.Count(n, "engine")))
+	if done.EvictedOwn > 0 {
+		// One warning per store that evicted: each counts what its own
+		// store did and the run's total so far, so the last one gives the
+		// whole run (a single warning at the first eviction undercounted).
+		w.warn(report.CacheWarningPrefix + fmt.Sprintf("max-size %s is too small for this run's engines: storing this one evicted %s stored in this run (%d so far), built again next run; raise max-size",
+			text.Bytes(ec.Cache.MaxSize()), text.Count(done.EvictedOwn, "engine"), ec.Cache.EvictedStored()))
 	}
 }
 

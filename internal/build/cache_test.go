@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -146,10 +149,12 @@ func TestCorruptEntryIsRebuiltWithAWarning(t *testing.T) {
 	}
 }
 
-// A max-size too small for one run's engines is told once in the run,
-// with how many of its engines were evicted and the max-size: the cache
-// keeps only the last and the rest are built again next run.
-func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
+// A max-size too small for one run's engines is told by every store that
+// evicts an engine of the run, with what it evicted and the run's total so
+// far: the last warning counts every engine of the run the cache lost (the
+// cache keeps only the last; the rest are built again next run). Before,
+// one warning at the first eviction said 1 where the run lost 2.
+func TestEvictingTheRunsOwnEnginesIsCounted(t *testing.T) {
 	dir := t.TempDir()
 	builds := append(twoSimBuilds(dir), simBuild(dir, "c", func(b *matrix.Build) { b.Sim.Threads = 3 }))
 	// Measure the entries in a cache without a limit, then allow one.
@@ -181,9 +186,28 @@ func TestEvictingTheRunsOwnEnginesWarnsOnce(t *testing.T) {
 	for _, b := range got {
 		told = append(told, b.Warnings...)
 	}
-	want := "engine cache: max-size " + text.Bytes(room) + " is too small for this run's engines: 1 engine stored in this run already evicted"
-	if len(warnings) != 1 || !strings.HasPrefix(warnings[0], want) || len(told) != 1 || told[0] != warnings[0] {
-		t.Errorf("warnings shown %q, in the report %q; want one starting %q", warnings, told, want)
+	slices.Sort(told)
+	if !slices.Equal(told, slices.Sorted(slices.Values(warnings))) {
+		t.Errorf("warnings shown %q, in the report %q; want the same", warnings, told)
+	}
+	// Stores run side by side (3 jobs), so one store may evict two: the
+	// counts add up to the run's 2, and the last total is 2.
+	said := regexp.MustCompile(`^engine cache: max-size ` + regexp.QuoteMeta(text.Bytes(room)) +
+		` is too small for this run's engines: storing this one evicted (\d) engines? stored in this run \((\d) so far\)`)
+	sum, last := 0, ""
+	for _, w := range warnings {
+		m := said.FindStringSubmatch(w)
+		if m == nil {
+			t.Fatalf("warning %q does not match %s", w, said)
+		}
+		n, _ := strconv.Atoi(m[1])
+		sum, last = sum+n, m[2]
+	}
+	if sum != 2 || last != "2" {
+		t.Errorf("warnings %q count %d evicted, the last total %s; want 2 and 2", warnings, sum, last)
+	}
+	if n := ec.Cache.EvictedStored(); n != 2 {
+		t.Errorf("the cache counted %d of the run's engines evicted, want 2", n)
 	}
 }
 
@@ -211,8 +235,8 @@ func TestStoreFailureIsAWarning(t *testing.T) {
 		t.Errorf("warnings shown %q, in the report %q; want one saying the engine was not stored", warnings, a.Warnings)
 	}
 	checkSimEngine(t, "a", a.Engine)
-	if entries, _ := ec.Cache.List(); len(entries) != 0 {
-		t.Errorf("%d entries after a failed store", len(entries))
+	if l, _ := ec.Cache.List(); len(l.Entries) != 0 {
+		t.Errorf("%d entries after a failed store", len(l.Entries))
 	}
 }
 
@@ -226,8 +250,8 @@ func TestUnknownKeyBuildsWithoutTheCache(t *testing.T) {
 	if a := got["a"]; a.Status != report.StatusOK || a.Cache == nil || a.Cache.KeyUnknown != "no library named" || a.Cache.Stored {
 		t.Errorf("a: %s, cache %+v; want ok, the reason kept, nothing stored", a.Status, a.Cache)
 	}
-	if entries, _ := ec.Cache.List(); len(entries) != 0 {
-		t.Errorf("%d entries stored without a key", len(entries))
+	if l, _ := ec.Cache.List(); len(l.Entries) != 0 {
+		t.Errorf("%d entries stored without a key", len(l.Entries))
 	}
 }
 
@@ -286,3 +310,54 @@ func TestRenamedBuildGetsTheEngineItWouldBuild(t *testing.T) {
 
 // cacheVersion is the folder of the cache format entries are stored in.
 var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)
+
+// hugeTrace is a sparse trace file of 16 GiB: hashing it for the key takes
+// many seconds, and the build must never get that far.
+func hugeTrace(t *testing.T, dir string) string {
+	t.Helper()
+	p := filepath.Join(dir, "huge.trace")
+	if err := os.WriteFile(p, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(p, 16<<30); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// A build whose key takes long to compute (a model of gigabytes; here a
+// 16 GiB trace) is bounded while it is hashed, as it would be while it
+// builds: its build budget ends it budget-exceeded, and a signal ends it
+// cancelled, with no worker started either way. Before, the hashing read
+// every byte first.
+func TestHashingForTheKeyHonoursBudgetAndSignal(t *testing.T) {
+	t.Run("budget", func(t *testing.T) {
+		dir := t.TempDir()
+		b := simBuild(dir, "huge", func(b *matrix.Build) {
+			b.Sim.Trace = hugeTrace(t, dir)
+			b.Budgets.Build = 200 * time.Millisecond
+		})
+		got, _ := cachedRun(t, []matrix.Build{b}, engineCache(t, t.TempDir()))
+		h := got["huge"]
+		if h.Status != report.StatusBudgetExceeded || h.Callbacks != 0 || h.Budget == nil || h.Budget.Kind != "build" ||
+			!strings.Contains(h.Reason, "while its inputs were read for the engine cache key") {
+			t.Errorf("%s (%s), %d callbacks, budget %+v; want budget-exceeded while hashing", h.Status, h.Reason, h.Callbacks, h.Budget)
+		}
+	})
+	t.Run("signal", func(t *testing.T) {
+		dir := t.TempDir()
+		signals := make(chan os.Signal, 1)
+		ec := engineCache(t, t.TempDir())
+		ec.Env = func(string, string) (cache.Env, error) {
+			time.AfterFunc(100*time.Millisecond, func() { signals <- os.Interrupt })
+			return cache.Env{Library: backend.Sim}, nil
+		}
+		opts := testOptions(t)
+		opts.Cache = ec
+		b := simBuild(dir, "huge", func(b *matrix.Build) { b.Sim.Trace = hugeTrace(t, dir) })
+		h := runReport([]matrix.Build{b}, opts, signals).Builds[0]
+		if h.Status != report.StatusCancelled || h.Callbacks != 0 || !strings.Contains(h.Reason, "interrupted by SIGINT (while its inputs were read") {
+			t.Errorf("%s (%s), %d callbacks; want cancelled while hashing", h.Status, h.Reason, h.Callbacks)
+		}
+	})
+}

@@ -87,3 +87,43 @@ func TestABuildWithoutAnEnginePathKeepsNoEngine(t *testing.T) {
 		}
 	}
 }
+
+// deadPID is the id of a process that has exited.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Fatal(err)
+	}
+	return cmd.Process.Pid
+}
+
+// The timing cache's temporary that a killed worker left (the backend
+// writes it as <path>.partial-<pid>-<n>, native/backends/files.h) is
+// removed before the next build that names that timing cache; one of a
+// live process stays. Before, the backend named it <path>.tmp.<pid> and
+// nothing ever removed it.
+func TestStaleTimingCacheTemporariesAreRemoved(t *testing.T) {
+	dir := t.TempDir()
+	b := simBuild(dir, "tc", func(b *matrix.Build) { b.TimingCache = filepath.Join(dir, "caches", "t.cache") })
+	if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stale := fmt.Sprintf("%s.partial-%d-1", b.TimingCache, deadPID(t))
+	live := fmt.Sprintf("%s.partial-%d-1", b.TimingCache, os.Getpid())
+	for _, p := range []string{stale, live} {
+		if err := os.WriteFile(p, []byte("half a timing cache"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
+	if got := rep.Builds[0]; got.Status != report.StatusOK {
+		t.Fatalf("%s: %s", got.Status, got.Reason)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("a killed worker's timing cache temporary is still there: %v", err)
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a live process's temporary was removed: %v", err)
+	}
+}

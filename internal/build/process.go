@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/native"
@@ -69,6 +70,10 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		if err := os.MkdirAll(filepath.Dir(b.TimingCache), 0o755); err != nil {
 			return workerSpec{}, err
 		}
+		// The backend replaces the timing cache through a partial file
+		// named as ours (native/backends/files.h partial_name): one a
+		// killed worker left is removed here, as the engine's are.
+		_, _ = atomicfile.RemoveStale(b.TimingCache) // best effort: a leftover never stops a build
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
 		Precision: b.Precision, Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}

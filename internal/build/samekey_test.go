@@ -2,7 +2,9 @@ package build
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -113,5 +115,55 @@ func TestSameKeyWaitEndsLikeABuildNotStarted(t *testing.T) {
 				t.Errorf("second: %s (%s), %d callbacks; want cancelled, %q", second.Status, second.Reason, second.Callbacks, c.reason)
 			}
 		})
+	}
+}
+
+// backdateEntry rewrites k's metadata to say it was built in 2001, so a
+// run can tell that entry from one stored since.
+func backdateEntry(t *testing.T, cacheDir, k string) {
+	t.Helper()
+	meta := filepath.Join(cacheDir, cacheVersion, k[:2], k, "entry.json")
+	data, err := os.ReadFile(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(data, &m); err != nil {
+		t.Fatal(err)
+	}
+	m["built_at"] = "2001-01-01T00:00:00Z"
+	data, _ = json.Marshal(m)
+	if err := os.WriteFile(meta, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// --rebuild replaces the entry: a same-key build of the same run that
+// asks later waits for the rebuilt engine and takes it, the report says
+// the entry was replaced, and the next run finds the new entry. Before,
+// the store returned early because the key was there (yet reported
+// stored), so the second build and every later run got the old entry.
+func TestRebuildReplacesTheEntryForTheRestOfTheRun(t *testing.T) {
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	builds := sameKeyBuilds(dir, 100*time.Microsecond, nil)
+	first := runReport(builds, sameKeyOptions(t, cacheDir), nil)
+	key := first.Builds[0].Cache.Key
+	backdateEntry(t, cacheDir, key)
+	started := time.Now().UTC()
+	opts := sameKeyOptions(t, cacheDir)
+	opts.Cache.Rebuild = func(name string) bool { return name == "first" }
+	rep := runReport(builds, opts, nil)
+	rebuilt, second := rep.Builds[0], rep.Builds[1]
+	if rebuilt.Status != report.StatusOK || rebuilt.Callbacks == 0 || !rebuilt.Cache.Rebuilt || !rebuilt.Cache.Stored || !rebuilt.Cache.Replaced {
+		t.Fatalf("rebuilt: %s (%s), cache %+v; want built, stored and replaced", rebuilt.Status, rebuilt.Reason, rebuilt.Cache)
+	}
+	if second.Status != report.StatusCached || second.Cache.BuiltAt.Before(started) {
+		t.Errorf("second: %s, cache %+v; want a hit on the entry rebuilt in this run (built after %s)", second.Status, second.Cache, started)
+	}
+	third := runReport(builds, sameKeyOptions(t, cacheDir), nil)
+	for _, b := range third.Builds {
+		if b.Status != report.StatusCached || b.Cache.BuiltAt.Before(started) {
+			t.Errorf("next run, %s: %s, built at %s; want the rebuilt entry", b.Name, b.Status, b.Cache.BuiltAt)
+		}
 	}
 }

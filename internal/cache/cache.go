@@ -12,9 +12,17 @@
 //
 // An entry folder is staged complete in tmp/ and renamed into place, so a
 // reader sees all of it or nothing, and of two processes storing the same
-// key the first rename wins. A reader holds a shared flock on the engine
-// while it reads; eviction takes an exclusive one without waiting and skips
-// an entry it cannot lock.
+// key the first rename wins; --rebuild swaps its new entry with the old one
+// in one step (store.go). A reader reads an entry's engine and metadata
+// through one open descriptor of its folder, so it sees one entry whole
+// even while it is replaced, and holds a shared flock on the engine while
+// it reads; eviction takes an exclusive one without waiting and skips an
+// entry it cannot lock. A staging folder is flocked by the process that
+// fills it, so one whose process died (kill -9) is known as such and
+// removed at the next Open. No link under the cache folder is ever
+// followed (folder.go): a link where the cache keeps a folder or a file of
+// its own is a stray, reported, and removed as a link by the commands that
+// remove entries.
 package cache
 
 import (
@@ -26,6 +34,8 @@ import (
 	"strconv"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -33,10 +43,14 @@ import (
 type Options struct {
 	Dir     string
 	MaxSize int64 // bytes; 0 = no limit
-	// Existing opens only a folder that is there and creates nothing in
-	// it: for commands that look at a cache (ls, prune, verify), where a
-	// mistyped folder must be an error, not a new empty cache.
+	// Existing opens only a folder that is there: for the commands that
+	// look at a cache (ls, prune, verify), where a mistyped folder must be
+	// an error, not a new empty cache. It creates no v1/ folder; prune and
+	// verify create the staging folder they remove entries through.
 	Existing bool
+	// Look opens the cache to read only (ls): it creates, removes and
+	// cleans up nothing, and stores nothing.
+	Look bool
 }
 
 // noCacheError is Open's error for Options.Existing when the folder is not
@@ -52,11 +66,13 @@ func (e *noCacheError) Unwrap() error { return e.Err }
 // Cache is an opened cache folder.
 type Cache struct {
 	dir      string // Options.Dir
-	root     string // dir/v<FormatVersion>
+	root     string // dir/v<FormatVersion>, for messages: it is reached through folder
 	maxSize  int64
 	readOnly bool
+	look     bool
 	now      func() time.Time
 	stored   runStores // what this Cache stored, to tell their eviction
+	notices  []string  // what Open found and did that the user should hear of
 }
 
 // Entry is one cached engine's metadata.
@@ -73,10 +89,18 @@ type Entry struct {
 	// LastUsed is when the entry was last stored or fetched (the metadata
 	// file's modification time; not in the JSON).
 	LastUsed time.Time `json:"-"`
+	// DiskSize is what the entry counts against max-size (entrySize: its
+	// engine and its metadata file); set by List and Prune, not in the JSON.
+	DiskSize int64 `json:"-"`
 	// Original is the original build's report entry: its phase tree,
 	// slowest phases and log, for a report of a hit to show.
 	Original *report.Build `json:"original,omitempty"`
 }
+
+// entrySize is the one measure of an entry that max-size, eviction, the
+// too-large check and cache ls all use: the bytes of its engine and of its
+// metadata file (folders and file-system blocks are not counted).
+func entrySize(engine, meta int64) int64 { return engine + meta }
 
 // entryFile is the metadata file's content: the entry and the format it
 // was written in.
@@ -97,7 +121,8 @@ const (
 var ErrReadOnly = errors.New("the cache folder is read-only: entries are used but none is stored")
 
 // CorruptError is an entry that failed its check (a wrong hash, a
-// truncated engine, unreadable metadata). It was removed when it could be.
+// truncated engine, unreadable metadata, a link where its folder or a file
+// of it belongs). It was removed when it could be.
 type CorruptError struct {
 	Key     Key
 	Path    string // the entry's folder
@@ -114,8 +139,9 @@ func (e *CorruptError) Error() string {
 }
 
 // Open opens the cache at o.Dir, creating the folder when it can (unless
-// o.Existing). A folder that exists but cannot be written opens read-only
-// (ReadOnly).
+// o.Existing or o.Look). A folder that exists but cannot be written opens
+// read-only (ReadOnly). Staging folders of processes that died are
+// removed (unless o.Look).
 func Open(o Options) (*Cache, error) {
 	if o.Dir == "" {
 		return nil, errors.New("cache: no folder given")
@@ -123,33 +149,47 @@ func Open(o Options) (*Cache, error) {
 	if o.MaxSize < 0 {
 		return nil, fmt.Errorf("cache: max size %d is negative", o.MaxSize)
 	}
-	c := &Cache{dir: o.Dir, root: filepath.Join(o.Dir, "v"+strconv.Itoa(FormatVersion)), maxSize: o.MaxSize, now: time.Now}
-	if o.Existing {
-		if err := c.openExisting(); err != nil {
+	c := &Cache{dir: o.Dir, root: filepath.Join(o.Dir, versionName), maxSize: o.MaxSize, look: o.Look, now: time.Now}
+	if o.Existing || o.Look {
+		if err := c.checkExisting(); err != nil {
 			return nil, err
 		}
+	} else if err := os.MkdirAll(o.Dir, 0o755); err != nil {
+		return nil, fmt.Errorf("cache folder %s: %w", o.Dir, err)
+	}
+	if o.Look {
+		c.readOnly = true
+		return c, c.lookAtStaging()
+	}
+	root, err := c.openRoot(!o.Existing)
+	switch {
+	case errors.As(err, new(*linkError)):
+		return nil, err
+	case errors.Is(err, fs.ErrNotExist) && o.Existing:
+		return c, nil // no entries, and none to remove
+	case err != nil:
+		c.readOnly = true // the folder is there (checked or created) but v1/ cannot be made
 		return c, nil
 	}
-	err := os.MkdirAll(filepath.Join(c.root, tmpName), 0o755)
+	defer root.close()
+	tmp, err := c.staging(root)
 	if err == nil {
-		err = probeWritable(filepath.Join(c.root, tmpName))
+		err = probeWritable(tmp)
+		tmp.close()
 	}
 	if err != nil {
-		fi, statErr := os.Stat(o.Dir)
-		if statErr != nil || !fi.IsDir() {
-			return nil, fmt.Errorf("cache folder %s: %w", o.Dir, err)
-		}
 		c.readOnly = true
 		return c, nil
 	}
-	c.removeAbandoned()
+	c.removeAbandoned(root)
 	return c, nil
 }
 
-// openExisting opens a cache folder that must be there, creating nothing.
-// Whether it is writable is asked of the staging folder, where a store
-// would write first; a folder that has none yet holds no entries to remove.
-func (c *Cache) openExisting() error {
+// versionName is the folder of this FormatVersion's entries.
+var versionName = "v" + strconv.Itoa(FormatVersion)
+
+// checkExisting checks that the cache folder is there, creating nothing.
+func (c *Cache) checkExisting() error {
 	fi, err := os.Stat(c.dir)
 	if err == nil && !fi.IsDir() {
 		err = errors.New("not a folder")
@@ -161,27 +201,101 @@ func (c *Cache) openExisting() error {
 		}
 		return &noCacheError{Dir: c.dir, Err: err}
 	}
-	tmp := filepath.Join(c.root, tmpName)
-	if _, err := os.Stat(tmp); err != nil {
-		return nil
+	return nil
+}
+
+// openRoot opens v1/ (creating it when create), never through a link.
+func (c *Cache) openRoot(create bool) (*folder, error) {
+	top, err := openTop(c.dir)
+	if err != nil {
+		return nil, err
 	}
-	if probeWritable(tmp) != nil {
-		c.readOnly = true
-		return nil
+	defer top.close()
+	if create {
+		return top.makeSub(versionName)
 	}
-	c.removeAbandoned()
+	return top.sub(versionName)
+}
+
+// staging opens tmp/ in root, creating it when it is missing: tools that
+// drop empty folders (artifact uploads, s3 sync) leave caches without
+// one. A link there is removed (the link, not what it names) and a folder
+// made instead, with a notice.
+func (c *Cache) staging(root *folder) (*folder, error) {
+	return c.ownFolder(root, tmpName, true)
+}
+
+// ownFolder opens the folder name in parent that the cache keeps there,
+// creating it when create. A link in its place is not the cache's: it is
+// removed (with a notice) and, when create, a folder made instead.
+func (c *Cache) ownFolder(parent *folder, name string, create bool) (*folder, error) {
+	var d *folder
+	var err error
+	if create {
+		d, err = parent.makeSub(name)
+	} else {
+		d, err = parent.sub(name)
+	}
+	var link *linkError
+	if !errors.As(err, &link) || c.readOnly || c.look {
+		return d, err
+	}
+	if err := parent.removeAll(name); err != nil {
+		return nil, err
+	}
+	c.notify(fmt.Sprintf("removed %s; the cache keeps a folder of its own there", link.Error()))
+	if !create {
+		return nil, &fs.PathError{Op: "open", Path: parent.join(name), Err: fs.ErrNotExist}
+	}
+	return parent.makeSub(name)
+}
+
+// notify keeps a notice for Notices.
+func (c *Cache) notify(msg string) {
+	c.stored.mu.Lock()
+	defer c.stored.mu.Unlock()
+	c.notices = append(c.notices, msg)
+}
+
+// Notices are what the cache found and did that the user should hear of
+// (a link where its staging folder belongs, removed), each once; the
+// caller shows them.
+func (c *Cache) Notices() []string {
+	c.stored.mu.Lock()
+	defer c.stored.mu.Unlock()
+	out := c.notices
+	c.notices = nil
+	return out
+}
+
+// lookAtStaging is Open's check of tmp/ for a cache opened only to look:
+// a link there is told, never followed or removed.
+func (c *Cache) lookAtStaging() error {
+	root, err := c.openRoot(false)
+	var link *linkError
+	switch {
+	case errors.As(err, &link):
+		return err
+	case err != nil:
+		return nil // no v1/: an empty cache
+	}
+	defer root.close()
+	if _, err := root.sub(tmpName); errors.As(err, &link) {
+		c.notify(link.Error() + "; left alone (prune or verify removes it)")
+	}
 	return nil
 }
 
 // probeWritable tries to create a file in dir: permission bits do not
 // tell (root writes anyway; a read-only mount refuses anyone).
-func probeWritable(dir string) error {
-	f, err := os.CreateTemp(dir, "probe-*")
+func probeWritable(dir *folder) error {
+	name := "probe-" + strconv.FormatInt(time.Now().UnixNano(), 36) + "-" + strconv.Itoa(os.Getpid())
+	f, err := dir.open(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
 	if err != nil {
 		return err
 	}
 	f.Close()
-	return os.Remove(f.Name())
+	return unix.Unlinkat(dir.fd(), name, 0)
 }
 
 // ReadOnly reports whether the cache is only read from: Store does
@@ -194,28 +308,9 @@ func (c *Cache) MaxSize() int64 { return c.maxSize }
 // Dir is the folder the cache was opened at.
 func (c *Cache) Dir() string { return c.dir }
 
-// entryDir is where k's entry lives.
+// entryDir is where k's entry lives, for messages.
 func (c *Cache) entryDir(k Key) string {
 	return filepath.Join(c.root, string(k[:2]), string(k))
-}
-
-// abandonedAfter is how old a staging folder must be to be taken for the
-// leftover of a killed process. Not a process id: the cache folder travels
-// between machines (actions/cache), where ids mean nothing.
-const abandonedAfter = time.Hour
-
-// removeAbandoned removes staging folders left by killed processes.
-func (c *Cache) removeAbandoned() {
-	tmp := filepath.Join(c.root, tmpName)
-	entries, err := os.ReadDir(tmp)
-	if err != nil {
-		return
-	}
-	for _, e := range entries {
-		if info, err := e.Info(); err == nil && c.now().Sub(info.ModTime()) > abandonedAfter {
-			_ = os.RemoveAll(filepath.Join(tmp, e.Name()))
-		}
-	}
 }
 
 // checkKey refuses anything but a key as a folder name.

@@ -4,8 +4,8 @@ import (
 	"cmp"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
+	"fmt"
+	"io"
 	"slices"
 	"time"
 
@@ -21,150 +21,349 @@ type PruneRule struct {
 // slot is an entry as the folder listing sees it, before its metadata is read.
 type slot struct {
 	key      Key
-	dir      string
-	size     int64 // engine and metadata
+	size     int64 // entrySize of its engine and metadata
 	lastUsed time.Time
 }
 
-// slots lists every entry folder, least recently used first.
-func (c *Cache) slots() ([]slot, error) {
-	shards, err := os.ReadDir(c.root)
-	if isNotExist(err) {
-		return nil, nil
-	}
+// Stray is something in the cache's folders that is not the cache's: a
+// symbolic link where a shard's folder or an entry's folder belongs. It is
+// never followed. cache ls reports it; prune and verify remove it (the
+// link itself).
+type Stray struct {
+	Path   string
+	Target string // what the link names
+	parent string // its shard's name, or "" for a shard itself
+	name   string
+}
+
+func (s Stray) String() string {
+	return fmt.Sprintf("%s is a symbolic link (to %s), not an entry; trt-action never follows a link inside its cache", s.Path, s.Target)
+}
+
+// scan lists every entry folder in root, least recently used first, and
+// the strays it met.
+func (c *Cache) scan(root *folder) ([]slot, []Stray, error) {
+	shards, err := root.names()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	var out []slot
-	for _, shard := range shards {
-		if !shard.IsDir() || len(shard.Name()) != 2 {
+	var strays []Stray
+	for _, name := range shards {
+		if len(name) != 2 || name == tmpName {
 			continue // tmp/, and anything that is not ours
 		}
-		entries, err := os.ReadDir(filepath.Join(c.root, shard.Name()))
+		shard, err := root.sub(name)
+		var link *linkError
+		switch {
+		case errors.As(err, &link):
+			strays = append(strays, Stray{Path: link.Path, Target: link.Target, name: name})
+			continue
+		case errors.Is(err, unix.ENOTDIR) || isNotExist(err):
+			continue
+		case err != nil:
+			return nil, nil, err
+		}
+		s, st, err := c.scanShard(shard, name)
+		shard.close()
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
-		for _, e := range entries {
-			k := Key(e.Name())
-			if !e.IsDir() || !k.Valid() || string(k[:2]) != shard.Name() {
-				continue
-			}
-			s := slot{key: k, dir: filepath.Join(c.root, shard.Name(), e.Name())}
-			if fi, err := os.Stat(filepath.Join(s.dir, metaName)); err == nil {
-				s.lastUsed, s.size = fi.ModTime(), fi.Size()
-			}
-			if fi, err := os.Stat(filepath.Join(s.dir, engineName)); err == nil {
-				s.size += fi.Size()
-			}
-			out = append(out, s)
-		}
+		out, strays = append(out, s...), append(strays, st...)
 	}
 	slices.SortFunc(out, func(a, b slot) int {
 		return cmp.Or(a.lastUsed.Compare(b.lastUsed), cmp.Compare(a.key, b.key))
 	})
-	return out, nil
+	return out, strays, nil
+}
+
+// scanShard lists the entry folders (and strays) of one shard.
+func (c *Cache) scanShard(shard *folder, name string) ([]slot, []Stray, error) {
+	names, err := shard.names()
+	if err != nil {
+		return nil, nil, err
+	}
+	var out []slot
+	var strays []Stray
+	for _, n := range names {
+		k := Key(n)
+		if !k.Valid() || string(k[:2]) != name {
+			continue
+		}
+		dir, err := shard.sub(n)
+		var link *linkError
+		switch {
+		case errors.As(err, &link):
+			strays = append(strays, Stray{Path: link.Path, Target: link.Target, parent: name, name: n})
+			continue
+		case err != nil:
+			continue // a file with a key's name, or gone meanwhile: not an entry
+		}
+		s := slot{key: k}
+		var engine, meta int64
+		if st, err := dir.lstat(metaName); err == nil && st.mode.IsRegular() {
+			s.lastUsed, meta = st.modTime, st.size
+		}
+		if st, err := dir.lstat(engineName); err == nil && st.mode.IsRegular() {
+			engine = st.size
+		}
+		dir.close()
+		s.size = entrySize(engine, meta)
+		out = append(out, s)
+	}
+	return out, strays, nil
+}
+
+// Listing is what List finds in the cache.
+type Listing struct {
+	Entries []Entry // every entry whose metadata can be read, most recently used first
+	Strays  []Stray
+	// Leftovers is how many staging folders in tmp/ no live process
+	// holds (a store or a removal killed part way); the next build, prune
+	// or verify removes them. They are never entries.
+	Leftovers int
 }
 
 // List returns every entry whose metadata can be read, most recently used
-// first. Entries that fail their check are left to Verify.
-func (c *Cache) List() ([]Entry, error) {
-	slots, err := c.slots()
-	if err != nil {
-		return nil, err
+// first, and the strays. Entries that fail their check are left to Verify.
+// It changes nothing.
+func (c *Cache) List() (Listing, error) {
+	root, err := c.openRoot(false)
+	if isNotExist(err) {
+		return Listing{}, nil
 	}
-	out := make([]Entry, 0, len(slots))
+	if err != nil {
+		return Listing{}, err
+	}
+	defer root.close()
+	slots, strays, err := c.scan(root)
+	if err != nil {
+		return Listing{}, err
+	}
+	l := Listing{Entries: make([]Entry, 0, len(slots)), Strays: strays}
 	for i := len(slots) - 1; i >= 0; i-- {
-		if e, ok := readEntry(slots[i]); ok {
-			out = append(out, e)
+		if e, ok := readEntry(root, slots[i]); ok {
+			l.Entries = append(l.Entries, e)
 		}
 	}
-	return out, nil
+	if tmp, err := root.sub(tmpName); err == nil {
+		l.Leftovers = len(c.leftovers(tmp))
+		tmp.close()
+	}
+	return l, nil
 }
 
 // readEntry reads a slot's metadata without checking the engine.
-func readEntry(s slot) (Entry, bool) {
-	data, err := os.ReadFile(filepath.Join(s.dir, metaName))
+func readEntry(root *folder, s slot) (Entry, bool) {
+	shard, err := root.sub(string(s.key[:2]))
 	if err != nil {
 		return Entry{}, false
 	}
-	var m entryFile
-	if json.Unmarshal(data, &m) != nil || m.Format != FormatVersion || m.Key != s.key {
+	defer shard.close()
+	dir, err := shard.sub(string(s.key))
+	if err != nil {
 		return Entry{}, false
 	}
-	m.Entry.LastUsed = s.lastUsed
+	defer dir.close()
+	f, err := dir.openRegular(metaName)
+	if err != nil {
+		return Entry{}, false
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
+	var m entryFile
+	if err != nil || json.Unmarshal(data, &m) != nil || m.Format != FormatVersion || m.Key != s.key {
+		return Entry{}, false
+	}
+	m.Entry.LastUsed, m.Entry.DiskSize = s.lastUsed, s.size
 	return m.Entry, true
 }
 
-// Prune removes entries by rule, least recently used first, and returns
-// them. An entry another process is reading (its engine share-locked) is
-// skipped, never removed; the cache may then stay above MaxSize until the
-// next prune. A read-only cache returns ErrReadOnly.
-func (c *Cache) Prune(rule PruneRule) ([]Entry, error) {
+// Pruned is what Prune removed.
+type Pruned struct {
+	Entries []Entry // by rule, least recently used first
+	Strays  []Stray // links where entries belong, always removed
+}
+
+// Prune removes entries by rule, least recently used first, and every
+// stray (the link, never what it names). An entry another process is
+// reading (its engine share-locked) is skipped, never removed; the cache
+// may then stay above MaxSize until the next prune. A read-only cache
+// returns ErrReadOnly.
+func (c *Cache) Prune(rule PruneRule) (Pruned, error) {
+	done, _, err := c.prune(rule)
+	return done, err
+}
+
+// prune is Prune, which also counts the entries it removed that this
+// Cache stored.
+func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 	if c.readOnly {
-		return nil, ErrReadOnly
+		return Pruned{}, 0, ErrReadOnly
 	}
-	slots, err := c.slots()
+	root, err := c.openRoot(false)
+	if isNotExist(err) {
+		return Pruned{}, 0, nil
+	}
 	if err != nil {
-		return nil, err
+		return Pruned{}, 0, err
+	}
+	defer root.close()
+	unlock, err := c.lockPrune(root)
+	if err != nil {
+		return Pruned{}, 0, err
+	}
+	defer unlock()
+	slots, strays, err := c.scan(root)
+	if err != nil {
+		return Pruned{}, 0, err
+	}
+	for _, s := range strays {
+		if err := c.removeStray(root, s); err != nil {
+			return done, own, err
+		}
+		done.Strays = append(done.Strays, s)
 	}
 	var total int64
 	for _, s := range slots {
 		total += s.size
 	}
-	var removed []Entry
 	for _, s := range slots {
 		tooOld := rule.UnusedFor > 0 && c.now().Sub(s.lastUsed) > rule.UnusedFor
 		tooBig := rule.MaxSize > 0 && total > rule.MaxSize
 		if !tooOld && !tooBig {
 			continue
 		}
-		e, ok := readEntry(s)
+		e, ok := readEntry(root, s)
 		if !ok {
-			e = Entry{Key: s.key, Size: s.size, LastUsed: s.lastUsed}
+			e = Entry{Key: s.key, LastUsed: s.lastUsed, DiskSize: s.size}
 		}
-		gone, err := c.evict(s)
+		result, err := c.evict(root, s)
 		if err != nil {
-			return removed, err
+			return done, own, err
 		}
-		if gone {
-			c.stored.removed(s.key)
+		switch result {
+		case evicted:
+			if c.stored.removed(s.key) {
+				own++
+			}
 			total -= s.size
-			removed = append(removed, e)
+			done.Entries = append(done.Entries, e)
+		case goneAlready:
+			// Another prune (a store of another build or process) took
+			// it: it counts no more, or two prunes that listed the same
+			// entries would each remove enough for the whole excess.
+			total -= s.size
 		}
 	}
-	return removed, nil
+	return done, own, nil
 }
 
-// evict removes one entry unless a reader holds it: it takes the engine's
-// lock exclusively without waiting, and renames the folder away while it
-// holds it. false when the entry is in use (or already gone).
-func (c *Cache) evict(s slot) (bool, error) {
-	f, err := os.Open(filepath.Join(s.dir, engineName))
-	switch {
-	case isNotExist(err):
-		// No engine: a broken entry nobody can be reading.
-		if err := c.removeEntryDir(s.dir); err != nil && !isNotExist(err) {
-			return false, err
+// pruneLock is the file whose flock makes prunes take turns, in this
+// process and across processes: two prunes that each listed the cache
+// before the other removed anything would each remove the whole excess,
+// and stores that run side by side would empty a cache that has room for
+// one of them.
+const pruneLock = "prune.lock"
+
+// lockPrune waits for the prune lock and returns its release. Where flock
+// does not work, prunes go on without it.
+func (c *Cache) lockPrune(root *folder) (func(), error) {
+	f, err := root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
+	var link *linkError
+	if errors.As(err, &link) { // not the cache's: remove the link, make the file
+		if err := root.removeAll(pruneLock); err != nil {
+			return nil, err
 		}
-		return true, nil
+		c.notify(fmt.Sprintf("removed %s", link.Error()))
+		f, err = root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
+	}
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil && !lockUnsupported(err) {
+		f.Close()
+		return nil, err
+	}
+	return func() { f.Close() }, nil
+}
+
+// removeStray removes a stray link (the link only).
+func (c *Cache) removeStray(root *folder, s Stray) error {
+	if s.parent == "" {
+		return root.removeAll(s.name)
+	}
+	shard, err := root.sub(s.parent)
+	if err != nil {
+		return err
+	}
+	defer shard.close()
+	st, err := shard.lstat(s.name)
+	if err != nil || !st.isLink() {
+		return nil // gone, or replaced by a real entry meanwhile
+	}
+	return shard.removeAll(s.name)
+}
+
+// evictResult is what evict did with one entry.
+type evictResult int
+
+const (
+	inUse       evictResult = iota // a reader holds it: kept
+	evicted                        // removed here
+	goneAlready                    // removed or replaced by someone else since the listing
+)
+
+// evict removes one entry unless a reader holds it: it takes the engine's
+// lock exclusively without waiting, and moves the folder away while it
+// holds it.
+func (c *Cache) evict(root *folder, s slot) (evictResult, error) {
+	shard, err := root.sub(string(s.key[:2]))
+	if err != nil {
+		return goneAlready, nil
+	}
+	defer shard.close()
+	dir, err := shard.sub(string(s.key))
+	if err != nil {
+		return goneAlready, nil
+	}
+	defer dir.close()
+	f, err := dir.open(engineName, unix.O_RDONLY|unix.O_NONBLOCK, 0)
+	switch {
+	case isNotExist(err) || errors.As(err, new(*linkError)):
+		// No engine (or a link in its place): a broken entry nobody can
+		// be reading.
+		if err := c.removeEntry(root, shard, string(s.key)); err != nil {
+			if isNotExist(err) {
+				return goneAlready, nil
+			}
+			return inUse, err
+		}
+		return evicted, nil
 	case err != nil:
-		return false, err
+		return inUse, err
 	}
 	defer f.Close()
 	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
 		if errors.Is(err, unix.EWOULDBLOCK) {
-			return false, nil
+			return inUse, nil
 		}
-		return false, err
+		return inUse, err
 	}
-	if !sameFile(f, filepath.Join(s.dir, engineName)) {
-		return false, nil // someone else removed it meanwhile
+	if !shard.same(string(s.key), dir.f) || !dir.same(engineName, f) {
+		return goneAlready, nil // replaced or removed meanwhile
 	}
-	if err := c.removeEntryDir(s.dir); err != nil {
+	if err := c.removeEntry(root, shard, string(s.key)); err != nil {
 		if isNotExist(err) {
-			return false, nil
+			return goneAlready, nil
 		}
-		return false, err
+		return inUse, err
 	}
-	return true, nil
+	return evicted, nil
 }

@@ -1,14 +1,11 @@
 package cache
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -16,15 +13,16 @@ import (
 	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
-// Fetch installs k's engine at dest: a hard link when dest is on the
-// cache's file system, else a copy, through a partial file beside dest and
-// a rename (atomicfile.Install: a link or a folder at dest is refused,
-// never written through). The engine's SHA-256 and size are checked
-// against the entry's before the rename. A hit returns (entry, true, nil)
-// and marks the entry used; a miss (zero, false, nil). A corrupt entry is
-// removed and returned as (zero, false, *CorruptError): the caller warns
-// and builds. Any other error (dest cannot take the engine) leaves the
-// entry as it is.
+// Fetch installs a copy of k's engine at dest, through a partial file
+// beside dest and a rename (atomicfile.Install: a link or a folder at dest
+// is refused, never written through). A copy, never a link to the cache's
+// file: editing one must not change the other (a reflink where the file
+// system has them costs no space or time; deliver.go). The copy's SHA-256
+// and size are checked against the entry's before the rename. A hit
+// returns (entry, true, nil) and marks the entry used; a miss (zero,
+// false, nil). A corrupt entry is removed and returned as (zero, false,
+// *CorruptError): the caller warns and builds. Any other error (dest
+// cannot take the engine) leaves the entry as it is.
 func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 	if err := checkKey(k); err != nil {
 		return Entry{}, false, err
@@ -34,20 +32,18 @@ func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 		return Entry{}, false, c.missOrCorrupt(k, err)
 	}
 	defer r.close()
-	sum, size, err := r.installAt(dest)
+	tmp, sum, size, err := deliver(r.engine, dest)
 	if err != nil {
 		return Entry{}, false, err
 	}
+	defer os.Remove(tmp) // gone already once installed
 	if reason := mismatch(sum, size, r.entry); reason != "" {
 		return Entry{}, false, c.discard(k, reason)
 	}
-	if r.tmp != "" {
-		if err := atomicfile.Install(r.tmp, dest); err != nil {
-			return Entry{}, false, err
-		}
-		r.tmp = ""
+	if err := atomicfile.Install(tmp, dest); err != nil {
+		return Entry{}, false, err
 	}
-	r.entry.LastUsed = c.markUsed(k, r.entry.LastUsed)
+	r.entry.LastUsed = c.markUsedIn(r.dir, r.entry.LastUsed)
 	return r.entry, true, nil
 }
 
@@ -72,63 +68,89 @@ func (c *Cache) missOrCorrupt(k Key, err error) error {
 	return err
 }
 
-// entryReader is an entry opened for reading: its engine open and
-// share-locked (eviction skips it meanwhile), its metadata read.
+// entryReader is an entry opened for reading: its folder open, its engine
+// open and share-locked (eviction skips it meanwhile), its metadata read
+// through the same folder, so the engine and the metadata are of one entry
+// even when Replace swaps the entry meanwhile.
 type entryReader struct {
+	dir    *folder
 	engine *os.File
-	path   string // the engine's path in the cache
 	entry  Entry
-	tmp    string // a partial file beside dest, removed by close unless installed
 }
 
 // openEntry opens and share-locks k's engine and reads its metadata. A
-// missing entry is errMiss; an entry that is not whole is a corruption.
+// missing entry is errMiss; an entry that is not whole, or a link where
+// its folder or one of its files belongs, is a corruption.
 func (c *Cache) openEntry(k Key) (*entryReader, error) {
-	dir := c.entryDir(k)
-	r := &entryReader{path: filepath.Join(dir, engineName)}
-	f, err := os.Open(r.path)
-	if isNotExist(err) {
-		if _, statErr := os.Stat(dir); statErr == nil {
+	root, err := c.openRoot(false)
+	if err != nil {
+		return nil, asCorruption(err, "the cache's version folder")
+	}
+	defer root.close()
+	shard, err := root.sub(string(k[:2]))
+	if err != nil {
+		return nil, asCorruption(err, "the folder of its shard")
+	}
+	defer shard.close()
+	dir, err := shard.sub(string(k))
+	if err != nil {
+		return nil, asCorruption(err, "its folder")
+	}
+	r := &entryReader{dir: dir}
+	if r.engine, err = dir.openRegular(engineName); err != nil {
+		r.close()
+		if isNotExist(err) {
 			return nil, corruption{"its engine file is missing"}
 		}
-		return nil, errMiss
+		return nil, asCorruption(err, "its engine")
 	}
-	if err != nil {
-		return nil, fmt.Errorf("cache entry %s: %w", dir, err)
-	}
-	r.engine = f
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_SH); err != nil {
+	if err := unix.Flock(int(r.engine.Fd()), unix.LOCK_SH); err != nil {
 		r.close()
-		return nil, fmt.Errorf("cache entry %s: lock: %w", dir, err)
+		return nil, fmt.Errorf("cache entry %s: lock: %w", c.entryDir(k), err)
 	}
-	if !sameFile(f, r.path) { // evicted between the open and the lock
-		r.close()
-		return nil, errMiss
-	}
-	if err := r.readMeta(k, filepath.Join(dir, metaName)); err != nil {
+	if err := r.readMeta(k); err != nil {
 		r.close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// sameFile reports whether the open file f is still the one at path.
-func sameFile(f *os.File, path string) bool {
-	a, err := f.Stat()
-	if err != nil {
-		return false
+// asCorruption sorts an error opening part of an entry: not there is a
+// miss; a link, or a file where a folder belongs, is a corruption; the
+// rest stays an error.
+func asCorruption(err error, what string) error {
+	var link *linkError
+	switch {
+	case isNotExist(err):
+		return errMiss
+	case errors.As(err, &link):
+		return corruption{fmt.Sprintf("%s is a symbolic link (to %s), never followed", what, link.Target)}
+	case errors.Is(err, unix.ENOTDIR):
+		return corruption{what + " is not a folder"}
 	}
-	b, err := os.Stat(path)
-	return err == nil && os.SameFile(a, b)
+	var odd *notRegularError
+	if errors.As(err, &odd) {
+		return corruption{fmt.Sprintf("%s is a %s, not a file", what, odd.Type)}
+	}
+	return err // no permission, too many open files: the entry may be fine
 }
 
 // readMeta reads and checks the entry's metadata against its engine file.
-func (r *entryReader) readMeta(k Key, path string) error {
-	fi, err := os.Stat(path)
+func (r *entryReader) readMeta(k Key) error {
+	f, err := r.dir.openRegular(metaName)
+	if err != nil {
+		var link *linkError
+		if errors.As(err, &link) {
+			return corruption{fmt.Sprintf("its metadata is a symbolic link (to %s), never followed", link.Target)}
+		}
+		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
+	}
+	defer f.Close()
+	fi, err := f.Stat()
 	if err != nil {
 		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
-	data, err := os.ReadFile(path)
+	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
 	if err != nil {
 		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
@@ -144,118 +166,88 @@ func (r *entryReader) readMeta(k Key, path string) error {
 	}
 	engine, err := r.engine.Stat()
 	if err != nil {
-		return fmt.Errorf("%s: %w", r.path, err)
+		return fmt.Errorf("%s: %w", r.engine.Name(), err)
 	}
 	if engine.Size() != m.Size {
 		return corruption{fmt.Sprintf("its engine has %d bytes, the entry says %d (truncated)", engine.Size(), m.Size)}
 	}
 	r.entry = m.Entry
 	r.entry.LastUsed = fi.ModTime()
+	r.entry.DiskSize = entrySize(engine.Size(), fi.Size())
 	return nil
 }
 
-// installAt puts the engine in a partial file beside dest (a hard link,
-// else a copy; nothing when dest is already linked to it) and returns the SHA-256 and size read from the cache's
-// file. dest must be able to take it (atomicfile.CheckInstall).
-func (r *entryReader) installAt(dest string) (string, int64, error) {
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", 0, err
-	}
-	if err := atomicfile.CheckInstall(dest); err != nil {
-		return "", 0, err
-	}
-	_, _ = atomicfile.RemoveStale(dest) // best effort, as a build does
-	h := sha256.New()
-	var n int64
-	var err error
-	if r.linkedAt(dest) {
-		// An earlier hit linked it: renaming another link over it would do
-		// nothing (rename(2) on two links to one file) and leave the
-		// partial file behind. The check is all there is to do.
-		n, err = io.Copy(h, r.engine)
-	} else if r.tmp = atomicfile.PartialName(dest); link(r.path, r.tmp) == nil {
-		n, err = io.Copy(h, r.engine) // the same file: one read checks both
-	} else {
-		n, err = copyInto(r.tmp, io.TeeReader(r.engine, h))
-	}
-	if err != nil {
-		return "", 0, err
-	}
-	return hex.EncodeToString(h.Sum(nil)), n, nil
-}
-
-// link makes a hard link; a variable so a test can take the copy path
-// without a second file system.
-var link = os.Link
-
-// linkedAt reports whether dest is already the cache's engine file.
-func (r *entryReader) linkedAt(dest string) bool {
-	a, err := os.Lstat(dest)
-	if err != nil || !a.Mode().IsRegular() {
-		return false
-	}
-	b, err := r.engine.Stat()
-	return err == nil && os.SameFile(a, b)
-}
-
-// copyInto writes a new file at path from src, synced.
-func copyInto(path string, src io.Reader) (int64, error) {
-	out, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
-	if err != nil {
-		return 0, err
-	}
-	n, err := io.Copy(out, src)
-	if err == nil {
-		err = out.Sync()
-	}
-	if closeErr := out.Close(); err == nil {
-		err = closeErr
-	}
-	return n, err
-}
+// maxMetaBytes bounds what is read of a metadata file: one with a long
+// phase tree is tens of kilobytes; anything near this is not ours.
+const maxMetaBytes = 64 << 20
 
 func (r *entryReader) close() {
-	if r.tmp != "" {
-		_ = os.Remove(r.tmp)
-	}
 	if r.engine != nil {
 		r.engine.Close() // releases the lock
 	}
+	r.dir.close()
 }
 
-// markUsed sets the entry's last use to now (the metadata file's
+// markUsedIn sets the entry's last use to now (the metadata file's
 // modification time, so the metadata itself is never rewritten). A
 // read-only cache keeps the old time.
-func (c *Cache) markUsed(k Key, old time.Time) time.Time {
+func (c *Cache) markUsedIn(dir *folder, old time.Time) time.Time {
 	if c.readOnly {
 		return old
 	}
 	now := c.now()
-	if err := os.Chtimes(filepath.Join(c.entryDir(k), metaName), now, now); err != nil {
+	if dir.chtimes(metaName, now) != nil {
 		return old
 	}
 	return now
 }
 
+// markUsed is markUsedIn for k's entry in shard.
+func (c *Cache) markUsed(shard *folder, k Key) {
+	dir, err := shard.sub(string(k))
+	if err != nil {
+		return
+	}
+	defer dir.close()
+	c.markUsedIn(dir, time.Time{})
+}
+
 // discard removes k's entry, which failed a check, and returns the
-// *CorruptError that says so. The folder is first renamed out of place,
-// so no reader finds half of it.
+// *CorruptError that says so. The folder is first moved out of place, so
+// no reader finds half of it; a link in its place (or in its shard's) is
+// removed as a link.
 func (c *Cache) discard(k Key, reason string) *CorruptError {
-	dir := c.entryDir(k)
-	e := &CorruptError{Key: k, Path: dir, Reason: reason}
+	e := &CorruptError{Key: k, Path: c.entryDir(k), Reason: reason}
 	if c.readOnly {
 		return e
 	}
-	e.Removed = c.removeEntryDir(dir) == nil
+	root, err := c.openRoot(false)
+	if err != nil {
+		return e
+	}
+	defer root.close()
+	shard, err := root.sub(string(k[:2]))
+	var link *linkError
+	if errors.As(err, &link) { // the shard itself is a link: nothing under it is the cache's
+		e.Path = link.Path
+		e.Removed = root.removeAll(string(k[:2])) == nil
+		return e
+	}
+	if err != nil {
+		return e
+	}
+	defer shard.close()
+	e.Removed = c.removeEntry(root, shard, string(k)) == nil
 	return e
 }
 
-// removeEntryDir renames an entry's folder into tmp/ and removes it there.
-func (c *Cache) removeEntryDir(dir string) error {
-	trash, err := os.MkdirTemp(filepath.Join(c.root, tmpName), "remove-")
+// removeEntry moves name (an entry folder, or a link in its place) out of
+// shard into a locked staging folder and removes it there.
+func (c *Cache) removeEntry(root, shard *folder, name string) error {
+	st, err := c.newStage(root, "remove-")
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(trash)
-	return os.Rename(dir, filepath.Join(trash, "entry"))
+	defer st.remove()
+	return shard.rename(name, st.dir, stagedName)
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
@@ -68,7 +69,7 @@ func describeOpenError(path string, err error) error {
 }
 
 // file returns the SHA-256 of path's content.
-func (h *Hasher) file(path string) (string, error) {
+func (h *Hasher) file(ctx context.Context, path string) (string, error) {
 	id, err := identify(path)
 	if err != nil {
 		return "", err
@@ -79,7 +80,7 @@ func (h *Hasher) file(path string) (string, error) {
 	if ok {
 		return sum, nil
 	}
-	if sum, err = hashFile(path); err != nil {
+	if sum, err = hashFile(ctx, path); err != nil {
 		return "", err
 	}
 	h.mu.Lock()
@@ -88,23 +89,49 @@ func (h *Hasher) file(path string) (string, error) {
 	return sum, nil
 }
 
+// hashChunk is how much is hashed between two looks at the context: a
+// few milliseconds of SHA-256, so a budget or a signal stops the hashing
+// of a model of gigabytes at once.
+const hashChunk = 8 << 20
+
+// stopped is the error of hashing that ctx ended: its cause (a signal, a
+// budget), so the caller can tell it from a file it could not read.
+func stopped(ctx context.Context, path string) error {
+	return fmt.Errorf("reading %s stopped: %w", path, context.Cause(ctx))
+}
+
 // hashFile is the SHA-256 of path's content, in hex.
-func hashFile(path string) (string, error) {
+func hashFile(ctx context.Context, path string) (string, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return "", describeOpenError(path, err)
 	}
 	defer f.Close()
 	d := sha256.New()
-	if _, err := io.Copy(d, f); err != nil {
-		return "", fmt.Errorf("reading %s: %w", path, err)
+	buf := make([]byte, 1<<20)
+	for done := 0; ; {
+		if done >= hashChunk {
+			if ctx.Err() != nil {
+				return "", stopped(ctx, path)
+			}
+			done = 0
+		}
+		n, err := f.Read(buf)
+		d.Write(buf[:n])
+		done += n
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return "", fmt.Errorf("reading %s: %w", path, err)
+		}
 	}
 	return hex.EncodeToString(d.Sum(nil)), nil
 }
 
 // onnx returns the model's SHA-256 and its external-data locations, from
 // one read of the file.
-func (h *Hasher) onnx(path string) (string, []string, error) {
+func (h *Hasher) onnx(ctx context.Context, path string) (string, []string, error) {
 	id, err := identify(path)
 	if err != nil {
 		return "", nil, fmt.Errorf("model %s: %w", path, err)
@@ -116,11 +143,13 @@ func (h *Hasher) onnx(path string) (string, []string, error) {
 		return facts.sum, facts.locations, nil
 	}
 	err = onnx.Map(path, func(data []byte) error {
-		sum := sha256.Sum256(data)
-		locations, err := onnx.ExternalData(data)
-		facts = modelFacts{sum: hex.EncodeToString(sum[:]), locations: locations}
+		var err error
+		facts, err = readModel(ctx, data)
 		return err
 	})
+	if err != nil && ctx.Err() != nil {
+		return "", nil, fmt.Errorf("model %s: %w", path, stopped(ctx, path))
+	}
 	if err != nil {
 		return "", nil, fmt.Errorf("model %s: %w", path, err)
 	}
@@ -128,4 +157,20 @@ func (h *Hasher) onnx(path string) (string, []string, error) {
 	h.models[id] = facts
 	h.mu.Unlock()
 	return facts.sum, facts.locations, nil
+}
+
+// readModel hashes and walks a mapped model (onnx.Map), looking at ctx
+// between chunks.
+func readModel(ctx context.Context, data []byte) (modelFacts, error) {
+	d := sha256.New()
+	for rest := data; len(rest) > 0; {
+		if ctx.Err() != nil {
+			return modelFacts{}, context.Cause(ctx)
+		}
+		n := min(len(rest), hashChunk)
+		d.Write(rest[:n])
+		rest = rest[n:]
+	}
+	locations, err := onnx.ExternalData(data)
+	return modelFacts{sum: hex.EncodeToString(d.Sum(nil)), locations: locations}, err
 }

@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -82,8 +83,10 @@ const keySalt = "trt-action engine key\n"
 // cache), matrix axes and positions are not in it: renaming a build or
 // changing its budget finds the same engine. The error names the file that
 // could not be read (a missing external-data file names the model too).
-func (h *Hasher) Key(b matrix.Build, env Env) (Key, error) {
-	data, err := h.document(b, env)
+// Reading the files (a model can be gigabytes) stops when ctx ends; the
+// error then wraps context.Cause(ctx).
+func (h *Hasher) Key(ctx context.Context, b matrix.Build, env Env) (Key, error) {
+	data, err := h.document(ctx, b, env)
 	if err != nil {
 		return "", err
 	}
@@ -92,22 +95,22 @@ func (h *Hasher) Key(b matrix.Build, env Env) (Key, error) {
 }
 
 // document is the canonical JSON that Key hashes.
-func (h *Hasher) document(b matrix.Build, env Env) ([]byte, error) {
+func (h *Hasher) document(ctx context.Context, b matrix.Build, env Env) ([]byte, error) {
 	doc := keyDoc{Format: FormatVersion, Backend: b.Backend, Library: env.Library, Target: env.Target}
 	if b.ONNX != "" {
-		m, err := h.model(b.ONNX)
+		m, err := h.model(ctx, b.ONNX)
 		if err != nil {
 			return nil, err
 		}
 		doc.Model = m
 	}
-	settings, err := h.settings(b)
+	settings, err := h.settings(ctx, b)
 	if err != nil {
 		return nil, err
 	}
 	doc.Settings = settings
 	if backend.Of(b.Backend).Simulated {
-		if doc.Sim, err = h.sim(b.Sim); err != nil {
+		if doc.Sim, err = h.sim(ctx, b.Sim); err != nil {
 			return nil, err
 		}
 	}
@@ -119,15 +122,15 @@ func (h *Hasher) document(b matrix.Build, env Env) ([]byte, error) {
 }
 
 // model hashes the ONNX file and its external data.
-func (h *Hasher) model(path string) (*modelDoc, error) {
-	sum, locations, err := h.onnx(path)
+func (h *Hasher) model(ctx context.Context, path string) (*modelDoc, error) {
+	sum, locations, err := h.onnx(ctx, path)
 	if err != nil {
 		return nil, err
 	}
 	m := &modelDoc{SHA256: sum}
 	for _, loc := range locations {
 		file := onnx.ExternalPath(path, loc)
-		s, err := h.file(file)
+		s, err := h.file(ctx, file)
 		if err != nil {
 			return nil, fmt.Errorf("model %s: external data %q: %w", path, loc, err)
 		}
@@ -144,7 +147,7 @@ func (h *Hasher) model(path string) (*modelDoc, error) {
 // toggles keep each name's last sign, and files become their SHA-256. An
 // accelerator (the timing cache) is left out: it speeds a build up, it does
 // not change what a correct engine is.
-func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
+func (h *Hasher) settings(ctx context.Context, b matrix.Build) (map[string]any, error) {
 	out := map[string]any{}
 	for key, v := range b.BuilderSettings() {
 		if row, _ := settings.Lookup(key); row.Accelerator {
@@ -153,8 +156,13 @@ func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
 		if def, ok := settings.Default(key); ok && sameValue(v, def) {
 			continue
 		}
+		if key == "precision" {
+			if v = effectivePrecision(v); v == nil {
+				continue
+			}
+		}
 		if settings.IsFile(key) {
-			sums, err := h.files(key, v)
+			sums, err := h.files(ctx, key, v)
 			if err != nil {
 				return nil, err
 			}
@@ -171,9 +179,9 @@ func (h *Hasher) settings(b matrix.Build) (map[string]any, error) {
 
 // files hashes a file-valued setting, keeping the order of a list (plugins
 // load in that order).
-func (h *Hasher) files(key string, v any) (any, error) {
+func (h *Hasher) files(ctx context.Context, key string, v any) (any, error) {
 	hash := func(p string) (string, error) {
-		s, err := h.file(p)
+		s, err := h.file(ctx, p)
 		if err != nil {
 			return "", fmt.Errorf("%s: %w", key, err)
 		}
@@ -194,6 +202,31 @@ func (h *Hasher) files(key string, v any) (any, error) {
 		return sums, nil
 	}
 	return nil, fmt.Errorf("%s: unexpected value %T", key, v)
+}
+
+// effectivePrecision drops from a precision list what asks for nothing
+// beyond the library's defaults, so a build that writes it shares the key
+// of one that does not: the values the settings table marks Implied, tf32
+// (TF32 is on by default: NvInfer.h documents BuilderFlag::kTF32 as enabled
+// by default, https://github.com/NVIDIA/TensorRT/blob/main/include/NvInfer.h)
+// and fp32, which sets no flag (FP32 is always allowed;
+// native/backends/precision.h). nil when nothing is left.
+func effectivePrecision(v any) any {
+	list, ok := v.([]string)
+	if !ok {
+		return v
+	}
+	row, _ := settings.Lookup("precision")
+	var out []string
+	for _, p := range list {
+		if value, _ := row.Value(p); !value.Implied {
+			out = append(out, p)
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
 }
 
 // normalize puts one setting's value in its canonical form: in a set,
@@ -244,11 +277,11 @@ func sameValue(v, def any) bool {
 }
 
 // sim is the simulator's part of a key.
-func (h *Hasher) sim(s matrix.Sim) (*simDoc, error) {
+func (h *Hasher) sim(ctx context.Context, s matrix.Sim) (*simDoc, error) {
 	d := &simDoc{StepNs: int64(s.Step), Fast: s.Fast, Repeat: s.Repeat, Threads: s.Threads,
 		Fault: s.Fault.Kind, FaultNs: int64(s.Fault.Duration)}
 	if s.Trace != "" {
-		sum, err := h.file(s.Trace)
+		sum, err := h.file(ctx, s.Trace)
 		if err != nil {
 			return nil, fmt.Errorf("sim.trace: %w", err)
 		}

@@ -2,6 +2,8 @@ package cache
 
 import (
 	"bytes"
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -78,7 +80,7 @@ const rtxBuild = `name: mlp
 
 func keyOf(t *testing.T, dir, build string) Key {
 	t.Helper()
-	k, err := NewHasher().Key(parseBuild(t, dir, build), keyEnv)
+	k, err := NewHasher().Key(context.Background(), parseBuild(t, dir, build), keyEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,11 +95,11 @@ func TestKeyGolden(t *testing.T) {
 	dir := project(t)
 	h := NewHasher()
 	b := parseBuild(t, dir, rtxBuild)
-	doc, err := h.document(b, keyEnv)
+	doc, err := h.document(context.Background(), b, keyEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	k, err := h.Key(b, keyEnv)
+	k, err := h.Key(context.Background(), b, keyEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +167,7 @@ func TestKeyChangesWithWhatDecidesTheEngine(t *testing.T) {
 	t.Run("library and target", func(t *testing.T) {
 		b := parseBuild(t, dir, rtxBuild)
 		for _, env := range []Env{{Library: keyEnv.Library + "x"}, {Library: keyEnv.Library, Target: "NVIDIA L4 sm89"}} {
-			if k, _ := NewHasher().Key(b, env); k == base {
+			if k, _ := NewHasher().Key(context.Background(), b, env); k == base {
 				t.Errorf("env %+v gives the same key", env)
 			}
 		}
@@ -202,6 +204,7 @@ func TestKeyIgnoresWhatDoesNotDecideTheEngine(t *testing.T) {
 		"opt-level default":   "opt-level: 3",
 		"tiling default":      "tiling-optimization-level: 0",
 		"tf32 default":        "tf32: true",
+		"precision tf32":      "precision: [tf32]", // TF32 is on by default: the same engine
 		"verbosity default":   "profiling-verbosity: layer-names-only",
 		"hardware default":    "hardware-compatibility: none",
 		"refit default":       "refit: none",
@@ -273,6 +276,13 @@ func TestKeyFileSettings(t *testing.T) {
 	if keyOf(t, dir, withLine(trt, "precision: [fp16, int8, fp16]")) != base {
 		t.Error("precision is a set: order and repeats changed the key")
 	}
+	// tf32 (on by default) and fp32 (always allowed) ask for nothing more.
+	if keyOf(t, dir, withLine(trt, "precision: [tf32, int8, fp32, fp16]")) != base {
+		t.Error("tf32 and fp32 in precision changed the key")
+	}
+	if keyOf(t, dir, withLine(trt, "precision: [int8]")) == base {
+		t.Error("fp16 left precision, the key stayed")
+	}
 }
 
 // TestKeySim: a simulated build's key has its trace's bytes and its
@@ -304,7 +314,7 @@ func TestKeyMissingExternalData(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "models", "sub", "then.bin")); err != nil {
 		t.Fatal(err)
 	}
-	_, err := NewHasher().Key(b, keyEnv)
+	_, err := NewHasher().Key(context.Background(), b, keyEnv)
 	if err == nil {
 		t.Fatal("no error for a missing external-data file")
 	}
@@ -322,7 +332,7 @@ func TestHasherRemembersFiles(t *testing.T) {
 	dir := project(t)
 	b := parseBuild(t, dir, rtxBuild)
 	h := NewHasher()
-	first, err := h.Key(b, keyEnv)
+	first, err := h.Key(context.Background(), b, keyEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -339,17 +349,50 @@ func TestHasherRemembersFiles(t *testing.T) {
 	if err := os.Chtimes(weights, fi.ModTime(), fi.ModTime()); err != nil {
 		t.Fatal(err)
 	}
-	if k, _ := h.Key(b, keyEnv); k != first {
+	if k, _ := h.Key(context.Background(), b, keyEnv); k != first {
 		t.Error("the hasher read a file again whose size and modification time had not changed")
 	}
-	if k, _ := NewHasher().Key(b, keyEnv); k == first {
+	if k, _ := NewHasher().Key(context.Background(), b, keyEnv); k == first {
 		t.Error("a new hasher did not see the changed file")
 	}
 	later := fi.ModTime().Add(time.Second)
 	if err := os.Chtimes(weights, later, later); err != nil {
 		t.Fatal(err)
 	}
-	if k, _ := h.Key(b, keyEnv); k == first {
+	if k, _ := h.Key(context.Background(), b, keyEnv); k == first {
 		t.Error("the hasher kept a file's hash after its modification time changed")
+	}
+}
+
+// sparse makes path a sparse file of size bytes: gigabytes that take no
+// disk, and take as long to hash as a real model of that size.
+func sparse(t *testing.T, path string, size int64) {
+	t.Helper()
+	if err := os.Truncate(path, size); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Hashing a model of many gigabytes (the model itself, or its external
+// data) stops when the key's context ends, with its cause: a build's
+// budget or a signal stops it. Before, Key read every byte whatever
+// happened meanwhile.
+func TestKeyStopsWithItsContext(t *testing.T) {
+	for _, big := range []string{"models/model.onnx", "models/weights.bin"} {
+		t.Run(big, func(t *testing.T) {
+			dir := project(t)
+			b := parseBuild(t, dir, rtxBuild) // parsed while the model is whole
+			sparse(t, filepath.Join(dir, big), 16<<30)
+			stop := errors.New("the build's budget ran out")
+			ctx, cancel := context.WithCancelCause(context.Background())
+			time.AfterFunc(50*time.Millisecond, func() { cancel(stop) })
+			k, err := NewHasher().Key(ctx, b, keyEnv)
+			if !errors.Is(err, stop) || k != "" {
+				t.Fatalf("Key of a 16 GiB %s stopped after 50 ms: %q, %v; want the stop's cause", big, k, err)
+			}
+			if !strings.Contains(err.Error(), filepath.Join(dir, big)) {
+				t.Errorf("the error does not name the file being read: %v", err)
+			}
+		})
 	}
 }

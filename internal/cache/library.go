@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"context"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
@@ -226,7 +227,8 @@ func fileIdentity(path string) (string, error) {
 	if id := buildID(path); id != "" {
 		return "gnu-build-id " + id, nil
 	}
-	sum, err := hashFile(path)
+	// Once per run, before any build: no build's budget applies yet.
+	sum, err := hashFile(context.Background(), path)
 	if err != nil {
 		return "", err
 	}
@@ -323,12 +325,13 @@ type BuildKey struct {
 // Keys computes every build's key as a plan shows it, before any GPU is
 // chosen: the library from libPath (--trt-lib) or the backend's variable,
 // no target. plan --json and cache key use it, so both show one key.
-func (h *Hasher) Keys(builds []matrix.Build, libPath string) []BuildKey {
+// Hashing stops when ctx ends.
+func (h *Hasher) Keys(ctx context.Context, builds []matrix.Build, libPath string) []BuildKey {
 	out := make([]BuildKey, len(builds))
 	for i, b := range builds {
 		env, err := h.Env(b.Backend, libPath, "")
 		if err == nil {
-			out[i].Key, err = h.Key(b, env)
+			out[i].Key, err = h.Key(ctx, b, env)
 		}
 		if err != nil {
 			out[i].Err = fmt.Errorf("build %s: %w", b.Name, err)

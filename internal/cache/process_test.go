@@ -68,7 +68,7 @@ func raceHelper(dir string) error {
 			if err := os.WriteFile(eng, engineBytes(word, raceEngineSize), 0o644); err != nil {
 				return err
 			}
-			if err := c.Store(testKey(word), eng, Entry{Build: word}); err != nil {
+			if _, err := c.Store(testKey(word), eng, Entry{Build: word}); err != nil {
 				return fmt.Errorf("round %d: Store %s: %w", round, word, err)
 			}
 			dest := filepath.Join(work, word+".engine")
@@ -147,7 +147,7 @@ func readOnlyHelper(dir string) error {
 	}
 	got, _ := os.ReadFile(dest)
 	r.Engine = string(got)
-	err = c.Store(testKey("new"), dest, Entry{})
+	_, err = c.Store(testKey("new"), dest, Entry{})
 	r.IsReadOnly = errors.Is(err, ErrReadOnly)
 	if err != nil {
 		r.StoreError = err.Error()
@@ -235,7 +235,7 @@ func fsizeHelper(dir string) error {
 	if err := unix.Setrlimit(unix.RLIMIT_FSIZE, &unix.Rlimit{Cur: limit, Max: limit}); err != nil {
 		return err
 	}
-	err = c.Store(testKey("big"), eng, Entry{})
+	_, err = c.Store(testKey("big"), eng, Entry{})
 	fmt.Print(strconv.Quote(fmt.Sprint(err)))
 	return nil
 }

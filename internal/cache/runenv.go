@@ -1,6 +1,7 @@
 package cache
 
 import (
+	"context"
 	"fmt"
 	"slices"
 
@@ -107,7 +108,7 @@ func PlanKeys(builds []matrix.Build, visible string) matrix.PlanKeys {
 		if err != nil {
 			return "", err.Error()
 		}
-		key, err := hasher.Key(b, env)
+		key, err := hasher.Key(context.Background(), b, env)
 		if err != nil {
 			return "", err.Error()
 		}

@@ -9,84 +9,212 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sync"
 	"syscall"
-	"time"
 
-	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
+// StoreOutcome is what a store did with its entry.
+type StoreOutcome int
+
+const (
+	// Kept: an entry for the key was there already (another process
+	// stored it first, or an earlier run): it stays, and nothing was
+	// stored.
+	Kept StoreOutcome = iota
+	// Added: the entry is new.
+	Added
+	// Replaced: Replace put the new entry where the old one was.
+	Replaced
+)
+
+// Stored is what Store or Replace did.
+type Stored struct {
+	Outcome StoreOutcome
+	// EvictedOwn is how many entries this Cache stored that the eviction
+	// after this store removed: max-size is too small for one run.
+	EvictedOwn int
+}
+
 // Store saves the engine file and e (its Key, Size and EngineSHA256 are
 // set here from k and the file; an EngineSHA256 given, the build's, must
-// match what is copied) as k's entry, then evicts least recently
-// used entries over the cache's MaxSize. The entry is staged complete in
-// the cache's tmp folder and renamed into place: a reader never sees part
-// of it, and when another process stored k first, its entry stays and this
-// one is dropped (nil error). Any error is a warning for the caller; the
-// build stays ok. An entry (engine and metadata) larger than MaxSize is
-// refused with a *tooLargeError. A read-only cache returns ErrReadOnly.
-func (c *Cache) Store(k Key, engine string, e Entry) error {
+// match what is copied) as k's entry, then evicts least recently used
+// entries over the cache's MaxSize. The entry is staged complete in the
+// cache's tmp folder and renamed into place: a reader never sees part of
+// it, and when an entry for k is there (another process stored it first)
+// it stays and this one is dropped (Kept, nil error). Any error is a
+// warning for the caller; the build stays ok. An entry (engine and
+// metadata) larger than MaxSize is refused with a *tooLargeError. A
+// read-only cache returns ErrReadOnly.
+func (c *Cache) Store(k Key, engine string, e Entry) (Stored, error) {
+	return c.store(k, engine, e, false)
+}
+
+// Replace is Store for --rebuild: the new entry takes the place of the one
+// there, in one step (renameat2 RENAME_EXCHANGE), so a reader that opens k
+// meanwhile reads the old entry whole or the new one whole, never a mix
+// and never nothing. Where the file system cannot exchange folders, the
+// old entry is moved out and the new one in: between those two renames a
+// reader finds no entry.
+func (c *Cache) Replace(k Key, engine string, e Entry) (Stored, error) {
+	return c.store(k, engine, e, true)
+}
+
+func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, error) {
 	if err := checkKey(k); err != nil {
-		return err
+		return Stored{}, err
 	}
 	if c.readOnly {
-		return ErrReadOnly
+		return Stored{}, ErrReadOnly
 	}
-	final := c.entryDir(k)
-	if _, err := os.Stat(filepath.Join(final, metaName)); err == nil {
-		return nil // already cached (by another shard, or an earlier run)
+	root, err := c.openRoot(true)
+	if err != nil {
+		return Stored{}, storeError(err)
+	}
+	defer root.close()
+	shard, err := c.ownFolder(root, string(k[:2]), true)
+	if err != nil {
+		return Stored{}, storeError(err)
+	}
+	defer shard.close()
+	if !replace && hasEntry(shard, k) {
+		return Stored{Outcome: Kept}, nil // already cached (by another shard, or an earlier run)
 	}
 	if fi, err := os.Stat(engine); err == nil {
 		if err := c.checkFits(engine, fi.Size()); err != nil {
-			return err // before copying: the engine alone is too large
+			return Stored{}, err // before copying: the engine alone is too large
 		}
 	}
-	stage, err := os.MkdirTemp(filepath.Join(c.root, tmpName), "store-")
+	st, err := c.newStage(root, "store-")
+	if err != nil {
+		return Stored{}, storeError(err)
+	}
+	defer st.remove() // nothing left after a failure, a lost race, or the replaced entry
+	if err := c.fill(st, engine, &e, k); err != nil {
+		return Stored{}, err
+	}
+	// Counted as this run's before it is in place: a prune of another
+	// store may evict it at once, and that must count.
+	added := c.stored.add(k)
+	outcome, err := c.install(root, st, shard, k, replace)
+	if err != nil || outcome == Kept {
+		if added {
+			c.stored.forget(k)
+		}
+		return Stored{Outcome: outcome}, err
+	}
+	shard.sync()
+	c.markUsed(shard, k) // on the clock Fetch uses, not the file system's coarser one
+	done := Stored{Outcome: outcome}
+	if c.maxSize > 0 {
+		var err error
+		_, done.EvictedOwn, err = c.prune(PruneRule{MaxSize: c.maxSize})
+		if err != nil {
+			return done, fmt.Errorf("cache: stored %s, but eviction failed: %w", k, err)
+		}
+	}
+	return done, nil
+}
+
+// stagedName is the entry's folder inside its staging folder: the staging
+// folder stays locked around it, and what a replacement pushes out lands
+// there too.
+const stagedName = "entry"
+
+// fill writes the entry (engine and metadata) into the staging folder.
+func (c *Cache) fill(st *stage, engine string, e *Entry, k Key) error {
+	dir, err := st.dir.makeSub(stagedName)
 	if err != nil {
 		return storeError(err)
 	}
-	defer os.RemoveAll(stage)                      // nothing left after a failure or a lost race
-	if err := os.Chmod(stage, 0o755); err != nil { // MkdirTemp's 0700 would hide it from other users
-		return storeError(err)
-	}
+	defer dir.close()
 	e.Key = k
 	built := e.EngineSHA256
-	if e.EngineSHA256, e.Size, err = copyHashing(engine, filepath.Join(stage, engineName)); err != nil {
+	if e.EngineSHA256, e.Size, err = copyHashing(engine, dir); err != nil {
 		return storeError(err)
 	}
 	if built != "" && built != e.EngineSHA256 {
 		return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", engine, e.EngineSHA256, built)
 	}
-	meta := filepath.Join(stage, metaName)
-	if err := writeMeta(meta, e); err != nil {
+	metaSize, err := writeMeta(dir, *e)
+	if err != nil {
 		return storeError(err)
 	}
-	if fi, err := os.Stat(meta); err == nil {
-		if err := c.checkFits(engine, e.Size+fi.Size()); err != nil {
-			return err // with its metadata (a long phase tree) it is
-		}
+	if err := c.checkFits(engine, entrySize(e.Size, metaSize)); err != nil {
+		return err // with its metadata (a long phase tree) it is
 	}
-	atomicfile.SyncDir(stage)
-	if err := os.MkdirAll(filepath.Dir(final), 0o755); err != nil {
-		return storeError(err)
-	}
-	if err := os.Rename(stage, final); err != nil {
-		if errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY) {
-			return nil // another process stored it first; its entry is as good
-		}
-		return storeError(err)
-	}
-	atomicfile.SyncDir(filepath.Dir(final))
-	c.markUsed(k, time.Time{}) // on the clock Fetch uses, not the file system's coarser one
-	c.stored.add(k)
-	if c.maxSize > 0 {
-		if _, err := c.Prune(PruneRule{MaxSize: c.maxSize}); err != nil {
-			return fmt.Errorf("cache: stored %s, but eviction failed: %w", k, err)
-		}
-	}
+	// In use from the moment it is in place: a prune running meanwhile for
+	// another store must not take the new entry for the least recently
+	// used by the time its metadata was written.
+	_ = dir.chtimes(metaName, c.now())
+	dir.sync()
 	return nil
+}
+
+// hasEntry reports whether k has an entry folder with metadata in shard.
+func hasEntry(shard *folder, k Key) bool {
+	dir, err := shard.sub(string(k))
+	if err != nil {
+		return false
+	}
+	defer dir.close()
+	st, err := dir.lstat(metaName)
+	return err == nil && st.mode.IsRegular()
+}
+
+// install moves the staged entry to k's place. A link there is removed
+// first (the link; it is not the cache's). With replace, an entry there is
+// exchanged with the staged one, which leaves the old entry in the staging
+// folder for its removal.
+func (c *Cache) install(root *folder, st *stage, shard *folder, k Key, replace bool) (StoreOutcome, error) {
+	name := string(k)
+	for range 3 { // a store by another process can come between a look and a rename
+		there, err := shard.lstat(name)
+		exists := err == nil
+		if exists && !there.mode.IsDir() {
+			if err := shard.removeAll(name); err != nil {
+				return Kept, storeError(err)
+			}
+			if there.isLink() {
+				c.notify(fmt.Sprintf("removed the symbolic link %s where an entry belongs; trt-action never follows a link inside its cache", shard.join(name)))
+			}
+			exists = false
+		}
+		if replace && exists {
+			err := st.dir.exchange(stagedName, shard, name)
+			switch {
+			case err == nil:
+				return Replaced, nil
+			case exchangeUnsupported(err):
+				if err := c.removeEntry(root, shard, name); err != nil && !isNotExist(err) {
+					return Kept, storeError(err)
+				}
+			case !isNotExist(err):
+				return Kept, storeError(err)
+			}
+		}
+		err = st.dir.rename(stagedName, shard, name)
+		switch {
+		case err == nil && exists && replace:
+			return Replaced, nil // without an exchange: the old entry was moved out first
+		case err == nil:
+			return Added, nil
+		case errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY):
+			if !replace {
+				return Kept, nil // another process stored it first; its entry is as good
+			}
+		default:
+			return Kept, storeError(err)
+		}
+	}
+	return Kept, storeError(fmt.Errorf("%s kept changing while the entry was replaced", c.entryDir(k)))
+}
+
+// exchangeUnsupported is whether renameat2's error says the file system
+// (or kernel) cannot exchange.
+func exchangeUnsupported(err error) bool {
+	return errors.Is(err, syscall.EINVAL) || errors.Is(err, syscall.ENOSYS) || errors.Is(err, syscall.EOPNOTSUPP)
 }
 
 // tooLargeError is Store's refusal of an entry larger than the cache's
@@ -120,23 +248,37 @@ type runStores struct {
 	evicted int
 }
 
-func (r *runStores) add(k Key) {
+// add records k as stored by this Cache; false when it was already.
+func (r *runStores) add(k Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys == nil {
 		r.keys = map[Key]bool{}
 	}
+	if r.keys[k] {
+		return false
+	}
 	r.keys[k] = true
+	return true
 }
 
-// removed counts k if this Cache stored it.
-func (r *runStores) removed(k Key) {
+// forget drops k, which was not stored after all.
+func (r *runStores) forget(k Key) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	delete(r.keys, k)
+}
+
+// removed counts k if this Cache stored it, and says whether it did.
+func (r *runStores) removed(k Key) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.keys[k] {
 		delete(r.keys, k)
 		r.evicted++
+		return true
 	}
+	return false
 }
 
 // EvictedStored is how many entries this Cache stored were evicted since,
@@ -156,28 +298,48 @@ func storeError(err error) error {
 	return fmt.Errorf("cache: not stored: %w", err)
 }
 
-// copyHashing copies src to a new file dst, synced, and returns the
-// SHA-256 and size of what it copied.
-func copyHashing(src, dst string) (string, int64, error) {
+// copyHashing copies src to a new file engine in dir, synced, and returns
+// the SHA-256 and size of what it copied.
+func copyHashing(src string, dir *folder) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, err
 	}
 	defer in.Close()
 	h := sha256.New()
-	n, err := copyInto(dst, io.TeeReader(in, h))
+	n, err := createIn(dir, engineName, io.TeeReader(in, h))
 	if err != nil {
 		return "", 0, err
 	}
 	return hex.EncodeToString(h.Sum(nil)), n, nil
 }
 
-// writeMeta writes the metadata file, synced.
-func writeMeta(path string, e Entry) error {
+// writeMeta writes the metadata file into dir, synced, and returns its size.
+func writeMeta(dir *folder, e Entry) (int64, error) {
 	data, err := json.Marshal(entryFile{Format: FormatVersion, Entry: e})
 	if err != nil {
-		return err
+		return 0, err
 	}
-	_, err = copyInto(path, bytes.NewReader(data))
-	return err
+	return createIn(dir, metaName, bytes.NewReader(data))
+}
+
+// createIn writes a new file name in dir from src, synced.
+func createIn(dir *folder, name string, src io.Reader) (int64, error) {
+	out, err := dir.open(name, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return 0, err
+	}
+	return writeSynced(out, src)
+}
+
+// writeSynced copies src into out, syncs and closes it.
+func writeSynced(out *os.File, src io.Reader) (int64, error) {
+	n, err := io.Copy(out, src)
+	if err == nil {
+		err = out.Sync()
+	}
+	if closeErr := out.Close(); err == nil {
+		err = closeErr
+	}
+	return n, err
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -51,25 +52,25 @@ func store(t testing.TB, c *Cache, word string, size int) Key {
 	t.Helper()
 	k := testKey(word)
 	eng := engineFor(t, t.TempDir(), word, size)
-	if err := c.Store(k, eng, Entry{Build: word, Backend: "sim"}); err != nil {
+	if _, err := c.Store(k, eng, Entry{Build: word, Backend: "sim"}); err != nil {
 		t.Fatal(err)
 	}
 	return k
 }
 
 func TestStoreThenFetch(t *testing.T) {
-	for _, how := range []string{"hard link", "copy"} {
+	for _, how := range []string{"clone where the file system can", "copy"} {
 		t.Run(how, func(t *testing.T) {
 			if how == "copy" {
-				link = func(string, string) error { return &os.LinkError{Op: "link", Err: syscall.EXDEV} }
-				t.Cleanup(func() { link = os.Link })
+				cloneFile = func(*os.File, *os.File) error { return syscall.EOPNOTSUPP }
+				t.Cleanup(func() { cloneFile = cloneOrNot })
 			}
 			c := openCache(t, t.TempDir(), 0)
 			k := testKey("mlp")
 			eng := engineFor(t, t.TempDir(), "mlp", 5000)
 			built := time.Date(2026, 11, 28, 10, 0, 0, 0, time.UTC)
 			orig := &report.Build{Name: "mlp", Status: report.StatusOK, DurationMs: 843000}
-			if err := c.Store(k, eng, Entry{Build: "mlp", Backend: "tensorrt-rtx", BuiltAt: built, Duration: 843 * time.Second, Original: orig}); err != nil {
+			if _, err := c.Store(k, eng, Entry{Build: "mlp", Backend: "tensorrt-rtx", BuiltAt: built, Duration: 843 * time.Second, Original: orig}); err != nil {
 				t.Fatal(err)
 			}
 			dest := filepath.Join(t.TempDir(), "out", "mlp.engine")
@@ -84,16 +85,10 @@ func TestStoreThenFetch(t *testing.T) {
 				e.Original == nil || e.Original.DurationMs != 843000 || e.LastUsed.IsZero() {
 				t.Errorf("entry %+v", e)
 			}
-			a, _ := os.Stat(dest)
-			b, _ := os.Stat(filepath.Join(c.entryDir(k), engineName))
-			if linked := os.SameFile(a, b); linked != (how == "hard link") {
-				t.Errorf("%s: dest is the cache's file: %v", how, linked)
-			}
 			if leftovers, _ := filepath.Glob(dest + ".partial-*"); len(leftovers) > 0 {
 				t.Errorf("partial files left: %v", leftovers)
 			}
-			// Again to the same path: with a hard link, dest is already
-			// the cache's file.
+			// Again to the same path.
 			if _, hit, err := c.Fetch(k, dest); !hit || err != nil {
 				t.Fatalf("second Fetch = %v, %v", hit, err)
 			}
@@ -106,7 +101,41 @@ func TestStoreThenFetch(t *testing.T) {
 			if _, hit, err := c.Fetch(testKey("other"), filepath.Join(t.TempDir(), "x")); hit || err != nil {
 				t.Errorf("a missing key: hit %v, error %v", hit, err)
 			}
+			// A copy, not a hard link: editing either file in place leaves
+			// the other as it was. Before, the engine was the cache's file.
+			cached := filepath.Join(c.entryDir(k), engineName)
+			a, _ := os.Stat(dest)
+			b, _ := os.Stat(cached)
+			if os.SameFile(a, b) {
+				t.Fatal("the delivered engine is the cache's own file")
+			}
+			editInPlace(t, dest)
+			if got, _ := os.ReadFile(cached); !bytes.Equal(got, engineBytes("mlp", 5000)) {
+				t.Error("editing the delivered engine changed the cache's")
+			}
+			editInPlace(t, cached)
+			if got, _ := os.ReadFile(dest); got[0] != engineBytes("mlp", 5000)[0]^0xff {
+				t.Error("editing the cache's engine changed the one delivered")
+			}
 		})
+	}
+}
+
+// editInPlace flips the first byte of path without replacing the file.
+func editInPlace(t *testing.T, path string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	b := make([]byte, 1)
+	if _, err := f.ReadAt(b, 0); err != nil {
+		t.Fatal(err)
+	}
+	b[0] ^= 0xff
+	if _, err := f.WriteAt(b, 0); err != nil {
+		t.Fatal(err)
 	}
 }
 
@@ -140,10 +169,10 @@ func TestFetchNeverWritesThroughALink(t *testing.T) {
 func TestStoreKeepsTheFirstEntry(t *testing.T) {
 	c := openCache(t, t.TempDir(), 0)
 	k := testKey("mlp")
-	if err := c.Store(k, engineFor(t, t.TempDir(), "first", 100), Entry{Build: "first"}); err != nil {
+	if _, err := c.Store(k, engineFor(t, t.TempDir(), "first", 100), Entry{Build: "first"}); err != nil {
 		t.Fatal(err)
 	}
-	if err := c.Store(k, engineFor(t, t.TempDir(), "second", 100), Entry{Build: "second"}); err != nil {
+	if _, err := c.Store(k, engineFor(t, t.TempDir(), "second", 100), Entry{Build: "second"}); err != nil {
 		t.Fatal(err)
 	}
 	dest := filepath.Join(t.TempDir(), "e")
@@ -258,18 +287,18 @@ func TestEvictionLeastRecentlyUsedFirst(t *testing.T) {
 	}
 	// Room for two entries (engine and metadata each): storing a fourth
 	// evicts the two least recently used, b and d.
-	limited := openCache(t, dir, 2*1000+2*entrySize(t, c, a)+500)
+	limited := openCache(t, dir, 2*1000+2*metaSize(t, c, a)+500)
 	e := store(t, limited, "e", 1000)
 	left, err := c.List()
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysOf(left); len(got) != 2 || got[0] != e || got[1] != a {
+	if got := keysOf(left.Entries); len(got) != 2 || got[0] != e || got[1] != a {
 		t.Errorf("left %v, want [e a] (most recent first)", got)
 	}
 }
 
-func entrySize(t *testing.T, c *Cache, k Key) int64 {
+func metaSize(t *testing.T, c *Cache, k Key) int64 {
 	fi, err := os.Stat(filepath.Join(c.entryDir(k), metaName))
 	if err != nil {
 		t.Fatal(err)
@@ -294,11 +323,11 @@ func TestEvictionSkipsAnEntryInUse(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := keysOf(removed); len(got) != 1 || got[0] != newer {
+	if got := keysOf(removed.Entries); len(got) != 1 || got[0] != newer {
 		t.Errorf("removed %v, want only the entry not in use", got)
 	}
-	if removed, _ := c.Prune(PruneRule{MaxSize: 1000}); len(removed) != 1 || removed[0].Key != old {
-		t.Errorf("after the reader let go: removed %v", keysOf(removed))
+	if removed, _ := c.Prune(PruneRule{MaxSize: 1000}); len(removed.Entries) != 1 || removed.Entries[0].Key != old {
+		t.Errorf("after the reader let go: removed %v", keysOf(removed.Entries))
 	}
 }
 
@@ -306,7 +335,8 @@ func TestPruneUnusedFor(t *testing.T) {
 	c := openCache(t, t.TempDir(), 0)
 	stale, fresh := store(t, c, "stale", 10), store(t, c, "fresh", 10)
 	setLastUsed(t, c, stale, time.Now().Add(-48*time.Hour))
-	removed, err := c.Prune(PruneRule{UnusedFor: 24 * time.Hour})
+	pruned, err := c.Prune(PruneRule{UnusedFor: 24 * time.Hour})
+	removed := pruned.Entries
 	if err != nil || len(removed) != 1 || removed[0].Key != stale || removed[0].Build != "stale" {
 		t.Errorf("removed %+v, %v", removed, err)
 	}
@@ -317,7 +347,7 @@ func TestPruneUnusedFor(t *testing.T) {
 
 func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
 	c := openCache(t, t.TempDir(), 100)
-	err := c.Store(testKey("big"), engineFor(t, t.TempDir(), "big", 1000), Entry{})
+	_, err := c.Store(testKey("big"), engineFor(t, t.TempDir(), "big", 1000), Entry{})
 	if err == nil || !strings.Contains(err.Error(), "larger than the cache's max-size") {
 		t.Errorf("Store of 1000 bytes into max-size 100: %v", err)
 	}
@@ -329,7 +359,7 @@ func TestStoreRefusesAnEngineOverMaxSize(t *testing.T) {
 func TestStoreRefusesAnEntryOverMaxSizeWithItsMetadata(t *testing.T) {
 	c := openCache(t, t.TempDir(), 1000)
 	orig := &report.Build{Name: "mlp", Warnings: []string{strings.Repeat("w", 2000)}}
-	err := c.Store(testKey("mlp"), engineFor(t, t.TempDir(), "mlp", 900), Entry{Original: orig})
+	_, err := c.Store(testKey("mlp"), engineFor(t, t.TempDir(), "mlp", 900), Entry{Original: orig})
 	var tooLarge *tooLargeError
 	if !errors.As(err, &tooLarge) || tooLarge.Size <= 1000 || tooLarge.MaxSize != 1000 {
 		t.Fatalf("Store of 900 bytes with 2 kB of metadata into max-size 1000: %v", err)
@@ -337,8 +367,8 @@ func TestStoreRefusesAnEntryOverMaxSizeWithItsMetadata(t *testing.T) {
 	if want := "with its metadata, larger than the cache's max-size 1.0 kB"; !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q lacks %q", err, want)
 	}
-	if entries, _ := c.List(); len(entries) != 0 || c.EvictedStored() != 0 {
-		t.Errorf("left %d entries, %d evicted", len(entries), c.EvictedStored())
+	if l, _ := c.List(); len(l.Entries) != 0 || c.EvictedStored() != 0 {
+		t.Errorf("left %d entries, %d evicted", len(l.Entries), c.EvictedStored())
 	}
 }
 
@@ -350,7 +380,7 @@ func TestEvictionOfTheRunsOwnEntriesIsCounted(t *testing.T) {
 	earlier := openCache(t, dir, 0)
 	old := store(t, earlier, "old", 1000)
 	setLastUsed(t, earlier, old, time.Now().Add(-time.Hour))
-	room := 2*1000 + 2*entrySize(t, earlier, old) + 100 // two entries
+	room := 2*1000 + 2*metaSize(t, earlier, old) + 100 // two entries
 	c := openCache(t, dir, room)
 	store(t, c, "a", 1000) // fits beside old
 	if n := c.EvictedStored(); n != 0 {
@@ -371,7 +401,7 @@ func TestEvictionOfTheRunsOwnEntriesIsCounted(t *testing.T) {
 func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
 	c := openCache(t, t.TempDir(), 0)
 	eng := engineFor(t, t.TempDir(), "mlp", 100)
-	err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: strings.Repeat("0", 64)})
+	_, err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: strings.Repeat("0", 64)})
 	if err == nil || !strings.Contains(err.Error(), "changed since the build") {
 		t.Errorf("Store with another SHA-256: %v", err)
 	}
@@ -379,7 +409,7 @@ func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
 		t.Error("an engine that changed was stored")
 	}
 	sum := sha256.Sum256(engineBytes("mlp", 100))
-	if err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: hex.EncodeToString(sum[:])}); err != nil {
+	if _, err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: hex.EncodeToString(sum[:])}); err != nil {
 		t.Errorf("Store with the engine's own SHA-256: %v", err)
 	}
 }
@@ -418,7 +448,7 @@ func TestOpenRemovesAbandonedStaging(t *testing.T) {
 func TestKeyMustBeAKey(t *testing.T) {
 	c := openCache(t, t.TempDir(), 0)
 	for _, k := range []Key{"", "../../etc", Key(strings.Repeat("A", 64)), testKey("x")[:63]} {
-		if err := c.Store(k, "/dev/null", Entry{}); err == nil {
+		if _, err := c.Store(k, "/dev/null", Entry{}); err == nil {
 			t.Errorf("Store(%q) accepted", k)
 		}
 		if _, _, err := c.Fetch(k, filepath.Join(t.TempDir(), "e")); err == nil {
@@ -457,8 +487,33 @@ func ExampleCache_Fetch() {
 	engine := filepath.Join(dir, "mlp.engine")
 	_ = os.WriteFile(engine, []byte("plan"), 0o644)
 	k := testKey("mlp")
-	_ = c.Store(k, engine, Entry{Build: "mlp", Backend: "tensorrt-rtx"})
+	_, _ = c.Store(k, engine, Entry{Build: "mlp", Backend: "tensorrt-rtx"})
 	e, hit, err := c.Fetch(k, filepath.Join(dir, "out", "mlp.engine"))
 	fmt.Println(hit, err, e.Build, e.Size)
 	// Output: true <nil> mlp 4
+}
+
+// TestConcurrentStoresKeepWhatFits: stores side by side into a cache with
+// room for one entry leave one entry, and count the others as evicted.
+// Before prunes took turns (pruneLock), two prunes that listed the cache
+// before either removed anything each removed the whole excess, and the
+// cache could end empty; an entry evicted before its store had counted it
+// was not counted at all.
+func TestConcurrentStoresKeepWhatFits(t *testing.T) {
+	for range 20 {
+		c := openCache(t, t.TempDir(), 1900) // one engine of 1000 bytes and its metadata
+		var wg sync.WaitGroup
+		for _, w := range []string{"a", "b", "c"} {
+			eng := engineFor(t, t.TempDir(), w, 1000)
+			wg.Go(func() {
+				if _, err := c.Store(testKey(w), eng, Entry{Build: w}); err != nil {
+					t.Error(err)
+				}
+			})
+		}
+		wg.Wait()
+		if l, _ := c.List(); len(l.Entries) != 1 || c.EvictedStored() != 2 {
+			t.Fatalf("%d entries left, %d counted evicted; want 1 and 2", len(l.Entries), c.EvictedStored())
+		}
+	}
 }

@@ -9,16 +9,33 @@ import (
 )
 
 // Verify checks every entry: its metadata reads, its engine has the size
-// and SHA-256 the metadata gives. A bad entry is removed (as Fetch would:
-// a bad entry can only cost a build) unless the cache is read-only, and
-// returned. Entries in use by another process are checked under the same
-// shared lock a reader takes.
+// and SHA-256 the metadata gives, and neither it nor its folder is a link.
+// A bad entry is removed (as Fetch would: a bad entry can only cost a
+// build) unless the cache is read-only, and returned; so is every stray
+// (a link where an entry or a shard belongs: the link is removed). Entries
+// in use by another process are checked under the same shared lock a
+// reader takes.
 func (c *Cache) Verify() ([]*CorruptError, error) {
-	slots, err := c.slots()
+	root, err := c.openRoot(false)
+	if isNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer root.close()
+	slots, strays, err := c.scan(root)
 	if err != nil {
 		return nil, err
 	}
 	var bad []*CorruptError
+	for _, s := range strays {
+		e := &CorruptError{Key: Key(s.name), Path: s.Path, Reason: fmt.Sprintf("it is a symbolic link (to %s), never followed", s.Target)}
+		if !c.readOnly {
+			e.Removed = c.removeStray(root, s) == nil
+		}
+		bad = append(bad, e)
+	}
 	for _, s := range slots {
 		reason, err := c.check(s.key)
 		if err != nil {
@@ -45,7 +62,7 @@ func (c *Cache) check(k Key) (string, error) {
 	}
 	defer r.close()
 	h := sha256.New()
-	n, err := io.Copy(h, r.engine)
+	n, err := io.CopyBuffer(h, io.NewSectionReader(r.engine, 0, 1<<62), make([]byte, copyBuffer))
 	if err != nil {
 		return fmt.Sprintf("its engine is unreadable: %v", err), nil
 	}

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -78,20 +79,40 @@ func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string) (*cacheFolde
 	return where, nil
 }
 
-// openCacheFolder is cacheFolderFlags, then the folder opened.
-func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string) (*cache.Cache, error) {
+// openCacheFolder is cacheFolderFlags, then the folder opened (look: only
+// to read it, as ls does).
+func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string, look bool) (*cache.Cache, error) {
 	where, err := c.cacheFolderFlags(fs, args)
 	if err != nil {
 		return nil, err
 	}
-	return where.open()
+	return c.openFolder(where, look)
+}
+
+// openFolder opens the cache folder and tells what opening it found (a
+// link where its staging folder belongs).
+func (c *Command) openFolder(where *cacheFolder, look bool) (*cache.Cache, error) {
+	cc, err := where.open(look)
+	if err == nil {
+		c.cacheWarnings(cc.Notices())
+	}
+	return cc, err
+}
+
+// cacheWarnings shows what a cache command found that is not the cache's
+// or that it removed, one warning each, on stderr (annotations in Actions).
+func (c *Command) cacheWarnings(msgs []string) {
+	for _, m := range msgs {
+		c.note(c.actions(), actions.LevelWarning, "trt-action: engine cache", text.Line(m))
+	}
 }
 
 // open opens the cache folder, which must be there (a mistyped folder is
 // an error, never a new empty cache); its max-size is the matrix file's
-// when the folder came from it.
-func (f *cacheFolder) open() (*cache.Cache, error) {
-	o := cache.Options{Dir: f.dir, Existing: true}
+// when the folder came from it. look opens it to read only: nothing is
+// created, removed or cleaned up.
+func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
+	o := cache.Options{Dir: f.dir, Existing: true, Look: look}
 	if o.Dir == "" {
 		// The models need not be here: only the cache key is read.
 		m, err := matrix.LoadWithoutInputs(f.file)
@@ -101,7 +122,7 @@ func (f *cacheFolder) open() (*cache.Cache, error) {
 		if m.Cache == nil || m.Cache.Dir == "" {
 			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
 		}
-		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true}
+		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true, Look: look}
 	}
 	return cache.Open(o)
 }
@@ -132,7 +153,7 @@ func runCacheKey(c *Command, args []string) error {
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
-	for _, bk := range cache.NewHasher().Keys(builds, *trtLib) {
+	for _, bk := range cache.NewHasher().Keys(context.Background(), builds, *trtLib) {
 		if bk.Err != nil {
 			return bk.Err
 		}
@@ -151,7 +172,8 @@ type listedEntry struct {
 	Target     string    `json:"target,omitempty"`
 	BuiltAt    time.Time `json:"built_at"`
 	DurationMs int64     `json:"duration_ms"`
-	Bytes      int64     `json:"bytes"`
+	Bytes      int64     `json:"bytes"`      // the engine
+	DiskBytes  int64     `json:"disk_bytes"` // the engine and its metadata: what max-size counts
 	SHA256     string    `json:"sha256"`
 	LastUsed   time.Time `json:"last_used"`
 }
@@ -159,20 +181,23 @@ type listedEntry struct {
 func runCacheList(c *Command, args []string) error {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	cc, err := c.openCacheFolder(fs, args)
+	cc, err := c.openCacheFolder(fs, args, true)
 	if err != nil {
 		return invalid(err)
 	}
-	entries, err := cc.List()
+	listing, err := cc.List()
 	if err != nil {
 		return err
 	}
+	c.cacheWarnings(listingWarnings(listing))
+	entries := listing.Entries
 	var out bytes.Buffer
 	if *asJSON {
 		listed := make([]listedEntry, 0, len(entries))
 		for _, e := range entries {
 			listed = append(listed, listedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
-				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
+				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, DiskBytes: e.DiskSize,
+				SHA256: e.EngineSHA256, LastUsed: e.LastUsed})
 		}
 		if err := json.NewEncoder(&out).Encode(listed); err != nil {
 			return err
@@ -185,18 +210,33 @@ func runCacheList(c *Command, args []string) error {
 	return nil
 }
 
-// renderEntries is cache ls's table, most recently used first, and a total.
+// listingWarnings are what cache ls tells beside the entries: links that
+// are not the cache's, and leftovers of killed stores.
+func listingWarnings(l cache.Listing) []string {
+	var out []string
+	for _, s := range l.Strays {
+		out = append(out, s.String()+"; not listed (prune or verify removes the link)")
+	}
+	if l.Leftovers > 0 {
+		out = append(out, fmt.Sprintf("%s in the staging folder (tmp/) of a store or removal that was killed; the next build, prune or verify removes them",
+			text.Count(l.Leftovers, "leftover folder")))
+	}
+	return out
+}
+
+// renderEntries is cache ls's table, most recently used first, and a
+// total. A size is the entry's engine and metadata: what max-size counts.
 func renderEntries(out *bytes.Buffer, entries []cache.Entry, now time.Time) {
 	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "key\tbuild\tbackend\tsize\tbuilt\ttook\tlast used")
 	var total int64
 	for _, e := range entries {
-		total += e.Size
+		total += e.DiskSize
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s ago\t%s\t%s ago\n", e.Key[:12], text.Plain(e.Build), text.Plain(e.Backend),
-			text.Bytes(e.Size), text.Duration(now.Sub(e.BuiltAt)), text.Duration(e.Duration), text.Duration(now.Sub(e.LastUsed)))
+			text.Bytes(e.DiskSize), text.Duration(now.Sub(e.BuiltAt)), text.Duration(e.Duration), text.Duration(now.Sub(e.LastUsed)))
 	}
 	tw.Flush()
-	fmt.Fprintf(out, "%s, %s\n", text.Count(len(entries), "entry"), text.Bytes(total))
+	fmt.Fprintf(out, "%s, %s (engines and their metadata: what max-size counts)\n", text.Count(len(entries), "entry"), text.Bytes(total))
 }
 
 // sizeFlag is a byte size flag: 20GiB, 512MiB, 1.5GB or bytes.
@@ -226,7 +266,7 @@ func runCachePrune(c *Command, args []string) error {
 	if given && *olderThan <= 0 {
 		return usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
 	}
-	cc, err := where.open()
+	cc, err := c.openFolder(where, false)
 	if err != nil {
 		return invalid(err)
 	}
@@ -237,24 +277,28 @@ func runCachePrune(c *Command, args []string) error {
 	if rule.MaxSize == 0 && rule.UnusedFor == 0 {
 		return usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
 	}
-	removed, err := cc.Prune(rule)
+	pruned, err := cc.Prune(rule)
+	if errors.Is(err, cache.ErrReadOnly) {
+		return fmt.Errorf("%s: %w", cc.Dir(), err) // nothing was removed: say only that
+	}
 	var out bytes.Buffer
 	var freed int64
-	for _, e := range removed {
-		freed += e.Size
-		fmt.Fprintf(&out, "removed %s %s (%s, last used %s ago)\n", e.Key[:12], text.Plain(e.Build), text.Bytes(e.Size), text.Duration(time.Since(e.LastUsed)))
+	for _, s := range pruned.Strays {
+		fmt.Fprintf(&out, "removed the link %s (to %s): not an entry, never followed\n", text.Plain(s.Path), text.Plain(s.Target))
 	}
-	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(removed), "entry"), text.Bytes(freed))
+	for _, e := range pruned.Entries {
+		freed += e.DiskSize
+		fmt.Fprintf(&out, "removed %s %s (%s, last used %s ago)\n", e.Key[:12], text.Plain(e.Build), text.Bytes(e.DiskSize), text.Duration(time.Since(e.LastUsed)))
+	}
+	fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(pruned.Entries), "entry"), text.Bytes(freed))
 	c.printUntrusted(c.Streams.Out, out.String())
-	if errors.Is(err, cache.ErrReadOnly) {
-		return fmt.Errorf("%s: %w", cc.Dir(), err)
-	}
+	c.cacheWarnings(cc.Notices())
 	return err
 }
 
 func runCacheVerify(c *Command, args []string) error {
 	fs := c.newFlags("cache verify", "[--cache DIR | -f FILE]")
-	cc, err := c.openCacheFolder(fs, args)
+	cc, err := c.openCacheFolder(fs, args, false)
 	if err != nil {
 		return invalid(err)
 	}
@@ -263,8 +307,8 @@ func runCacheVerify(c *Command, args []string) error {
 		return err
 	}
 	if len(bad) == 0 {
-		entries, _ := cc.List()
-		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(entries), "entry"))
+		listing, _ := cc.List()
+		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(listing.Entries), "entry"))
 		return nil
 	}
 	problems := make([]error, len(bad))

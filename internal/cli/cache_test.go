@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 const cacheMatrix = `version: 1
@@ -83,7 +84,7 @@ func fillCache(t *testing.T, dir string, names ...string) *cache.Cache {
 		}
 		sum := sha256.Sum256([]byte(name))
 		k := cache.Key(hex.EncodeToString(sum[:]))
-		if err := c.Store(k, eng, cache.Entry{Build: name, Backend: "sim", BuiltAt: time.Now().Add(-time.Hour), Duration: 90 * time.Second}); err != nil {
+		if _, err := c.Store(k, eng, cache.Entry{Build: name, Backend: "sim", BuiltAt: time.Now().Add(-time.Hour), Duration: 90 * time.Second}); err != nil {
 			t.Fatal(err)
 		}
 		used := time.Now().Add(time.Duration(i-len(names)) * time.Hour)
@@ -99,20 +100,33 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
 	fillCache(t, filepath.Join(dir, ".trt-cache"), "old", "mid", "new")
 
+	// Sizes are what max-size counts: each engine (1,000 bytes) and its
+	// entry.json. Before, ls showed the engines alone.
+	var onDisk int64
+	files, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "*"))
+	for _, f := range files {
+		if fi, err := os.Stat(f); err == nil {
+			onDisk += fi.Size()
+		}
+	}
+	entrySize := text.Bytes(onDisk / 3) // the three entries' metadata differ by a few bytes at most
 	code, out, errb := runCacheCommand(t, "ls")
-	if code != ExitOK || !regexp.MustCompile(`(?m)^key +build +backend +size +built +took +last used\n[0-9a-f]{12} +new +sim +1\.0 kB +1h0m0s ago +1m30s +1h0m0s ago\n`).MatchString(out) ||
-		!strings.HasSuffix(out, "3 entries, 3.0 kB\n") {
-		t.Errorf("cache ls: exit %d\n%s%s", code, out, errb)
+	if code != ExitOK || len(files) != 6 ||
+		!regexp.MustCompile(`(?m)^key +build +backend +size +built +took +last used\n[0-9a-f]{12} +new +sim +`+regexp.QuoteMeta(entrySize)+` +1h0m0s ago +1m30s +1h0m0s ago\n`).MatchString(out) ||
+		!strings.HasSuffix(out, "3 entries, "+text.Bytes(onDisk)+" (engines and their metadata: what max-size counts)\n") {
+		t.Errorf("cache ls: exit %d, want sizes of %d bytes in all\n%s%s", code, onDisk, out, errb)
 	}
 	code, out, _ = runCacheCommand(t, "ls", "--json", "--cache", ".trt-cache")
 	var listed []listedEntry
-	if err := json.Unmarshal([]byte(out), &listed); code != ExitOK || err != nil || len(listed) != 3 || listed[0].Build != "new" || listed[2].Build != "old" || listed[0].DurationMs != 90000 {
-		t.Errorf("cache ls --json: exit %d, %v, %+v", code, err, listed)
+	if err := json.Unmarshal([]byte(out), &listed); code != ExitOK || err != nil || len(listed) != 3 || listed[0].Build != "new" || listed[2].Build != "old" || listed[0].DurationMs != 90000 ||
+		listed[0].Bytes != 1000 || listed[0].DiskBytes+listed[1].DiskBytes+listed[2].DiskBytes != onDisk {
+		t.Errorf("cache ls --json: exit %d, %v, %+v; want disk_bytes adding up to %d", code, err, listed, onDisk)
 	}
 
-	code, out, _ = runCacheCommand(t, "prune", "--max-size", "3000")
-	if code != ExitOK || !strings.Contains(out, " old (1.0 kB, last used 3h0m0s ago)") || !strings.HasSuffix(out, "removed 1 entry, 1.0 kB\n") {
-		t.Errorf("cache prune --max-size 3000: exit %d\n%s", code, out)
+	// Room for two entries as ls counts them: the least recently used goes.
+	code, out, _ = runCacheCommand(t, "prune", "--max-size", fmt.Sprint(onDisk*2/3+10))
+	if code != ExitOK || !strings.Contains(out, " old ("+entrySize+", last used 3h0m0s ago)") || !strings.HasSuffix(out, "removed 1 entry, "+entrySize+"\n") {
+		t.Errorf("cache prune --max-size %d: exit %d\n%s", onDisk*2/3+10, code, out)
 	}
 	code, out, _ = runCacheCommand(t, "prune", "--older-than", "90m")
 	if code != ExitOK || !strings.Contains(out, " mid ") || strings.Contains(out, " new ") {
@@ -202,7 +216,7 @@ func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 		args []string
 		want string
 	}{
-		{[]string{"ls", "--cache", empty}, "0 entries, 0 B\n"},
+		{[]string{"ls", "--cache", empty}, "0 entries, 0 B (engines and their metadata: what max-size counts)\n"},
 		{[]string{"verify", "--cache", empty}, "0 entries ok\n"},
 		{[]string{"prune", "--cache", empty, "--older-than", "1h"}, "removed 0 entries, 0 B\n"},
 	} {

@@ -14,7 +14,8 @@ import (
 
 // The engine cache in a build run: --cache DIR (or the matrix's
 // cache.dir) turns it on, --no-cache bypasses it for one run, --rebuild
-// NAME builds those builds without asking it (and stores their engines).
+// NAME builds those builds without asking it (and their engines replace
+// the entries).
 
 // cacheFlags are build's engine cache flags.
 type cacheFlags struct {
@@ -26,7 +27,7 @@ type cacheFlags struct {
 func (f *cacheFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "cache", "", "the engine cache `folder` (instead of the matrix's cache.dir)")
 	fs.BoolVar(&f.off, "no-cache", false, "neither read nor write the engine cache in this run")
-	fs.Var(&f.rebuild, "rebuild", "build this `name` or glob without asking the engine cache, and store its engine (repeatable, or comma-separated)")
+	fs.Var(&f.rebuild, "rebuild", "build this `name` or glob without asking the engine cache; its engine replaces the entry (repeatable, or comma-separated)")
 }
 
 // cacheDir is the cache folder of the run: --cache, else the matrix's
@@ -117,6 +118,7 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 	if err != nil {
 		return nil, usagef("--cache %q: %v", dir, err)
 	}
+	c.cacheWarnings(store.Notices()) // a link where its staging folder belongs, removed
 	if store.ReadOnly() {
 		c.cacheNotice("engine cache %s is read-only: engines are taken from it, none is stored", dir)
 	}

@@ -106,10 +106,14 @@ type CacheUse struct {
 	KeyUnknown string `json:"key_unknown,omitempty"`
 	Hit        bool   `json:"hit"`
 	// Stored: a miss whose engine was put in the cache (a store that
-	// failed is one of the build's warnings).
+	// failed is one of the build's warnings; an entry another process
+	// stored first is kept, and this one is not stored).
 	Stored bool `json:"stored,omitempty"`
 	// Rebuilt: --rebuild named the build, so the cache was not asked.
-	Rebuilt  bool      `json:"rebuilt,omitempty"`
+	Rebuilt bool `json:"rebuilt,omitempty"`
+	// Replaced: a rebuilt build's engine replaced the entry that was in
+	// the cache (Stored is true too).
+	Replaced bool      `json:"replaced,omitempty"`
 	BuiltAt  time.Time `json:"built_at,omitzero"`  // a hit: when the engine was built
 	BuildMs  int64     `json:"build_ms,omitempty"` // a hit: how long that build took
 	Original *Build    `json:"original,omitempty"` // a hit: that build's report entry (its phase tree)

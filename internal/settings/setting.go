@@ -101,8 +101,9 @@ type Value struct {
 	Flavours []string
 	Why      string
 	Since    int // the 10.x minor that added it; 0: every 10.x
-	// Implied: trtexec does it without a flag (precision fp32), so a line
-	// needs none.
+	// Implied: it asks for nothing beyond the library's defaults
+	// (precision fp32 sets no flag; TF32 is on by default), so a trtexec
+	// line needs no flag for it and an engine cache key leaves it out.
 	Implied bool
 }
 

@@ -65,8 +65,10 @@ var table = []Setting{
 			{Name: "sm121", Trtexec: "121", Aliases: []Alias{{Spelling: "12.1"}}, Enum: "kSM121"},
 		},
 		Trtexec: []Flag{{Name: "computeCapabilities"}}},
-	// A timing cache makes TensorRT-RTX look for a GPU at build time
-	// (TensorRT-RTX 1.6 release notes, Limitations).
+	// A timing cache makes TensorRT-RTX's ahead-of-time build query for a
+	// GPU, and has no effect on its engines (NVIDIA, "Timing Cache
+	// Migration", https://docs.nvidia.com/deeplearning/tensorrt-rtx/latest/inference-library/timing-cache-migration.html;
+	// TensorRT-RTX 1.6 release notes, Limitations).
 	{Key: "timing-cache", Kind: OutputFile, Fixed: true, Accelerator: true, Flavours: datacenter,
 		Why:     "a timing cache makes TensorRT-RTX look for a GPU at build time",
 		Doc:     "Timing cache file: loaded, combined with the build's timings under a file lock, and saved.",

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <stdexcept>
@@ -73,12 +74,23 @@ inline void write_file(const std::string& path, const void* data, size_t size) {
   if (::close(fd) != 0) detail::fail_errno("closing " + path, errno);
 }
 
-// replace_file writes data beside path and renames it over path, so a
-// reader sees the old file or the new one, never half of one. On any
-// failure the temporary file is removed: a full disk must not also be left
-// holding a partial copy.
+// partial_name is a fresh name for a file on its way to path:
+// "<path>.partial-<pid>-<n>", the convention of trt-action's own partial
+// files (internal/atomicfile/partial.go). The writer's process id lets the
+// supervisor tell a temporary whose writer was killed (kill -9 leaves it no
+// chance to clean up) from one still being written: before a build that
+// names the file, it removes the partial files of processes that are gone.
+inline std::string partial_name(const std::string& path) {
+  static std::atomic<unsigned long long> seq{0};
+  return path + ".partial-" + std::to_string(::getpid()) + "-" + std::to_string(++seq);
+}
+
+// replace_file writes data beside path (partial_name) and renames it over
+// path, so a reader sees the old file or the new one, never half of one.
+// On any failure the temporary file is removed: a full disk must not also
+// be left holding a partial copy.
 inline void replace_file(const std::string& path, const void* data, size_t size) {
-  const std::string tmp = path + ".tmp." + std::to_string(::getpid());
+  const std::string tmp = partial_name(path);
   try {
     write_file(tmp, data, size);
     if (::rename(tmp.c_str(), path.c_str()) != 0) detail::fail_errno("replacing " + path, errno);

@@ -108,14 +108,14 @@ void test_replace_file() {
   tam::replace_file(path, "first", 5);
   tam::replace_file(path, "second", 6);
   check(slurp(path) == "second", "the new content replaces the old");
-  check(entries_containing(t.path(), ".tmp.") == 0, "no temporary file is left after success");
+  check(entries_containing(t.path(), ".partial-") == 0, "no temporary file is left after success");
 
   // rename(2) cannot put a file over a folder that holds something.
   const std::string folder = t.path() + "/taken";
   tam::make_parent_dirs(folder + "/inside");
   tam::write_file(folder + "/inside", "x", 1);
   check(throws_with([&] { tam::replace_file(folder, "data", 4); }, "replacing " + folder), "a failed rename throws");
-  check(entries_containing(t.path(), ".tmp.") == 0, "a failed rename removes its temporary file");
+  check(entries_containing(t.path(), ".partial-") == 0, "a failed rename removes its temporary file");
 }
 
 void test_replace_file_write_failure() {
@@ -131,12 +131,16 @@ void test_replace_file_write_failure() {
   small.rlim_cur = 16;
   ::setrlimit(RLIMIT_FSIZE, &small);
   const std::string big(4096, 'x');
-  bool threw = throws_with([&] { tam::replace_file(path, big.data(), big.size()); }, "writing " + path + ".tmp.");
+  // The temporary is named as the supervisor's partial files are
+  // (<path>.partial-<pid>-<n>), so the supervisor can remove one a killed
+  // worker left.
+  bool threw = throws_with([&] { tam::replace_file(path, big.data(), big.size()); },
+                           "writing " + path + ".partial-" + std::to_string(::getpid()) + "-");
   ::setrlimit(RLIMIT_FSIZE, &saved);
   std::signal(SIGXFSZ, SIG_DFL);
 
   check(threw, "a failed write throws, naming the temporary file");
-  check(entries_containing(t.path(), ".tmp.") == 0, "a failed write removes its temporary file");
+  check(entries_containing(t.path(), ".partial-") == 0, "a failed write removes its temporary file");
   check(slurp(path) == "old", "a failed write leaves the old file as it was");
 }
 
