@@ -688,8 +688,18 @@ func (s Setting) writeShapes(l *Line, shapes map[string]Shape) {
 		}
 	}
 	// A name that cannot be written is missing once, not once per bound.
-	l.Missing = slices.Compact(l.Missing)
-	l.Notes = slices.Compact(l.Notes)
+	l.Missing, l.Notes = firsts(l.Missing), firsts(l.Notes)
+}
+
+// firsts is list with each string's first occurrence only.
+func firsts(list []string) []string {
+	var out []string
+	for _, s := range list {
+		if !slices.Contains(out, s) {
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 // DimsX writes dimensions as trtexec does: 1x3x224x224.
