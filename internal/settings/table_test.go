@@ -167,8 +167,8 @@ func TestEveryToolFlagIsClassified(t *testing.T) {
 func TestShapesLineNamesEachProblemOnce(t *testing.T) {
 	s, _ := Lookup("shapes")
 	dims := Shape{Min: []int64{1}, Opt: []int64{2}, Max: []int64{3}}
-	l := s.WriteTrtexec(map[string]Shape{"a,b": dims, "c'd": dims, "e": dims})
-	if len(l.Missing) != 1 || len(l.Notes) != 1 || len(l.Flags) != 3 || !strings.Contains(l.Flags[0], "'a,b':1,e:1") {
+	l := s.WriteTrtexec(map[string]Shape{"a,b": dims, "c'd": dims, "e": dims, "f,g": dims, "h'i": dims})
+	if len(l.Missing) != 2 || len(l.Notes) != 2 || len(l.Flags) != 3 || !strings.Contains(l.Flags[0], "'a,b':1,e:1,'f,g':1") {
 		t.Errorf("flags %q, missing %q, notes %q", l.Flags, l.Missing, l.Notes)
 	}
 }
