@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
@@ -77,8 +78,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		_, _ = atomicfile.RemoveStale(b.TimingCache) // best effort: a leftover never stops a build
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
+		Precision: b.Precision, Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
 		SettingKeys: slices.Sorted(maps.Keys(b.BuilderSettings()))}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
@@ -86,7 +86,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
 		}
 	}
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
 	}

@@ -14,11 +14,10 @@ import (
 // built: its settings under the matrix's key names, and the library.
 func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	dir := t.TempDir()
-	level := 2
 	with := simBuild(dir, "with", func(b *matrix.Build) {
-		b.OptLevel = &level
-		b.Settings = matrix.Settings{{Key: "profiling-verbosity", Value: "detailed"}, {Key: "tf32", Value: false}}
+		b.Settings = matrix.Settings{{Key: "opt-level", Value: 2}, {Key: "profiling-verbosity", Value: "detailed"}, {Key: "tf32", Value: false}}
 		b.TrtexecIgnored = []string{"--iterations", "--useCudaGraph"}
+		b.TrtexecWarnings = []string{"--explicitBatch: removed in TensorRT 10, where explicit batch is always on; ignored"}
 	})
 	without := simBuild(dir, "without", nil)
 	rep := runReport([]matrix.Build{with, without}, testOptions(t), nil)
@@ -35,8 +34,9 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	if s.Library != got["with"].Library {
 		t.Errorf("settings library %q, build library %q: want the loaded library in both", s.Library, got["with"].Library)
 	}
-	if w := got["with"].Warnings; len(w) != 1 || !strings.Contains(w[0], "trtexec flags ignored") || !strings.Contains(w[0], "--iterations --useCudaGraph") {
-		t.Errorf("warnings %q, want the ignored trtexec flags", w)
+	if w := got["with"].Warnings; len(w) != 2 || !strings.Contains(w[0], "trtexec flags ignored") || !strings.Contains(w[0], "--iterations --useCudaGraph") ||
+		w[1] != "trtexec --explicitBatch: removed in TensorRT 10, where explicit batch is always on; ignored" {
+		t.Errorf("warnings %q, want the ignored trtexec flags, then the removed one", w)
 	}
 	if got["without"].Settings != nil {
 		t.Errorf("a build without settings reports %+v", got["without"].Settings)
@@ -44,22 +44,20 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 }
 
 // The worker is told every builder setting's key, the fixed ones
-// (workspace, opt-level, shapes, ...) as well as the others, from the one
+// (precision, shapes, targets, the timing cache) as well as the others, from the one
 // list the report shows as applied: a build TensorRT fails names them all.
 func TestTheWorkerIsToldEveryBuilderSettingsKey(t *testing.T) {
-	one, three := 1, 3
 	b := simBuild(t.TempDir(), "all", func(b *matrix.Build) {
-		b.WorkspaceBytes, b.OptLevel, b.TilingLevel = 1<<30, &three, &one
 		b.Precision, b.Targets, b.TimingCache = []string{"fp16"}, []string{"sm86"}, "t.cache"
 		b.Shapes = map[string]matrix.Shape{"input": {Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}
-		b.Settings = matrix.Settings{{Key: "refit", Value: "identical"}}
+		b.Settings = matrix.Settings{{Key: "opt-level", Value: 1}, {Key: "refit", Value: "identical"}}
 	})
 	r := &runner{opts: Options{}}
 	spec, err := (&watch{r: r, spec: b}).workerSpec()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{"opt-level", "precision", "refit", "shapes", "targets", "tiling-optimization-level", "timing-cache", "workspace"}
+	want := []string{"opt-level", "precision", "refit", "shapes", "targets", "timing-cache"}
 	if got := spec.Request.SettingKeys; !slices.Equal(got, want) {
 		t.Errorf("setting keys %q, want %q", got, want)
 	}
