@@ -94,9 +94,9 @@ func TestNoOutputIsWrittenOverAnInputOrAnotherOutput(t *testing.T) {
 		{"--summary out/a.engine", "out/a.engine", []string{"--summary", "out/a.engine"},
 			`trt-action: --summary "out/a.engine" is the engine of build "a" (at c.yml:7:5): two outputs would write one file`},
 		{"--events models/weights.bin", "out/a.engine", []string{"--events", "models/weights.bin"},
-			`trt-action: --events "models/weights.bin" is the external data of build "a"`},
+			`trt-action: --events "models/weights.bin" is an external-data file of the model of build "a" (at c.yml:6:5)`},
 		{"--report is --baseline", "out/a.engine", []string{"--baseline", "prev.json", "--report", "prev.json"},
-			`trt-action: --report "prev.json" is --baseline: the run would write over it`},
+			`trt-action: --report "prev.json" is the baseline report (--baseline): the run would write over it`},
 		{"engine: models/mlp.onnx", "models/mlp.onnx", nil,
 			`c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a"`},
 		{"engine: c.yml", "c.yml", nil,
@@ -104,7 +104,7 @@ func TestNoOutputIsWrittenOverAnInputOrAnotherOutput(t *testing.T) {
 		{"engine: trt-report.json", "trt-report.json", nil,
 			`trt-action: --report "trt-report.json" is the engine of build "a" (at c.yml:7:5): two outputs would write one file`},
 		{"engine in the cache folder", "cache/a.engine", []string{"--cache", "cache"},
-			`c.yml:7:5: engine "cache/a.engine" of build "a" lies inside --cache "cache", a folder the run manages`},
+			`c.yml:7:5: engine "cache/a.engine" of build "a" lies inside "cache", the engine cache folder (--cache), which the run manages`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -135,9 +135,9 @@ func TestNoOutputIsWrittenOverAnInputOrAnotherOutput(t *testing.T) {
 // file or a model, at the engine key's position.
 func TestValidateRefusesAnEngineOverAnInput(t *testing.T) {
 	for engine, want := range map[string]string{
-		"models/mlp.onnx":        `c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a": the run would write over it; give the output a path of its own`,
+		"models/mlp.onnx":        `c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a" (at c.yml:6:5): the run would write over it; give the output a path of its own`,
 		"c.yml":                  `c.yml:7:5: engine "c.yml" of build "a" is the matrix file: the run would write over it; give the output a path of its own`,
-		"models/const.bin":       `c.yml:7:5: engine "models/const.bin" of build "a" is the external data of build "a": the run would write over it; give the output a path of its own`,
+		"models/const.bin":       `c.yml:7:5: engine "models/const.bin" of build "a" is an external-data file of the model of build "a" (at c.yml:6:5): the run would write over it; give the output a path of its own`,
 		"models/../c.yml":        `c.yml:7:5: engine "c.yml" of build "a" is the matrix file`,
 		"./models/mlp.onnx":      `c.yml:7:5: engine "models/mlp.onnx" of build "a" is the model of build "a"`,
 		"models/sub/../../c.yml": `c.yml:7:5: engine "c.yml" of build "a" is the matrix file`,
@@ -178,5 +178,26 @@ builds:
 	want := `c.yml:5:15: timing-cache "out/a.engine" of build "b" is the engine of build "a" (at c.yml:4:15): builds may share a timing cache, but it may be nothing else; give each a path of its own`
 	if exitCode(err) != 2 || strings.TrimSpace(string(out)) != want {
 		t.Errorf("exit %d, output:\n%s\nwant exit 2 and:\n%s", exitCode(err), out, want)
+	}
+}
+
+// Issue 17 item 2, review point 5: each engine is replaced by a rename, so
+// engines that are hard links of each other (as the previous release
+// delivered cache hits) are each built, and each gets its own file.
+func TestEnginesThatAreHardLinksOfEachOtherAreEachReplaced(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "c.yml"), "version: 1\ndefaults: {backend: sim, sim: {step: 0s}}\nbuilds:\n"+
+		"  - {name: mlp, engine: out/mlp.engine}\n  - {name: mlp2, engine: out/mlp2.engine}\n")
+	writeFile(t, filepath.Join(dir, "out/mlp.engine"), "x\n")
+	if err := os.Link(filepath.Join(dir, "out/mlp.engine"), filepath.Join(dir, "out/mlp2.engine")); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := command(dir, nil, "build", "c.yml").CombinedOutput(); exitCode(err) != 0 {
+		t.Fatalf("exit %d, want 0:\n%s", exitCode(err), out)
+	}
+	a, errA := os.Stat(filepath.Join(dir, "out/mlp.engine"))
+	b, errB := os.Stat(filepath.Join(dir, "out/mlp2.engine"))
+	if errA != nil || errB != nil || os.SameFile(a, b) || a.Size() == 2 || b.Size() == 2 {
+		t.Errorf("want two new engines, each a file of its own; got %v %v (same file: %v)", a, b, errA == nil && errB == nil && os.SameFile(a, b))
 	}
 }

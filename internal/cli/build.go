@@ -142,11 +142,12 @@ func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outp
 	files = append(files, out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
-			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output, What: "--record-trace file", Build: b.Name})
+			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output,
+				What: "--record-trace file", Noun: "the trace recording (--record-trace)", Build: b.Name})
 		}
 	}
 	if f.baseline != "" {
-		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, What: "--baseline"})
+		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
 	}
 	return files
 }

@@ -322,7 +322,7 @@ func (d *decoder) cache(p pair) *Cache {
 	fs := d.w.fields(p.val, "cache", cacheKeys)
 	if dp, ok := fs.get("dir"); ok {
 		if dir, ok := d.path(dp.val, "cache.dir"); ok {
-			c.Dir = dir
+			c.Dir, c.DirPos = dir, d.w.pos(dp.key)
 			d.checkOutputFolder(d.w.pos(dp.val), "cache.dir", dir)
 		}
 	}
@@ -465,8 +465,8 @@ func (w *walker) checkUniqueEngines(builds []Build) {
 			if builds[j].Name == b.Name {
 				continue // already reported as a duplicate name
 			}
-			w.errs.add(b.Pos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
-				b.Engine, b.Name, builds[j].Name, builds[j].Pos)
+			w.errs.add(b.EnginePos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
+				b.Engine, b.Name, builds[j].Name, builds[j].EnginePos)
 			continue
 		}
 		first[b.Engine] = i
