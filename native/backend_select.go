@@ -107,6 +107,28 @@ func notBuilt(f flavour, dirs []string) error {
 		f.backend, f.file, f.major, SearchedDirs(dirs), whereBackendsLive, f.hint)
 }
 
+// BackendFiles lists the shared objects a build on backend may load,
+// found where ResolveBackend looks, without loading any: for tensorrt
+// every compiled flavour, since which one fits only loading the TensorRT
+// library tells. The simulator is built in and has none.
+func BackendFiles(backend string) []string {
+	var flavours []flavour
+	switch backend {
+	case flavourRTX.backend:
+		flavours = []flavour{flavourRTX}
+	case "tensorrt":
+		flavours = []flavour{flavourTRT11, flavourTRT10}
+	}
+	dirs := BackendDirs()
+	var files []string
+	for _, f := range flavours {
+		if p := findFlavour(f, dirs); p != "" {
+			files = append(files, p)
+		}
+	}
+	return files
+}
+
 // ResolveBackend returns the shared object that builds for backend
 // ("tensorrt-rtx" or "tensorrt"). For "tensorrt" it loads the TensorRT
 // library (libPath, else the backend's default search) through each compiled

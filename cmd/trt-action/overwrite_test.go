@@ -5,6 +5,7 @@ package main
 
 import (
 	"bytes"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -179,6 +180,88 @@ builds:
 	if exitCode(err) != 2 || strings.TrimSpace(string(out)) != want {
 		t.Errorf("exit %d, output:\n%s\nwant exit 2 and:\n%s", exitCode(err), out, want)
 	}
+}
+
+// Issue 17 item 2, review point 4: every file a build loads is an input
+// no output may replace: the TensorRT library and ONNX parser (from
+// --trt-lib, TRT_ACTION_RTX_LIB or TRT_ACTION_TRT_LIB), the backends'
+// shared objects (TRT_ACTION_BACKEND_DIR) and the executable the workers
+// run. The files here only have the libraries' names: finding them loads
+// nothing.
+func TestNoOutputIsWrittenOverWhatTheRunLoads(t *testing.T) {
+	model := "version: 1\nbuilds:\n  - name: a\n    backend: BACKEND\n    onnx: m.onnx\n    engine: ENGINE\n"
+	project := func(t *testing.T, backend, engine string) (string, map[string][]byte) {
+		dir := t.TempDir()
+		for _, name := range []string{"m.onnx", "rtx/libtensorrt_rtx.so.1", "rtx/libtensorrt_onnxparser_rtx.so.1",
+			"trt/libnvinfer.so.10", "trt/libnvonnxparser.so.10", "be/libtam_rtx.so", "be/libtam_trt10.so", "be/libtam_trt11.so"} {
+			writeFile(t, filepath.Join(dir, name), "stands in for "+name)
+		}
+		writeFile(t, filepath.Join(dir, "c.yml"), strings.NewReplacer("BACKEND", backend, "ENGINE", engine).Replace(model))
+		return dir, snapshot(t, dir)
+	}
+	cases := []struct {
+		name, backend, engine string
+		env, args             []string
+		want                  string
+	}{
+		{"--trt-lib's parser", "tensorrt-rtx", "out/a.engine", nil,
+			[]string{"--trt-lib", "rtx", "--report", "rtx/libtensorrt_onnxparser_rtx.so.1"},
+			`trt-action: --report "rtx/libtensorrt_onnxparser_rtx.so.1" is a library the tensorrt-rtx backend loads: the run would write over it`},
+		{"TRT_ACTION_RTX_LIB's library", "tensorrt-rtx", "out/a.engine", []string{"TRT_ACTION_RTX_LIB=rtx"},
+			[]string{"--junit", "rtx/libtensorrt_rtx.so.1"},
+			`trt-action: --junit "rtx/libtensorrt_rtx.so.1" is a library the tensorrt-rtx backend loads`},
+		{"TRT_ACTION_TRT_LIB's parser", "tensorrt", "out/a.engine", []string{"TRT_ACTION_TRT_LIB=trt"},
+			[]string{"--events", "trt/libnvonnxparser.so.10"},
+			`trt-action: --events "trt/libnvonnxparser.so.10" is a library the tensorrt backend loads`},
+		{"the backend's shared object", "tensorrt-rtx", "out/a.engine", []string{"TRT_ACTION_RTX_LIB=rtx"},
+			[]string{"--summary", "be/libtam_rtx.so"},
+			`trt-action: --summary "be/libtam_rtx.so" is a shared object of the tensorrt-rtx backend`},
+		{"either tensorrt flavour", "tensorrt", "out/a.engine", []string{"TRT_ACTION_TRT_LIB=trt"},
+			[]string{"--report", "be/libtam_trt11.so"},
+			`trt-action: --report "be/libtam_trt11.so" is a shared object of the tensorrt backend`},
+		{"an engine over the library", "tensorrt-rtx", "rtx/libtensorrt_rtx.so.1", nil,
+			[]string{"--trt-lib", "rtx"},
+			`c.yml:6:5: engine "rtx/libtensorrt_rtx.so.1" of build "a" is a library the tensorrt-rtx backend loads`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir, before := project(t, c.backend, c.engine)
+			env := append([]string{"TRT_ACTION_BACKEND_DIR=be"}, c.env...)
+			out, err := command(dir, env, append([]string{"build", "c.yml"}, c.args...)...).CombinedOutput()
+			if code := exitCode(err); code != 2 || !strings.Contains(string(out), c.want) {
+				t.Errorf("exit %d, want 2 and %q:\n%s", code, c.want, out)
+			}
+			if after := snapshot(t, dir); !maps.EqualFunc(before, after, bytes.Equal) {
+				t.Errorf("files changed: %d before, %d after", len(before), len(after))
+			}
+		})
+	}
+	t.Run("validate", func(t *testing.T) {
+		dir, _ := project(t, "tensorrt-rtx", "rtx/libtensorrt_onnxparser_rtx.so.1")
+		out, err := command(dir, []string{"TRT_ACTION_BACKEND_DIR=be", "TRT_ACTION_RTX_LIB=rtx"}, "validate", "c.yml").CombinedOutput()
+		want := `c.yml:6:5: engine "rtx/libtensorrt_onnxparser_rtx.so.1" of build "a" is a library the tensorrt-rtx backend loads: the run would write over it`
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
+			t.Errorf("exit %d, want 2 and %q:\n%s", code, want, out)
+		}
+	})
+	t.Run("the executable", func(t *testing.T) {
+		dir, _ := project(t, "sim", "out/a.engine")
+		bin := copyBinary(t)
+		before, err := os.ReadFile(bin)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := command(dir, nil, "build", "c.yml", "--report", bin)
+		cmd.Path, cmd.Args[0] = bin, bin
+		out, err := cmd.CombinedOutput()
+		want := `trt-action: --report "` + bin + `" is the trt-action executable, which the workers run: the run would write over it`
+		if code := exitCode(err); code != 2 || !strings.Contains(string(out), want) {
+			t.Errorf("exit %d, want 2 and %q:\n%s", code, want, out)
+		}
+		if after, _ := os.ReadFile(bin); !bytes.Equal(after, before) {
+			t.Error("the executable was written over")
+		}
+	})
 }
 
 // Issue 17 item 2, review point 5: each engine is replaced by a rename, so

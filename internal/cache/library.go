@@ -65,23 +65,9 @@ func libraryIdentity(backend, libPath string) (string, error) {
 	if backend == "sim" {
 		return SimLibrary, nil
 	}
-	lib, ok := backendLibraries[backend]
-	if !ok {
-		return "", fmt.Errorf("backend %q: unknown backend; allowed: tensorrt, tensorrt-rtx, sim", backend)
-	}
-	origin := "--trt-lib"
-	if libPath == "" {
-		libPath, origin = os.Getenv(lib.variable), lib.variable
-	}
-	var files []string
-	var err error
-	if libPath == "" {
-		files, err = lib.onSearchPath(systemLoader())
-	} else {
-		files, err = lib.locate(libPath, origin)
-	}
+	files, err := LibraryFiles(backend, libPath)
 	if err != nil {
-		return "", &LibraryUnknownError{Backend: backend, Reason: err.Error()}
+		return "", err
 	}
 	parts := make([]string, 0, len(files))
 	for _, f := range files {
@@ -97,6 +83,36 @@ func libraryIdentity(backend, libPath string) (string, error) {
 		parts = append(parts, filepath.Base(f)+" "+id)
 	}
 	return strings.Join(parts, "; "), nil
+}
+
+// LibraryFiles lists the files backend loads: its library and ONNX
+// parser, found as the backend finds them (from libPath, which is
+// --trt-lib, else the backend's variable, else the dynamic loader's search
+// path), without loading them. The simulator loads none. A library found
+// nowhere is a *LibraryUnknownError.
+func LibraryFiles(backend, libPath string) ([]string, error) {
+	if backend == "sim" {
+		return nil, nil
+	}
+	lib, ok := backendLibraries[backend]
+	if !ok {
+		return nil, fmt.Errorf("backend %q: unknown backend; allowed: tensorrt, tensorrt-rtx, sim", backend)
+	}
+	origin := "--trt-lib"
+	if libPath == "" {
+		libPath, origin = os.Getenv(lib.variable), lib.variable
+	}
+	var files []string
+	var err error
+	if libPath == "" {
+		files, err = lib.onSearchPath(systemLoader())
+	} else {
+		files, err = lib.locate(libPath, origin)
+	}
+	if err != nil {
+		return nil, &LibraryUnknownError{Backend: backend, Reason: err.Error()}
+	}
+	return files, nil
 }
 
 // locate lists the library files that loading from libPath would open:

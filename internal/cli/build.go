@@ -135,10 +135,11 @@ func runBuild(c *Command, args []string) error {
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:
-// the matrix's, the cache folder, the outputs the flags name and the
-// baseline report.
-func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(file.RunFiles(builds), f.cache.folder(file)...)
+// the matrix's, what the builds load, the cache folder, the outputs the
+// flags name and the baseline report.
+func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
+	files := append(file.RunFiles(builds), loadedFiles(builds, f.trtLib, c.workerExecutable())...)
+	files = append(files, f.cache.folder(file)...)
 	files = append(files, out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {

@@ -27,10 +27,11 @@ func runValidate(c *Command, args []string) error {
 		return matrixError(err)
 	}
 	// What the matrix alone names: its engines and timing caches, and its
-	// cache folder, against its inputs and each other (a run's flags add
-	// more outputs, which build checks).
+	// cache folder, against its inputs, what its builds load and each
+	// other (a run's flags add more, which build checks).
 	noFlags := &cacheFlags{}
-	if err := runfiles.Check(append(m.RunFiles(m.Builds), noFlags.folder(m)...)); err != nil {
+	files := append(m.RunFiles(m.Builds), loadedFiles(m.Builds, "", c.workerExecutable())...)
+	if err := runfiles.Check(append(files, noFlags.folder(m)...)); err != nil {
 		return err
 	}
 	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %s\n", *file, text.Count(len(m.Builds), "build")))
