@@ -284,3 +284,34 @@ func TestEnginesThatAreHardLinksOfEachOtherAreEachReplaced(t *testing.T) {
 		t.Errorf("want two new engines, each a file of its own; got %v %v (same file: %v)", a, b, errA == nil && errB == nil && os.SameFile(a, b))
 	}
 }
+
+// Issue 17 item 2, review point 8: a matrix with errors and outputs over
+// its inputs gets both lists in one run, each file at the key that names
+// it: the engine at engine:, the model at onnx:, a plugin at plugins:, the
+// cache folder at dir:.
+func TestMatrixErrorsAndCollisionsComeInOneRound(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.onnx"), "a model")
+	writeFile(t, filepath.Join(dir, "c.yml"), `version: 1
+cache:
+  dir: .trt-cache
+builds:
+  - name: a
+    backend: tensorrt-rtx
+    onnx: m.onnx
+    plugins: [m.onnx]
+    engine: m.onnx
+    opt-level: 9
+  - {name: b, backend: sim, engine: .trt-cache/b.engine}
+`)
+	want := `c.yml:10:16: opt-level: expected an integer from 0 to 5, got "9"` + "\n" +
+		`c.yml:9:5: engine "m.onnx" of build "a" is the model of build "a" (at c.yml:7:5): the run would write over it; give the output a path of its own` + "\n" +
+		`c.yml:9:5: engine "m.onnx" of build "a" is a plugin of build "a" (at c.yml:8:5): the run would write over it; give the output a path of its own` + "\n" +
+		`c.yml:11:29: engine ".trt-cache/b.engine" of build "b" lies inside ".trt-cache", the engine cache folder (at c.yml:3:3), which the run manages; put it elsewhere` + "\n"
+	for _, args := range [][]string{{"validate", "c.yml"}, {"build", "c.yml"}} {
+		out, err := command(dir, nil, args...).CombinedOutput()
+		if code := exitCode(err); code != 2 || string(out) != want {
+			t.Errorf("%s: exit %d, output:\n%s\nwant exit 2 and:\n%s", args[0], code, out, want)
+		}
+	}
+}

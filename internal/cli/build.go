@@ -91,16 +91,19 @@ func runBuild(c *Command, args []string) error {
 	if f.detail != "folded" && f.detail != "full" {
 		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
 	}
+	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
+	if err != nil {
+		return err
+	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
+		if file != nil { // invalid: what of it is valid is checked too, so both come at once
+			err = errors.Join(err, runfiles.Check(c.runFiles(&f, file, builds, out)))
+		}
 		return err
 	}
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
-	}
-	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
-	if err != nil {
-		return err
 	}
 	run, err := c.prepareRun(&f, file, builds, out)
 	if err != nil {
@@ -167,16 +170,37 @@ const (
 	withoutInputs = false
 )
 
-// loadBuilds reads the matrix file and picks the builds to run.
+// loadBuilds reads the matrix file and picks the builds to run. With
+// inputs, a matrix with errors comes back too (beside its matrix.Errors)
+// as far as it is valid, its builds picked as far as --only and --backend
+// can pick them, for the check of the files it names.
 func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
-	load := matrix.Load
 	if !inputs {
-		load = matrix.LoadWithoutInputs
+		file, err := matrix.LoadWithoutInputs(path)
+		if err != nil {
+			return nil, nil, matrixError(err)
+		}
+		return pickBuilds(file, only, backend)
 	}
-	file, err := load(path)
+	file, err := matrix.LoadPartial(path)
 	if err != nil {
-		return nil, nil, matrixError(err)
+		if file == nil {
+			return nil, nil, matrixError(err)
+		}
+		builds, perr := file.Select(only)
+		if perr != nil {
+			builds = file.Builds // --only may name a build whose name is wrong
+		}
+		if backend != "" {
+			_ = overrideBackend(builds, backend) // said once the matrix is valid
+		}
+		return file, builds, err
 	}
+	return pickBuilds(file, only, backend)
+}
+
+// pickBuilds picks from a valid file the builds --only and --backend ask for.
+func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File, []matrix.Build, error) {
 	builds, err := file.Select(only)
 	if err != nil {
 		return nil, nil, usageError{err.Error()}

@@ -13,6 +13,10 @@ import (
 // outputs. Every build's inputs count, not only run's: an engine written
 // over the model of a build left out by --only is lost all the same.
 // Each file is named at the key that names it.
+//
+// f may be a file that did not validate (LoadPartial): a build whose
+// name did not is left out, as a message could not name it, and every
+// path that did is compared as the run would open it.
 func (f *File) RunFiles(run []Build) []runfiles.File {
 	files := []runfiles.File{{Path: f.Path, Role: runfiles.Input, Noun: "the matrix file"}}
 	external := map[string][]string{} // model -> its external data files, each model read once

@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // Issue 17 item 2, review point 8: each input is named as what it is (a
@@ -89,5 +91,44 @@ func TestEveryFileSettingHasANoun(t *testing.T) {
 		if IsFileSetting(s.key) && fileSettingNouns[s.key] == "" {
 			t.Errorf("file setting %s has no noun in fileSettingNouns", s.key)
 		}
+	}
+}
+
+// Issue 17 item 2, review point 8: a matrix with errors comes back as far
+// as it is valid, for the check of the files it names: a build with a
+// valid name keeps its paths; one without a valid name is left out, as a
+// message could not name it.
+func TestLoadPartialKeepsWhatIsValid(t *testing.T) {
+	dir := realDir(t, t.TempDir())
+	if err := os.WriteFile(filepath.Join(dir, "m.onnx"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m := filepath.Join(dir, "m.yml")
+	body := `version: 1
+cache: {dir: .trt-cache, max-size: lots}
+builds:
+  - {name: a, backend: sim, onnx: m.onnx, engine: m.onnx, opt-level: 9}
+  - {name: "b/c", backend: sim, engine: m.onnx}
+`
+	if err := os.WriteFile(m, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := LoadPartial(m)
+	if err == nil || f == nil {
+		t.Fatalf("LoadPartial = %v, %v; want the file and its errors", f, err)
+	}
+	if _, err := Load(m); err == nil {
+		t.Error("Load took a file with errors")
+	}
+	if f.Cache == nil || f.Cache.Dir != filepath.Join(dir, ".trt-cache") || f.Cache.DirPos.String() != m+":2:9" {
+		t.Errorf("cache = %+v, want its folder at dir (%s:2:9)", f.Cache, m)
+	}
+	err = runfiles.Check(f.RunFiles(f.Builds))
+	want := m + `:4:43: engine "` + filepath.Join(dir, "m.onnx") + `" of build "a" is the model of build "a" (at ` + m + `:4:29): the run would write over it; give the output a path of its own`
+	if err == nil || err.Error() != want {
+		t.Errorf("collisions:\n%v\nwant\n%s", err, want)
+	}
+	if f, err := LoadPartial(filepath.Join(dir, "absent.yml")); f != nil || err == nil {
+		t.Errorf("LoadPartial of no file = %v, %v; want only an error", f, err)
 	}
 }

@@ -75,6 +75,19 @@ func Load(path string) (*File, error) {
 	return parseContent(path, data)
 }
 
+// LoadPartial is Load, except that a file with errors (Errors) comes back
+// too, as far as it decoded: its builds with what of each was valid, so a
+// check of the files they name can report beside the file's errors rather
+// than on the run after they are fixed. The File is nil when the file
+// cannot be read or is not YAML.
+func LoadPartial(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parsePartial(path, data, false)
+}
+
 // LoadWithoutInputs is Load without the check that input files (models,
 // traces) exist: plan and merge run on machines that have the matrix file
 // but not the models. Everything else is checked as by Load.
@@ -94,16 +107,23 @@ func parseContent(path string, data []byte) (*File, error) {
 }
 
 func parse(path string, data []byte, skipInputs bool) (*File, error) {
+	f, err := parsePartial(path, data, skipInputs)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parsePartial is parse returning the File as far as it decoded, also
+// beside errors; nil when the document could not be read at all.
+func parsePartial(path string, data []byte, skipInputs bool) (*File, error) {
 	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
 	}
 	f := w.topLevel(doc)
-	if err := w.errs.result(); err != nil {
-		return nil, err
-	}
-	return f, nil
+	return f, w.errs.result()
 }
 
 // parseYAML returns the document's root node.
