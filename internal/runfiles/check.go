@@ -124,13 +124,14 @@ type seen struct {
 // when there is none. An output that is a stream (a FIFO, a device,
 // /dev/stdout) is written through, never replaced, so it is not compared.
 func Check(files []File) error {
-	var all []seen
-	folders := map[string]string{}
+	all := make([]seen, 0, len(files))
+	folders := folderIDs{}
+	reals := realPaths{}
 	for _, f := range files {
 		if f.Path == "" || (f.Role != Input && f.Role != Folder && atomicfile.IsStream(f.Path)) {
 			continue
 		}
-		all = append(all, identify(f, folders))
+		all = append(all, identify(f, reals, folders))
 	}
 	found := append(sameFiles(all), nested(all)...)
 	if len(found) == 0 {
@@ -151,18 +152,11 @@ type finding struct {
 	subject int
 }
 
-// identify sees f; folders remembers the identity of each folder, as the
-// files of a run mostly lie in a few.
-func identify(f File, folders map[string]string) seen {
-	s := seen{File: f, real: Real(f.Path)}
-	dir := filepath.Dir(s.real)
-	id, ok := folders[dir]
-	if !ok {
-		if info, err := os.Stat(dir); err == nil {
-			id = fileID(info)
-		}
-		folders[dir] = id
-	}
+// identify sees f. The files of a run mostly lie in a few folders, which
+// reals and folders resolve and identify once each.
+func identify(f File, reals realPaths, folders folderIDs) seen {
+	s := seen{File: f, real: reals.of(f.Path)}
+	id := folders.of(filepath.Dir(s.real))
 	s.folder, s.entry = id, "path "+s.real
 	if id != "" {
 		s.entry = "entry " + id + " " + filepath.Base(s.real)
@@ -171,6 +165,51 @@ func identify(f File, folders map[string]string) seen {
 		s.isDir, s.inode = info.IsDir(), fileID(info)
 	}
 	return s
+}
+
+// realPaths is Real remembered by folder.
+type realPaths map[string]string
+
+// of is Real(p): its folder's Real, remembered, and its name, followed
+// when it is a link. Real(folder)/name is Real(p) for a name that is
+// neither ".." (which Real takes after the folder's links) nor a link.
+func (r realPaths) of(p string) string {
+	i := strings.LastIndexByte(p, filepath.Separator)
+	dir, name := ".", p
+	if i >= 0 {
+		dir, name = p[:i], p[i+1:]
+		if dir == "" {
+			dir = string(filepath.Separator)
+		}
+	}
+	if name == "" || name == "." || name == ".." {
+		return Real(p)
+	}
+	real, ok := r[dir]
+	if !ok {
+		real = Real(dir)
+		r[dir] = real
+	}
+	p = filepath.Join(real, name)
+	if info, err := os.Lstat(p); err == nil && info.Mode()&os.ModeSymlink != 0 {
+		return Real(p)
+	}
+	return p
+}
+
+// folderIDs is each folder's device and inode, remembered; "" for a
+// folder that is not there.
+type folderIDs map[string]string
+
+func (f folderIDs) of(dir string) string {
+	id, ok := f[dir]
+	if !ok {
+		if info, err := os.Stat(dir); err == nil {
+			id = fileID(info)
+		}
+		f[dir] = id
+	}
+	return id
 }
 
 // fileID is a file's device and inode, or "" where the system has none.

@@ -9,7 +9,7 @@ import (
 )
 
 // project makes a folder with a matrix file and a model, and returns it.
-func project(t *testing.T) string {
+func project(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, name := range []string{"c.yml", "models/mlp.onnx"} {
@@ -257,5 +257,35 @@ func TestOneEntryUnderTwoNamesIsRefused(t *testing.T) {
 	want := `--junit "` + dir + `/models/MLP.onnx" is "` + dir + `/models/mlp.onnx", the model of build "mlp" (at c.yml:5:5): the run would write over it; give the output a path of its own`
 	if got := messages(t, files); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+// Check resolves each path through its folder, remembered: the answer is
+// Real's for every kind of name, links and ".." after a link included.
+func TestRealPathsIsReal(t *testing.T) {
+	dir, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, "deep/er"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "deep/file"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for link, target := range map[string]string{"link": "deep/er", "filelink": "deep/file", "deep/er/up": ".."} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Chdir(dir)
+	reals := realPaths{}
+	for _, p := range []string{"link/new/a.engine", "link/../b.engine", "link/..", "filelink", "link/up/file", "deep/er/up",
+		"c.yml", "./c.yml", "/", dir + "/./x/../y.txt", "deep/", "link/../../c.yml", "filelink/x"} {
+		for range 2 { // once to fill the memory, once from it
+			if got, want := reals.of(p), Real(p); got != want {
+				t.Errorf("realPaths.of(%q) = %q, Real = %q", p, got, want)
+			}
+		}
 	}
 }
