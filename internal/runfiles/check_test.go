@@ -167,17 +167,7 @@ func TestWithin(t *testing.T) {
 // A path not there yet lands where the file system would put it: through
 // the links of the part that exists, with ".." after a link taken after it.
 func TestRealOfAPathNotThereYet(t *testing.T) {
-	dir, err := filepath.EvalSymlinks(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(dir, "deep/er"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("deep/er", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	t.Chdir(dir)
+	dir := linkedTree(t)
 	for p, want := range map[string]string{
 		"link/new/a.engine":   filepath.Join(dir, "deep/er/new/a.engine"),
 		"link/../b.engine":    filepath.Join(dir, "deep/b.engine"),
@@ -263,6 +253,24 @@ func TestOneEntryUnderTwoNamesIsRefused(t *testing.T) {
 // Check resolves each path through its folder, remembered: the answer is
 // Real's for every kind of name, links and ".." after a link included.
 func TestRealPathsIsReal(t *testing.T) {
+	dir := linkedTree(t)
+	reals := realPaths{}
+	for _, p := range []string{"link/new/a.engine", "link/../b.engine", "link/..", "filelink", "link/up/file", "deep/er/up",
+		"c.yml", "./c.yml", "/", dir + "/./x/../y.txt", "deep/", "link/../../c.yml", "filelink/x"} {
+		for range 2 { // once to fill the memory, once from it
+			if got, want := reals.of(p), Real(p); got != want {
+				t.Errorf("realPaths.of(%q) = %q, Real = %q", p, got, want)
+			}
+		}
+	}
+}
+
+// linkedTree makes, in a new folder it makes the working folder, the
+// folder deep/er and the file deep/file, with links to each (link,
+// filelink) and deep/er/up to its folder's folder; it returns the folder,
+// its links resolved.
+func linkedTree(t *testing.T) string {
+	t.Helper()
 	dir, err := filepath.EvalSymlinks(t.TempDir())
 	if err != nil {
 		t.Fatal(err)
@@ -279,13 +287,5 @@ func TestRealPathsIsReal(t *testing.T) {
 		}
 	}
 	t.Chdir(dir)
-	reals := realPaths{}
-	for _, p := range []string{"link/new/a.engine", "link/../b.engine", "link/..", "filelink", "link/up/file", "deep/er/up",
-		"c.yml", "./c.yml", "/", dir + "/./x/../y.txt", "deep/", "link/../../c.yml", "filelink/x"} {
-		for range 2 { // once to fill the memory, once from it
-			if got, want := reals.of(p), Real(p); got != want {
-				t.Errorf("realPaths.of(%q) = %q, Real = %q", p, got, want)
-			}
-		}
-	}
+	return dir
 }
