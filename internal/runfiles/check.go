@@ -252,7 +252,8 @@ func grouped(all []seen, key func(seen) string) map[string]*group {
 }
 
 // over lists what output i of g would write over: every input, and the
-// outputs before it that it may not be (a timing cache may be another).
+// outputs before it that it may not be. Only timing caches (Shared) may
+// be one file, and only with each other.
 func (g *group) over(i int, role Role) []int {
 	before := func(list []int) []int {
 		n, _ := slices.BinarySearch(list, i)
@@ -304,12 +305,6 @@ func sameFiles(all []seen) []finding {
 		}
 	}
 	return out
-}
-
-// collide reports whether two outputs that are one file are a problem:
-// only timing caches (Shared) may share a file, and only with each other.
-func collide(a, b Role) bool {
-	return a != Shared || b != Shared
 }
 
 func consequence(subject, other Role) string {
