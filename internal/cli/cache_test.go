@@ -23,7 +23,7 @@ builds:
   - {name: b, backend: sim, sim: {step: 0s, threads: 2}}
 `
 
-var runKey = regexp.MustCompile(`^trt-engines-v1-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
+var runKey = regexp.MustCompile(`^trt-engines-v[0-9]+-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
 
 func runCacheCommand(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -88,7 +88,7 @@ func fillCache(t *testing.T, dir string, names ...string) *cache.Cache {
 			t.Fatal(err)
 		}
 		used := time.Now().Add(time.Duration(i-len(names)) * time.Hour)
-		meta := filepath.Join(dir, "v1", string(k[:2]), string(k), "entry.json")
+		meta := filepath.Join(dir, cacheVersion, string(k[:2]), string(k), "entry.json")
 		if err := os.Chtimes(meta, used, used); err != nil {
 			t.Fatal(err)
 		}
@@ -103,7 +103,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	// Sizes are what max-size counts: each engine (1,000 bytes) and its
 	// entry.json. Before, ls showed the engines alone.
 	var onDisk int64
-	files, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "*"))
 	for _, f := range files {
 		if fi, err := os.Stat(f); err == nil {
 			onDisk += fi.Size()
@@ -137,7 +137,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	if code != ExitOK || out != "1 entry ok\n" {
 		t.Errorf("cache verify of a good cache: exit %d, %q", code, out)
 	}
-	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "engine"))
+	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "engine"))
 	if len(engines) != 1 {
 		t.Fatalf("engines %v", engines)
 	}
@@ -229,3 +229,6 @@ func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 		t.Errorf("cache ls, verify and prune created %v in an empty folder", left)
 	}
 }
+
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)

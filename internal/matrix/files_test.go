@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/runfiles"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // Issue 17 item 2, review point 8: each input is named as what it is (a
@@ -87,9 +88,9 @@ builds:
 
 // A key added to the settings that name files gets a noun of its own.
 func TestEveryFileSettingHasANoun(t *testing.T) {
-	for _, s := range settingSpecs {
-		if IsFileSetting(s.key) && fileSettingNouns[s.key] == "" {
-			t.Errorf("file setting %s has no noun in fileSettingNouns", s.key)
+	for _, s := range settings.All() {
+		if settings.IsFile(s.Key) && fileSettingNouns[s.Key] == "" {
+			t.Errorf("file setting %s has no noun in fileSettingNouns", s.Key)
 		}
 	}
 }
