@@ -92,6 +92,23 @@ func notBuilt(be backend.Backend, f backend.Flavour, dirs []string) error {
 		be.Name, f.File, f.Product, SearchedDirs(dirs), whereBackendsLive, buildHint(be, f))
 }
 
+// BackendFiles lists the shared objects a build on the backend named
+// name may load, found where ResolveBackend looks, without loading any:
+// every compiled flavour, newest first, since which one fits only loading
+// the TensorRT library tells. A backend without flavours (the simulator)
+// has none.
+func BackendFiles(name string) []string {
+	be, _ := backend.Lookup(name)
+	dirs := BackendDirs()
+	var files []string
+	for i := len(be.Flavours) - 1; i >= 0; i-- {
+		if p := findFlavour(be.Flavours[i], dirs); p != "" {
+			files = append(files, p)
+		}
+	}
+	return files
+}
+
 // ResolveBackend returns the shared object that builds for the backend
 // named name. A backend with one flavour has one shared object; with
 // several (tensorrt: 10.x and 11.x have different class layouts), it loads

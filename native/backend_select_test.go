@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -188,5 +189,25 @@ func TestRTXHintOnArm64SaysThereIsNone(t *testing.T) {
 	}
 	if got := rtx.Flavours[0].BuildHint(rtx.Name, "amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
 		t.Errorf("the hint on amd64 = %q; want how to build it", got)
+	}
+}
+
+// The shared objects a backend may load are found where ResolveBackend
+// looks, without loading TensorRT: for tensorrt every flavour, as only
+// loading the library tells which one a build takes.
+func TestBackendFilesListsWhatABuildMayLoadWithoutLoadingIt(t *testing.T) {
+	dir := backendDir(t, "libtam_rtx.so", "libtam_trt10.so", "libtam_trt11.so")
+	probes := fakeProbe(t, nil)
+	for backend, want := range map[string][]string{
+		"tensorrt-rtx": {filepath.Join(dir, "libtam_rtx.so")},
+		"tensorrt":     {filepath.Join(dir, "libtam_trt11.so"), filepath.Join(dir, "libtam_trt10.so")},
+		"sim":          nil,
+	} {
+		if got := BackendFiles(backend); !slices.Equal(got, want) {
+			t.Errorf("BackendFiles(%s) = %q, want %q", backend, got, want)
+		}
+	}
+	if len(*probes) > 0 {
+		t.Errorf("BackendFiles loaded backends: %q", *probes)
 	}
 }

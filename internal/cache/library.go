@@ -66,27 +66,12 @@ func (e *LibraryUnknownError) Error() string {
 //
 // A backend with no library (the simulator) is named by its name.
 func libraryIdentity(name, libPath string) (string, error) {
-	be, ok := backend.Lookup(name)
-	switch {
-	case !ok:
-		return "", fmt.Errorf("backend %q: unknown backend; allowed: %s", name, strings.Join(backend.Names(), ", "))
-	case be.BuiltIn():
+	if be, ok := backend.Lookup(name); ok && be.BuiltIn() {
 		return be.Name, nil
 	}
-	lib := libraryOf(be)
-	origin := "--trt-lib"
-	if libPath == "" {
-		libPath, origin = os.Getenv(lib.variable), lib.variable
-	}
-	var files []string
-	var err error
-	if libPath == "" {
-		files, err = lib.onSearchPath(systemLoader())
-	} else {
-		files, err = lib.locate(libPath, origin)
-	}
+	files, err := LibraryFiles(name, libPath)
 	if err != nil {
-		return "", &LibraryUnknownError{Backend: name, Reason: err.Error()}
+		return "", err
 	}
 	parts := make([]string, 0, len(files))
 	for _, f := range files {
@@ -102,6 +87,37 @@ func libraryIdentity(name, libPath string) (string, error) {
 		parts = append(parts, filepath.Base(f)+" "+id)
 	}
 	return strings.Join(parts, "; "), nil
+}
+
+// LibraryFiles lists the files backend name loads: its library and ONNX
+// parser, found as the backend finds them (from libPath, which is
+// --trt-lib, else the backend's variable, else the dynamic loader's search
+// path), without loading them. A backend with no library (the simulator)
+// loads none. A library found nowhere is a *LibraryUnknownError.
+func LibraryFiles(name, libPath string) ([]string, error) {
+	be, ok := backend.Lookup(name)
+	switch {
+	case !ok:
+		return nil, fmt.Errorf("backend %q: unknown backend; allowed: %s", name, strings.Join(backend.Names(), ", "))
+	case be.BuiltIn():
+		return nil, nil
+	}
+	lib := libraryOf(be)
+	origin := "--trt-lib"
+	if libPath == "" {
+		libPath, origin = os.Getenv(lib.variable), lib.variable
+	}
+	var files []string
+	var err error
+	if libPath == "" {
+		files, err = lib.onSearchPath(systemLoader())
+	} else {
+		files, err = lib.locate(libPath, origin)
+	}
+	if err != nil {
+		return nil, &LibraryUnknownError{Backend: name, Reason: err.Error()}
+	}
+	return files, nil
 }
 
 // locate lists the library files that loading from libPath would open:

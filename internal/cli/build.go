@@ -92,17 +92,20 @@ func runBuild(c *Command, args []string) error {
 	if f.detail != "folded" && f.detail != "full" {
 		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
 	}
+	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
+	if err != nil {
+		return err
+	}
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
+		if file != nil { // invalid: what of it is valid is checked too, so both come at once
+			err = errors.Join(err, runfiles.Check(c.runFiles(&f, file, builds, out)))
+		}
 		return err
 	}
 	c.printMatrixWarnings(file)
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
-	}
-	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
-	if err != nil {
-		return err
 	}
 	run, err := c.prepareRun(&f, file, builds, out)
 	if err != nil {
@@ -137,18 +140,20 @@ func runBuild(c *Command, args []string) error {
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:
-// the matrix's, the cache folder, the outputs the flags name and the
-// baseline report.
-func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(file.RunFiles(builds), f.cache.folder(file)...)
+// the matrix's, what the builds load, the cache folder, the outputs the
+// flags name and the baseline report.
+func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
+	files := append(file.RunFiles(builds), loadedFiles(builds, f.trtLib, c.workerExecutable())...)
+	files = append(files, f.cache.folder(file)...)
 	files = append(files, out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
-			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output, What: "--record-trace file", Build: b.Name})
+			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output,
+				What: "--record-trace file", Noun: "the trace recording (--record-trace)", Build: b.Name})
 		}
 	}
 	if f.baseline != "" {
-		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, What: "--baseline"})
+		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
 	}
 	return files
 }
@@ -167,16 +172,37 @@ const (
 	withoutInputs = false
 )
 
-// loadBuilds reads the matrix file and picks the builds to run.
+// loadBuilds reads the matrix file and picks the builds to run. With
+// inputs, a matrix with errors comes back too (beside its matrix.Errors)
+// as far as it is valid, its builds picked as far as --only and --backend
+// can pick them, for the check of the files it names.
 func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
-	load := matrix.Load
 	if !inputs {
-		load = matrix.LoadWithoutInputs
+		file, err := matrix.LoadWithoutInputs(path)
+		if err != nil {
+			return nil, nil, matrixError(err)
+		}
+		return pickBuilds(file, only, backend)
 	}
-	file, err := load(path)
+	file, err := matrix.LoadPartial(path)
 	if err != nil {
-		return nil, nil, matrixError(err)
+		if file == nil {
+			return nil, nil, matrixError(err)
+		}
+		builds, perr := file.Select(only)
+		if perr != nil {
+			builds = file.Builds // --only may name a build whose name is wrong
+		}
+		if backend != "" {
+			_ = overrideBackend(builds, backend) // said once the matrix is valid
+		}
+		return file, builds, err
 	}
+	return pickBuilds(file, only, backend)
+}
+
+// pickBuilds picks from a valid file the builds --only and --backend ask for.
+func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File, []matrix.Build, error) {
 	builds, err := file.Select(only)
 	if err != nil {
 		return nil, nil, usageError{err.Error()}

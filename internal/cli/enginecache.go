@@ -53,9 +53,9 @@ func (f *cacheFlags) folder(file *matrix.File) []runfiles.File {
 	case dir == "":
 		return nil
 	case f.dir != "":
-		return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "--cache"}}
+		return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "--cache", Noun: "the engine cache folder (--cache)"}}
 	}
-	return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "the engine cache folder", Pos: file.Cache.Pos.String()}}
+	return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "cache.dir", Noun: "the engine cache folder", Pos: file.Cache.DirPos.String()}}
 }
 
 // check refuses flags that contradict each other or would do nothing,

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
@@ -23,15 +24,17 @@ func runValidate(c *Command, args []string) error {
 	if err := matrixArg("validate", fs, given, file); err != nil {
 		return err
 	}
-	m, err := matrix.Load(*file)
-	if err != nil {
+	m, err := matrix.LoadPartial(*file)
+	if m == nil {
 		return matrixError(err)
 	}
 	// What the matrix alone names: its engines and timing caches, and its
-	// cache folder, against its inputs and each other (a run's flags add
-	// more outputs, which build checks).
+	// cache folder, against its inputs, what its builds load and each
+	// other (a run's flags add more, which build checks); for a matrix with
+	// errors, what of it is valid, listed with them.
 	noFlags := &cacheFlags{}
-	if err := runfiles.Check(append(m.RunFiles(m.Builds), noFlags.folder(m)...)); err != nil {
+	files := append(m.RunFiles(m.Builds), loadedFiles(m.Builds, "", c.workerExecutable())...)
+	if err := errors.Join(err, runfiles.Check(append(files, noFlags.folder(m)...))); err != nil {
 		return err
 	}
 	c.printMatrixWarnings(m)

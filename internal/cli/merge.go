@@ -98,14 +98,12 @@ func runMerge(c *Command, args []string) error {
 func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs.Outputs) []runfiles.File {
 	var files []runfiles.File
 	for _, p := range shards {
-		files = append(files, runfiles.File{Path: p, Role: runfiles.Input, What: "the shard report"})
+		files = append(files, runfiles.File{Path: p, Role: runfiles.Input, Noun: "a shard report"})
 	}
-	for _, in := range [][2]string{{"-f", matrixPath}, {"--baseline", baselinePath}} {
-		if in[1] != "" {
-			files = append(files, runfiles.File{Path: in[1], Role: runfiles.Input, What: in[0]})
-		}
-	}
-	return append(files, out.Files()...)
+	files = append(files,
+		runfiles.File{Path: matrixPath, Role: runfiles.Input, Noun: "the matrix file (-f)"},
+		runfiles.File{Path: baselinePath, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
+	return append(files, out.Files()...) // Check passes over a path not given ("")
 }
 
 // addMissing adds the matrix's builds that no shard reported, as never

@@ -87,24 +87,30 @@ func TestMergeCommandRefusesOverlap(t *testing.T) {
 }
 
 // Issue 17 item 2, for merge: an output that is a shard report (or the
-// baseline) is refused before anything is written, and every one is named.
+// baseline, or the matrix file) is refused before anything is written, and
+// every one is named as what it is.
 func TestMergeRefusesToWriteOverItsInputs(t *testing.T) {
 	dir := t.TempDir()
 	t.Chdir(dir)
 	a := writeShard(t, dir, "a.json", time.Now(), report.Build{Name: "x", Backend: "sim", Status: report.StatusOK})
 	b := writeShard(t, dir, "b.json", time.Now(), report.Build{Name: "y", Backend: "sim", Status: report.StatusOK})
+	m := filepath.Join(dir, "m.yml")
+	if err := os.WriteFile(m, []byte("version: 1\nbuilds:\n  - {name: x, backend: sim}\n  - {name: y, backend: sim}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	before := map[string][]byte{}
-	for _, p := range []string{a, b} {
+	for _, p := range []string{a, b, m} {
 		before[p], _ = os.ReadFile(p)
 	}
 	c, _, errb := fanoutCommand(nil)
-	code := c.Main([]string{"merge", "--report", "a.json", "--junit", "./b.json", "--baseline", "b.json", "a.json", "b.json"})
+	code := c.Main([]string{"merge", "-f", "m.yml", "--report", "a.json", "--junit", "./b.json", "--summary", "m.yml", "--baseline", "b.json", "a.json", "b.json"})
 	if code != ExitInvalid {
 		t.Errorf("exit %d, want %d", code, ExitInvalid)
 	}
-	want := `trt-action: --report "a.json" is the shard report: the run would write over it; give the output a path of its own` + "\n" +
-		`trt-action: --junit "./b.json" is the shard report "b.json": the run would write over it; give the output a path of its own` + "\n" +
-		`trt-action: --junit "./b.json" is --baseline "b.json": the run would write over it; give the output a path of its own` + "\n"
+	want := `trt-action: --report "a.json" is a shard report: the run would write over it; give the output a path of its own` + "\n" +
+		`trt-action: --summary "m.yml" is the matrix file (-f): the run would write over it; give the output a path of its own` + "\n" +
+		`trt-action: --junit "./b.json" is "b.json", a shard report: the run would write over it; give the output a path of its own` + "\n" +
+		`trt-action: --junit "./b.json" is "b.json", the baseline report (--baseline): the run would write over it; give the output a path of its own` + "\n"
 	if errb.String() != want {
 		t.Errorf("merge printed\n%s\nwant\n%s", errb, want)
 	}

@@ -30,7 +30,7 @@ type runSetup struct {
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
-	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out)))
+	errs = append(errs, runfiles.Check(c.runFiles(f, file, builds, out)))
 	run := &runSetup{regression: baseline.DefaultRegression}
 	if file.Regression != nil {
 		run.regression = *file.Regression

@@ -57,6 +57,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	if p, ok := fs.get("onnx"); ok {
 		b.ONNX, _ = d.existingPath(p.val, "onnx")
+		b.ONNXPos = d.w.pos(p.key)
 	} else if backendOK && !backend.Of(b.Backend).Simulated {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
@@ -64,9 +65,10 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	if p, ok := fs.get("engine"); ok {
 		b.Engine, _ = d.outputPath(p.val, "engine")
 		b.EnginePos = d.w.pos(p.key)
-	} else if b.Name != "" {
+	} else if p, ok := fs.get("name"); ok && b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
-		d.checkOutput(at, "engine", b.Engine)
+		b.EnginePos = d.w.pos(p.key) // the engine's path is the name's
+		d.checkOutput(b.EnginePos, "engine", b.Engine)
 	}
 }
 
@@ -169,6 +171,7 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend sim (this build uses %s)", b.Backend)
 				}
 				b.Sim.Trace, _ = d.existingPath(sp.val, what)
+				b.SimTracePos = d.w.pos(sp.key)
 			case "step":
 				if zeroDuration(sp.val) {
 					b.Sim.Fast, stepSet = true, true

@@ -13,15 +13,23 @@ import (
 // simulator trace) are inputs; the engines and timing caches of run are
 // outputs. Every build's inputs count, not only run's: an engine written
 // over the model of a build left out by --only is lost all the same.
+// Each file is named at the key that names it.
+//
+// f may be a file that did not validate (LoadPartial): a build whose
+// name did not is left out, as a message could not name it, and every
+// path that did is compared as the run would open it.
 func (f *File) RunFiles(run []Build) []runfiles.File {
-	files := []runfiles.File{{Path: f.Path, Role: runfiles.Input, What: "the matrix file"}}
+	files := []runfiles.File{{Path: f.Path, Role: runfiles.Input, Noun: "the matrix file"}}
 	external := map[string][]string{} // model -> its external data files, each model read once
 	for _, b := range f.Builds {
-		input := func(what, path string) {
-			files = append(files, runfiles.File{Path: path, Role: runfiles.Input, What: what, Build: b.Name})
+		if b.Name == "" {
+			continue
+		}
+		input := func(noun, path string, at Pos) {
+			files = append(files, runfiles.File{Path: path, Role: runfiles.Input, Noun: noun, Build: b.Name, Pos: at.String()})
 		}
 		if b.ONNX != "" {
-			input("model", b.ONNX)
+			input("the model", b.ONNX, b.ONNXPos)
 			data, ok := external[b.ONNX]
 			if !ok {
 				// A model that cannot be read has no external data the
@@ -30,7 +38,7 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 				external[b.ONNX] = data
 			}
 			for _, p := range data {
-				input("external data", p)
+				input("an external-data file of the model", p, b.ONNXPos)
 			}
 		}
 		for _, s := range b.Settings {
@@ -39,24 +47,44 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 			}
 			switch v := s.Value.(type) {
 			case string:
-				input(s.Key, v)
+				input(fileSettingNoun(s.Key), v, s.Pos)
 			case []string:
 				for _, p := range v {
-					input(s.Key, p)
+					input(fileSettingNoun(s.Key), p, s.Pos)
 				}
 			}
 		}
 		if b.Sim.Trace != "" {
-			input("sim.trace", b.Sim.Trace)
+			input("the simulator trace", b.Sim.Trace, b.SimTracePos)
 		}
 	}
 	for _, b := range run {
+		if b.Name == "" {
+			continue
+		}
 		if b.Engine != "" {
-			files = append(files, runfiles.File{Path: b.Engine, Role: runfiles.Output, What: "engine", Build: b.Name, Pos: b.EnginePos.String()})
+			files = append(files, runfiles.File{Path: b.Engine, Role: runfiles.Output, What: "engine", Noun: "the engine",
+				Build: b.Name, Pos: b.EnginePos.String()})
 		}
 		if b.TimingCache != "" {
-			files = append(files, runfiles.File{Path: b.TimingCache, Role: runfiles.Shared, What: "timing-cache", Build: b.Name, Pos: b.TimingCachePos.String()})
+			files = append(files, runfiles.File{Path: b.TimingCache, Role: runfiles.Shared, What: "timing-cache", Noun: "the timing cache",
+				Build: b.Name, Pos: b.TimingCachePos.String()})
 		}
 	}
 	return files
+}
+
+// fileSettingNouns name one file of each builder setting that names files,
+// as a message says it: "a plugin of build "a"".
+var fileSettingNouns = map[string]string{
+	"plugins":                "a plugin",
+	"plugins-serialize":      "a plugin to serialize into the engine",
+	"int8-calibration-cache": "the INT8 calibration cache",
+}
+
+func fileSettingNoun(key string) string {
+	if noun, ok := fileSettingNouns[key]; ok {
+		return noun
+	}
+	return "a file of " + key // a key added without a noun reads right still; files_test.go asks for one
 }

@@ -77,6 +77,19 @@ func Load(path string) (*File, error) {
 	return parseContent(path, data)
 }
 
+// LoadPartial is Load, except that a file with errors (Errors) comes back
+// too, as far as it decoded: its builds with what of each was valid, so a
+// check of the files they name can report beside the file's errors rather
+// than on the run after they are fixed. The File is nil when the file
+// cannot be read or is not YAML.
+func LoadPartial(path string) (*File, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	return parsePartial(path, data, false)
+}
+
 // LoadWithoutInputs is Load without the check that input files (models,
 // traces) exist: plan and merge run on machines that have the matrix file
 // but not the models. Everything else is checked as by Load.
@@ -96,19 +109,26 @@ func parseContent(path string, data []byte) (*File, error) {
 }
 
 func parse(path string, data []byte, skipInputs bool) (*File, error) {
+	f, err := parsePartial(path, data, skipInputs)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
+// parsePartial is parse returning the File as far as it decoded, also
+// beside errors; nil when the document could not be read at all.
+func parsePartial(path string, data []byte, skipInputs bool) (*File, error) {
 	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
 	}
 	f := w.topLevel(doc)
-	if err := w.errs.result(); err != nil {
-		return nil, err
-	}
 	if w.warns.result() != nil {
 		f.Warnings = w.warns.errs
 	}
-	return f, nil
+	return f, w.errs.result()
 }
 
 // parseYAML returns the document's root node.
@@ -327,7 +347,7 @@ func (d *decoder) cache(p pair) *Cache {
 	fs := d.w.fields(p.val, "cache", cacheKeys)
 	if dp, ok := fs.get("dir"); ok {
 		if dir, ok := d.path(dp.val, "cache.dir"); ok {
-			c.Dir = dir
+			c.Dir, c.DirPos = dir, d.w.pos(dp.key)
 			d.checkOutputFolder(d.w.pos(dp.val), "cache.dir", dir)
 		}
 	}
@@ -470,8 +490,8 @@ func (w *walker) checkUniqueEngines(builds []Build) {
 			if builds[j].Name == b.Name {
 				continue // already reported as a duplicate name
 			}
-			w.errs.add(b.Pos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
-				b.Engine, b.Name, builds[j].Name, builds[j].Pos)
+			w.errs.add(b.EnginePos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
+				b.Engine, b.Name, builds[j].Name, builds[j].EnginePos)
 			continue
 		}
 		first[b.Engine] = i

@@ -28,6 +28,7 @@ type Cache struct {
 	Dir     string // relative to the matrix file's folder, like every path in it; "": from --cache
 	MaxSize int64  // bytes; 0 = no limit
 	Pos     Pos    // where the cache key was written
+	DirPos  Pos    // where dir was written
 }
 
 // Pos is where something was written.
@@ -63,10 +64,12 @@ type Build struct {
 
 	Axes map[string]string // this build's matrix values, for display
 	Pos  Pos               // where the build (list item) starts
-	// EnginePos and TimingCachePos are where engine: and timing-cache:
-	// were written, for errors about the files they name (EnginePos is
-	// Pos when the engine path comes from the name).
-	EnginePos, TimingCachePos Pos
+	// ONNXPos, EnginePos, TimingCachePos and SimTracePos are where onnx:,
+	// engine:, timing-cache: and sim.trace were written (in the build, its
+	// defaults or its trtexec line), for errors about the files they name
+	// (EnginePos is where name: was written when the engine path comes from
+	// the name).
+	ONNXPos, EnginePos, TimingCachePos, SimTracePos Pos
 }
 
 // Budgets are a build's time limits. Zero means no limit.

@@ -10,6 +10,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
@@ -97,19 +98,20 @@ func (o *Outputs) Check(ending string) error {
 }
 
 // Files are the outputs, named as the user named them, for
-// runfiles.Check.
+// runfiles.Check, each with how it is written: the report, the summary,
+// the JUnit file and the event stream (atomicfile.Live, in the events
+// view) are replaced by a rename; $GITHUB_OUTPUT is appended to in place.
 func (o *Outputs) Files() []runfiles.File {
-	named := [][2]string{{"--report", o.reportPath}, {o.summaryName, o.summaryPath}, {"--junit", o.junitPath}, {"--events", o.eventsPath}}
+	files := []runfiles.File{
+		{Path: o.reportPath, Role: runfiles.Output, What: "--report", Noun: "the report (--report)"},
+		{Path: o.summaryPath, Role: runfiles.Output, What: o.summaryName, Noun: "the summary (" + o.summaryName + ")"},
+		{Path: o.junitPath, Role: runfiles.Output, What: "--junit", Noun: "the JUnit file (--junit)"},
+		{Path: o.eventsPath, Role: runfiles.Output, What: "--events", Noun: "the event stream (--events)"},
+	}
 	if o.gha.InActions() {
-		named = append(named, [2]string{"$GITHUB_OUTPUT", o.gha.OutputPath()})
+		files = append(files, runfiles.File{Path: o.gha.OutputPath(), Role: runfiles.Appended, What: "$GITHUB_OUTPUT", Noun: "the step outputs ($GITHUB_OUTPUT)"})
 	}
-	var files []runfiles.File
-	for _, n := range named {
-		if n[1] != "" {
-			files = append(files, runfiles.File{Path: n[1], Role: runfiles.Output, What: n[0]})
-		}
-	}
-	return files
+	return slices.DeleteFunc(files, func(f runfiles.File) bool { return f.Path == "" })
 }
 
 // record keeps the outcome of one write: a later success clears an

@@ -2,8 +2,15 @@ package outputs
 
 import (
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/atomicfile"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // A write that fails and later succeeds leaves the file right: only the
@@ -21,5 +28,56 @@ func TestOutputsKeepTheLatestOutcomeOfEachOutput(t *testing.T) {
 	}
 	if got := strings.Join(names, ","); got != "--summary,--junit" {
 		t.Errorf("failed outputs %s, want --summary,--junit", got)
+	}
+}
+
+// Each output says how it is written (runfiles.Output: replaced by a
+// rename, runfiles.Appended: in place), and runfiles.Check lets a hard
+// link of the first kind through: what an output says must be what its
+// writer does. Every output starts as a second name (a hard link) of a
+// file of its own; after the run's writes, that file is as it was for each
+// output replaced by a rename, and changed for each written in place.
+func TestEachOutputIsWrittenAsItsRoleSays(t *testing.T) {
+	dir := t.TempDir()
+	env := map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": filepath.Join(dir, "github-output")}
+	gha := actions.New(actions.Config{Getenv: func(k string) string { return env[k] }})
+	o := New(gha, Paths{Report: filepath.Join(dir, "report.json"), Summary: filepath.Join(dir, "summary.md"),
+		JUnit: filepath.Join(dir, "junit.xml"), Events: filepath.Join(dir, "events.jsonl")})
+	const old = "a file of an earlier run\n"
+	files := o.Files()
+	if len(files) != 5 {
+		t.Fatalf("%d outputs, want the report, summary, JUnit file, event stream and $GITHUB_OUTPUT: %+v", len(files), files)
+	}
+	for _, f := range files {
+		if err := os.WriteFile(f.Path+".other-name", []byte(old), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Link(f.Path+".other-name", f.Path); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := &report.Report{Builds: []report.Build{{Name: "a", Backend: "sim", Status: report.StatusOK}}}
+	o.Checkpoint(r)
+	events, err := atomicfile.Live(filepath.Join(dir, "events.jsonl")) // as the events view opens it
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := events.Write([]byte("{}\n")); err != nil {
+		t.Fatal(err)
+	}
+	if err := events.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := o.Final(r); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range files {
+		now, err := os.ReadFile(f.Path + ".other-name")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if inPlace, changed := f.Role == runfiles.Appended, string(now) != old; inPlace != changed {
+			t.Errorf("%s (role %d): its other name changed: %v, but the role says written in place: %v", f.What, f.Role, changed, inPlace)
+		}
 	}
 }

@@ -1,0 +1,51 @@
+package cli
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/runfiles"
+	"github.com/trt-action/trt-action/native"
+)
+
+// loadedFiles is every file a run of builds loads to build, as inputs for
+// runfiles.Check: the executable the workers run (exe; "" when unknown),
+// and for each backend the builds use its shared objects (native.BackendFiles)
+// and the TensorRT library and ONNX parser it loads from trtLib (--trt-lib),
+// else its variable, else the loader's search path (cache.LibraryFiles, as
+// the engine cache names them). None is loaded here. A library that
+// cannot be found is left to the build, which says where it looked.
+func loadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
+	var files []runfiles.File
+	if exe != "" {
+		files = append(files, runfiles.File{Path: exe, Role: runfiles.Input, Noun: "the trt-action executable, which the workers run"})
+	}
+	var backends []string
+	for _, b := range builds {
+		if !slices.Contains(backends, b.Backend) {
+			backends = append(backends, b.Backend)
+		}
+	}
+	for _, backend := range backends {
+		for _, p := range native.BackendFiles(backend) {
+			files = append(files, runfiles.File{Path: p, Role: runfiles.Input, Noun: fmt.Sprintf("a shared object of the %s backend", backend)})
+		}
+		libs, _ := cache.LibraryFiles(backend, trtLib)
+		for _, p := range libs {
+			files = append(files, runfiles.File{Path: p, Role: runfiles.Input, Noun: fmt.Sprintf("a library the %s backend loads", backend)})
+		}
+	}
+	return files
+}
+
+// workerExecutable is the binary the workers run, or "" when it cannot be
+// found (then no build starts, and build says so).
+func (c *Command) workerExecutable() string {
+	if c.Executable == nil {
+		return ""
+	}
+	exe, _ := c.Executable()
+	return exe
+}
