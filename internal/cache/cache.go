@@ -73,6 +73,23 @@ type Cache struct {
 	now      func() time.Time
 	stored   runStores // what this Cache stored, to tell their eviction
 	notices  []string  // what Open found and did that the user should hear of
+	hooks    hooks
+}
+
+// hooks let a test stop an operation between two of its steps, to put
+// another process's operation there; all nil in use.
+type hooks struct {
+	opened  func(Key)      // a reader opened and share-locked the entry's folder, before reading its files
+	bad     func(Key)      // a reader found the entry it holds bad, before discarding it
+	swapped func(Key)      // Replace put the new entry in place, before removing the old one
+	listed  func(struct{}) // prune listed the cache, before evicting
+}
+
+// at runs a hook when a test set one.
+func at[T any](hook func(T), arg T) {
+	if hook != nil {
+		hook(arg)
+	}
 }
 
 // Entry is one cached engine's metadata.
@@ -92,6 +109,10 @@ type Entry struct {
 	// DiskSize is what the entry counts against max-size (entrySize: its
 	// engine and its metadata file); set by List and Prune, not in the JSON.
 	DiskSize int64 `json:"-"`
+	// Broken says why a listed entry can never be served (List, Prune):
+	// its metadata or engine is missing, unreadable, a link or not a
+	// regular file, or they disagree. Not in the JSON.
+	Broken string `json:"-"`
 	// Original is the original build's report entry: its phase tree,
 	// slowest phases and log, for a report of a hit to show.
 	Original *report.Build `json:"original,omitempty"`
@@ -240,10 +261,10 @@ func (c *Cache) ownFolder(parent *folder, name string, create bool) (*folder, er
 	if !errors.As(err, &link) || c.readOnly || c.look {
 		return d, err
 	}
-	if err := parent.removeAll(name); err != nil {
+	if err := parent.removeLink(name); err != nil {
 		return nil, err
 	}
-	c.notify(fmt.Sprintf("removed %s; the cache keeps a folder of its own there", link.Error()))
+	c.notify(link.removed("folder"))
 	if !create {
 		return nil, &fs.PathError{Op: "open", Path: parent.join(name), Err: fs.ErrNotExist}
 	}
@@ -281,7 +302,7 @@ func (c *Cache) lookAtStaging() error {
 	}
 	defer root.close()
 	if _, err := root.sub(tmpName); errors.As(err, &link) {
-		c.notify(link.Error() + "; left alone (prune or verify removes it)")
+		c.notify(fmt.Sprintf("%s is a symbolic link (to %s), not the cache's own: left alone and never followed (a build, prune or verify removes the link)", link.Path, link.Target))
 	}
 	return nil
 }

@@ -74,8 +74,14 @@ func TestLinkAtStagingIsNeverFollowed(t *testing.T) {
 			}
 			check()
 			notices := strings.Join(c.Notices(), "\n")
-			if !strings.Contains(notices, tmp+" is a symbolic link (to "+victim+")") {
-				t.Errorf("notices %q do not name the link", notices)
+			// One sentence each (before: "removed X is a symbolic link
+			// (to …), not the cache's own; …; the cache keeps a folder").
+			want := "removed the symbolic link " + tmp + " (to " + victim + "): the cache keeps a folder of its own there and never follows a link inside it"
+			if o.Look {
+				want = tmp + " is a symbolic link (to " + victim + ")"
+			}
+			if !strings.Contains(notices, want) {
+				t.Errorf("notices %q do not say %q", notices, want)
 			}
 			if o.Look != isLink(tmp) {
 				t.Errorf("look-only %v, yet the link is there: %v", o.Look, isLink(tmp))
