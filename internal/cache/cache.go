@@ -13,16 +13,55 @@
 // An entry folder is staged complete in tmp/ and renamed into place, so a
 // reader sees all of it or nothing, and of two processes storing the same
 // key the first rename wins; --rebuild swaps its new entry with the old one
-// in one step (store.go). A reader reads an entry's engine and metadata
-// through one open descriptor of its folder, so it sees one entry whole
-// even while it is replaced, and holds a shared flock on the engine while
-// it reads; eviction takes an exclusive one without waiting and skips an
-// entry it cannot lock. A staging folder is flocked by the process that
+// in one step (store.go). A staging folder is flocked by the process that
 // fills it, so one whose process died (kill -9) is known as such and
 // removed at the next Open. No link under the cache folder is ever
 // followed (folder.go): a link where the cache keeps a folder or a file of
 // its own is a stray, reported, and removed as a link by the commands that
 // remove entries.
+//
+// # Who may remove what
+//
+// Readers (Fetch, Verify, List and the listing prune and max-size use)
+// and writers (Store, Replace, the removal of a corrupt entry, eviction,
+// the clean-up of staging leftovers), in this process or any other, keep
+// to these rules (locks.go), which are what make each pair safe:
+//
+//  1. A folder is at a key's place only once complete: staged, then
+//     renamed or exchanged in.
+//  2. What is at a key's place changes only under the exclusive flock of
+//     its shard folder (v1/ab/): an install, a replacement, a folder moved
+//     out for removal, a link removed. A holder of that lock never waits
+//     for another lock, so nothing waiting for it can be waiting for
+//     itself.
+//  3. A folder leaves a key's place only by a rename into a staging folder
+//     of the remover's, and its files are deleted only there, under the
+//     folder's own exclusive flock.
+//  4. A reader holds a shared flock on the entry folder it opened from
+//     before it opens the engine and the metadata until it is done. By 3,
+//     under that lock the folder is whole, or was emptied before the
+//     reader got the lock, after it had left the key's place. So damage
+//     found in a folder that is no longer at the key's place is never the
+//     entry's: the reader looks at the key again (a few times, then it is
+//     a miss), and never calls it corrupt.
+//  5. A remover removes only the folder it checked: under the shard's lock
+//     it compares the device and inode of what is at the key's place with
+//     the folder it holds open (which keeps the inode from being reused),
+//     and moves nothing when they differ. A corrupt entry's reader
+//     (Fetch, Verify) compares with the folder it found bad; eviction
+//     with the folder its listing saw, so an entry stored or replaced
+//     since the listing is never evicted in its stead.
+//  6. Eviction takes the folder's exclusive lock without waiting and skips
+//     an entry a reader holds; prunes take turns (prune.lock).
+//  7. Links are removed with unlinkat without AT_REMOVEDIR, which refuses
+//     a folder: a link seen where a folder belongs, replaced by a real
+//     folder since, is never removed in its stead.
+//
+// So during a replacement a reader gets the old entry whole (it opened it
+// first: the old folder's removal waits for it) or the new one whole, and
+// neither is ever removed for what the other did. Where flock does not
+// work (some network file systems) the locks are not taken and rule 5's
+// comparison alone narrows the races.
 package cache
 
 import (
