@@ -150,9 +150,19 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 func readParts(dir *folder, k Key, whole bool) (*os.File, Entry, error) {
 	engine, err := dir.openRegular(engineName)
 	if err != nil {
-		return nil, Entry{}, asCorruption(err, "its engine")
+		err = asCorruption(err, "its engine")
+		if _, bad := err.(corruption); bad {
+			e, _ := readMeta(dir, k, -1, whole) // what it says, for a listing
+			return nil, e, err
+		}
+		return nil, Entry{}, err
 	}
-	e, err := readMeta(dir, k, engine, whole)
+	fi, err := engine.Stat()
+	if err != nil {
+		engine.Close()
+		return nil, Entry{}, fmt.Errorf("%s: %w", engine.Name(), err)
+	}
+	e, err := readMeta(dir, k, fi.Size(), whole)
 	if err != nil {
 		engine.Close()
 		return nil, e, err
@@ -190,9 +200,11 @@ type entryHead struct {
 	Original json.RawMessage `json:"original,omitempty"`
 }
 
-// readMeta reads and checks the metadata in dir against its engine file.
-// A corruption comes with what the metadata says when it could be read.
-func readMeta(dir *folder, k Key, engine *os.File, whole bool) (Entry, error) {
+// readMeta reads and checks the metadata in dir against the size of its
+// engine file (engineSize; below 0 when the engine is not a file to
+// measure). A corruption comes with what the metadata says when it could
+// be read.
+func readMeta(dir *folder, k Key, engineSize int64, whole bool) (Entry, error) {
 	f, err := dir.openRegular(metaName)
 	if err != nil {
 		return Entry{}, asCorruption(err, "its metadata")
@@ -217,20 +229,18 @@ func readMeta(dir *folder, k Key, engine *os.File, whole bool) (Entry, error) {
 	if err != nil {
 		return Entry{}, corruption{fmt.Sprintf("its metadata is not valid JSON: %v", err)}
 	}
-	eng, err := engine.Stat()
-	if err != nil {
-		return Entry{}, fmt.Errorf("%s: %w", engine.Name(), err)
-	}
 	e := m.Entry
-	e.Key, e.LastUsed, e.DiskSize = k, fi.ModTime(), entrySize(eng.Size(), fi.Size())
+	e.Key, e.LastUsed, e.DiskSize = k, fi.ModTime(), entrySize(max(engineSize, 0), fi.Size())
 	switch {
 	case m.Format != FormatVersion:
 		return e, corruption{fmt.Sprintf("its metadata has format %d, not %d", m.Format, FormatVersion)}
 	case m.Key != k:
 		return e, corruption{fmt.Sprintf("its metadata names key %s", m.Key)}
 	}
-	if reason := sizeMismatch(eng.Size(), m.Size); reason != "" {
-		return e, corruption{reason}
+	if engineSize >= 0 {
+		if reason := sizeMismatch(engineSize, m.Size); reason != "" {
+			return e, corruption{reason}
+		}
 	}
 	return e, nil
 }

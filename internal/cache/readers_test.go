@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // The tests of cache.go's "Who may remove what": each puts another
@@ -154,5 +158,105 @@ func TestPruneEvictsOnlyTheEntryItListed(t *testing.T) {
 	pruner.hooks.listed = nil
 	if got := fetchWord(t, pruner, a, 1000); got != "a2" {
 		t.Errorf("a: %q, want the entry stored after the listing", got)
+	}
+}
+
+// An entry that can never be served (its metadata unreadable, or its
+// engine or metadata a link or a FIFO) is in the one listing that ls,
+// prune and max-size share: ls lists it as broken, with what it holds on
+// disk, and prune evicts it first, before any good entry. Before, ls left
+// out an entry whose metadata did not read while prune counted it, and
+// evicted a good entry to make room while keeping the broken one; and an
+// engine that was a link or a FIFO was listed as a good entry.
+func TestBrokenEntriesAreListedAndEvictedFirst(t *testing.T) {
+	damage := map[string]struct {
+		harm   func(t *testing.T, dir string)
+		reason string
+		size   func(engine, meta int64) int64 // what it holds on disk
+	}{
+		"metadata not JSON": {func(t *testing.T, dir string) {
+			writeOver(t, filepath.Join(dir, metaName), []byte("{not json"))
+		}, "its metadata is not valid JSON", func(engine, _ int64) int64 { return engine + 9 }},
+		"no metadata": {func(t *testing.T, dir string) {
+			if err := os.Remove(filepath.Join(dir, metaName)); err != nil {
+				t.Fatal(err)
+			}
+		}, "its metadata file (entry.json) is missing", func(engine, _ int64) int64 { return engine }},
+		"metadata a link": {func(t *testing.T, dir string) {
+			linkOut(t, filepath.Join(dir, metaName))
+		}, "its metadata is a symbolic link", func(engine, _ int64) int64 { return engine }},
+		"engine a link": {func(t *testing.T, dir string) {
+			linkOut(t, filepath.Join(dir, engineName))
+		}, "its engine is a symbolic link", func(_, meta int64) int64 { return meta }},
+		"engine a FIFO": {func(t *testing.T, dir string) {
+			p := filepath.Join(dir, engineName)
+			if err := os.Remove(p); err != nil {
+				t.Fatal(err)
+			}
+			if err := unix.Mkfifo(p, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "its engine is a named pipe (FIFO), not a file", func(_, meta int64) int64 { return meta }},
+		"engine longer": {func(t *testing.T, dir string) {
+			f, err := os.OpenFile(filepath.Join(dir, engineName), os.O_APPEND|os.O_WRONLY, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			f.WriteString("x\n")
+			f.Close()
+		}, "its engine has 1002 bytes, the entry says 1000 (longer: bytes were added)", func(engine, meta int64) int64 { return engine + 2 + meta }},
+	}
+	for name, d := range damage {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			c := openCache(t, dir, 0)
+			old, recent, broken := store(t, c, "old", 1000), store(t, c, "recent", 1000), store(t, c, "broken", 1000)
+			meta := metaSize(t, c, broken)
+			setLastUsed(t, c, old, time.Now().Add(-2*time.Hour))
+			setLastUsed(t, c, recent, time.Now().Add(-time.Hour))
+			d.harm(t, c.entryDir(broken))
+			l, err := openLook(t, dir).List()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keysOf(l.Entries); !slices.Equal(got, []Key{recent, old, broken}) {
+				t.Fatalf("List = %v; want the good entries, most recently used first, then the broken one", got)
+			}
+			b := l.Entries[2]
+			if !strings.Contains(b.Broken, d.reason) || b.DiskSize != d.size(1000, meta) {
+				t.Errorf("the broken entry: %q, %d bytes; want %q, %d bytes", b.Broken, b.DiskSize, d.reason, d.size(1000, meta))
+			}
+			// Room for two of the three: the broken one goes, not the
+			// least recently used good one.
+			pruned, err := c.Prune(PruneRule{MaxSize: 2*(1000+meta) + 500})
+			if err != nil || !slices.Equal(keysOf(pruned.Entries), []Key{broken}) || pruned.Entries[0].Broken == "" {
+				t.Fatalf("Prune = %+v, %v; want the broken entry only", pruned.Entries, err)
+			}
+			for _, k := range []Key{old, recent} {
+				if _, hit, err := c.Fetch(k, filepath.Join(t.TempDir(), "e")); !hit || err != nil {
+					t.Errorf("a good entry is gone: %v, %v", hit, err)
+				}
+			}
+		})
+	}
+}
+
+// writeOver replaces a file's content.
+func writeOver(t *testing.T, p string, data []byte) {
+	t.Helper()
+	if err := os.WriteFile(p, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// linkOut moves a file out of the cache and leaves a link to it.
+func linkOut(t *testing.T, p string) {
+	t.Helper()
+	outside := filepath.Join(t.TempDir(), filepath.Base(p))
+	if err := os.Rename(p, outside); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, p); err != nil {
+		t.Fatal(err)
 	}
 }
