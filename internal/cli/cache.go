@@ -312,7 +312,7 @@ type sizeFlag int64
 func (s *sizeFlag) String() string { return fmt.Sprint(int64(*s)) }
 
 func (s *sizeFlag) Set(v string) error {
-	n, err := matrix.ParseSize(v)
+	n, err := text.ParseBytes(v)
 	*s = sizeFlag(n)
 	return err
 }

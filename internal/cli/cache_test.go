@@ -308,3 +308,22 @@ func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 		t.Errorf("cache ls, verify and prune created %v in an empty folder", left)
 	}
 }
+
+// A cache folder the build cannot open is named where it came from: the
+// matrix's cache: dir, with its position, or --cache. Before, a folder
+// from the matrix was called `--cache ".trt-cache"`, a flag never given.
+func TestBuildNamesWhereItsCacheFolderCameFrom(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	if err := os.Mkdir(filepath.Join(dir, ".trt-cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, ".trt-cache", "v1")); err != nil {
+		t.Fatal(err)
+	}
+	c, out, errb := userCommand("")
+	c.Executable = func() (string, error) { return "/nonexistent/trt-action", nil } // no build may start
+	if code := c.Main([]string{"build"}); code != ExitInvalid ||
+		!strings.Contains(errb.String(), `trt-builds.yml:2:1: cache: dir ".trt-cache": .trt-cache/v1 is a symbolic link`) || strings.Contains(errb.String(), "--cache") {
+		t.Errorf("build: exit %d\n%s%s", code, out, errb)
+	}
+}
