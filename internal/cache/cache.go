@@ -112,6 +112,7 @@ type Cache struct {
 	now      func() time.Time
 	stored   runStores // what this Cache stored, to tell their eviction
 	notices  []string  // what Open found and did that the user should hear of
+	heads    headMemo  // the listing's decoded metadata files
 	hooks    hooks
 }
 

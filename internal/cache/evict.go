@@ -4,7 +4,9 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
@@ -101,7 +103,7 @@ func (c *Cache) scanShard(shard *folder, name string) ([]slot, []Stray, error) {
 		if !k.Valid() || string(k[:2]) != name {
 			continue
 		}
-		s, err := inspectAgain(shard, k)
+		s, err := c.inspectAgain(shard, k)
 		var link *linkError
 		switch {
 		case errors.As(err, &link):
@@ -120,23 +122,25 @@ func (c *Cache) scanShard(shard *folder, name string) ([]slot, []Stray, error) {
 
 // inspectAgain is inspect, looked at again when the folder was moved
 // away (replaced or removed) while it was looked at.
-func inspectAgain(shard *folder, k Key) (s slot, err error) {
+func (c *Cache) inspectAgain(shard *folder, k Key) (s slot, err error) {
 	for range lookAgain {
-		if s, err = inspect(shard, k); !errors.Is(err, errMoved) {
+		if s, err = c.inspect(shard, k); !errors.Is(err, errMoved) {
 			break
 		}
 	}
 	return s, err
 }
 
-// inspect looks at k's entry folder in shard as a reader would, under the
-// folder's shared lock, without hashing the engine. A broken entry is no
-// error: its slot says why (Broken) and what is known of it (the sizes
-// of the files that are regular files, the metadata's time, what the
-// metadata says when it could be read). A link where the folder belongs
-// is a *linkError; no folder, errMiss; damage found in a folder another
-// process moved away meanwhile, errMoved.
-func inspect(shard *folder, k Key) (slot, error) {
+// inspect looks at k's entry folder in shard, with the checks a reader
+// makes but for the engine's hash, from the folder's names alone: cheaper
+// than a reader's opens (every store under a max-size lists the cache).
+// A broken entry is no error: its slot says why (Broken) and what is
+// known of it (the sizes of the parts that are regular files, the
+// metadata's time, what the metadata says when it could be read). A link
+// where the folder belongs is a *linkError; no folder, errMiss; damage
+// found in a folder another process moved away meanwhile (to remove it:
+// cache.go, rule 4), errMoved.
+func (c *Cache) inspect(shard *folder, k Key) (slot, error) {
 	dir, err := shard.sub(string(k))
 	if err != nil {
 		if isNotExist(err) || errors.Is(err, unix.ENOTDIR) {
@@ -144,17 +148,13 @@ func inspect(shard *folder, k Key) (slot, error) {
 		}
 		return slot{}, err
 	}
-	defer dir.close() // and the lock
+	defer dir.close()
 	dev, ino, _ := identity(dir.f)
 	s := slot{dev: dev, ino: ino}
-	if err := lockEntry(dir, unix.LOCK_SH); err != nil {
-		return s, err
-	}
-	engine, e, err := readParts(dir, k, false)
+	e, err := c.listParts(dir, k)
 	var bad corruption
 	switch {
 	case err == nil:
-		engine.Close()
 		s.entry = e
 		return s, nil
 	case !errors.As(err, &bad):
@@ -164,16 +164,142 @@ func inspect(shard *folder, k Key) (slot, error) {
 	}
 	s.entry = e
 	s.entry.Key, s.entry.Broken = k, bad.reason
-	var engineSize, metaSize int64
-	s.entry.LastUsed = time.Time{}
-	if st, err := dir.lstat(metaName); err == nil && st.mode.IsRegular() {
-		s.entry.LastUsed, metaSize = st.modTime, st.size
-	}
-	if st, err := dir.lstat(engineName); err == nil && st.mode.IsRegular() {
-		engineSize = st.size
-	}
-	s.entry.DiskSize = entrySize(engineSize, metaSize)
 	return s, nil
+}
+
+// listParts is readParts for a listing: the engine is looked at (lstat)
+// rather than opened, the metadata read without an *os.File. On a
+// corruption the entry has what is known: the sizes of the parts that are
+// regular files, the metadata's time, and what it says when it decoded.
+func (c *Cache) listParts(dir *folder, k Key) (Entry, error) {
+	engine, engineErr := dir.lstat(engineName)
+	engineSize := int64(-1)
+	if err := partError(dir, engineName, engine, engineErr); err != nil {
+		engineErr = asCorruption(err, "its engine")
+		if _, bad := engineErr.(corruption); !bad {
+			return Entry{}, engineErr
+		}
+	} else {
+		engineErr, engineSize = nil, engine.size
+	}
+	meta, err := dir.lstat(metaName)
+	var e Entry
+	if err = partError(dir, metaName, meta, err); err == nil {
+		var m entryFile
+		if m, err = c.heads.decode(dir, meta); err == nil {
+			e, err = checkDecoded(m, meta.modTime, meta.size, k, engineSize)
+		}
+	} else {
+		err = asCorruption(err, "its metadata")
+	}
+	if engineErr != nil {
+		err = engineErr // the engine's problem first, as a reader finds it
+	}
+	if err != nil {
+		e.Key = k
+		e.DiskSize = entrySize(max(engineSize, 0), 0)
+		if meta.mode.IsRegular() {
+			e.LastUsed, e.DiskSize = meta.modTime, entrySize(max(engineSize, 0), meta.size)
+		}
+	}
+	return e, err
+}
+
+// headMemo remembers what each metadata file decoded to, by its device,
+// inode, size and modification time, so the listing every store under a
+// max-size makes reads only the metadata that changed since the last
+// (most of the listing's cost is JSON: BENCHMARKS.md). trt-action never
+// rewrites a metadata file; marking it used changes its time, and so does
+// any write to it.
+type headMemo struct {
+	mu    sync.Mutex
+	heads map[metaID]decoded
+}
+
+type metaID struct {
+	dev, ino uint64
+	size     int64
+	mtimeNs  int64
+}
+
+type decoded struct {
+	m   entryFile
+	err error
+}
+
+// decode returns what the metadata file in dir, which lstat found to be
+// st (a regular file), decodes to.
+func (h *headMemo) decode(dir *folder, st stat) (entryFile, error) {
+	id := metaID{st.dev, st.ino, st.size, st.modTime.UnixNano()}
+	h.mu.Lock()
+	d, ok := h.heads[id]
+	h.mu.Unlock()
+	if ok {
+		return d.m, d.err
+	}
+	data, err := readSmall(dir, metaName)
+	if err != nil {
+		return entryFile{}, asCorruption(err, "its metadata") // not remembered: it may read next time
+	}
+	d.m, d.err = decodeMeta(data, false)
+	h.mu.Lock()
+	if h.heads == nil {
+		h.heads = map[metaID]decoded{}
+	}
+	h.heads[id] = d
+	h.mu.Unlock()
+	return d.m, d.err
+}
+
+// partError is what opening name, which lstat found to be st (or err),
+// for reading would say: a *linkError for a link, a *notRegularError for
+// anything else that is not a regular file, nil for a regular file.
+func partError(dir *folder, name string, st stat, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case st.isLink():
+		target, _ := readlinkat(dir.fd(), name)
+		return &linkError{Path: dir.join(name), Target: target}
+	case !st.mode.IsRegular():
+		return &notRegularError{Path: dir.join(name), Kind: fileKind(st.mode)}
+	}
+	return nil
+}
+
+// readSmall reads the regular file name in dir whole (at most
+// maxMetaBytes), without following a link and without an *os.File.
+func readSmall(dir *folder, name string) ([]byte, error) {
+	fd, err := unix.Openat(dir.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, dir.noFollow("open", name, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: dir.join(name), Err: err}
+	}
+	if s := statOf(&st); !s.mode.IsRegular() {
+		return nil, &notRegularError{Path: dir.join(name), Kind: fileKind(s.mode)}
+	}
+	buf := make([]byte, 0, min(st.Size+1, maxMetaBytes))
+	for int64(len(buf)) < maxMetaBytes {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: dir.join(name), Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
 }
 
 // Listing is what List finds in the cache.

@@ -218,7 +218,25 @@ func readMeta(dir *folder, k Key, engineSize int64, whole bool) (Entry, error) {
 	if err != nil {
 		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
+	return checkMeta(data, fi.ModTime(), fi.Size(), k, engineSize, whole)
+}
+
+// checkMeta decodes the metadata file's content (modified at modTime,
+// metaSize bytes) and checks it against k and the engine's size (below 0:
+// not known). A corruption comes with what it says when it decoded.
+func checkMeta(data []byte, modTime time.Time, metaSize int64, k Key, engineSize int64, whole bool) (Entry, error) {
+	m, err := decodeMeta(data, whole)
+	if err != nil {
+		return Entry{}, err
+	}
+	return checkDecoded(m, modTime, metaSize, k, engineSize)
+}
+
+// decodeMeta decodes the metadata file's content: whole, or without the
+// original build's report entry.
+func decodeMeta(data []byte, whole bool) (entryFile, error) {
 	var m entryFile
+	var err error
 	if whole {
 		err = json.Unmarshal(data, &m)
 	} else {
@@ -227,10 +245,15 @@ func readMeta(dir *folder, k Key, engineSize int64, whole bool) (Entry, error) {
 		m = head.entryFile
 	}
 	if err != nil {
-		return Entry{}, corruption{fmt.Sprintf("its metadata is not valid JSON: %v", err)}
+		return entryFile{}, corruption{fmt.Sprintf("its metadata is not valid JSON: %v", err)}
 	}
+	return m, nil
+}
+
+// checkDecoded is checkMeta after the decoding.
+func checkDecoded(m entryFile, modTime time.Time, metaSize int64, k Key, engineSize int64) (Entry, error) {
 	e := m.Entry
-	e.Key, e.LastUsed, e.DiskSize = k, fi.ModTime(), entrySize(max(engineSize, 0), fi.Size())
+	e.Key, e.LastUsed, e.DiskSize = k, modTime, entrySize(max(engineSize, 0), metaSize)
 	switch {
 	case m.Format != FormatVersion:
 		return e, corruption{fmt.Sprintf("its metadata has format %d, not %d", m.Format, FormatVersion)}
