@@ -1,6 +1,7 @@
 # trt-action: `make` builds bin/trt-action (and every backend whose headers it
 # is given), `make test` runs every test, `make demo` runs the demo matrix on
-# the simulator.
+# the simulator. For contributors: `make check` (the fast loop), `make lint`,
+# `make fuzz` (CONTRIBUTING.md).
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
@@ -14,7 +15,7 @@ export CGO_ENABLED := 1
 # TRT_RTX_INCLUDE (scripts/setup-tensorrt-rtx prints it), TRT10_INCLUDE, TRT11_INCLUDE.
 -include native/backends/backends.mk
 
-.PHONY: all build build-binary dist test demo bench fuzz lint clean FORCE
+.PHONY: all build build-binary dist test check demo bench fuzz lint clean FORCE
 
 all: build
 
@@ -27,10 +28,26 @@ $(BIN): FORCE
 	@mkdir -p $(dir $@)
 	$(GO) build $(GOFLAGS_BUILD) -o $@ ./cmd/trt-action
 
-# Every test: set-up of TensorRT-RTX and the test models, vet, the race
-# detector, brief fuzzing, actionlint. The README's test command.
+# Every test: set-up of TensorRT-RTX and the test models, lint, the race
+# detector, brief fuzzing. The README's test command.
 test:
 	scripts/test
+
+# The fast loop, in a couple of minutes and with no set-up: vet and the unit
+# tests. Tests that build real engines skip under -short (not in CI, where
+# -short changes nothing); make test runs them.
+check:
+	$(GO) vet ./...
+	$(GO) test -short -count=1 ./...
+
+# go vet, staticcheck, shellcheck and actionlint (make test runs it too).
+lint:
+	scripts/lint
+
+# The fuzz targets make test runs briefly, each for FUZZTIME (default 20
+# times its brief budget; FUZZTIME=10m or FUZZTIME=5000000x).
+fuzz:
+	scripts/fuzz long
 
 # The demo matrix on the simulator: no GPU, no TensorRT. One build blows its
 # phase budget on purpose, so trt-action exits 3; the demo still succeeds.
@@ -44,8 +61,10 @@ bench:
 	scripts/bench
 
 # Release artifacts for linux amd64 and arm64 in dist/, with checksums.txt.
+# It sets up TensorRT-RTX as make test does, and names what it cannot set up
+# (NVIDIA's TensorRT headers: TRT_HEADERS=DIR; the arm64 cross compiler).
 dist:
-	scripts/dist $(VERSION)
+	TRT_HEADERS="$(TRT_HEADERS)" scripts/dist $(VERSION)
 
 clean:
 	rm -rf bin dist

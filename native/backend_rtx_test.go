@@ -19,12 +19,16 @@ import (
 // scripts/make-test-models in TRT_ACTION_TEST_MODELS (default
 // ../testdata/models). Without them they skip, except in CI (CI set, or
 // TRT_ACTION_REQUIRE_RTX=1), where a missing prerequisite is a failure.
+// Under -short (make check, the fast loop) they skip too, except in CI,
+// where -short changes nothing.
 
 func rtxOrSkip(t *testing.T) (soPath, models string) {
 	t.Helper()
 	skip := t.Skipf
 	if os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" || os.Getenv("CI") != "" {
 		skip = t.Fatalf
+	} else if testing.Short() {
+		t.Skip("builds real engines: not under -short (make check); make test runs it")
 	}
 	if os.Getenv("TRT_ACTION_BACKEND_DIR") == "" {
 		// `make` puts the backends in bin/lib; a test binary lives elsewhere.

@@ -83,14 +83,14 @@ func TestControlLongerGraceDoesNotDelayKill(t *testing.T) {
 // A worker is killed once, for the first reason, and never after it exited:
 // its pid may belong to someone else by then.
 func TestControlKillOnceAndNeverAfterExit(t *testing.T) {
-	c, stdin, rec := newControl(t)
+	c, _, rec := newControl(t)
 	c.kill("killed by a second SIGINT")
 	c.kill("did not stop within its 1s grace, so it was killed")
 	if rec.count() != 1 || c.outcome().killWhy != "killed by a second SIGINT" {
 		t.Errorf("%d kills, reason %q; want 1 for the first reason", rec.count(), c.outcome().killWhy)
 	}
 
-	c, stdin, rec = newControl(t)
+	c, stdin, rec := newControl(t)
 	c.softStop("budget", 0, 20*time.Millisecond)
 	c.exited()
 	time.Sleep(100 * time.Millisecond) // well past the grace

@@ -69,7 +69,9 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	}
 	if p, ok := fs.get("timing-cache"); ok {
 		if b.Backend == "tensorrt-rtx" {
-			// FACTS: a timing cache makes TensorRT-RTX look for a GPU.
+			// A timing cache makes TensorRT-RTX's ahead-of-time build query
+			// for a GPU, and has no effect on its engines (NVIDIA, "Timing
+			// Cache Migration", https://docs.nvidia.com/deeplearning/tensorrt-rtx/latest/inference-library/timing-cache-migration.html).
 			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
 		}
 		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")

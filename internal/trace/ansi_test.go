@@ -154,7 +154,7 @@ func TestConvertRecording(t *testing.T) {
 	if s.Starts != 1164 || s.Steps != 4111 || s.Finishes != 1164 || s.Running != 0 {
 		t.Errorf("starts/steps/finishes/running = %d/%d/%d/%d, want 1164/4111/1164/0", s.Starts, s.Steps, s.Finishes, s.Running)
 	}
-	checkFactsTree(t, events)
+	checkRecordedTree(t, events)
 }
 
 // phaseNode collects what a trace says about one phase path.
@@ -163,8 +163,11 @@ type phaseNode struct {
 	lastSteps []int // distinct last step before finish (-1: none)
 }
 
-// phaseTree keys phases by their parent chain, as FACTS.md says to: the same
-// name occurs at two depths.
+// phaseTree keys phases by their parent chain: TensorRT's phase names are
+// unique only within one phase hierarchy and may be reused once an instance
+// has finished (IProgressMonitor::phaseStart in NVIDIA/TensorRT's
+// include/NvInfer.h), and in the recording "Evaluating tactic times" and
+// "Measuring tactic time" occur at two depths.
 func phaseTree(events []Event) map[string]*phaseNode {
 	tree := map[string]*phaseNode{}
 	path := map[string]string{} // running phase -> its path
@@ -200,8 +203,10 @@ func phaseTree(events []Event) map[string]*phaseNode {
 	return tree
 }
 
-// checkFactsTree compares a trace with the phase tree in FACTS.md §1.
-func checkFactsTree(t *testing.T, events []Event) {
+// checkRecordedTree compares a trace with the phase tree of the recorded
+// TensorRT 10.16 MNIST build (the phases, their nesting and their nbSteps,
+// read from the recording), written out below.
+func checkRecordedTree(t *testing.T, events []Event) {
 	t.Helper()
 	const (
 		be   = "Building engine"
@@ -211,7 +216,8 @@ func checkFactsTree(t *testing.T, events []Event) {
 		gn   = tt + " > Timing graph nodes"
 		cr   = tt + " > Timing tensor reformats > Computing reformatting costs"
 	)
-	// nbSteps per path: exact set, or [min, max] where FACTS gives a range.
+	// nbSteps per path: exact set, or [min, max] where the recording has a
+	// range.
 	want := map[string][]int{
 		be:                              {6},
 		be + " > Cloning network graph": {30},

@@ -6,8 +6,11 @@ import (
 	"sync"
 )
 
-// default.jsonl is ConvertANSI applied to the TensorRT 10.16 MNIST recording
-// in the shared traces directory (see FACTS.md §1). It is generated; the test
+// default.jsonl is ConvertANSI applied to a real recording of a TensorRT 10.16
+// MNIST build as NVIDIA's sample progress monitor drew it (Apache-2.0, from
+// NVIDIA's trt-samples-for-hackathon-cn, cookbook/04-Feature/ProgressMonitor/
+// log-main.py.log; kept in the shared traces directory beside the project,
+// not in this repository). It is generated; the test
 // TestDefaultMatchesRecording fails when it drifts from the converter.
 //
 //go:generate go test -run=TestDefaultMatchesRecording -update .

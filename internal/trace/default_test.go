@@ -37,7 +37,7 @@ func TestDefault(t *testing.T) {
 	if len(events) != 6439 {
 		t.Errorf("Default has %d events, want 6439", len(events))
 	}
-	checkFactsTree(t, events)
+	checkRecordedTree(t, events)
 	if len(defaultJSONL) > 1500*1000 {
 		t.Errorf("default.jsonl is %d bytes; embed it gzipped", len(defaultJSONL))
 	}

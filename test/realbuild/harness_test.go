@@ -25,7 +25,9 @@ import (
 //	(eval "$(scripts/setup-tensorrt-rtx)" exports them).
 //
 // Missing prerequisites skip the tests, except in CI (CI set, or
-// TRT_ACTION_REQUIRE_RTX=1), where they are failures.
+// TRT_ACTION_REQUIRE_RTX=1), where they are failures. Under -short (make
+// check, the fast loop) the tests that build real engines skip, except in
+// CI, where -short changes nothing.
 
 // runTimeout bounds one binary run; the slowest build here takes seconds.
 const runTimeout = 3 * time.Minute
@@ -37,11 +39,16 @@ type env struct {
 	vars   []string
 }
 
-// prerequisite skips the test, or fails it in CI (CI set, or
-// TRT_ACTION_REQUIRE_RTX=1): there the set-up must have provided it.
+// inCI is CI set, or TRT_ACTION_REQUIRE_RTX=1 (make test sets it): there
+// the set-up must have provided every prerequisite, and nothing skips.
+func inCI() bool {
+	return os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" || os.Getenv("CI") != ""
+}
+
+// prerequisite skips the test, or fails it in CI.
 func prerequisite(t *testing.T, format string, args ...any) {
 	t.Helper()
-	if os.Getenv("TRT_ACTION_REQUIRE_RTX") == "1" || os.Getenv("CI") != "" {
+	if inCI() {
 		t.Fatalf("in CI, yet "+format, args...)
 	}
 	t.Skipf("skipped: "+format+" (see test/realbuild/harness_test.go for the set-up)", args...)
@@ -80,6 +87,9 @@ func binaryEnv(t *testing.T) env {
 // that the test models exist.
 func rtxEnv(t *testing.T) env {
 	t.Helper()
+	if testing.Short() && !inCI() {
+		t.Skip("builds real engines: not under -short (make check); make test runs it")
+	}
 	e := binaryEnv(t)
 	out, err := e.command(context.Background(), "version").CombinedOutput()
 	if err != nil {
