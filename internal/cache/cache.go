@@ -37,13 +37,16 @@
 //  3. A folder leaves a key's place only by a rename into a staging folder
 //     of the remover's, and its files are deleted only there, under the
 //     folder's own exclusive flock.
-//  4. A reader holds a shared flock on the entry folder it opened from
-//     before it opens the engine and the metadata until it is done. By 3,
-//     under that lock the folder is whole, or was emptied before the
-//     reader got the lock, after it had left the key's place. So damage
-//     found in a folder that is no longer at the key's place is never the
-//     entry's: the reader looks at the key again (a few times, then it is
-//     a miss), and never calls it corrupt.
+//  4. A reader that serves or checks an entry (Fetch, Verify) holds a
+//     shared flock on the entry folder it opened from before it opens the
+//     engine and the metadata until it is done. By 3, under that lock the
+//     folder is whole, or was emptied before the reader got the lock,
+//     after it had left the key's place. So damage found in a folder that
+//     is no longer at the key's place is never the entry's: the reader
+//     looks at the key again (a few times, then it is a miss), and never
+//     calls it corrupt. The listing (List, and prune's) looks without the
+//     lock, which it does not need to deliver anything, and reads damage
+//     the same way.
 //  5. A remover removes only the folder it checked: under the shard's lock
 //     it compares the device and inode of what is at the key's place with
 //     the folder it holds open (which keeps the inode from being reused),
