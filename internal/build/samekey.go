@@ -28,6 +28,7 @@ type sameKey struct {
 
 // rebuilder is one build --rebuild names.
 type rebuilder struct {
+	index   int         // its place in the run: builds start in this order
 	keys    []cache.Key // the keys it may build, planned before the run's builds ask the cache
 	started bool        // its lookup has begun: it holds its job slot (and GPU) and settles without waiting for another build
 	settled chan struct{}
@@ -50,7 +51,7 @@ func (s *sameKey) addRebuilder(index int) {
 	if s.rebuilders == nil {
 		s.rebuilders = map[int]*rebuilder{}
 	}
-	s.rebuilders[index] = &rebuilder{settled: make(chan struct{})}
+	s.rebuilders[index] = &rebuilder{index: index, settled: make(chan struct{})}
 }
 
 // planRebuild notes that rebuild build index may build k.
@@ -69,7 +70,7 @@ func (s *sameKey) planRebuild(index int, k cache.Key) {
 }
 
 // start notes that rebuild build index has begun its lookup: from now on
-// a build of its key may wait for it.
+// a build of its key listed before it may wait for it too.
 func (s *sameKey) start(index int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -117,10 +118,13 @@ func (s *sameKey) settleLocked(index int, k cache.Key) {
 // A build of the key runs now: wait for it. A build --rebuild names
 // rebuilds. A key --rebuild is for whose entry was not stored in this run
 // yet is never asked of the cache: the build waits for its rebuild when
-// that has started (it holds a job slot, so the wait ends), and otherwise
-// rebuilds it itself (the rebuild, listed later, may have no slot until
-// this build ends). Otherwise the build asks the cache. A build that does
-// not wait holds the key's claim until release.
+// the rebuild is listed before it (builds start in their order, and a
+// build asks for a GPU only after the one before it asked, so the rebuild
+// holds its job slot and GPU, or has ended) or has started its lookup
+// anyway; either way the wait ends. Otherwise it rebuilds the key itself:
+// a rebuild listed later may get no slot until this build ends. Otherwise
+// the build asks the cache. A build that does not wait holds the key's
+// claim until release.
 func (s *sameKey) claim(k cache.Key, index int, named bool) (turn, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -135,7 +139,7 @@ func (s *sameKey) claim(k cache.Key, index int, named bool) (turn, <-chan struct
 		do = rebuild
 	} else if !s.fresh[k] && len(s.rebuilds[k]) > 0 {
 		for _, r := range s.rebuilds[k] {
-			if r.started && !r.done {
+			if (r.index < index || r.started) && !r.done {
 				return wait, r.settled
 			}
 		}

@@ -230,3 +230,38 @@ func TestRebuildKeyIsNeverTakenFromTheOldEntry(t *testing.T) {
 		}
 	})
 }
+
+// The decision, build by build: a build of a key --rebuild is for waits
+// for a rebuild listed before it even before the rebuild has begun its
+// lookup (it was dispatched first and holds its slot; before, such a
+// build was rebuilt too, about one run in five of the review's matrix),
+// and for one listed after it only once that one has begun; otherwise it
+// rebuilds. Once the key's entry was stored in the run, it asks the cache.
+func TestSameKeyDecisions(t *testing.T) {
+	k := cache.Key(strings.Repeat("a", 64))
+	var s sameKey
+	s.addRebuilder(1)
+	s.planRebuild(1, k)
+	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+		t.Fatalf("a build listed after the rebuild: %v; want it to wait", do)
+	}
+	if do, _ := s.claim(k, 0, false); do != rebuild {
+		t.Fatalf("a build listed before a rebuild not started: %v; want it rebuilt", do)
+	}
+	s.release(k)
+	s.start(1)
+	if do, _ := s.claim(k, 0, false); do != wait {
+		t.Fatalf("a build listed before a rebuild started: %v; want it to wait", do)
+	}
+	if do, _ := s.claim(k, 1, true); do != rebuild {
+		t.Fatalf("the rebuild: %v", do)
+	}
+	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+		t.Fatalf("while the rebuild builds: %v; want a wait", do)
+	}
+	s.stored(k)
+	s.release(k)
+	if do, _ := s.claim(k, 2, false); do != ask {
+		t.Fatalf("after the rebuild stored its engine: %v; want ask", do)
+	}
+}
