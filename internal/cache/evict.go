@@ -3,7 +3,6 @@ package cache
 import (
 	"cmp"
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 	"sync"
@@ -36,10 +35,6 @@ type Stray struct {
 	Target string // what the link names
 	parent string // its shard's name, or "" for a shard itself
 	name   string
-}
-
-func (s Stray) String() string {
-	return fmt.Sprintf("%s is a symbolic link (to %s), not an entry; trt-action never follows a link inside its cache", s.Path, s.Target)
 }
 
 // scan lists every entry folder in root, as a reader checks it but for
