@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
 // PruneRule says which entries Prune removes. Zero fields do not apply.
@@ -257,7 +259,7 @@ func partError(dir *folder, name string, st stat, err error) error {
 		target, _ := readlinkat(dir.fd(), name)
 		return &linkError{Path: dir.join(name), Target: target}
 	case !st.mode.IsRegular():
-		return &notRegularError{Path: dir.join(name), Kind: fileKind(st.mode)}
+		return &notRegularError{Path: dir.join(name), Kind: atomicfile.FileKind(st.mode)}
 	}
 	return nil
 }
@@ -275,7 +277,7 @@ func readSmall(dir *folder, name string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "stat", Path: dir.join(name), Err: err}
 	}
 	if s := statOf(&st); !s.mode.IsRegular() {
-		return nil, &notRegularError{Path: dir.join(name), Kind: fileKind(s.mode)}
+		return nil, &notRegularError{Path: dir.join(name), Kind: atomicfile.FileKind(s.mode)}
 	}
 	buf := make([]byte, 0, min(st.Size+1, maxMetaBytes))
 	for int64(len(buf)) < maxMetaBytes {

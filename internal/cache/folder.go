@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
 // Nothing under the cache folder is reached through a symbolic link. The
@@ -130,7 +132,7 @@ func (d *folder) openRegular(name string) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = &notRegularError{Path: d.join(name), Kind: fileKind(fi.Mode())}
+		err = &notRegularError{Path: d.join(name), Kind: atomicfile.FileKind(fi.Mode())}
 	}
 	if err != nil {
 		f.Close()
@@ -145,26 +147,6 @@ type notRegularError struct{ Path, Kind string }
 
 func (e *notRegularError) Error() string {
 	return fmt.Sprintf("%s is %s, not a regular file", e.Path, e.Kind)
-}
-
-// fileKind names what a file that is not a regular file is, in words:
-// "a named pipe (FIFO)", "a device", "a folder", "a symbolic link".
-func fileKind(m fs.FileMode) string {
-	switch t := m.Type(); {
-	case t&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	case t&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case t&fs.ModeDevice != 0:
-		return "a device"
-	case t&fs.ModeSocket != 0:
-		return "a socket"
-	case t&fs.ModeDir != 0:
-		return "a folder"
-	case t == 0:
-		return "a regular file"
-	}
-	return "not a regular file"
 }
 
 // stat is what lstat tells of one name in a folder.

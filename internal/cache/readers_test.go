@@ -196,7 +196,7 @@ func TestBrokenEntriesAreListedAndEvictedFirst(t *testing.T) {
 			if err := unix.Mkfifo(p, 0o644); err != nil {
 				t.Fatal(err)
 			}
-		}, "its engine is a named pipe (FIFO), not a file", func(_, meta int64) int64 { return meta }},
+		}, "its engine is a FIFO, not a file", func(_, meta int64) int64 { return meta }},
 		"engine longer": {func(t *testing.T, dir string) {
 			f, err := os.OpenFile(filepath.Join(dir, engineName), os.O_APPEND|os.O_WRONLY, 0)
 			if err != nil {

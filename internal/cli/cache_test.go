@@ -215,12 +215,12 @@ func TestCacheLsAndPruneOfBrokenEntries(t *testing.T) {
 	garbledRow := regexp.MustCompile(`(?m)^` + filepath.Base(entry("garbled"))[:12] + ` +\(broken\) +— +1\.0 kB +— +— +\S+ ago$`)
 	pipedRow := regexp.MustCompile(`(?m)^` + filepath.Base(entry("piped"))[:12] + ` +piped \(broken\) +sim +[0-9]+ B +`)
 	if code != ExitOK || !garbledRow.MatchString(out) || !pipedRow.MatchString(out) || !strings.Contains(out, "\n3 entries (2 broken), ") ||
-		!strings.Contains(errb, "is broken: its metadata is not valid JSON") || !strings.Contains(errb, "is broken: its engine is a named pipe (FIFO), not a file") {
+		!strings.Contains(errb, "is broken: its metadata is not valid JSON") || !strings.Contains(errb, "is broken: its engine is a FIFO, not a file") {
 		t.Errorf("cache ls: exit %d\n%s%s", code, out, errb)
 	}
 	code, out, errb = runCacheCommand(t, "prune", "--max-size", "1GB")
 	if code != ExitOK || !strings.Contains(out, "removed "+filepath.Base(entry("garbled"))[:12]+" (broken: its metadata is not valid JSON") ||
-		!strings.Contains(out, "removed "+filepath.Base(entry("piped"))[:12]+" piped (broken: its engine is a named pipe (FIFO), not a file, ") ||
+		!strings.Contains(out, "removed "+filepath.Base(entry("piped"))[:12]+" piped (broken: its engine is a FIFO, not a file, ") ||
 		strings.Contains(out, "2562047h") || !strings.HasSuffix(out, "removed 2 entries, "+text.Bytes(1009+pipedMeta)+"\n") {
 		t.Errorf("cache prune: exit %d\n%s%s", code, out, errb)
 	}
