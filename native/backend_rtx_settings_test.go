@@ -88,12 +88,12 @@ func TestRTXSettingsChangeThePlan(t *testing.T) {
 		{Settings: map[string]any{"strongly-typed": true}},
 		{Settings: map[string]any{"builder-flags": []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss",
 			"disable-compilation-cache", "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"}}},
-		{OptLevel: ptr(0)},
-		{OptLevel: ptr(5)},
-		{TilingLevel: ptr(3)},
+		{Settings: map[string]any{"opt-level": 0}},
+		{Settings: map[string]any{"opt-level": 5}},
+		{Settings: map[string]any{"tiling-optimization-level": 3}},
 	}
 	for _, req := range unchanged {
-		t.Run(fmt.Sprintf("%v opt %v tiling %v", req.Settings, deref(req.OptLevel), deref(req.TilingLevel)), func(t *testing.T) {
+		t.Run(settingName(req.Settings), func(t *testing.T) {
 			res, plan := planOf(t, so, models, req)
 			if res.Status != OK {
 				t.Fatalf("status %v: %s", res.Status, res.Err)
@@ -103,15 +103,6 @@ func TestRTXSettingsChangeThePlan(t *testing.T) {
 			}
 		})
 	}
-}
-
-func ptr(v int) *int { return &v }
-
-func deref(p *int) any {
-	if p == nil {
-		return "-"
-	}
-	return *p
 }
 
 // Without CUDA, TensorRT-RTX's compiler cannot build refittable or
@@ -214,12 +205,12 @@ func TestRTXRefusesDatacenterSettings(t *testing.T) {
 		settings map[string]any
 		want     string
 	}{
-		{map[string]any{"strongly-typed": false}, "strongly-typed: false: TensorRT-RTX has no such setting; only TensorRT 10.x"},
-		{map[string]any{"precision-constraints": "obey"}, "precision-constraints: TensorRT-RTX has no such setting"},
-		{map[string]any{"layer-precisions": map[string]string{"*": "fp16"}}, "layer-precisions: TensorRT-RTX"},
+		{map[string]any{"strongly-typed": false}, "strongly-typed: false: TensorRT-RTX 1.x has no such setting; only TensorRT 10.x"},
+		{map[string]any{"precision-constraints": "obey"}, "precision-constraints: TensorRT-RTX 1.x has no such setting"},
+		{map[string]any{"layer-precisions": []map[string]string{{"layer": "*", "type": "fp16"}}}, "layer-precisions: TensorRT-RTX"},
 		{map[string]any{"tactic-sources": []string{"+cublas"}}, "tactic-sources cublas: TensorRT-RTX"},
-		{map[string]any{"dla": map[string]any{"core": 0}}, "dla: TensorRT-RTX has no DLA"},
-		{map[string]any{"memory-pools": map[string]int64{"dla-sram": 1}}, "memory-pools.dla-sram: TensorRT-RTX has no DLA pools"},
+		{map[string]any{"dla": map[string]any{"core": 0}}, "dla: TensorRT-RTX 1.x has no such setting; only backend tensorrt has it (TensorRT-RTX has no DLA)"},
+		{map[string]any{"memory-pools": map[string]int64{"dla-sram": 1}}, "memory-pools.dla-sram: TensorRT-RTX 1.x has no such setting"},
 	} {
 		res, _ := planOf(t, so, models, Request{Settings: tc.settings})
 		if res.Status != Failed || !strings.Contains(res.Err, tc.want) {

@@ -117,7 +117,7 @@ func TestRTXBuildsRealEngines(t *testing.T) {
 		req   Request
 	}{
 		{"mlp.onnx", Request{}},
-		{"cnn.onnx", Request{Targets: []string{"sm86", "sm120"}, WorkspaceBytes: 64 << 20}},
+		{"cnn.onnx", Request{Targets: []string{"sm86", "sm120"}, Settings: map[string]any{"memory-pools": map[string]int64{"workspace": 64 << 20}}}},
 		{"dynamic.onnx", Request{Shapes: map[string]Shape{"input": {Min: []int64{1, 64}, Opt: []int64{4, 64}, Max: []int64{16, 64}}}}},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
@@ -192,7 +192,7 @@ func TestRTXRequestErrors(t *testing.T) {
 			"shapes.x: the model has no input of that name; its inputs: input"},
 		{"precision", Request{ONNX: dyn, Precision: []string{"fp16"}}, "always strongly typed"},
 		{"timing cache", Request{ONNX: dyn, TimingCache: "/tmp/x"}, "no timing cache"},
-		{"unknown target", Request{ONNX: dyn, Targets: []string{"sm90"}}, `target "sm90" is unknown`},
+		{"unknown target", Request{ONNX: dyn, Targets: []string{"sm90"}}, `targets: "sm90" is unknown`},
 		{"missing library", Request{ONNX: dyn, LibPath: "/nonexistent"}, "/nonexistent (from --trt-lib)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

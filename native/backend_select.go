@@ -8,32 +8,17 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/backend"
 )
 
-// A backend flavour is one compilation of native/backends/shim.cc.
-type flavour struct {
-	backend string // the name a build matrix uses
-	file    string // the shared object's file name
-	major   string // the TensorRT major version it was compiled for, for messages
-	hint    string // how to build it
-}
+// A backend's flavours are the compilations of native/backends/shim.cc
+// (internal/backend lists them, with the shared object's name and the
+// headers each is built with).
 
-var (
-	flavourRTX   = flavour{"tensorrt-rtx", "libtam_rtx.so", "TensorRT-RTX 1.x", rtxHint(runtime.GOARCH)}
-	flavourTRT11 = flavour{"tensorrt", "libtam_trt11.so", "TensorRT 11.x",
-		"build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`"}
-	flavourTRT10 = flavour{"tensorrt", "libtam_trt10.so", "TensorRT 10.x",
-		"build it with `make TRT10_INCLUDE=<folder holding NvInfer.h>`"}
-)
-
-// rtxHint says how to get the tensorrt-rtx backend on arch: NVIDIA publishes
-// the TensorRT-RTX library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only, so
-// an arm64 build cannot have it.
-func rtxHint(arch string) string {
-	if arch != "amd64" {
-		return "TensorRT-RTX is published for x86_64 only, so there is no tensorrt-rtx backend for " + arch
-	}
-	return "build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`"
+// buildHint says how to build flavour f here, or why there is none.
+func buildHint(be backend.Backend, f backend.Flavour) string {
+	return f.BuildHint(be.Name, runtime.GOARCH)
 }
 
 // backendDirVar names the folder searched first for backend shared objects.
@@ -77,9 +62,9 @@ func BackendDirs() []string {
 
 // findFlavour returns the path of f's shared object, or "" when no search
 // folder has it.
-func findFlavour(f flavour, dirs []string) string {
+func findFlavour(f backend.Flavour, dirs []string) string {
 	for _, d := range dirs {
-		p := filepath.Join(d, f.file)
+		p := filepath.Join(d, f.File)
 		if st, err := os.Stat(p); err == nil && st.Mode().IsRegular() {
 			return p
 		}
@@ -102,35 +87,48 @@ func SearchedDirs(dirs []string) string {
 const whereBackendsLive = "a release keeps the backends in lib/ beside the binary: copy that folder along with it, or set " +
 	backendDirVar + " to the folder holding them"
 
-func notBuilt(f flavour, dirs []string) error {
+func notBuilt(be backend.Backend, f backend.Flavour, dirs []string) error {
 	return fmt.Errorf("no %s backend: %s (for %s) was not found (%s); %s; or %s",
-		f.backend, f.file, f.major, SearchedDirs(dirs), whereBackendsLive, f.hint)
+		be.Name, f.File, f.Product, SearchedDirs(dirs), whereBackendsLive, buildHint(be, f))
 }
 
-// ResolveBackend returns the shared object that builds for backend
-// ("tensorrt-rtx" or "tensorrt"). For "tensorrt" it loads the TensorRT
-// library (libPath, else the backend's default search) through each compiled
-// flavour, newest first, and picks the one compiled for that library's major
-// version: 10.x and 11.x have different class layouts. This loads TensorRT
-// into the calling process, so call it where the build will run.
-func ResolveBackend(backend, libPath string) (string, error) {
+// ResolveBackend returns the shared object that builds for the backend
+// named name. A backend with one flavour has one shared object; with
+// several (tensorrt: 10.x and 11.x have different class layouts), it loads
+// the TensorRT library (libPath, else the backend's default search) through
+// each compiled flavour, newest first, and picks the one compiled for that
+// library's major version. This loads TensorRT into the calling process,
+// so call it where the build will run.
+func ResolveBackend(name, libPath string) (string, error) {
+	be, ok := backend.Lookup(name)
+	if !ok || len(be.Flavours) == 0 {
+		var real []string
+		for _, b := range backend.All() {
+			if len(b.Flavours) > 0 {
+				real = append(real, b.Name)
+			}
+		}
+		return "", fmt.Errorf("backend %q has no shared object; the TensorRT backends are %s", name, strings.Join(real, " and "))
+	}
 	dirs := BackendDirs()
-	switch backend {
-	case flavourRTX.backend:
-		if p := findFlavour(flavourRTX, dirs); p != "" {
+	if len(be.Flavours) == 1 {
+		if p := findFlavour(be.Flavours[0], dirs); p != "" {
 			return p, nil
 		}
-		return "", notBuilt(flavourRTX, dirs)
-	case "tensorrt":
-		return resolveTensorRT(libPath, dirs)
+		return "", notBuilt(be, be.Flavours[0], dirs)
 	}
-	return "", fmt.Errorf("backend %q has no shared object; the TensorRT backends are tensorrt-rtx and tensorrt", backend)
+	return resolveByLibrary(be, libPath, dirs)
 }
 
-func resolveTensorRT(libPath string, dirs []string) (string, error) {
-	var problems []string
+// resolveByLibrary picks, of be's compiled flavours, newest first, the one
+// that can load the TensorRT library.
+func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string, error) {
+	var problems, files, setups []string
 	compiled := 0
-	for _, f := range []flavour{flavourTRT11, flavourTRT10} {
+	for i := len(be.Flavours) - 1; i >= 0; i-- {
+		f := be.Flavours[i]
+		files = append([]string{f.File}, files...)
+		setups = append([]string{"`make " + f.HeadersVar + "=...`"}, setups...)
 		p := findFlavour(f, dirs)
 		if p == "" {
 			continue
@@ -144,14 +142,14 @@ func resolveTensorRT(libPath string, dirs []string) (string, error) {
 		if info.Error == "" {
 			return p, nil
 		}
-		problems = append(problems, fmt.Sprintf("%s (%s): %s", f.file, f.major, info.Error))
+		problems = append(problems, fmt.Sprintf("%s (%s): %s", f.File, f.Product, info.Error))
 	}
 	if compiled == 0 {
-		return "", fmt.Errorf("no tensorrt backend: neither %s nor %s was found (%s); %s; "+
-			"or build them with `make TRT10_INCLUDE=...` or `make TRT11_INCLUDE=...` (the folder holding NvInfer.h)",
-			flavourTRT10.file, flavourTRT11.file, SearchedDirs(dirs), whereBackendsLive)
+		return "", fmt.Errorf("no %s backend: neither %s was found (%s); %s; "+
+			"or build them with %s (the folder holding NvInfer.h)",
+			be.Name, strings.Join(files, " nor "), SearchedDirs(dirs), whereBackendsLive, strings.Join(setups, " or "))
 	}
-	return "", fmt.Errorf("no compiled tensorrt backend can use the TensorRT library:\n%s", strings.Join(problems, "\n"))
+	return "", fmt.Errorf("no compiled %s backend can use the %s library:\n%s", be.Name, be.Product, strings.Join(problems, "\n"))
 }
 
 func probe(soPath, libPath string) (backendInfo, error) {
@@ -177,7 +175,7 @@ type CompiledBackend struct {
 	Name            string // backend name in a build matrix
 	File            string // shared object file name
 	Path            string // where it was found; "" when not built
-	For             string // e.g. "TensorRT 10.x"
+	For             string // the flavour, e.g. "TensorRT 10.x"
 	CompiledAgainst string // header version, e.g. "10.16.0.72"
 	Library         string // version of the library it loads; "" when it cannot
 	LibraryPath     string
@@ -198,28 +196,34 @@ func (b CompiledBackend) Describe() string {
 	return fmt.Sprintf("%s; library %s (%s)", head, b.Library, b.LibraryPath)
 }
 
-// CompiledBackends describes every backend flavour: found or not, and
-// whether it can load its TensorRT library (at libPath when given).
+// CompiledBackends describes every backend flavour, in the registry's
+// order: found or not, and whether it can load its TensorRT library (at
+// libPath when given).
 func CompiledBackends(libPath string) []CompiledBackend {
 	dirs := BackendDirs()
 	var out []CompiledBackend
-	for _, f := range []flavour{flavourRTX, flavourTRT10, flavourTRT11} {
-		b := CompiledBackend{Name: f.backend, File: f.file, For: f.major, Path: findFlavour(f, dirs)}
-		if b.Path == "" {
-			b.Problem = f.hint
-			out = append(out, b)
-			continue
+	for _, be := range backend.All() {
+		for _, f := range be.Flavours {
+			out = append(out, describeFlavour(be, f, libPath, dirs))
 		}
-		info, err := probe(b.Path, libPath)
-		switch {
-		case errors.Is(err, errNoCgo):
-			b.Problem = "this binary was built without cgo"
-		case err != nil:
-			b.Problem = err.Error()
-		default:
-			b.CompiledAgainst, b.Library, b.LibraryPath, b.Problem = info.CompiledAgainst, info.Library, info.LibraryPath, info.Error
-		}
-		out = append(out, b)
 	}
 	return out
+}
+
+func describeFlavour(be backend.Backend, f backend.Flavour, libPath string, dirs []string) CompiledBackend {
+	b := CompiledBackend{Name: be.Name, File: f.File, For: f.Product, Path: findFlavour(f, dirs)}
+	if b.Path == "" {
+		b.Problem = buildHint(be, f)
+		return b
+	}
+	info, err := probe(b.Path, libPath)
+	switch {
+	case errors.Is(err, errNoCgo):
+		b.Problem = "this binary was built without cgo"
+	case err != nil:
+		b.Problem = err.Error()
+	default:
+		b.CompiledAgainst, b.Library, b.LibraryPath, b.Problem = info.CompiledAgainst, info.Library, info.LibraryPath, info.Error
+	}
+	return b
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/backend"
 )
 
 // backendDir makes a backend folder holding the named (empty) shared
@@ -161,29 +163,30 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	})
 	got := CompiledBackends("")
 	if len(got) != 3 {
-		t.Fatalf("got %d backends, want rtx, trt10, trt11", len(got))
+		t.Fatalf("got %d backends, want trt10, trt11, rtx", len(got))
 	}
 	want := []string{
-		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
 		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried:\n" +
 			"  libnvinfer.so.10 (on the library search path): not found",
 		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
+		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
 	}
 	for i, b := range got {
 		if d := b.Describe(); d != want[i] {
 			t.Errorf("backend %d (%s): Describe() = %q\nwant %q", i, b.Name, d, want[i])
 		}
 	}
-	if got[0].Path != filepath.Join(dir, "libtam_rtx.so") || got[1].Name != "tensorrt" || got[2].Path != "" {
+	if got[2].Path != filepath.Join(dir, "libtam_rtx.so") || got[0].Name != "tensorrt" || got[1].Path != "" {
 		t.Errorf("unexpected fields: %+v", got)
 	}
 }
 
 func TestRTXHintOnArm64SaysThereIsNone(t *testing.T) {
-	if got := rtxHint("arm64"); !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") {
-		t.Errorf("rtxHint(arm64) = %q; want it to say TensorRT-RTX has no arm64 library", got)
+	rtx := backend.Of(backend.TensorRTRTX)
+	if got := rtx.Flavours[0].BuildHint(rtx.Name, "arm64"); !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") {
+		t.Errorf("the hint on arm64 = %q; want it to say TensorRT-RTX has no arm64 library", got)
 	}
-	if got := rtxHint("amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
-		t.Errorf("rtxHint(amd64) = %q; want how to build it", got)
+	if got := rtx.Flavours[0].BuildHint(rtx.Name, "amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
+		t.Errorf("the hint on amd64 = %q; want how to build it", got)
 	}
 }

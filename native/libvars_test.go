@@ -12,21 +12,30 @@ import (
 // docs/backends.md name the same variables (a new shell that only has the
 // script's exports must find TensorRT-RTX).
 func TestLibraryVariablesNamedAlikeInScriptBackendsAndReadme(t *testing.T) {
-	shim := readText(t, "backends/shim.cc")
+	shim := readText(t, "backends/backend_table.h") // the shim's constants, generated from internal/backend
 	script := readText(t, "../scripts/setup-tensorrt-rtx")
 	readme := readText(t, "../docs/backends.md")
 
-	read := regexp.MustCompile(`kLibEnv\[\] = "([A-Z_]+)"`).FindAllStringSubmatch(shim, -1)
-	if len(read) != 2 || read[0][1] != "TRT_ACTION_RTX_LIB" || read[1][1] != "TRT_ACTION_TRT_LIB" {
-		t.Fatalf("shim.cc reads %v; want TRT_ACTION_RTX_LIB (tensorrt-rtx) and TRT_ACTION_TRT_LIB (tensorrt)", read)
+	read := regexp.MustCompile(`kBackend\[\] = "([a-z-]+)";[^#]*kLibEnv\[\] = "([A-Z_]+)"`).FindAllStringSubmatch(shim, -1)
+	vars := map[string]string{}
+	for _, r := range read {
+		vars[r[1]] = r[2]
+	}
+	if len(read) != 3 || len(vars) != 2 || vars["tensorrt-rtx"] != "TRT_ACTION_RTX_LIB" || vars["tensorrt"] != "TRT_ACTION_TRT_LIB" {
+		t.Fatalf("the shim reads %v; want TRT_ACTION_RTX_LIB (tensorrt-rtx) and TRT_ACTION_TRT_LIB (tensorrt, both majors)", read)
 	}
 	exported := regexp.MustCompile(`export ([A-Z_]+_LIB)=`).FindAllStringSubmatch(script, -1)
 	if len(exported) != 1 || exported[0][1] != "TRT_ACTION_RTX_LIB" {
 		t.Errorf("setup-tensorrt-rtx exports %v; want exactly TRT_ACTION_RTX_LIB, the variable the backend reads", exported)
 	}
-	hints := regexp.MustCompile(`kInstallHint\[\] =\s*((?:"[^"]*(?:\\"[^"]*)*"\s*)+);`).FindAllStringSubmatch(shim, -1)
-	if len(hints) != 2 || !strings.Contains(hints[0][1], "TRT_ACTION_RTX_LIB") || !strings.Contains(hints[1][1], "TRT_ACTION_TRT_LIB") {
-		t.Errorf("each install hint must name its own variable; got %q", hints)
+	hints := regexp.MustCompile(`kLibEnv\[\] = "([A-Z_]+)";\s*constexpr char kInstallHint\[\] = ("(?:[^"\\]|\\.)*");`).FindAllStringSubmatch(shim, -1)
+	if len(hints) != 3 {
+		t.Errorf("want an install hint per flavour; got %q", hints)
+	}
+	for _, h := range hints {
+		if !strings.Contains(h[2], h[1]) {
+			t.Errorf("the install hint %s does not name its own variable %s", h[2], h[1])
+		}
 	}
 	for _, want := range []string{"TRT_ACTION_RTX_LIB", "TRT_ACTION_TRT_LIB", "TRT_ACTION_BACKEND_DIR"} {
 		if !strings.Contains(readme, want) {

@@ -11,18 +11,17 @@ type Request struct {
 	EngineTmp string `json:"engine_tmp"` // write here; the caller renames when complete
 	LibPath   string `json:"lib_path,omitempty"`
 
-	WorkspaceBytes int64            `json:"workspace_bytes,omitempty"`
-	OptLevel       *int             `json:"opt_level,omitempty"`
-	TilingLevel    *int             `json:"tiling_level,omitempty"` // 0..3; TensorRT 10.8+, 11.x, TensorRT-RTX
-	Precision      []string         `json:"precision,omitempty"`    // fp32, fp16, bf16, int8, fp8, tf32, best (TensorRT 10; tf32 only on strongly typed flavours)
-	StronglyTyped  bool             `json:"strongly_typed,omitempty"`
-	Shapes         map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
-	Targets        []string         `json:"targets,omitempty"` // tensorrt-rtx: sm75, sm80, sm86, sm89, sm120, sm121
-	TimingCache    string           `json:"timing_cache,omitempty"`
-	// Settings are every other builder setting, keyed by the matrix's own
-	// key names (matrix.Settings.Map), so a backend's message names the key
-	// the user wrote. native/backends/request.h decodes them.
-	Settings map[string]any `json:"settings,omitempty"`
+	// The builder settings (internal/settings is the table of them, which
+	// native/backends/settings_table.h is generated from): the fixed ones
+	// have fields of their own; Settings are every other one, keyed by the
+	// matrix's own key names (matrix.Settings.Map), so a backend's message
+	// names the key the user wrote. native/backends/request.h decodes them.
+	Precision     []string         `json:"precision,omitempty"` // TensorRT 10; tf32 only on strongly typed flavours
+	StronglyTyped bool             `json:"strongly_typed,omitempty"`
+	Shapes        map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
+	Targets       []string         `json:"targets,omitempty"` // tensorrt-rtx
+	TimingCache   string           `json:"timing_cache,omitempty"`
+	Settings      map[string]any   `json:"settings,omitempty"`
 
 	// NoMonitor builds without installing the progress monitor: no
 	// callbacks, so no progress, budgets or soft cancel. Only for measuring

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -8,7 +9,12 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/cache"
 )
+
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)
 
 // victim is a folder outside the cache with a file two hours old: what a
 // link planted in the cache folder points to.
@@ -53,10 +59,10 @@ func TestACacheLinkToAnotherFolderIsNeverFollowed(t *testing.T) {
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, "trt-builds.yml"), cacheRunMatrix)
 			v, intact := victim(t, dir)
-			if err := os.MkdirAll(filepath.Join(dir, "c", "v1"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, "c", cacheVersion), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			link := filepath.Join(dir, "c", "v1", "tmp")
+			link := filepath.Join(dir, "c", cacheVersion, "tmp")
 			if err := os.Symlink(v, link); err != nil {
 				t.Fatal(err)
 			}
@@ -65,9 +71,9 @@ func TestACacheLinkToAnotherFolderIsNeverFollowed(t *testing.T) {
 				t.Fatalf("%v: exit %d\n%s", args, code, out)
 			}
 			intact(strings.Join(args, " "))
-			want := "removed the symbolic link c/v1/tmp (to " + v + "): the cache keeps a folder of its own there"
+			want := "removed the symbolic link c/" + cacheVersion + "/tmp (to " + v + "): the cache keeps a folder of its own there"
 			if args[1] == "ls" {
-				want = "c/v1/tmp is a symbolic link (to " + v + "), not the cache's own: left alone"
+				want = "c/" + cacheVersion + "/tmp is a symbolic link (to " + v + "), not the cache's own: left alone"
 			}
 			if !strings.Contains(string(out), want) {
 				t.Errorf("%v does not say %q:\n%s", args, want, out)
@@ -97,7 +103,7 @@ func TestCacheEntriesThatAreLinks(t *testing.T) {
 	if out, err := command(dir, nil, "build", "--cache", "c").CombinedOutput(); exitCode(err) != 0 {
 		t.Fatalf("first build: %v\n%s", err, out)
 	}
-	entries, _ := filepath.Glob(filepath.Join(dir, "c", "v1", "*", "*", "engine"))
+	entries, _ := filepath.Glob(filepath.Join(dir, "c", cacheVersion, "*", "*", "engine"))
 	if len(entries) != 1 {
 		t.Fatalf("entries %v", entries)
 	}
@@ -170,8 +176,8 @@ func TestCacheWithoutItsStagingFolder(t *testing.T) {
 	if out, err := command(dir, nil, "build", "--cache", "c").CombinedOutput(); exitCode(err) != 0 {
 		t.Fatalf("first build: %v\n%s", err, out)
 	}
-	tmp := filepath.Join(dir, "c", "v1", "tmp")
-	engines, _ := filepath.Glob(filepath.Join(dir, "c", "v1", "*", "*", "engine"))
+	tmp := filepath.Join(dir, "c", cacheVersion, "tmp")
+	engines, _ := filepath.Glob(filepath.Join(dir, "c", cacheVersion, "*", "*", "engine"))
 	if len(engines) != 1 {
 		t.Fatalf("engines %v", engines)
 	}

@@ -231,7 +231,7 @@ func TestCommandsPageFormsRun(t *testing.T) {
 		{[]string{"build", "trt-builds.yml", "--jobs", "2", "--only", "quick-1", "--report", "r.json", "--junit", "j.xml", "--events", "e.jsonl"}, "", 0, "■ ✅ 1 of 1 builds ok"},
 		// quick-2 is in no report: it is missing, and that fails the merge.
 		{[]string{"merge", "-f", "trt-builds.yml", "--report", "m.json", "r.json"}, "", 1, "merged 1 report, 2 builds, into m.json"},
-		{[]string{"cache", "key", "--only", "quick-1"}, "", 0, "trt-engines-v1-"},
+		{[]string{"cache", "key", "--only", "quick-1"}, "", 0, "trt-engines-v"},                        // v and the cache format version
 		{[]string{"cache", "ls", "--cache", "engine-cache"}, "", 2, "no engine cache at engine-cache"}, // ls creates no cache
 		{[]string{"schema"}, "", 0, `"$schema"`},
 		{[]string{"trace", "convert", "-"}, recording, 0, `"phase":"Building engine"`},
@@ -483,7 +483,7 @@ func TestBuilderSettingsPageTrtexecExample(t *testing.T) {
 	}
 	for _, want := range []string{
 		"# resnet-fp16\n",
-		"# ignored from its trtexec line (inference only): --iterations --useCudaGraph\n",
+		"# from its trtexec line, ignored (they only matter when trtexec runs the engine): --iterations --useCudaGraph\n",
 		"--builderOptimizationLevel=5 ",
 		" --fp16 ",
 		" --maxShapes=input:32x3x224x224 ",

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
@@ -39,13 +40,13 @@ type EngineCache struct {
 }
 
 // planRebuilds computes, once per run and on a goroutine of its own, the
-// keys of the builds --rebuild names, for every GPU a tensorrt build may
-// get, so that no build asks the cache for one of those keys before it is
-// known to be one (whichever build hashes its model first). It returns
-// the channel that closes when they are known. The hashes of the models
-// are remembered (Hasher), so a build of the same model reads it no
-// second time. A key that cannot be computed is left out: that build
-// runs without the cache.
+// keys of the builds --rebuild names (for every GPU a build may get where
+// its backend builds for the GPU it runs on), so that no build asks the
+// cache for one of those keys before it is known to be one (whichever
+// build hashes its model first). It returns the channel that closes when
+// they are known. The hashes of the models are remembered (Hasher), so a
+// build of the same model reads it no second time. A key that cannot be
+// computed is left out: that build runs without the cache.
 func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
 	ec.plan.Do(func() {
 		ec.planned = make(chan struct{})
@@ -69,8 +70,8 @@ func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
 			for _, i := range named {
 				b := r.builds[i]
 				for _, gpu := range gpus {
-					if b.Backend != "tensorrt" && gpu != gpus[0] {
-						break // the GPU is in a tensorrt build's key only
+					if backend.Of(b.Backend).Target != backend.TargetBuildGPU && gpu != gpus[0] {
+						break // the GPU is in the key only of a backend that builds for it
 					}
 					env, err := ec.Env(b.Backend, gpu)
 					if err != nil {

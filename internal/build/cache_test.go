@@ -3,6 +3,7 @@ package build
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -12,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -27,7 +29,7 @@ func engineCache(t *testing.T, dir string, rebuild ...string) *EngineCache {
 		t.Fatal(err)
 	}
 	return &EngineCache{Cache: c, Hasher: cache.NewHasher(),
-		Env:     func(backend, gpu string) (cache.Env, error) { return cache.Env{Library: cache.SimLibrary}, nil },
+		Env:     func(name, gpu string) (cache.Env, error) { return cache.Env{Library: backend.Sim}, nil },
 		Rebuild: func(name string) bool { return strings.Contains(strings.Join(rebuild, ","), name) }}
 }
 
@@ -121,7 +123,7 @@ func TestCorruptEntryIsRebuiltWithAWarning(t *testing.T) {
 	key := first["a"].Cache.Key
 	// Replace (not edit: the installed engine may be a hard link to it)
 	// the cached engine with one of the same size and other bytes.
-	stored := filepath.Join(cacheDir, "v1", key[:2], key, "engine")
+	stored := filepath.Join(cacheDir, cacheVersion, key[:2], key, "engine")
 	data, err := os.ReadFile(stored)
 	if err != nil {
 		t.Fatal(err)
@@ -159,7 +161,7 @@ func TestEvictingTheRunsOwnEnginesIsCounted(t *testing.T) {
 	unlimited := t.TempDir()
 	cachedRun(t, builds, engineCache(t, unlimited))
 	var largest int64
-	entries, _ := filepath.Glob(filepath.Join(unlimited, "v1", "*", "*"))
+	entries, _ := filepath.Glob(filepath.Join(unlimited, cacheVersion, "*", "*"))
 	for _, e := range entries {
 		var size int64
 		for _, f := range []string{"engine", "entry.json"} {
@@ -216,7 +218,7 @@ func TestEvictingTheRunsOwnEnginesIsCounted(t *testing.T) {
 func TestStoreFailureIsAWarning(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	ec := engineCache(t, cacheDir)
-	staging := filepath.Join(cacheDir, "v1", "tmp")
+	staging := filepath.Join(cacheDir, cacheVersion, "tmp")
 	if err := os.RemoveAll(staging); err != nil {
 		t.Fatal(err)
 	}
@@ -261,7 +263,7 @@ func TestSignalWhileHashingStartsNoWorker(t *testing.T) {
 	ec.Env = func(string, string) (cache.Env, error) {
 		signals <- os.Interrupt
 		time.Sleep(300 * time.Millisecond) // the runner takes it meanwhile
-		return cache.Env{Library: cache.SimLibrary}, nil
+		return cache.Env{Library: backend.Sim}, nil
 	}
 	opts := testOptions(t)
 	opts.Cache = ec
@@ -306,6 +308,9 @@ func TestRenamedBuildGetsTheEngineItWouldBuild(t *testing.T) {
 	}
 }
 
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)
+
 // hugeTrace is a sparse trace file of 16 GiB: hashing it for the key takes
 // many seconds, and the build must never get that far.
 func hugeTrace(t *testing.T, dir string) string {
@@ -345,7 +350,7 @@ func TestHashingForTheKeyHonoursBudgetAndSignal(t *testing.T) {
 		ec := engineCache(t, t.TempDir())
 		ec.Env = func(string, string) (cache.Env, error) {
 			time.AfterFunc(100*time.Millisecond, func() { signals <- os.Interrupt })
-			return cache.Env{Library: cache.SimLibrary}, nil
+			return cache.Env{Library: backend.Sim}, nil
 		}
 		opts := testOptions(t)
 		opts.Cache = ec

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
@@ -75,15 +76,14 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		_, _ = atomicfile.RemoveStale(b.TimingCache) // best effort: a leftover never stops a build
 	}
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
+		Precision: b.Precision, Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map()}
 	if len(b.Shapes) > 0 {
 		req.Shapes = map[string]native.Shape{}
 		for k, s := range b.Shapes {
 			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
 		}
 	}
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -35,11 +36,11 @@ func sameKeyOptions(t *testing.T, cacheDir string) Options {
 	opts := testOptions(t)
 	opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
 	opts.Cache = engineCache(t, cacheDir)
-	opts.Cache.Env = func(backend, gpu string) (cache.Env, error) {
+	opts.Cache.Env = func(_, gpu string) (cache.Env, error) {
 		if gpu == "1" {
 			time.Sleep(200 * time.Millisecond)
 		}
-		return cache.Env{Library: cache.SimLibrary}, nil
+		return cache.Env{Library: backend.Sim}, nil
 	}
 	return opts
 }
@@ -121,7 +122,7 @@ func TestSameKeyWaitEndsLikeABuildNotStarted(t *testing.T) {
 // run can tell that entry from one stored since.
 func backdateEntry(t *testing.T, cacheDir, k string) {
 	t.Helper()
-	meta := filepath.Join(cacheDir, "v1", k[:2], k, "entry.json")
+	meta := filepath.Join(cacheDir, cacheVersion, k[:2], k, "entry.json")
 	data, err := os.ReadFile(meta)
 	if err != nil {
 		t.Fatal(err)
@@ -182,11 +183,11 @@ func rebuildRun(t *testing.T, builds []matrix.Build, rebuild string, jobs int, s
 	if jobs > 1 {
 		opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
 	}
-	opts.Cache.Env = func(backend, gpu string) (cache.Env, error) {
+	opts.Cache.Env = func(_, gpu string) (cache.Env, error) {
 		if gpu == slowGPU {
 			time.Sleep(200 * time.Millisecond)
 		}
-		return cache.Env{Library: cache.SimLibrary}, nil
+		return cache.Env{Library: backend.Sim}, nil
 	}
 	started := time.Now().UTC()
 	return byName(runReport(builds, opts, nil)), started

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
@@ -66,7 +67,7 @@ func RunWorker(stdin io.Reader, proto io.Writer) error {
 // report). The backend is resolved once: for tensorrt that loads the
 // library to choose between the 10.x and 11.x shims.
 func startNative(spec workerSpec) (*native.Build, string, error) {
-	if spec.Backend == "sim" {
+	if backend.Of(spec.Backend).Simulated {
 		events, err := simTrace(spec.SimTrace)
 		if err != nil {
 			return nil, "", err
@@ -177,7 +178,7 @@ func statusName(s native.Status) string {
 
 // libraryName says which TensorRT library a build runs on, for the report:
 // "TensorRT-RTX 1.7.1.116". Empty when the backend cannot tell.
-func libraryName(backend, so, libPath string) string {
+func libraryName(name, so, libPath string) string {
 	raw, err := native.BackendInfo(so, libPath)
 	if err != nil {
 		return ""
@@ -186,6 +187,5 @@ func libraryName(backend, so, libPath string) string {
 	if json.Unmarshal([]byte(raw), &info) != nil || info.Library == "" {
 		return ""
 	}
-	name := map[string]string{"tensorrt-rtx": "TensorRT-RTX", "tensorrt": "TensorRT"}[backend]
-	return name + " " + info.Library
+	return backend.Of(name).Product + " " + info.Library
 }

@@ -4,7 +4,7 @@
 //
 // On disk, under Options.Dir:
 //
-//	v1/                      FormatVersion: another version's entries are never read
+//	v2/                      v<FormatVersion>: another version's entries are never read
 //	  ab/abcd…(64 hex)/      one entry, named by its key
 //	    engine               the engine
 //	    entry.json           its metadata (Entry); its modification time is the last use

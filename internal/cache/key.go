@@ -11,15 +11,22 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/onnx"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // FormatVersion is part of every key and of the cache's folder layout.
 // Bump it whenever what a key means changes: a field added to or dropped
 // from keyDoc, a normalization changed, or a change in how trt-action
 // applies a setting that gives the same key another engine.
-const FormatVersion = 1
+//
+// 2: targets are a set before the build too (a list with repeats built
+// another engine under the same key), layer-precisions and
+// layer-output-types keep their written order (which pattern wins depends
+// on it), and workspace is memory-pools.workspace.
+const FormatVersion = 2
 
 // Key names one engine: 64 lowercase hex digits of a SHA-256.
 type Key string
@@ -27,7 +34,8 @@ type Key string
 // Env is what a key needs beyond the build itself.
 type Env struct {
 	// Library is the identity of the TensorRT library the backend loads
-	// (libraryIdentity); "sim" for the simulator.
+	// (libraryIdentity); the backend's name for one that loads none (the
+	// simulator).
 	Library string
 	// Target is, for backend tensorrt, the name and compute capability of
 	// the GPU the build runs on; "" otherwise (tensorrt-rtx builds for the
@@ -101,7 +109,7 @@ func (h *Hasher) document(ctx context.Context, b matrix.Build, env Env) ([]byte,
 		return nil, err
 	}
 	doc.Settings = settings
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		if doc.Sim, err = h.sim(ctx, b.Sim); err != nil {
 			return nil, err
 		}
@@ -136,16 +144,16 @@ func (h *Hasher) model(ctx context.Context, path string) (*modelDoc, error) {
 
 // settings are b's builder settings normalized: a value equal to the
 // library's documented default is left out, lists that are sets are sorted,
-// toggles keep each name's last sign, and files become their SHA-256. The
-// timing cache is left out: it speeds a build up, it does not change what a
-// correct engine is.
+// toggles keep each name's last sign, and files become their SHA-256. An
+// accelerator (the timing cache) is left out: it speeds a build up, it does
+// not change what a correct engine is.
 func (h *Hasher) settings(ctx context.Context, b matrix.Build) (map[string]any, error) {
 	out := map[string]any{}
 	for key, v := range b.BuilderSettings() {
-		if key == "timing-cache" {
+		if row, _ := settings.Lookup(key); row.Accelerator {
 			continue
 		}
-		if def, ok := matrix.SettingDefault(key); ok && sameValue(v, def) {
+		if def, ok := settings.Default(key); ok && sameValue(v, def) {
 			continue
 		}
 		if key == "precision" {
@@ -153,7 +161,7 @@ func (h *Hasher) settings(ctx context.Context, b matrix.Build) (map[string]any, 
 				continue
 			}
 		}
-		if matrix.IsFileSetting(key) {
+		if settings.IsFile(key) {
 			sums, err := h.files(ctx, key, v)
 			if err != nil {
 				return nil, err
@@ -198,9 +206,9 @@ func (h *Hasher) files(ctx context.Context, key string, v any) (any, error) {
 
 // effectivePrecision drops from a precision list what asks for nothing
 // beyond the library's defaults, so a build that writes it shares the key
-// of one that does not: tf32 while TF32 is on by default (the tf32
-// setting's default; NvInfer.h documents BuilderFlag::kTF32 as enabled by
-// default, https://github.com/NVIDIA/TensorRT/blob/main/include/NvInfer.h),
+// of one that does not: the values the settings table marks Implied, tf32
+// (TF32 is on by default: NvInfer.h documents BuilderFlag::kTF32 as enabled
+// by default, https://github.com/NVIDIA/TensorRT/blob/main/include/NvInfer.h)
 // and fp32, which sets no flag (FP32 is always allowed;
 // native/backends/precision.h). nil when nothing is left.
 func effectivePrecision(v any) any {
@@ -208,13 +216,12 @@ func effectivePrecision(v any) any {
 	if !ok {
 		return v
 	}
-	tf32On, _ := matrix.SettingDefault("tf32")
+	row, _ := settings.Lookup("precision")
 	var out []string
 	for _, p := range list {
-		if p == "fp32" || p == "tf32" && tf32On == true {
-			continue
+		if value, _ := row.Value(p); !value.Implied {
+			out = append(out, p)
 		}
-		out = append(out, p)
 	}
 	if len(out) == 0 {
 		return nil
@@ -222,21 +229,18 @@ func effectivePrecision(v any) any {
 	return out
 }
 
-// setLists are settings whose list is a set: order and repeats mean nothing.
-var setLists = map[string]bool{"precision": true, "targets": true, "builder-flags": true}
-
-// toggleLists are "+name,-name" settings: the last sign of a name wins.
-var toggleLists = map[string]bool{"tactic-sources": true, "preview-features": true}
-
-// normalize puts one setting's value in its canonical form.
+// normalize puts one setting's value in its canonical form: in a set,
+// order and repeats mean nothing; of "+name,-name" toggles, the last sign
+// of a name wins.
 func normalize(key string, v any) any {
 	list, ok := v.([]string)
+	row, _ := settings.Lookup(key)
 	switch {
 	case !ok:
 		return v
-	case setLists[key]:
+	case row.Kind == settings.Set:
 		return sortedSet(list)
-	case toggleLists[key]:
+	case row.Kind == settings.Toggles:
 		last := map[string]string{}
 		for _, t := range list {
 			last[t[1:]] = t[:1]

@@ -14,6 +14,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/matrix"
 )
 
@@ -31,16 +32,17 @@ type libraryFiles struct {
 	parser   []string // parser file names, by infer's position (or all when unknown)
 }
 
-var backendLibraries = map[string]libraryFiles{
-	"tensorrt-rtx": {variable: "TRT_ACTION_RTX_LIB",
-		infer: []string{"libtensorrt_rtx.so.1"}, parser: []string{"libtensorrt_onnxparser_rtx.so.1"}},
-	// Both majors: which one a folder's library is, only loading tells.
-	"tensorrt": {variable: "TRT_ACTION_TRT_LIB",
-		infer: []string{"libnvinfer.so.11", "libnvinfer.so.10"}, parser: []string{"libnvonnxparser.so.11", "libnvonnxparser.so.10"}},
+// libraryOf is what backend loads, as the backend registry says: every
+// flavour's library, newest major first (which one a folder's library is,
+// only loading tells).
+func libraryOf(be backend.Backend) libraryFiles {
+	lib := libraryFiles{variable: be.Library.Variable}
+	for i := len(be.Flavours) - 1; i >= 0; i-- {
+		lib.infer = append(lib.infer, be.Flavours[i].InferSoname)
+		lib.parser = append(lib.parser, be.Flavours[i].ParserSoname)
+	}
+	return lib
 }
-
-// SimLibrary is the simulator's library identity: it is built in.
-const SimLibrary = "sim"
 
 // LibraryUnknownError says why a backend's library cannot be named without
 // loading it. Callers show the key as unknown with this reason.
@@ -61,14 +63,17 @@ func (e *LibraryUnknownError) Error() string {
 // path: the file the loader would pick is found the loader's way
 // (loaderpath.go). A library found nowhere is a *LibraryUnknownError, as is
 // a named location without the library.
-func libraryIdentity(backend, libPath string) (string, error) {
-	if backend == "sim" {
-		return SimLibrary, nil
+//
+// A backend with no library (the simulator) is named by its name.
+func libraryIdentity(name, libPath string) (string, error) {
+	be, ok := backend.Lookup(name)
+	switch {
+	case !ok:
+		return "", fmt.Errorf("backend %q: unknown backend; allowed: %s", name, strings.Join(backend.Names(), ", "))
+	case be.BuiltIn():
+		return be.Name, nil
 	}
-	lib, ok := backendLibraries[backend]
-	if !ok {
-		return "", fmt.Errorf("backend %q: unknown backend; allowed: tensorrt, tensorrt-rtx, sim", backend)
-	}
+	lib := libraryOf(be)
 	origin := "--trt-lib"
 	if libPath == "" {
 		libPath, origin = os.Getenv(lib.variable), lib.variable
@@ -81,7 +86,7 @@ func libraryIdentity(backend, libPath string) (string, error) {
 		files, err = lib.locate(libPath, origin)
 	}
 	if err != nil {
-		return "", &LibraryUnknownError{Backend: backend, Reason: err.Error()}
+		return "", &LibraryUnknownError{Backend: name, Reason: err.Error()}
 	}
 	parts := make([]string, 0, len(files))
 	for _, f := range files {
@@ -283,17 +288,19 @@ func IsLibraryUnknown(err error) bool {
 	return errors.As(err, &e)
 }
 
-// Env is the Env of a build on backend: libraryIdentity(backend, libPath),
-// remembered for the run (a library without a build-id is hashed once),
-// and target for backend tensorrt only. A *LibraryUnknownError is returned
+// Env is the Env of a build on the backend called name:
+// libraryIdentity(name, libPath), remembered for the run (a library without
+// a build-id is hashed once), and target for a backend whose engines fit
+// the GPU they were built on (tensorrt) only. A *LibraryUnknownError is returned
 // as libraryIdentity returns it.
-func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
-	id := libraryQuery{backend, libPath, os.Getenv(backendLibraries[backend].variable)}
+func (h *Hasher) Env(name, libPath, target string) (Env, error) {
+	be := backend.Of(name)
+	id := libraryQuery{name, libPath, os.Getenv(be.Library.Variable)}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
 	h.mu.Unlock()
 	if !ok {
-		known.identity, known.err = libraryIdentity(backend, libPath)
+		known.identity, known.err = libraryIdentity(name, libPath)
 		h.mu.Lock()
 		h.libraries[id] = known
 		h.mu.Unlock()
@@ -302,7 +309,7 @@ func (h *Hasher) Env(backend, libPath, target string) (Env, error) {
 		return Env{}, known.err
 	}
 	env := Env{Library: known.identity}
-	if backend == "tensorrt" {
+	if be.Target == backend.TargetBuildGPU {
 		env.Target = target
 	}
 	return env, nil

@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/backend"
 )
 
 // rtxLibDir is the folder of the TensorRT-RTX libraries `make test`
@@ -103,7 +105,7 @@ func TestLibraryIdentityUnknown(t *testing.T) {
 	if _, err := libraryIdentity("tensorrt", empty); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
 		t.Errorf("a folder without the library: %v", err)
 	}
-	if id, err := libraryIdentity("sim", ""); err != nil || id != SimLibrary {
+	if id, err := libraryIdentity("sim", ""); err != nil || id != backend.Sim {
 		t.Errorf("sim: %q, %v", id, err)
 	}
 }

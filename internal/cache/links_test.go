@@ -60,10 +60,10 @@ func TestLinkAtStagingIsNeverFollowed(t *testing.T) {
 		t.Run(cmpOr(name, "build"), func(t *testing.T) {
 			victim, check := victimFolder(t)
 			dir := t.TempDir()
-			if err := os.MkdirAll(filepath.Join(dir, "v1"), 0o755); err != nil {
+			if err := os.MkdirAll(filepath.Join(dir, versionName), 0o755); err != nil {
 				t.Fatal(err)
 			}
-			tmp := filepath.Join(dir, "v1", "tmp")
+			tmp := filepath.Join(dir, versionName, "tmp")
 			if err := os.Symlink(victim, tmp); err != nil {
 				t.Fatal(err)
 			}
@@ -277,7 +277,7 @@ func TestVerifyAndPruneWithoutStaging(t *testing.T) {
 	if err := os.Truncate(filepath.Join(c.entryDir(bad), engineName), 10); err != nil {
 		t.Fatal(err)
 	}
-	tmp := filepath.Join(dir, "v1", tmpName)
+	tmp := filepath.Join(dir, versionName, tmpName)
 	if err := os.Remove(tmp); err != nil {
 		t.Fatal(err)
 	}

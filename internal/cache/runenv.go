@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
 )
@@ -28,11 +29,11 @@ type target struct {
 
 // Env is a build's environment, for build.EngineCache.Env: the library of
 // backend and, for tensorrt, the model of gpu.
-func (e *RunEnvs) Env(backend, gpu string) (Env, error) {
-	if backend != "tensorrt" {
-		return e.hasher.Env(backend, e.libPath, "")
+func (e *RunEnvs) Env(name, gpu string) (Env, error) {
+	if backend.Of(name).Target != backend.TargetBuildGPU {
+		return e.hasher.Env(name, e.libPath, "")
 	}
-	if _, err := e.hasher.Env(backend, e.libPath, ""); err != nil {
+	if _, err := e.hasher.Env(name, e.libPath, ""); err != nil {
 		return Env{}, err // the library first: without it, no GPU was asked about
 	}
 	t, ok := e.targets[gpu]
@@ -42,7 +43,7 @@ func (e *RunEnvs) Env(backend, gpu string) (Env, error) {
 	case t.err != nil:
 		return Env{}, fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
 	}
-	return e.hasher.Env(backend, e.libPath, t.name)
+	return e.hasher.Env(name, e.libPath, t.name)
 }
 
 // NameEnvs names, before any build starts, the library of every backend
@@ -58,10 +59,10 @@ func NameEnvs(hasher *Hasher, builds []matrix.Build, libPath string, devices []s
 			backends = append(backends, b.Backend)
 		}
 	}
-	for _, backend := range backends {
-		if _, err := hasher.Env(backend, libPath, ""); err != nil {
-			e.Problems = append(e.Problems, fmt.Sprintf("%s builds run without it: %v", backend, err))
-		} else if backend == "tensorrt" {
+	for _, name := range backends {
+		if _, err := hasher.Env(name, libPath, ""); err != nil {
+			e.Problems = append(e.Problems, fmt.Sprintf("%s builds run without it: %v", name, err))
+		} else if backend.Of(name).Target == backend.TargetBuildGPU {
 			e.targets = e.gpuTargets(devices, visible)
 		}
 	}

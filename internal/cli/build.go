@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
@@ -95,6 +96,7 @@ func runBuild(c *Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	c.printMatrixWarnings(file)
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
@@ -188,24 +190,21 @@ func loadBuilds(path string, only []string, backend string, inputs bool) (*matri
 }
 
 // overrideBackend applies --backend to every build.
-func overrideBackend(builds []matrix.Build, backend string) error {
-	known := false
-	for _, b := range matrix.Backends {
-		known = known || b == backend
-	}
+func overrideBackend(builds []matrix.Build, name string) error {
+	be, known := backend.Lookup(name)
 	if !known {
-		return usagef("--backend %q: allowed: %s", backend, strings.Join(matrix.Backends, ", "))
+		return usagef("--backend %q: allowed: %s", name, strings.Join(backend.Names(), ", "))
 	}
 	for i := range builds {
-		if backend != "sim" && builds[i].ONNX == "" {
-			return usagef("--backend %s: build %q has no onnx model", backend, builds[i].Name)
+		if !be.Simulated && builds[i].ONNX == "" {
+			return usagef("--backend %s: build %q has no onnx model", name, builds[i].Name)
 		}
-		if backend == "sim" && builds[i].Backend != "sim" {
+		if be.Simulated && builds[i].Backend != name {
 			// A simulator's stub must never replace a real engine:
 			// without an engine path, the build keeps nothing.
 			builds[i].Engine = ""
 		}
-		builds[i].Backend = backend
+		builds[i].Backend = name
 	}
 	return nil
 }

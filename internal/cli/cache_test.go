@@ -24,7 +24,7 @@ builds:
   - {name: b, backend: sim, sim: {step: 0s, threads: 2}}
 `
 
-var runKey = regexp.MustCompile(`^trt-engines-v1-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
+var runKey = regexp.MustCompile(`^trt-engines-v[0-9]+-[a-z0-9]+-[a-z0-9]+-[0-9a-f]{64}\n$`)
 
 func runCacheCommand(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
@@ -89,7 +89,7 @@ func fillCache(t *testing.T, dir string, names ...string) *cache.Cache {
 			t.Fatal(err)
 		}
 		used := time.Now().Add(time.Duration(i-len(names)) * time.Hour)
-		meta := filepath.Join(dir, "v1", string(k[:2]), string(k), "entry.json")
+		meta := filepath.Join(dir, cacheVersion, string(k[:2]), string(k), "entry.json")
 		if err := os.Chtimes(meta, used, used); err != nil {
 			t.Fatal(err)
 		}
@@ -104,7 +104,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	// Sizes are what max-size counts: each engine (1,000 bytes) and its
 	// entry.json. Before, ls showed the engines alone.
 	var onDisk int64
-	files, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "*"))
+	files, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "*"))
 	for _, f := range files {
 		if fi, err := os.Stat(f); err == nil {
 			onDisk += fi.Size()
@@ -138,7 +138,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	if code != ExitOK || out != "1 entry ok\n" {
 		t.Errorf("cache verify of a good cache: exit %d, %q", code, out)
 	}
-	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", "v1", "*", "*", "engine"))
+	engines, _ := filepath.Glob(filepath.Join(dir, ".trt-cache", cacheVersion, "*", "*", "engine"))
 	if len(engines) != 1 {
 		t.Fatalf("engines %v", engines)
 	}
@@ -198,7 +198,7 @@ func TestCacheLsAndPruneOfBrokenEntries(t *testing.T) {
 	entry := func(name string) string {
 		sum := sha256.Sum256([]byte(name))
 		k := hex.EncodeToString(sum[:])
-		return filepath.Join(dir, ".trt-cache", "v1", k[:2], k)
+		return filepath.Join(dir, ".trt-cache", cacheVersion, k[:2], k)
 	}
 	if err := os.WriteFile(filepath.Join(entry("garbled"), "entry.json"), []byte("{not json"), 0o644); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func metaBytes(t *testing.T, entry string) int64 {
 func TestCachePruneFailureAndStagingLinks(t *testing.T) {
 	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
 	fillCache(t, filepath.Join(dir, ".trt-cache"), "a")
-	if err := os.Mkdir(filepath.Join(dir, ".trt-cache", "v1", "prune.lock"), 0o755); err != nil {
+	if err := os.Mkdir(filepath.Join(dir, ".trt-cache", cacheVersion, "prune.lock"), 0o755); err != nil {
 		t.Fatal(err)
 	}
 	code, out, errb := runCacheCommand(t, "prune", "--max-size", "1")
@@ -254,7 +254,7 @@ func TestCachePruneFailureAndStagingLinks(t *testing.T) {
 		t.Errorf("cache prune with a folder at prune.lock: exit %d, stdout %q, stderr %q", code, out, errb)
 	}
 	outside := t.TempDir()
-	link := filepath.Join(".trt-cache", "v1", "tmp", "store-0123")
+	link := filepath.Join(".trt-cache", cacheVersion, "tmp", "store-0123")
 	if err := os.Symlink(outside, link); err != nil {
 		t.Fatal(err)
 	}
@@ -317,13 +317,16 @@ func TestBuildNamesWhereItsCacheFolderCameFrom(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, ".trt-cache"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(t.TempDir(), filepath.Join(dir, ".trt-cache", "v1")); err != nil {
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, ".trt-cache", cacheVersion)); err != nil {
 		t.Fatal(err)
 	}
 	c, out, errb := userCommand("")
 	c.Executable = func() (string, error) { return "/nonexistent/trt-action", nil } // no build may start
 	if code := c.Main([]string{"build"}); code != ExitInvalid ||
-		!strings.Contains(errb.String(), `trt-builds.yml:2:1: cache: dir ".trt-cache": .trt-cache/v1 is a symbolic link`) || strings.Contains(errb.String(), "--cache") {
+		!strings.Contains(errb.String(), `trt-builds.yml:2:1: cache: dir ".trt-cache": .trt-cache/`+cacheVersion+` is a symbolic link`) || strings.Contains(errb.String(), "--cache") {
 		t.Errorf("build: exit %d\n%s%s", code, out, errb)
 	}
 }
+
+// cacheVersion is the folder of the cache format entries are stored in.
+var cacheVersion = fmt.Sprintf("v%d", cache.FormatVersion)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/cache"
@@ -33,6 +34,7 @@ func runValidate(c *Command, args []string) error {
 	if err := runfiles.Check(append(m.RunFiles(m.Builds), noFlags.folder(m)...)); err != nil {
 		return err
 	}
+	c.printMatrixWarnings(m)
 	c.printUntrusted(c.Streams.Out, fmt.Sprintf("%s: ok, %s\n", *file, text.Count(len(m.Builds), "build")))
 	return nil
 }
@@ -54,10 +56,11 @@ func runPlan(c *Command, args []string) error {
 		return err
 	}
 	// A plan is made where the models are not (the fan-out's plan job).
-	_, builds, err := loadBuilds(*file, only, "", withoutInputs)
+	m, builds, err := loadBuilds(*file, only, "", withoutInputs)
 	if err != nil {
 		return err
 	}
+	c.printMatrixWarnings(m)
 	if handled, err := c.printShardPlan(sf, builds); handled {
 		return invalid(err)
 	}
@@ -86,6 +89,20 @@ func runSchema(c *Command, args []string) error {
 	}
 	_, err := c.Streams.Out.Write(matrix.Schema)
 	return err
+}
+
+// printMatrixWarnings writes what the matrix file should hear but does not
+// make it invalid (a trtexec line's ignored, deprecated or removed flags) to
+// stderr, one FILE:LINE:COL line each, inert in a workflow log.
+func (c *Command) printMatrixWarnings(m *matrix.File) {
+	if len(m.Warnings) == 0 {
+		return
+	}
+	var b strings.Builder
+	for _, w := range m.Warnings {
+		fmt.Fprintf(&b, "%s: warning: %s\n", w.Pos, w.Msg)
+	}
+	c.printUntrusted(c.Streams.Err, b.String())
 }
 
 // matrixArg takes the matrix file as the command's one argument, so that

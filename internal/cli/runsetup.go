@@ -52,7 +52,7 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 		}
 		run.gpus = gpus.NewPool(devices, f.perGPU)
 		slots = len(devices) * f.perGPU
-		if !c.flagGiven(f, "jobs") {
+		if !f.given["jobs"] {
 			f.jobs = max(slots, 1)
 		}
 	}
@@ -130,8 +130,4 @@ func (run *runSetup) regressionSection(r *report.Report) string {
 		return ""
 	}
 	return "\n" + baseline.DeltaTable(baseline.Compare(r, run.baseline, run.regression), run.regression)
-}
-
-func (c *Command) flagGiven(f *buildFlags, name string) bool {
-	return f.given[name]
 }

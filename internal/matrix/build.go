@@ -9,6 +9,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -23,7 +25,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	defer d.nameTrtexecFlags(mark)
 	n = d.withTrtexec(n, d.own)
 	fs := d.w.fields(n, "build", buildKeys)
-	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored}
+	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored, TrtexecWarnings: d.trtexecWarnings}
 
 	if p, ok := fs.get("name"); !ok {
 		d.w.errs.add(at, "build: name is required")
@@ -36,13 +38,12 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	}
 	backendOK := false
 	if p, ok := fs.get("backend"); !ok {
-		d.w.errs.add(at, "build: backend is required; one of %s", choices(Backends))
+		d.w.errs.add(at, "build: backend is required; one of %s", choices(backend.Names()))
 	} else {
-		b.Backend, backendOK = d.enum(p.val, "backend", Backends)
+		b.Backend, backendOK = d.enum(p.val, "backend", backend.Names())
 	}
 
 	d.model(fs, &b, at, backendOK)
-	d.options(fs, &b)
 	d.settings(fs, &b)
 	if p, ok := fs.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
@@ -56,7 +57,7 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	if p, ok := fs.get("onnx"); ok {
 		b.ONNX, _ = d.existingPath(p.val, "onnx")
-	} else if backendOK && b.Backend != "sim" {
+	} else if backendOK && !backend.Of(b.Backend).Simulated {
 		d.w.errs.add(at, "build: onnx is required for backend %s", b.Backend)
 	}
 	b.EnginePos = at
@@ -66,50 +67,6 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	} else if b.Name != "" {
 		b.Engine = d.w.resolvePath(b.Name + ".engine")
 		d.checkOutput(at, "engine", b.Engine)
-	}
-	if p, ok := fs.get("timing-cache"); ok {
-		if b.Backend == "tensorrt-rtx" {
-			// A timing cache makes TensorRT-RTX's ahead-of-time build query
-			// for a GPU, and has no effect on its engines (NVIDIA, "Timing
-			// Cache Migration", https://docs.nvidia.com/deeplearning/tensorrt-rtx/latest/inference-library/timing-cache-migration.html).
-			d.w.errs.add(d.w.pos(p.key), "timing-cache: not supported with backend tensorrt-rtx (it would need a GPU at build time)")
-		}
-		b.TimingCache, _ = d.outputPath(p.val, "timing-cache")
-		b.TimingCachePos = d.w.pos(p.key)
-	}
-}
-
-// options reads the builder settings.
-func (d *decoder) options(fs fieldSet, b *Build) {
-	if p, ok := fs.get("workspace"); ok {
-		b.WorkspaceBytes, _ = d.byteSize(p.val, "workspace")
-	}
-	if p, ok := fs.get("opt-level"); ok {
-		if v, ok := d.intIn(p.val, "opt-level", 0, 5); ok {
-			b.OptLevel = &v
-		}
-	}
-	if p, ok := fs.get("tiling-optimization-level"); ok {
-		if v, ok := d.intIn(p.val, "tiling-optimization-level", 0, 3); ok {
-			b.TilingLevel = &v
-		}
-	}
-	if p, ok := fs.get("precision"); ok {
-		var valid bool
-		b.Precision, valid = d.enumList(p.val, "precision", precisionNames)
-		if valid && b.Backend == "tensorrt-rtx" && slices.ContainsFunc(b.Precision, func(s string) bool { return s != "tf32" }) {
-			d.w.errs.add(d.w.pos(p.key), "precision: TensorRT-RTX networks are always strongly typed, so only tf32 is allowed; "+
-				"set types in the ONNX model instead (casts, QuantizeLinear/DequantizeLinear)")
-		}
-	}
-	if p, ok := fs.get("shapes"); ok {
-		b.Shapes = d.shapes(p.val)
-	}
-	if p, ok := fs.get("targets"); ok {
-		if b.Backend != "" && b.Backend != "tensorrt-rtx" {
-			d.w.errs.add(d.w.pos(p.key), "targets: only allowed with backend tensorrt-rtx (this build uses %s)", b.Backend)
-		}
-		b.Targets, _ = d.enumList(p.val, "targets", targetNames)
 	}
 }
 
@@ -203,12 +160,12 @@ func (d *decoder) phases(n *yaml.Node) []PhaseBudget {
 func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 	b.Sim = Sim{Threads: 4, Repeat: 1, Fault: Fault{Kind: "none"}}
 	stepSet := false
-	if p, ok := fs.get("sim"); ok {
-		for key, sp := range d.w.fields(p.val, "sim", simKeys).all() {
+	if p, ok := fs.get(simKey); ok {
+		for key, sp := range d.w.fields(p.val, simKey, simKeys).all() {
 			what := "sim." + key
 			switch key {
 			case "trace":
-				if backendOK && b.Backend != "sim" {
+				if backendOK && !backend.Of(b.Backend).Simulated {
 					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend sim (this build uses %s)", b.Backend)
 				}
 				b.Sim.Trace, _ = d.existingPath(sp.val, what)

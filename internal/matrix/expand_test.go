@@ -166,7 +166,8 @@ builds:
 		t.Fatal(err)
 	}
 	b := f.Builds[1]
-	got := fmt.Sprint(b.Name, " ", b.Engine, " ", *b.OptLevel, " ", b.Precision, " ", b.Shapes["x"].Opt)
+	level, _ := b.Settings.get("opt-level")
+	got := fmt.Sprint(b.Name, " ", b.Engine, " ", level, " ", b.Precision, " ", b.Shapes["x"].Opt)
 	want := "n-fp16-16 dir/out/fp16/16.engine 2 [fp16 int8] [16]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

@@ -3,6 +3,7 @@ package matrix
 import (
 	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/runfiles"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // RunFiles is every file a run of the builds run (chosen from f, as given
@@ -33,7 +34,7 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 			}
 		}
 		for _, s := range b.Settings {
-			if !IsFileSetting(s.Key) {
+			if !settings.IsFile(s.Key) {
 				continue
 			}
 			switch v := s.Value.(type) {

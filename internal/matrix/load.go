@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/settings"
+
 	"go.yaml.in/yaml/v3"
 )
 
@@ -16,22 +19,20 @@ import (
 // (schema_test.go checks).
 var (
 	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "cache", "matrix", "defaults", "builds"}
-	buildKeys = append([]string{"name", "backend", "onnx", "engine", "workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"},
-		append(settingKeys(), "trtexec", "budgets", "sim", "matrix")...)
+	buildKeys = slices.Concat([]string{"name", "backend", "onnx", "engine"}, settings.Keys(),
+		[]string{"trtexec", "budgets", simKey, "matrix"})
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
 	cacheKeys      = []string{"dir", "max-size"}
 	shapeKeys      = []string{"min", "opt", "max"}
-	matrixKeys     = []string{"include", "exclude"} // besides axis names
 )
 
-// Values some keys allow.
-var (
-	precisionNames = []string{"fp32", "fp16", "bf16", "int8", "fp8", "tf32", "best"}
-	targetNames    = []string{"sm75", "sm80", "sm86", "sm89", "sm120", "sm121"}
-	faultKinds     = []string{"none", "crash", "hang", "fail", "silence"}
-)
+// simKey holds the simulated backend's own settings, under its name.
+const simKey = backend.Sim
+
+// faultKinds are the simulator faults sim.fault allows.
+var faultKinds = []string{"none", "crash", "hang", "fail", "silence"}
 
 const (
 	// maxBuilds bounds a whole file's expansion.
@@ -49,6 +50,7 @@ type walker struct {
 	// realDirs caches output folders with their symlinks resolved.
 	realDirs map[string]string
 	errs     collector
+	warns    collector       // File.Warnings
 	stats    map[string]bool // path -> exists; many builds name the same model
 	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
@@ -102,6 +104,9 @@ func parse(path string, data []byte, skipInputs bool) (*File, error) {
 	f := w.topLevel(doc)
 	if err := w.errs.result(); err != nil {
 		return nil, err
+	}
+	if w.warns.result() != nil {
+		f.Warnings = w.warns.errs
 	}
 	return f, nil
 }

@@ -151,11 +151,13 @@ func (w *walker) items(n *yaml.Node, what, want string) ([]*yaml.Node, bool) {
 	return out, true
 }
 
-// closest returns the candidate within edit distance 2 of s, if any.
+// closest returns the candidate within edit distance 2 of s, if any. A
+// short s must keep at least half of it: "x" is no typo of "vc", and
+// nothing is suggested for nothing.
 func closest(s string, candidates []string) string {
 	best, bestDist := "", 3
 	for _, c := range candidates {
-		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestDist {
+		if d := editDistance(strings.ToLower(s), strings.ToLower(c)); d < bestDist && 2*d <= len(s) {
 			best, bestDist = c, d
 		}
 	}

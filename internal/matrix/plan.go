@@ -12,6 +12,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -78,24 +79,18 @@ func axesText(axes map[string]string) string {
 }
 
 // planBuild is the JSON form of a Build. Durations are Go duration strings
-// ("15m0s"); zero limits are omitted.
+// ("15m0s"); zero limits are omitted. Every builder setting is under
+// settings, by its matrix key, as the report and the cache key hold it.
 type planBuild struct {
-	Name           string               `json:"name"`
-	Backend        string               `json:"backend"`
-	ONNX           string               `json:"onnx,omitempty"`
-	Engine         string               `json:"engine"`
-	WorkspaceBytes int64                `json:"workspace_bytes,omitempty"`
-	OptLevel       *int                 `json:"opt_level,omitempty"`
-	TilingLevel    *int                 `json:"tiling_optimization_level,omitempty"`
-	Precision      []string             `json:"precision,omitempty"`
-	Shapes         map[string]planShape `json:"shapes,omitempty"`
-	Targets        []string             `json:"targets,omitempty"`
-	TimingCache    string               `json:"timing_cache,omitempty"`
-	Settings       map[string]any       `json:"settings,omitempty"` // keyed by matrix key
-	Budgets        planBudgets          `json:"budgets"`
-	Sim            *planSim             `json:"sim,omitempty"`
-	Axes           map[string]string    `json:"axes,omitempty"`
-	Pos            string               `json:"pos"`
+	Name     string            `json:"name"`
+	Backend  string            `json:"backend"`
+	ONNX     string            `json:"onnx,omitempty"`
+	Engine   string            `json:"engine"`
+	Settings map[string]any    `json:"settings,omitempty"` // keyed by matrix key
+	Budgets  planBudgets       `json:"budgets"`
+	Sim      *planSim          `json:"sim,omitempty"`
+	Axes     map[string]string `json:"axes,omitempty"`
+	Pos      string            `json:"pos"`
 	// CacheKey is the engine cache key (a JSON string), or null with
 	// CacheKeyUnknown saying why; absent when keys were not asked for.
 	CacheKey        json.RawMessage `json:"cache_key,omitempty"`
@@ -108,12 +103,6 @@ type planBudgets struct {
 	Phases []planPhase `json:"phases,omitempty"`
 	Warn   float64     `json:"warn_percent,omitempty"`
 	Grace  string      `json:"grace"`
-}
-
-type planShape struct {
-	Min []int64 `json:"min"`
-	Opt []int64 `json:"opt"`
-	Max []int64 `json:"max"`
 }
 
 type planPhase struct {
@@ -169,25 +158,17 @@ func PlanJSON(w io.Writer, builds []Build, keys PlanKeys) error {
 
 func toPlan(b Build) planBuild {
 	p := planBuild{
-		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine,
-		WorkspaceBytes: b.WorkspaceBytes, OptLevel: b.OptLevel, TilingLevel: b.TilingLevel, Precision: b.Precision,
-		Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
+		Name: b.Name, Backend: b.Backend, ONNX: b.ONNX, Engine: b.Engine, Settings: b.BuilderSettings(),
 		Budgets: planBudgets{
 			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),
 			Warn: b.Budgets.WarnPercent, Grace: b.Budgets.Grace.String(),
 		},
 		Axes: b.Axes, Pos: b.Pos.String(),
 	}
-	if len(b.Shapes) > 0 {
-		p.Shapes = make(map[string]planShape, len(b.Shapes))
-		for name, s := range b.Shapes {
-			p.Shapes[name] = planShape(s)
-		}
-	}
 	for _, ph := range b.Budgets.Phases {
 		p.Budgets.Phases = append(p.Budgets.Phases, planPhase{Pattern: ph.Pattern, Limit: ph.Limit.String()})
 	}
-	if b.Backend == "sim" {
+	if backend.Of(b.Backend).Simulated {
 		p.Sim = &planSim{
 			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Fast: b.Sim.Fast, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),

@@ -1,12 +1,16 @@
 package matrix
 
 import (
+	"bytes"
 	"encoding/json"
 	"reflect"
 	"slices"
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // TestSchemaMatchesParser keeps schema.json and the parser's key lists equal
@@ -21,6 +25,12 @@ func TestSchemaMatchesParser(t *testing.T) {
 		t.Errorf("$schema = %v, want draft 2020-12", schema["$schema"])
 	}
 	withoutMatrix := slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" })
+	pools, _ := settings.Lookup("memory-pools")
+	dla, _ := settings.Lookup("dla")
+	var dlaKeys []string
+	for _, f := range dla.Fields {
+		dlaKeys = append(dlaKeys, f.Key)
+	}
 	tests := []struct {
 		path   []string
 		parser []string
@@ -33,8 +43,8 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "regression", "properties"}, regressionKeys},
 		{[]string{"$defs", "cache", "properties"}, cacheKeys},
 		{[]string{"$defs", "shape", "properties"}, shapeKeys},
-		{[]string{"$defs", "matrix", "properties"}, matrixKeys},
-		{[]string{"$defs", "memory-pools", "properties"}, memoryPools},
+		{[]string{"$defs", "matrix", "properties"}, []string{"include", "exclude"}}, // besides axis names
+		{[]string{"$defs", "memory-pools", "properties"}, pools.ValueNames()},
 		{[]string{"$defs", "dla", "properties"}, dlaKeys},
 	}
 	for _, tt := range tests {
@@ -48,22 +58,26 @@ func TestSchemaMatchesParser(t *testing.T) {
 		path   []string
 		parser []string
 	}{
-		{[]string{"$defs", "backend", "enum"}, Backends},
-		{[]string{"$defs", "precisionName", "enum"}, precisionNames},
-		{[]string{"$defs", "targetName", "enum"}, targetNames},
-		{[]string{"$defs", "layerType", "enum"}, layerTypes},
-		{[]string{"$defs", "tacticSourceName", "enum"}, tacticSources},
-		{[]string{"$defs", "memoryPoolName", "enum"}, memoryPools},
-		{[]string{"$defs", "previewFeatureName", "enum"}, previewFeatures},
-		{[]string{"$defs", "builderFlagName", "enum"}, builderFlags},
+		{[]string{"$defs", "backend", "enum"}, backend.Names()},
 	}
-	// Every enum-valued setting lists exactly the parser's values.
-	for _, spec := range settingSpecs {
-		if spec.kind == kindEnum {
+	// Every setting with values lists exactly the table's (toggles each
+	// also with a sign).
+	for _, s := range settings.All() {
+		switch s.Kind {
+		case settings.Enum, settings.Set, settings.LayerTypes:
 			enums = append(enums, struct {
 				path   []string
 				parser []string
-			}{[]string{"$defs", spec.key, "anyOf", "0", "enum"}, spec.values})
+			}{[]string{"$defs", s.Key + "-value", "enum"}, s.ValueNames()})
+		case settings.Toggles:
+			var signed []string
+			for _, v := range s.ValueNames() {
+				signed = append(signed, v, "+"+v, "-"+v)
+			}
+			enums = append(enums, struct {
+				path   []string
+				parser []string
+			}{[]string{"$defs", s.Key, "anyOf", "1", "items", "anyOf", "0", "enum"}, signed})
 		}
 	}
 	for _, tt := range enums {
@@ -74,6 +88,19 @@ func TestSchemaMatchesParser(t *testing.T) {
 		if !reflect.DeepEqual(got, tt.parser) {
 			t.Errorf("schema %v = %v, parser allows %v", tt.path, got, tt.parser)
 		}
+	}
+}
+
+// TestSchemaIsGenerated: schema.json is what go generate ./internal/settings
+// writes from schema.base.json and the settings table, so a setting added
+// to the table, or an edit of the base, cannot be forgotten there.
+func TestSchemaIsGenerated(t *testing.T) {
+	want, err := GenerateSchema(SchemaBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(Schema, want) {
+		t.Error("schema.json is not what the settings table and schema.base.json make: run go generate ./internal/settings")
 	}
 }
 

@@ -83,8 +83,11 @@ func TestPlanJSON(t *testing.T) {
 			Grace  string `json:"grace"`
 			Phases []struct{ Pattern, Limit string }
 		} `json:"budgets"`
-		Shapes map[string]struct{ Opt []int64 } `json:"shapes"`
-		Sim    *struct {
+		Settings struct {
+			Shapes      map[string]struct{ Opt []int64 } `json:"shapes"`
+			MemoryPools map[string]int64                 `json:"memory-pools"`
+		} `json:"settings"`
+		Sim *struct {
 			Fault         string `json:"fault"`
 			FaultDuration string `json:"fault_duration"`
 		} `json:"sim"`
@@ -100,7 +103,7 @@ func TestPlanJSON(t *testing.T) {
 	b8 := plan[1]
 	if b8.Name != "resnet-fp16-b8" || b8.Engine != "testdata/out/resnet-fp16-b8.engine" ||
 		b8.Budgets.Build != "20m0s" || b8.Budgets.Grace != "30s" || len(b8.Budgets.Phases) != 3 ||
-		b8.Shapes["input"].Opt[0] != 8 || b8.Axes["batch"] != "8" || b8.Pos != "testdata/valid-plan.yml:10:5" || b8.Sim != nil {
+		b8.Settings.Shapes["input"].Opt[0] != 8 || b8.Settings.MemoryPools["workspace"] != 2<<30 || b8.Axes["batch"] != "8" || b8.Pos != "testdata/valid-plan.yml:10:5" || b8.Sim != nil {
 		t.Errorf("resnet-fp16-b8 = %+v", b8)
 	}
 	if s := plan[6].Sim; s == nil || s.Fault != "silence" || s.FaultDuration != "5s" {

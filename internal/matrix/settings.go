@@ -3,23 +3,39 @@ package matrix
 import (
 	"path"
 	"slices"
+	"strconv"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/settings"
 
 	"go.yaml.in/yaml/v3"
 )
 
+// The builder settings (internal/settings holds what each key allows):
+// their values in a Build are in settings.Kind's Go types.
+type (
+	// Shape is an optimization-profile entry for one dynamic input.
+	Shape = settings.Shape
+	// DLA runs layers on a Jetson deep-learning accelerator.
+	DLA = settings.DLA
+	// LayerType is one entry of layer-precisions or layer-output-types.
+	LayerType = settings.LayerType
+)
+
 // Setting is one builder setting a build asked for, under its matrix key.
-// Value is what the key's kind decodes to, in JSON-ready form: bool, string,
-// int, int64, []string, map[string]string, map[string]int64 or DLA. The
-// same key names travel to the backends (native.Request.Settings) and into
-// the report, so a setting has one name everywhere.
+// Value is in the Go type of the key's settings.Kind. The same key names
+// travel to the backends (native.Request.Settings) and into the report,
+// so a setting has one name everywhere.
 type Setting struct {
 	Key   string
 	Value any
 	Pos   Pos // where the key was written
 }
 
-// Settings are a build's builder settings, in the order of settingSpecs.
+// Settings are a build's builder settings but the fixed ones (precision,
+// shapes, targets, timing-cache, which Build has fields for), in table
+// order.
 type Settings []Setting
 
 // get returns the value of key, if set.
@@ -44,206 +60,171 @@ func (s Settings) Map() map[string]any {
 	return m
 }
 
-// DLA runs layers on a Jetson deep-learning accelerator.
-type DLA struct {
-	Core        int  `json:"core"`
-	GPUFallback bool `json:"gpu-fallback"`
-}
-
-type settingKind int
-
-const (
-	kindBool    settingKind = iota
-	kindEnum                // one of values
-	kindInt                 // lo..hi
-	kindSize                // a byte size like 1GiB
-	kindFile                // an existing file
-	kindFiles               // a list of existing files
-	kindTypeMap             // layer name or glob -> one of layerTypes
-	kindToggles             // "+a,-b" or [+a, -b], names from values
-	kindSizeMap             // name from values -> byte size
-	kindDLA                 // {core: N, gpu-fallback: bool}
-	kindNames               // a word or a list of words from values
-)
-
-// Backend names as a setting lists them.
-const (
-	backendTRT = "tensorrt"
-	backendRTX = "tensorrt-rtx"
-)
-
-// settingSpec describes one builder-setting key.
-type settingSpec struct {
-	key    string
-	kind   settingKind
-	values []string // enum values, toggle names, size-map keys
-	lo, hi int      // kindInt
-	// backends that have the key; the simulator accepts every key.
-	backends []string
-	// only is a value's restriction to one backend: value -> backend
-	// (tactic-sources cublas only exists in TensorRT 10).
-	only map[string]string
-	// def is the value the library documents as its default (NvInfer.h),
-	// for every backend that has the key; nil where none is documented or
-	// it differs by backend or version. A setting written with it builds
-	// the same engine as one left out (internal/cache keys rely on this).
-	def any
-}
-
-// Values the builder settings allow.
-var (
-	precisionConstraints  = []string{"none", "prefer", "obey"}
-	layerTypes            = []string{"fp32", "fp16", "bf16", "int8", "int32", "int64", "fp8", "int4", "uint8", "bool"}
-	hardwareCompatibility = []string{"none", "ampere-plus", "same-compute-capability"}
-	refitModes            = []string{"none", "refit", "identical", "individual"}
-	runtimePlatforms      = []string{"same-as-build", "windows-amd64"}
-	tacticSources         = []string{"cublas", "cublas-lt", "cudnn", "edge-mask-convolutions", "jit-convolutions"}
-	sparsityModes         = []string{"disable", "enable"}
-	memoryPools           = []string{"workspace", "tactic-shared", "dla-sram", "dla-local", "dla-global"}
-	profilingVerbosities  = []string{"none", "layer-names-only", "detailed"}
-	previewFeatures       = []string{"profile-sharing-0806", "aliased-plugin-io-10-03", "runtime-activation-resize-10-10", "multidevice-runtime-10-16"}
-	// builderFlags are the builder flags no other key sets.
-	builderFlags = []string{"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
-		"strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence", "require-user-allocation"}
-	bothBackends           = []string{backendTRT, backendRTX}
-	datacenterOnly         = []string{backendTRT}
-	datacenterOnlyFeatures = map[string]string{"profile-sharing-0806": backendTRT, "multidevice-runtime-10-16": backendTRT}
-)
-
-// settingSpecs is every builder-setting key besides workspace, opt-level,
-// tiling-optimization-level, precision, shapes, targets and timing-cache,
-// which build.go reads. Which TensorRT 10.x minor a key needs is checked by
-// the backend once the library is loaded (native/backends/version_gate.h).
-var settingSpecs = []settingSpec{
-	{key: "strongly-typed", kind: kindBool, backends: bothBackends},
-	{key: "plugins", kind: kindFiles, backends: bothBackends},
-	{key: "plugins-serialize", kind: kindFiles, backends: bothBackends},
-	{key: "precision-constraints", kind: kindEnum, values: precisionConstraints, backends: datacenterOnly, def: "none"},
-	{key: "layer-precisions", kind: kindTypeMap, values: layerTypes, backends: datacenterOnly},
-	{key: "layer-output-types", kind: kindTypeMap, values: layerTypes, backends: datacenterOnly},
-	{key: "int8-calibration-cache", kind: kindFile, backends: datacenterOnly},
-	{key: "tf32", kind: kindBool, backends: bothBackends, def: true},
-	{key: "hardware-compatibility", kind: kindEnum, values: hardwareCompatibility, backends: bothBackends, def: "none"},
-	{key: "version-compatible", kind: kindBool, backends: bothBackends, def: false},
-	{key: "exclude-lean-runtime", kind: kindBool, backends: bothBackends, def: false},
-	{key: "refit", kind: kindEnum, values: refitModes, backends: bothBackends, def: "none"},
-	{key: "strip-weights", kind: kindBool, backends: bothBackends, def: false},
-	{key: "weight-streaming", kind: kindBool, backends: bothBackends, def: false},
-	{key: "runtime-platform", kind: kindEnum, values: runtimePlatforms, backends: bothBackends, def: "same-as-build"},
-	{key: "tactic-sources", kind: kindToggles, values: tacticSources, backends: bothBackends,
-		only: map[string]string{"cublas": backendTRT, "cublas-lt": backendTRT, "cudnn": backendTRT}},
-	{key: "max-tactics", kind: kindInt, lo: 1, hi: 1 << 30, backends: bothBackends},
-	{key: "sparsity", kind: kindEnum, values: sparsityModes, backends: bothBackends, def: "disable"},
-	{key: "max-aux-streams", kind: kindInt, lo: 0, hi: 64, backends: bothBackends},
-	{key: "l2-limit-for-tiling", kind: kindSize, backends: bothBackends},
-	{key: "memory-pools", kind: kindSizeMap, values: memoryPools, backends: bothBackends,
-		only: map[string]string{"dla-sram": backendTRT, "dla-local": backendTRT, "dla-global": backendTRT}},
-	{key: "profiling-verbosity", kind: kindEnum, values: profilingVerbosities, backends: bothBackends, def: "layer-names-only"},
-	{key: "preview-features", kind: kindToggles, values: previewFeatures, backends: bothBackends, only: datacenterOnlyFeatures},
-	{key: "dla", kind: kindDLA, backends: datacenterOnly},
-	{key: "builder-flags", kind: kindNames, values: builderFlags, backends: bothBackends,
-		only: map[string]string{"require-user-allocation": backendRTX}},
-}
-
-// fixedDefaults are the documented defaults of the keys build.go reads
-// (NvInfer.h: builder optimization level 3, tiling level kNONE).
-var fixedDefaults = map[string]any{"opt-level": 3, "tiling-optimization-level": 0}
-
-// SettingDefault is the library's documented default of a builder-setting
-// key (as BuilderSettings names them), if it has one for every backend: a
-// setting written with that value builds the same engine as one left out.
-func SettingDefault(key string) (any, bool) {
-	if v, ok := fixedDefaults[key]; ok {
-		return v, true
+// because adds why to a message that says what is missing.
+func because(why string) string {
+	if why == "" {
+		return ""
 	}
-	for _, s := range settingSpecs {
-		if s.key == key {
-			return s.def, s.def != nil
-		}
-	}
-	return nil, false
+	return " (" + why + ")"
 }
 
-// IsFileSetting reports whether a builder-setting key names files (a
-// string, or a list of them), whose content, not name, is what counts.
-func IsFileSetting(key string) bool {
-	for _, s := range settingSpecs {
-		if s.key == key {
-			return s.kind == kindFile || s.kind == kindFiles
-		}
-	}
-	return false
-}
-
-// settingKeys lists the keys above, for buildKeys.
-func settingKeys() []string {
-	out := make([]string, len(settingSpecs))
-	for i, s := range settingSpecs {
-		out[i] = s.key
-	}
-	return out
-}
-
-// backendNote says which backends have something, for messages.
-func backendNote(backends []string) string {
-	if slices.Equal(backends, datacenterOnly) {
-		return "only backend tensorrt (datacenter TensorRT) has it"
-	}
-	return "backends with it: " + choices(backends)
+// alias is a key written as another way to give part of a setting
+// (workspace is memory-pools.workspace), merged once every key is read.
+type alias struct {
+	row   settings.Setting
+	value any
+	at    Pos
 }
 
 // settings reads every builder-setting key present in fs, then the
 // conflicts between them.
 func (d *decoder) settings(fs fieldSet, b *Build) {
-	for _, spec := range settingSpecs {
-		p, ok := fs.get(spec.key)
+	be := backend.Of(b.Backend)
+	var aliases []alias // an alias's row comes before its setting's
+	for _, row := range settings.All() {
+		p, ok := fs.get(row.Key)
 		if !ok {
+			d.mergeAliases(b, row, aliases, nil)
 			continue
 		}
 		at := d.w.pos(p.key)
-		if b.Backend != "" && b.Backend != "sim" && !slices.Contains(spec.backends, b.Backend) {
-			d.w.errs.add(at, "%s: backend %s has no such setting; %s", spec.key, b.Backend, backendNote(spec.backends))
+		if b.Backend != "" && !row.OnBackend(be) {
+			d.w.errs.add(at, "%s: backend %s has no such setting; %s has it%s", row.Key, b.Backend, settings.Where(row.Flavours), because(row.Why))
 			continue
 		}
-		if v, ok := d.settingValue(spec, p.val, b.Backend); ok {
-			b.Settings = append(b.Settings, Setting{Key: spec.key, Value: v, Pos: at})
+		v, ok := d.settingValue(row, p.val, be)
+		switch {
+		case !ok:
+		case row.AliasOf != "":
+			aliases = append(aliases, alias{row, v, at})
+		case row.Fixed:
+			setFixed(b, row.Key, v, at)
+		default:
+			b.Settings = append(b.Settings, Setting{Key: row.Key, Value: v, Pos: at})
+			d.mergeAliases(b, row, aliases, &b.Settings[len(b.Settings)-1])
 		}
 	}
 	d.checkConflicts(b, fs)
 }
 
-func (d *decoder) settingValue(spec settingSpec, n *yaml.Node, backend string) (any, bool) {
-	switch spec.kind {
-	case kindBool:
-		v, ok := d.boolean(n, spec.key)
-		if ok && spec.key == "strongly-typed" && !v && backend == backendRTX {
-			d.w.errs.add(d.w.pos(n), "strongly-typed: TensorRT-RTX networks are always strongly typed, so it cannot be turned off; "+
-				"only backend tensorrt with TensorRT 10.x builds weakly typed networks")
+// setFixed puts a fixed setting's value, written at at, in its field of b.
+func setFixed(b *Build, key string, v any, at Pos) {
+	switch key {
+	case "precision":
+		b.Precision = v.([]string)
+	case "shapes":
+		b.Shapes = v.(map[string]Shape)
+	case "targets":
+		b.Targets = v.([]string)
+	case "timing-cache":
+		b.TimingCache, b.TimingCachePos = v.(string), at
+	default:
+		panic("matrix: fixed setting " + key + " has no field in Build")
+	}
+}
+
+// mergeAliases writes the aliases of row's setting where they belong:
+// workspace becomes memory-pools.workspace, so a build has one place for it
+// whichever way it was written. written is row's setting when the build
+// wrote it too.
+func (d *decoder) mergeAliases(b *Build, row settings.Setting, aliases []alias, written *Setting) {
+	for _, a := range aliases {
+		key, part, _ := strings.Cut(a.row.AliasOf, ".")
+		if key != row.Key {
+			continue
+		}
+		if written == nil {
+			b.Settings = append(b.Settings, Setting{Key: key, Value: map[string]int64{}, Pos: a.at})
+			written = &b.Settings[len(b.Settings)-1]
+		}
+		pools := written.Value.(map[string]int64)
+		if _, both := pools[part]; both {
+			first, later := written.Pos, a.at
+			firstKey, laterKey := a.row.AliasOf, a.row.Key
+			if later.before(first) {
+				first, later, firstKey, laterKey = later, first, laterKey, firstKey
+			}
+			d.w.errs.add(later, "%s and %s (at %s) set the same pool; keep one", laterKey, firstKey, first)
+			continue
+		}
+		pools[part] = a.value.(int64)
+	}
+}
+
+func (d *decoder) settingValue(row settings.Setting, n *yaml.Node, be backend.Backend) (any, bool) {
+	switch row.Kind {
+	case settings.Bool:
+		v, ok := d.boolean(n, row.Key)
+		if ok && !d.valueOnBackend(row, n, strconv.FormatBool(v), be) {
 			return nil, false
 		}
 		return v, ok
-	case kindEnum:
-		return d.enum(n, spec.key, spec.values)
-	case kindInt:
-		return d.intIn(n, spec.key, spec.lo, spec.hi)
-	case kindSize:
-		return d.byteSize(n, spec.key)
-	case kindFile:
-		return d.existingPath(n, spec.key)
-	case kindFiles:
-		return d.files(n, spec.key)
-	case kindTypeMap:
-		return d.typeMap(n, spec.key, spec.values)
-	case kindToggles:
-		return d.toggles(n, spec, backend)
-	case kindSizeMap:
-		return d.sizeMap(n, spec, backend)
-	case kindDLA:
-		return d.dla(n)
-	case kindNames:
-		return d.names(n, spec, backend)
+	case settings.Enum:
+		v, ok := d.enum(n, row.Key, row.ValueNames())
+		if ok && !d.valueOnBackend(row, n, v, be) {
+			return nil, false
+		}
+		return v, ok
+	case settings.Int:
+		return d.intIn(n, row.Key, int(row.Min), int(row.Max))
+	case settings.Size:
+		return d.byteSize(n, row.Key)
+	case settings.File:
+		return d.existingPath(n, row.Key)
+	case settings.Files:
+		return d.files(n, row.Key)
+	case settings.OutputFile:
+		return d.outputPath(n, row.Key)
+	case settings.Set:
+		return d.set(n, row, be)
+	case settings.Toggles:
+		return d.toggles(n, row, be)
+	case settings.Pools:
+		return d.pools(n, row, be)
+	case settings.LayerTypes:
+		return d.layerTypes(n, row)
+	case settings.Object:
+		return d.dla(n, row)
+	case settings.Shapes:
+		return d.shapes(n), true
 	}
 	return nil, false
+}
+
+// valueOnBackend reports, at n, a value the build's backend lacks.
+func (d *decoder) valueOnBackend(row settings.Setting, n *yaml.Node, name string, be backend.Backend) bool {
+	return d.valuesOnBackend(row, n, []string{name}, be)
+}
+
+// valuesOnBackend reports, at n, the values of names the build's backend
+// lacks, one message for those that share a reason.
+func (d *decoder) valuesOnBackend(row settings.Setting, n *yaml.Node, names []string, be backend.Backend) bool {
+	if be.Name == "" {
+		return true
+	}
+	var lacking []string
+	var first settings.Value
+	for _, name := range names {
+		if v, known := row.Value(name); known && !v.OnBackend(be) {
+			if lacking != nil && (v.Why != first.Why || !slices.Equal(v.Flavours, first.Flavours)) {
+				d.valuesOnBackend(row, n, []string{name}, be)
+				continue
+			}
+			first = v
+			lacking = append(lacking, name)
+		}
+	}
+	switch len(lacking) {
+	case 0:
+		return true
+	case 1:
+		d.w.errs.add(d.w.pos(n), "%s: %s: backend %s has no such value; %s has it%s",
+			row.Key, lacking[0], be.Name, settings.Where(first.Flavours), because(first.Why))
+	default:
+		d.w.errs.add(d.w.pos(n), "%s: %s: backend %s has none of these values; %s has them%s",
+			row.Key, strings.Join(lacking, ", "), be.Name, settings.Where(first.Flavours), because(first.Why))
+	}
+	return false
 }
 
 // boolean reads true or false.
@@ -283,37 +264,57 @@ func (d *decoder) files(n *yaml.Node, what string) ([]string, bool) {
 	return out, ok
 }
 
-// typeMap reads {layer name or glob: type}.
-func (d *decoder) typeMap(n *yaml.Node, what string, types []string) (map[string]string, bool) {
-	ps := d.w.pairs(n, what)
-	if len(ps) == 0 {
-		d.w.errs.add(d.w.pos(n), "%s: expected a mapping from a layer name or glob to a type (%s)", what, choices(types))
+// set reads one value or a list of them as a set: repeats are dropped and
+// the values come in the table's order, so a build, its cache key and the
+// backend see the same list however it was written (targets: [sm86, sm86,
+// sm89] is [sm86, sm89]).
+func (d *decoder) set(n *yaml.Node, row settings.Setting, be backend.Backend) ([]string, bool) {
+	words, ok := d.enumList(n, row.Key, row.ValueNames())
+	if !ok {
 		return nil, false
 	}
-	out := make(map[string]string, len(ps))
+	out := make([]string, 0, len(words))
+	for _, name := range row.ValueNames() {
+		if slices.Contains(words, name) {
+			out = append(out, name)
+		}
+	}
+	return out, d.valuesOnBackend(row, n, out, be)
+}
+
+// layerTypes reads {layer name or glob: type}, keeping the order written:
+// which pattern decides a layer depends on it (native/backends/layer_match.h).
+func (d *decoder) layerTypes(n *yaml.Node, row settings.Setting) ([]LayerType, bool) {
+	types := row.ValueNames()
+	ps := d.w.pairs(n, row.Key)
+	if len(ps) == 0 {
+		d.w.errs.add(d.w.pos(n), "%s: expected a mapping from a layer name or glob to a type (%s)", row.Key, choices(types))
+		return nil, false
+	}
+	out := make([]LayerType, 0, len(ps))
 	ok := true
 	for _, p := range ps {
 		// Layer names often hold "/" (ONNX names like /conv1/Conv); only
 		// the glob syntax is checked here.
 		if _, err := path.Match(p.key.Value, ""); err != nil || strings.TrimSpace(p.key.Value) == "" {
-			d.w.errs.add(d.w.pos(p.key), "%s: %q is not a layer name or glob", what, p.key.Value)
+			d.w.errs.add(d.w.pos(p.key), "%s: %q is not a layer name or glob", row.Key, p.key.Value)
 			ok = false
 			continue
 		}
-		t, good := d.enum(p.val, what+"."+p.key.Value, types)
+		t, good := d.enum(p.val, row.Key+"."+p.key.Value, types)
 		ok = ok && good
-		out[p.key.Value] = t
+		out = append(out, LayerType{Layer: p.key.Value, Type: t})
 	}
 	return out, ok
 }
 
 // toggles reads "+a,-b" or a list [+a, -b]; a bare name means +name.
 // The result is each name with its sign, in the order written.
-func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]string, bool) {
+func (d *decoder) toggles(n *yaml.Node, row settings.Setting, be backend.Backend) ([]string, bool) {
 	n = resolve(n)
 	var words []*yaml.Node
 	if n.Kind == yaml.ScalarNode && !isNull(n) {
-		s, ok := d.text(n, spec.key, "a list like +name,-name")
+		s, ok := d.text(n, row.Key, "a list like +name,-name")
 		if !ok {
 			return nil, false
 		}
@@ -322,14 +323,15 @@ func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]str
 		}
 	} else {
 		var ok bool
-		if words, ok = d.w.items(n, spec.key, "a list like [+name, -name]"); !ok {
+		if words, ok = d.w.items(n, row.Key, "a list like [+name, -name]"); !ok {
 			return nil, false
 		}
 	}
+	names := row.ValueNames()
 	out := make([]string, 0, len(words))
 	ok := true
 	for _, w := range words {
-		s, good := d.text(w, spec.key, "+name or -name")
+		s, good := d.text(w, row.Key, "+name or -name")
 		if !good {
 			ok = false
 			continue
@@ -338,17 +340,16 @@ func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]str
 		if strings.HasPrefix(s, "+") || strings.HasPrefix(s, "-") {
 			sign, name = s[:1], s[1:]
 		}
-		if !slices.Contains(spec.values, name) {
+		if !slices.Contains(names, name) {
 			msg := "%s: unknown name %q"
-			if c := closest(name, spec.values); c != "" {
+			if c := closest(name, names); c != "" {
 				msg += ` (did you mean "` + c + `"?)`
 			}
-			d.w.errs.add(d.w.pos(w), msg+"; allowed: %s, each with + (on) or - (off)", spec.key, name, choices(spec.values))
+			d.w.errs.add(d.w.pos(w), msg+"; allowed: %s, each with + (on) or - (off)", row.Key, name, choices(names))
 			ok = false
 			continue
 		}
-		if need, restricted := spec.only[name]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(w), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, name, backend, need)
+		if !d.valueOnBackend(row, w, name, be) {
 			ok = false
 			continue
 		}
@@ -357,63 +358,52 @@ func (d *decoder) toggles(n *yaml.Node, spec settingSpec, backend string) ([]str
 	return out, ok
 }
 
-// sizeMap reads {pool: size}.
-func (d *decoder) sizeMap(n *yaml.Node, spec settingSpec, backend string) (map[string]int64, bool) {
-	fs := d.w.fields(n, spec.key, spec.values)
+// pools reads {pool: size}.
+func (d *decoder) pools(n *yaml.Node, row settings.Setting, be backend.Backend) (map[string]int64, bool) {
+	fs := d.w.fields(n, row.Key, row.ValueNames())
 	out := map[string]int64{}
 	ok := true
 	for name, p := range fs.all() {
-		if need, restricted := spec.only[name]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(p.key), "%s.%s: backend %s has no such pool; only backend %s has it", spec.key, name, backend, need)
+		if !d.valueOnBackend(row, p.key, name, be) {
 			ok = false
 			continue
 		}
-		v, good := d.byteSize(p.val, spec.key+"."+name)
+		v, good := d.byteSize(p.val, row.Key+"."+name)
 		ok = ok && good
 		out[name] = v
 	}
 	if len(out) == 0 && ok {
-		d.w.errs.add(d.w.pos(n), "%s: expected a mapping from a pool (%s) to a size like 1GiB", spec.key, choices(spec.values))
+		d.w.errs.add(d.w.pos(n), "%s: expected a mapping from a pool (%s) to a size like 1GiB", row.Key, choices(row.ValueNames()))
 		return nil, false
 	}
 	return out, ok
 }
 
-// names reads one word or a list of words from spec.values.
-func (d *decoder) names(n *yaml.Node, spec settingSpec, backend string) ([]string, bool) {
-	words, ok := d.enumList(n, spec.key, spec.values)
-	for _, w := range words {
-		if need, restricted := spec.only[w]; restricted && backend != "sim" && backend != need {
-			d.w.errs.add(d.w.pos(n), "%s: %s does not exist in backend %s; only backend %s has it", spec.key, w, backend, need)
-			ok = false
-		}
+// dla reads {core: N, gpu-fallback: bool}; its Fields say what each allows.
+func (d *decoder) dla(n *yaml.Node, row settings.Setting) (DLA, bool) {
+	names := make([]string, len(row.Fields))
+	for i, f := range row.Fields {
+		names[i] = f.Key
 	}
-	return words, ok
-}
-
-var dlaKeys = []string{"core", "gpu-fallback"}
-
-// dla reads {core: N, gpu-fallback: bool}; core is required.
-func (d *decoder) dla(n *yaml.Node) (DLA, bool) {
-	fs := d.w.fields(n, "dla", dlaKeys)
+	fs := d.w.fields(n, row.Key, names)
 	var v DLA
 	ok := true
+	core, _ := row.Field("core")
 	if p, has := fs.get("core"); has {
-		v.Core, ok = d.intIn(p.val, "dla.core", 0, 15)
+		v.Core, ok = d.intIn(p.val, row.Key+".core", int(core.Min), int(core.Max))
 	} else {
-		d.w.errs.add(d.w.pos(n), "dla: core is required (the DLA core to build for, like core: 0)")
+		d.w.errs.add(d.w.pos(n), "%s: core is required (the DLA core to build for, like core: 0)", row.Key)
 		ok = false
 	}
 	if p, has := fs.get("gpu-fallback"); has {
 		var good bool
-		v.GPUFallback, good = d.boolean(p.val, "dla.gpu-fallback")
+		v.GPUFallback, good = d.boolean(p.val, row.Key+".gpu-fallback")
 		ok = ok && good
 	}
 	return v, ok
 }
 
-// conflict is a pair of settings that cannot go together, or a setting
-// that needs another.
+// conflict is a pair of settings that cannot go together.
 type conflict struct {
 	a, b   string
 	clash  func(a, b any) bool // a and b both set
@@ -438,8 +428,6 @@ var settingConflicts = []conflict{
 		"a plan without weights must be refitted; use refit: identical (or refit) or drop strip-weights"},
 	{"tf32", "precision", func(a, b any) bool { return a == false && slices.Contains(b.([]string), "tf32") },
 		"tf32: false turns off what precision: tf32 turns on; remove one of them"},
-	{"memory-pools", "workspace", func(a, _ any) bool { _, has := a.(map[string]int64)["workspace"]; return has },
-		"memory-pools.workspace and workspace set the same pool; keep one"},
 }
 
 // settingRequirements are settings that need another one.
@@ -465,10 +453,6 @@ func (d *decoder) checkConflicts(b *Build, fs fieldSet) {
 		if key == "precision" && b.Precision != nil {
 			p, _ := fs.get(key)
 			return b.Precision, d.w.pos(p.key), true
-		}
-		if key == "workspace" && b.WorkspaceBytes > 0 {
-			p, _ := fs.get(key)
-			return b.WorkspaceBytes, d.w.pos(p.key), true
 		}
 		return nil, Pos{}, false
 	}
@@ -507,21 +491,13 @@ func laterKey(c conflict, first string) string {
 }
 
 // BuilderSettings is every builder setting of b under its matrix key, the
-// fixed keys (workspace, opt-level, ...) and Settings alike: what the report
-// shows as applied and what `plan --trtexec` writes out.
+// fixed ones (precision, shapes, ...) and Settings alike: what plan --json
+// and the report show as applied, what an engine cache key is made of and
+// what plan --trtexec writes out.
 func (b Build) BuilderSettings() map[string]any {
 	m := b.Settings.Map()
 	if m == nil {
 		m = map[string]any{}
-	}
-	if b.WorkspaceBytes > 0 {
-		m["workspace"] = b.WorkspaceBytes
-	}
-	if b.OptLevel != nil {
-		m["opt-level"] = *b.OptLevel
-	}
-	if b.TilingLevel != nil {
-		m["tiling-optimization-level"] = *b.TilingLevel
 	}
 	if len(b.Precision) > 0 {
 		m["precision"] = b.Precision
@@ -533,11 +509,7 @@ func (b Build) BuilderSettings() map[string]any {
 		m["timing-cache"] = b.TimingCache
 	}
 	if len(b.Shapes) > 0 {
-		shapes := make(map[string]planShape, len(b.Shapes))
-		for name, s := range b.Shapes {
-			shapes[name] = planShape(s)
-		}
-		m["shapes"] = shapes
+		m["shapes"] = b.Shapes
 	}
 	if len(m) == 0 {
 		return nil

@@ -1,11 +1,11 @@
 package matrix
 
 import (
-	"os"
 	"path/filepath"
 	"reflect"
-	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // TestSettingsDecode checks what each kind of setting decodes to, from
@@ -59,31 +59,32 @@ builds:
 	}
 	lib := filepath.Join("testdata", "plugins", "fake-plugin")
 	want := map[string]any{
-		"strongly-typed":         false,
-		"plugins":                []string{lib},
-		"plugins-serialize":      []string{lib},
-		"precision-constraints":  "obey",
-		"layer-precisions":       map[string]string{"/conv1/*": "fp32"},
-		"layer-output-types":     map[string]string{"/fc/Gemm": "fp16"},
-		"int8-calibration-cache": filepath.Join("testdata", "plugins", "calib.cache"),
-		"tf32":                   false,
-		"hardware-compatibility": "ampere-plus",
-		"version-compatible":     true,
-		"exclude-lean-runtime":   true,
-		"refit":                  "identical",
-		"strip-weights":          true,
-		"weight-streaming":       true,
-		"runtime-platform":       "windows-amd64",
-		"tactic-sources":         []string{"+cublas", "-cudnn", "+jit-convolutions"},
-		"max-tactics":            4,
-		"sparsity":               "enable",
-		"max-aux-streams":        2,
-		"l2-limit-for-tiling":    int64(4 << 20),
-		"memory-pools":           map[string]int64{"tactic-shared": 48 << 10},
-		"profiling-verbosity":    "none",
-		"preview-features":       []string{"-aliased-plugin-io-10-03"},
-		"dla":                    DLA{Core: 1, GPUFallback: true},
-		"builder-flags":          []string{"debug", "strict-nans"},
+		"strongly-typed":            false,
+		"plugins":                   []string{lib},
+		"plugins-serialize":         []string{lib},
+		"precision-constraints":     "obey",
+		"layer-precisions":          []LayerType{{Layer: "/conv1/*", Type: "fp32"}},
+		"layer-output-types":        []LayerType{{Layer: "/fc/Gemm", Type: "fp16"}},
+		"int8-calibration-cache":    filepath.Join("testdata", "plugins", "calib.cache"),
+		"tf32":                      false,
+		"hardware-compatibility":    "ampere-plus",
+		"version-compatible":        true,
+		"exclude-lean-runtime":      true,
+		"refit":                     "identical",
+		"strip-weights":             true,
+		"weight-streaming":          true,
+		"runtime-platform":          "windows-amd64",
+		"tactic-sources":            []string{"+cublas", "-cudnn", "+jit-convolutions"},
+		"max-tactics":               4,
+		"sparsity":                  "enable",
+		"max-aux-streams":           2,
+		"l2-limit-for-tiling":       int64(4 << 20),
+		"memory-pools":              map[string]int64{"tactic-shared": 48 << 10},
+		"profiling-verbosity":       "none",
+		"preview-features":          []string{"-aliased-plugin-io-10-03"},
+		"tiling-optimization-level": 3,
+		"dla":                       DLA{Core: 1, GPUFallback: true},
+		"builder-flags":             []string{"debug", "strict-nans"},
 	}
 	got := f.Builds[0].Settings.Map()
 	for k, v := range want {
@@ -97,35 +98,48 @@ builds:
 	if v, _ := f.Builds[1].Settings.get("profiling-verbosity"); v != "detailed" {
 		t.Errorf("the matrix axis gave profiling-verbosity %v, want detailed", v)
 	}
-	if b := f.Builds[0]; b.TilingLevel == nil || *b.TilingLevel != 3 {
-		t.Errorf("tiling-optimization-level = %v, want 3", b.TilingLevel)
-	}
 	if s := f.Builds[0].Shapes["input"]; !reflect.DeepEqual(s.Min, []int64{1, 3, 224, 224}) || !reflect.DeepEqual(s.Max, []int64{8, 3, 224, 224}) {
 		t.Errorf("trtexec-form shapes = %+v", s)
 	}
-	if p := f.Builds[0].Settings[0].Pos; p.Line != 11 || p.Column != 5 {
-		t.Errorf("strongly-typed position = %v, want line 11 column 5", p)
+	for _, s := range f.Builds[0].Settings {
+		if s.Key == "strongly-typed" && (s.Pos.Line != 11 || s.Pos.Column != 5) {
+			t.Errorf("strongly-typed position = %v, want line 11 column 5", s.Pos)
+		}
 	}
 }
 
-// TestEverySettingReachesTheBackends checks the contract with the C++
-// decoder (native/backends/request.h): every setting key, and every value
-// a key allows, is known there, so no setting the matrix accepts can be
-// refused as unknown (or lost) on its way to TensorRT.
-func TestEverySettingReachesTheBackends(t *testing.T) {
-	data, err := os.ReadFile(filepath.Join("..", "..", "native", "backends", "request.h"))
+// TestExactSizesReadBack: the summary shows a size as text.ExactSize writes
+// it, which reads back as the same number of bytes.
+func TestExactSizesReadBack(t *testing.T) {
+	for _, n := range []int64{1, 999, 1 << 10, 48 << 10, 1 << 30, 3 << 30, 1_500_000_000, 4_000_000, 1<<40 + 1} {
+		if back, err := text.ParseBytes(text.ExactSize(n)); err != nil || back != n {
+			t.Errorf("%d is shown as %s, which reads back as %d (%v)", n, text.ExactSize(n), back, err)
+		}
+	}
+}
+
+// TestTargetsAndPrecisionAreSets: a repeated target builds no other engine
+// than the list without the repeat, and the order written does not matter:
+// the build (and so the backend and the cache key) gets one list, in the
+// table's order.
+func TestTargetsAndPrecisionAreSets(t *testing.T) {
+	src := `version: 1
+defaults: {onnx: models/tiny.onnx}
+builds:
+  - {name: a, backend: tensorrt-rtx, targets: [sm86, sm86, sm89]}
+  - {name: b, backend: tensorrt-rtx, targets: [sm89, sm86]}
+  - {name: c, backend: tensorrt, precision: [int8, fp16, int8]}
+`
+	f, err := parseContent(filepath.Join("testdata", "sets.yml"), []byte(src))
 	if err != nil {
 		t.Fatal(err)
 	}
-	decoder := string(data)
-	for _, spec := range settingSpecs {
-		if !strings.Contains(decoder, `key == "`+spec.key+`"`) {
-			t.Errorf("request.h does not decode %s", spec.key)
+	for _, b := range f.Builds[:2] {
+		if !reflect.DeepEqual(b.Targets, []string{"sm86", "sm89"}) {
+			t.Errorf("%s: targets %v, want [sm86 sm89]", b.Name, b.Targets)
 		}
-		for _, v := range spec.values {
-			if !strings.Contains(decoder, `"`+v+`"`) {
-				t.Errorf("request.h does not allow %s value %s", spec.key, v)
-			}
-		}
+	}
+	if p := f.Builds[2].Precision; !reflect.DeepEqual(p, []string{"fp16", "int8"}) {
+		t.Errorf("precision %v, want [fp16 int8]", p)
 	}
 }

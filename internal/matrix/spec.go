@@ -8,9 +8,6 @@ import "time"
 // DefaultFile is the matrix file read when none is named.
 const DefaultFile = "trt-builds.yml"
 
-// Backends a build may name.
-var Backends = []string{"tensorrt", "tensorrt-rtx", "sim"}
-
 // File is a parsed, expanded, validated matrix file.
 type File struct {
 	Path       string
@@ -19,6 +16,10 @@ type File struct {
 	Regression *Regression   // top-level regression thresholds; nil = none
 	Cache      *Cache        // top-level cache: the engine cache; nil = off
 	Builds     []Build       // expanded, in file order
+	// Warnings are what the file should hear but does not make it invalid
+	// (flags of a trtexec line that are ignored, deprecated or removed),
+	// by position, each once.
+	Warnings Errors
 }
 
 // Cache is the top-level cache key: where the engine cache lives and how
@@ -43,15 +44,19 @@ type Build struct {
 	ONNX    string
 	Engine  string // "": keep no engine (a simulated stand-in for a real build)
 
-	WorkspaceBytes int64            // workspace: "1GiB", "512MiB"; 0 = library default
-	OptLevel       *int             // opt-level: 0..5
-	TilingLevel    *int             // tiling-optimization-level: 0..3 (TensorRT 10.8+, 11.x, TensorRT-RTX)
-	Precision      []string         // precision: fp16 | [fp16, int8]
-	Shapes         map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
-	Targets        []string         // targets (tensorrt-rtx): sm75 ...
-	TimingCache    string           // timing-cache: path
-	Settings       Settings         // every other builder setting (settings.go)
-	TrtexecIgnored []string         // inference-only flags of its trtexec line (trtexec.go)
+	// The builder settings (internal/settings is the table of them): the
+	// fixed ones have fields, the rest are in Settings.
+	Precision   []string         // precision: a set, in the table's order
+	Shapes      map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
+	Targets     []string         // targets (tensorrt-rtx): a set, in the table's order
+	TimingCache string           // timing-cache: path
+	Settings    Settings         // every other builder setting (settings.go)
+
+	// What its trtexec line held that is not a setting (trtexec.go): the
+	// inference-only flags it ignored, and warnings about flags that are
+	// deprecated, removed or ignored by trtexec itself.
+	TrtexecIgnored  []string
+	TrtexecWarnings []string
 
 	Budgets Budgets
 	Sim     Sim
@@ -62,11 +67,6 @@ type Build struct {
 	// were written, for errors about the files they name (EnginePos is
 	// Pos when the engine path comes from the name).
 	EnginePos, TimingCachePos Pos
-}
-
-// Shape is an optimization-profile entry for one dynamic input.
-type Shape struct {
-	Min, Opt, Max []int64
 }
 
 // Budgets are a build's time limits. Zero means no limit.
@@ -107,7 +107,8 @@ type Fault struct {
 	Duration time.Duration // silence only
 }
 
-// Regression holds the baseline comparison thresholds (see issue 4).
+// Regression holds the thresholds a run's build times are compared with a
+// baseline report by (internal/baseline).
 type Regression struct {
 	WarnPercent float64
 	FailPercent float64

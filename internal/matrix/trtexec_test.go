@@ -5,13 +5,17 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
 	"testing"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/trt-action/trt-action/internal/golden"
+	"github.com/trt-action/trt-action/internal/settings"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -42,7 +46,7 @@ func trtexecLines(t *testing.T) []string {
 func parseLine(t *testing.T, dir, line string) (*File, error) {
 	t.Helper()
 	backend := "tensorrt"
-	if strings.HasPrefix(line, "tensorrt_rtx") {
+	if first, _, _ := strings.Cut(line, " "); strings.Contains(first, "tensorrt_rtx") {
 		backend = "tensorrt-rtx"
 	}
 	quoted, _ := json.Marshal(line) // a JSON string is a YAML double-quoted scalar
@@ -66,7 +70,11 @@ func TestTrtexecLines(t *testing.T) {
 		}
 		b := f.Builds[0]
 		settings, _ := json.Marshal(b.BuilderSettings())
-		fmt.Fprintf(&got, "%s\n  engine: %s\n  settings: %s\n  ignored: %v\n\n", line, b.Engine, settings, b.TrtexecIgnored)
+		fmt.Fprintf(&got, "%s\n  engine: %s\n  settings: %s\n  ignored: %v\n", line, b.Engine, settings, b.TrtexecIgnored)
+		for _, w := range b.TrtexecWarnings {
+			fmt.Fprintf(&got, "  warning: %s\n", w)
+		}
+		fmt.Fprintln(&got)
 	}
 	golden.Check(t, filepath.Join("trtexec", "lines.golden"), got.String())
 }
@@ -86,7 +94,7 @@ builds:
     precision: [fp16, int8, bf16, fp8]
     int8-calibration-cache: plugins/calib.cache
     precision-constraints: prefer
-    layer-precisions: {"/conv1/*": fp32, "fc": fp16}
+    layer-precisions: {"*": fp16, "/conv1/*": fp32, "fc": fp16, "a:b,c": int8}
     layer-output-types: {"/head/Softmax": fp32}
     tf32: false
     workspace: 1GiB
@@ -114,13 +122,13 @@ builds:
     max-aux-streams: 3
     builder-flags: [disable-compilation-cache, error-on-timing-cache-miss]
     profiling-verbosity: detailed
-    preview-features: [+profile-sharing-0806, -aliased-plugin-io-10-03, +runtime-activation-resize-10-10, +multidevice-runtime-10-16]
+    preview-features: [-aliased-plugin-io-10-03, +runtime-activation-resize-10-10, +multidevice-runtime-10-16]
     shapes:
       input: {min: 1x3x224x224, opt: 4x3x224x224, max: 8x3x224x224}
       mask: {min: [1, 64], opt: [4, 64], max: [8, 64]}
   - name: rtx
     backend: tensorrt-rtx
-    targets: [sm86, sm120]
+    targets: [sm120, sm86, sm120]
     profiling-verbosity: none
 `
 	f, err := parseContent(filepath.Join(dir, "roundtrip.yml"), []byte(src))
@@ -129,7 +137,7 @@ builds:
 	}
 	covered := map[string]bool{}
 	for _, b := range f.Builds {
-		line, missing := trtexecLine(b)
+		line, missing, _ := trtexecLine(b)
 		if len(missing) > 0 {
 			t.Errorf("%s: no flag for %v", b.Name, missing)
 		}
@@ -147,23 +155,25 @@ builds:
 			covered[k] = true
 		}
 	}
-	// Every key with a trtexec flag is in the round trip.
-	for _, key := range append([]string{"workspace", "opt-level", "tiling-optimization-level", "precision", "shapes", "targets", "timing-cache"}, settingKeys()...) {
-		if !covered[key] {
-			t.Errorf("key %s is not covered by the round trip", key)
+	// Every setting is in the round trip (workspace is memory-pools').
+	for _, row := range settings.All() {
+		if !covered[row.Key] && row.AliasOf == "" {
+			t.Errorf("key %s is not covered by the round trip", row.Key)
 		}
 	}
 }
 
 func TestTrtexecLineSaysWhatHasNoFlag(t *testing.T) {
 	b := Build{Name: "b", Backend: "tensorrt", ONNX: "m.onnx", Engine: "e", Settings: Settings{
-		{Key: "refit", Value: "identical"}, {Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
-	line, missing := trtexecLine(b)
-	if !reflect.DeepEqual(missing, []string{"builder-flags debug, strict-nans: no trtexec flag", "refit: identical has no trtexec flag"}) ||
+		{Key: "refit", Value: "identical"}, {Key: "preview-features", Value: []string{"+profile-sharing-0806"}},
+		{Key: "builder-flags", Value: []string{"debug", "disable-compilation-cache", "strict-nans"}}}}
+	line, missing, _ := trtexecLine(b)
+	if !reflect.DeepEqual(missing, []string{"refit: identical has no trtexec flag", "preview-features +profile-sharing-0806: no trtexec spelling",
+		"builder-flags debug, strict-nans: no trtexec flag"}) ||
 		strings.Contains(line, "refit") || !strings.HasSuffix(line, " --noCompilationCache") {
 		t.Errorf("line %q, missing %v", line, missing)
 	}
-	if _, missing := trtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
+	if _, missing, _ := trtexecLine(Build{Backend: "sim"}); len(missing) != 1 {
 		t.Errorf("a sim build has no trtexec line, got %v", missing)
 	}
 }
@@ -202,7 +212,7 @@ builds:
 	var got bytes.Buffer
 	PlanTrtexec(&got, f.Builds)
 	want := "# a\n# not in the line: refit: identical has no trtexec flag\n" +
-		"# ignored from its trtexec line (inference only): --iterations\n" +
+		"# from its trtexec line, ignored (they only matter when trtexec runs the engine): --iterations\n" +
 		"trtexec --onnx=" + mustAbs(t, "testdata/models/tiny.onnx") + " --saveEngine=/m/a.engine --fp16 --minShapes=x:1x3 --optShapes=x:2x3 --maxShapes=x:4x3\n" +
 		"# s\n# not in the line: backend sim has no trtexec equivalent\n"
 	if got.String() != want {
@@ -261,4 +271,62 @@ func TestTrtexecShapesBuildTheProfile(t *testing.T) {
 			t.Errorf("%s: --shapes reported as ignored", c.line)
 		}
 	}
+}
+
+// FuzzTrtexecRoundTrip: a build's plan --trtexec line reads back as the
+// same settings, whatever its input and layer names hold (":" and ",",
+// quotes, spaces, backslashes); a name the line cannot carry is listed as
+// missing, never written wrong.
+func FuzzTrtexecRoundTrip(f *testing.F) {
+	for _, seed := range []struct {
+		input, layer string
+		size         int64
+		level        uint8
+	}{
+		{"input", "conv1", 1 << 30, 3}, {"a:b,c", "/x/*", 1234, 0}, {"in,put", "conv 1", 48 << 10, 5},
+		{`C:\in`, "it's", 1_500_000_000, 1}, {"'", "a\\b", 1, 2},
+	} {
+		f.Add(seed.input, seed.layer, seed.size, seed.level)
+	}
+	dir, err := filepath.Abs("testdata")
+	if err != nil {
+		f.Fatal(err)
+	}
+	onnx := filepath.Join(dir, "models", "tiny.onnx")
+	f.Fuzz(func(t *testing.T, input, layer string, size int64, level uint8) {
+		if !plainText(input) || !plainText(layer) || size < 1 || size > 1<<50 || layer == "*" || strings.TrimSpace(layer) == "" {
+			return
+		}
+		if _, err := path.Match(layer, ""); err != nil {
+			return
+		}
+		b := Build{Name: "fz", Backend: "tensorrt", ONNX: onnx, Engine: filepath.Join(dir, "fz.engine"),
+			Shapes: map[string]Shape{input: {Min: []int64{1, 3}, Opt: []int64{2, 3}, Max: []int64{4, 3}}},
+			Settings: Settings{
+				{Key: "opt-level", Value: int(level % 6)},
+				{Key: "layer-precisions", Value: []LayerType{{Layer: layer, Type: "fp16"}, {Layer: "*", Type: "fp32"}}},
+				{Key: "memory-pools", Value: map[string]int64{"workspace": size}},
+			}}
+		line, missing, _ := trtexecLine(b)
+		back, err := parseLine(t, dir, line)
+		if err != nil {
+			t.Fatalf("%s does not parse back:\n%v", line, err)
+		}
+		got, want := back.Builds[0].BuilderSettings(), b.BuilderSettings()
+		for key, v := range want {
+			if slices.ContainsFunc(missing, func(m string) bool { return strings.HasPrefix(m, key+" ") }) {
+				continue // the line says it cannot carry this setting
+			}
+			if !reflect.DeepEqual(got[key], v) {
+				t.Errorf("%s: %#v read back as %#v from\n%s", key, v, got[key], line)
+			}
+		}
+	})
+}
+
+// plainText is text a matrix file can hold as written: printable UTF-8
+// (YAML refuses control characters) without ${{ expressions.
+func plainText(s string) bool {
+	return s != "" && utf8.ValidString(s) && !strings.Contains(s, "${{") &&
+		strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) < 0
 }

@@ -20,12 +20,14 @@ type decoder struct {
 	w       *walker
 	combo   combo
 	inBuild bool // ${{ matrix.X }} is meaningful only inside builds
-	// own are the keys the build itself wrote (not from defaults), and
-	// trtexecIgnored the inference-only flags of its trtexec line.
-	own            map[string]bool
-	trtexecIgnored []string
-	trtexecAt      Pos               // where the trtexec line is
-	trtexecFlags   map[string]string // key -> the line's flag that set it
+	// own are the keys the build itself wrote (not from defaults);
+	// trtexecIgnored the inference-only flags of its trtexec line and
+	// trtexecWarnings what its flags warn of.
+	own             map[string]bool
+	trtexecIgnored  []string
+	trtexecWarnings []string
+	trtexecAt       Pos               // where the trtexec line is
+	trtexecFlags    map[string]string // key -> the line's flag that set it
 }
 
 // text returns a scalar's substituted value; want names the expected type.

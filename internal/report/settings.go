@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/settings"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -30,7 +31,7 @@ func settingsThatDiffer(builds []Build) []string {
 			v, has := a[k]
 			text := ""
 			if has {
-				text = "=" + settingText(v)
+				text = "=" + settingText(k, v)
 			}
 			values[k][text] = true
 		}
@@ -71,7 +72,7 @@ func settingsTable(builds []Build) string {
 		for _, k := range keys {
 			cell := "—"
 			if v, has := a[k]; has {
-				cell = text.Markdown(settingText(v))
+				cell = text.Markdown(settingText(k, v))
 			}
 			sb.WriteString(" " + cell + " |")
 		}
@@ -80,9 +81,65 @@ func settingsTable(builds []Build) string {
 	return sb.String()
 }
 
-// settingText renders a setting's value in one short line: lists joined
-// by commas, mappings as key=value in key order, sizes in bytes.
-func settingText(v any) string {
+// settingText renders a setting's value in one short line, as the settings
+// table (internal/settings) says its kind is written: sizes exactly in the
+// largest unit that divides them ("1GiB"), pools as name=size in the
+// table's order, shapes as min, opt and max per input, layer types as
+// trtexec writes them in the order written; other lists joined by commas,
+// mappings as key=value in key order.
+func settingText(key string, v any) string {
+	row, _ := settings.Lookup(key)
+	switch row.Kind {
+	case settings.Size:
+		var n int64
+		if as(v, &n) {
+			return text.ExactSize(n)
+		}
+	case settings.Pools:
+		var pools map[string]int64
+		if as(v, &pools) {
+			var parts []string
+			for _, name := range row.ValueNames() {
+				if size, ok := pools[name]; ok {
+					parts = append(parts, name+"="+text.ExactSize(size))
+				}
+			}
+			return strings.Join(parts, " ")
+		}
+	case settings.Shapes:
+		var shapes map[string]settings.Shape
+		if as(v, &shapes) {
+			parts := make([]string, 0, len(shapes))
+			for _, input := range slices.Sorted(maps.Keys(shapes)) {
+				s := shapes[input]
+				parts = append(parts, fmt.Sprintf("%s min=%s opt=%s max=%s", input,
+					settings.DimsX(s.Min), settings.DimsX(s.Opt), settings.DimsX(s.Max)))
+			}
+			return strings.Join(parts, "; ")
+		}
+	case settings.LayerTypes:
+		var list []settings.LayerType
+		if as(v, &list) {
+			parts := make([]string, len(list))
+			for i, lt := range list {
+				parts[i] = lt.Layer + ":" + lt.Type
+			}
+			return strings.Join(parts, ",")
+		}
+	}
+	return valueText(v)
+}
+
+// as reads v, a Go value or one decoded from a report's JSON, into out
+// through JSON, which is how the report holds it anyway.
+func as(v any, out any) bool {
+	data, err := json.Marshal(v)
+	return err == nil && json.Unmarshal(data, out) == nil
+}
+
+// valueText renders any other value: lists joined by commas, mappings as
+// key=value in key order.
+func valueText(v any) string {
 	switch v := v.(type) {
 	case string:
 		return v
@@ -91,25 +148,24 @@ func settingText(v any) string {
 	case []any:
 		parts := make([]string, len(v))
 		for i, x := range v {
-			parts[i] = settingText(x)
+			parts[i] = valueText(x)
 		}
 		return strings.Join(parts, ",")
 	case map[string]any:
 		keys := slices.Sorted(maps.Keys(v))
 		parts := make([]string, len(keys))
 		for i, k := range keys {
-			parts[i] = k + "=" + settingText(v[k])
+			parts[i] = k + "=" + valueText(v[k])
 		}
 		return strings.Join(parts, " ")
 	case nil:
 		return ""
 	}
-	// Numbers, booleans and typed values (maps of sizes, shapes) go through
-	// JSON, which is how the report holds them anyway.
+	// Numbers, booleans and typed values go through JSON.
 	var generic any
 	if data, err := json.Marshal(v); err == nil && json.Unmarshal(data, &generic) == nil {
 		if _, isMap := generic.(map[string]any); isMap {
-			return settingText(generic)
+			return valueText(generic)
 		}
 		return strings.Trim(string(data), `"`)
 	}

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 func settingsBuild(name string, applied map[string]any) Build {
@@ -18,13 +20,18 @@ func TestSettingsTableShowsWhatDiffers(t *testing.T) {
 	builds := []Build{
 		settingsBuild("cnn-none", map[string]any{"profiling-verbosity": "none", "opt-level": 3, "tactic-sources": []string{"-jit-convolutions"}}),
 		settingsBuild("cnn-detailed", map[string]any{"profiling-verbosity": "detailed", "opt-level": 3, "tactic-sources": []string{"-jit-convolutions"},
-			"memory-pools": map[string]int64{"workspace": 1 << 30, "tactic-shared": 48 << 10}}),
+			"memory-pools": map[string]int64{"workspace": 1 << 30, "tactic-shared": 48 << 10}, "l2-limit-for-tiling": int64(1_500_000),
+			"shapes":           map[string]settings.Shape{"x": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}},
+			"layer-precisions": []settings.LayerType{{Layer: "*", Type: "fp16"}, {Layer: "conv1", Type: "fp32"}}}),
 		settingsBuild("cnn-plain", map[string]any{"opt-level": 3, "tactic-sources": []string{"-jit-convolutions"}}),
 	}
-	want := "\n### Settings that differ\n\n| Build | memory-pools | profiling-verbosity |\n|---|---|---|\n" +
-		"| cnn-none | — | none |\n" +
-		"| cnn-detailed | tactic-shared=49152 workspace=1073741824 | detailed |\n" +
-		"| cnn-plain | — | — |\n"
+	// Sizes exactly in the largest unit that divides them, pools in the
+	// table's order, shapes min, opt, max, layer types in the order written.
+	want := "\n### Settings that differ\n\n| Build | l2-limit-for-tiling | layer-precisions | memory-pools | profiling-verbosity | shapes |\n" +
+		"|---|---|---|---|---|---|\n" +
+		"| cnn-none | — | — | — | none | — |\n" +
+		"| cnn-detailed | 1500KB | \\*:fp16,conv1:fp32 | workspace=1GiB tactic-shared=48KiB | detailed | x min=1x3 opt=4x3 max=8x3 |\n" +
+		"| cnn-plain | — | — | — | — | — |\n"
 	if got := settingsTable(builds); got != want {
 		t.Errorf("got\n%s\nwant\n%s", got, want)
 	}

@@ -8,9 +8,10 @@ import (
 )
 
 // Sizes have this one home, both ways: Bytes writes one as the report and
-// the cache commands show it ("440.8 kB"), and ParseBytes reads what
-// Bytes writes as well as the sizes people write in the matrix file and on
-// the command line ("4GiB", "512 MiB", "1.5GB", "600kB").
+// the cache commands show it ("440.8 kB"), ExactSize as a matrix file
+// writes it ("1GiB"), and ParseBytes reads what both write as well as the
+// sizes people write in the matrix file and on the command line ("4GiB",
+// "512 MiB", "1.5GB", "600kB").
 
 // Bytes is a size in decimal units, as the report and the cache commands
 // write it: "812 B", "12.3 MB".
@@ -53,4 +54,22 @@ func ParseBytes(s string) (int64, error) {
 		return 0, fmt.Errorf("invalid size %q; write a positive number with a unit: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), in any case", s)
 	}
 	return int64(bytes), nil
+}
+
+// ExactSize is a size exactly, in the largest unit that divides it, as a
+// matrix file writes one: binary units first ("1GiB", "48KiB"), then
+// decimal ("1500MB"), else bytes ("1234B"). ParseBytes reads it back
+// to the same number, so a setting shows as the user wrote it in the usual
+// case and never rounded.
+func ExactSize(n int64) string {
+	units := []struct {
+		suffix string
+		size   int64
+	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}}
+	for _, u := range units {
+		if n != 0 && n%u.size == 0 {
+			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		}
+	}
+	return fmt.Sprintf("%dB", n)
 }

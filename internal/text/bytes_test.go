@@ -42,3 +42,12 @@ func TestParseBytesReadsWhatBytesWrites(t *testing.T) {
 		}
 	}
 }
+
+func TestExactSize(t *testing.T) {
+	for n, want := range map[int64]string{1 << 30: "1GiB", 2 << 30: "2GiB", 48 << 10: "48KiB", 1536 << 20: "1536MiB",
+		1_500_000_000: "1500MB", 4_000_000: "4MB", 1234: "1234B", 0: "0B", 3 << 40: "3072GiB"} {
+		if got := ExactSize(n); got != want {
+			t.Errorf("ExactSize(%d) = %q, want %q", n, got, want)
+		}
+	}
+}

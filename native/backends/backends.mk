@@ -33,8 +33,13 @@ TRT10_OLDEST_INCLUDE ?= $(TRT_HEADERS)/10.0/include
 endif
 
 BACKEND_SRC := native/backends/shim.cc
-BACKEND_DEPS := $(BACKEND_SRC) native/backends/json.h native/backends/request.h native/trtaction.h \
-	native/backends/files.h native/backends/host_log.h native/backends/precision.h native/backends/version_gate.h native/backends/builder_settings.h \
+# The TensorRT-free headers every test and shim include; the generated ones
+# come from internal/settings (go generate ./internal/settings).
+BACKEND_PURE_HEADERS := native/backends/json.h native/backends/request.h native/backends/backend_table.h \
+	native/backends/settings_table.h native/backends/settings_decode.h native/backends/precision.h \
+	native/backends/version_gate.h native/backends/layer_match.h
+BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h \
+	native/backends/files.h native/backends/host_log.h native/backends/builder_settings.h native/backends/settings_enums.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
@@ -98,8 +103,14 @@ BACKEND_SETTINGS_TESTS :=
 ifneq ($(TRT10_INCLUDE),)
 BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt10
 endif
+ifneq ($(TRT10_OLDEST_INCLUDE),)
+BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt10.0
+endif
 ifneq ($(TRT11_INCLUDE),)
 BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt11
+endif
+ifneq ($(TRT_RTX_INCLUDE),)
+BACKEND_SETTINGS_TESTS += bin/backends-settings-test-rtx
 endif
 backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TEST_BIN) $(BACKEND_SETTINGS_TESTS)
 	$(BACKEND_TEST_BIN)
@@ -107,10 +118,13 @@ backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TE
 	$(BACKEND_GATE_TEST_BIN)
 	$(foreach t,$(BACKEND_SETTINGS_TESTS),$(t) &&) true
 
-# settings_test.cc against each datacenter major's real headers: a recording
-# stand-in sits in IBuilderConfig's implementation table, its other methods
-# generated from that version's NvInferImpl.h (gen_standin.sh).
-#   settings_test.cc  builder_settings.h: each setting reaches its setter with its value
+# settings_test.cc against each header set a backend is compiled with
+# (TensorRT 10.16, 10.0, 11.1, TensorRT-RTX): a recording stand-in sits in
+# IBuilderConfig's implementation table, its other methods generated from that
+# version's NvInferImpl.h (gen_standin.sh).
+#   settings_test.cc  builder_settings.h: each setting reaches its setter with its value;
+#                     settings_enums.h: each value's enumerator exists exactly where
+#                     the settings table says
 BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/test_check.h $(BACKEND_DEPS)
 backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
 backend_settings_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
@@ -122,21 +136,30 @@ bin/backends-settings-test-trt10: $(BACKEND_SETTINGS_DEPS)
 	$(call backend_standins,$(TRT10_INCLUDE))
 	$(call backend_settings_test,TAM_FLAVOR_TRT10,$(TRT10_INCLUDE))
 
+bin/backends-settings-test-trt10.0: $(BACKEND_SETTINGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_standins,$(TRT10_OLDEST_INCLUDE))
+	$(call backend_settings_test,TAM_FLAVOR_TRT10,$(TRT10_OLDEST_INCLUDE))
+
 bin/backends-settings-test-trt11: $(BACKEND_SETTINGS_DEPS)
 	@mkdir -p $(dir $@)
 	$(call backend_standins,$(TRT11_INCLUDE))
 	$(call backend_settings_test,TAM_FLAVOR_TRT11,$(TRT11_INCLUDE))
 
+bin/backends-settings-test-rtx: $(BACKEND_SETTINGS_DEPS)
+	@mkdir -p $(dir $@)
+	$(call backend_standins,$(TRT_RTX_INCLUDE))
+	$(call backend_settings_test,TAM_FLAVOR_RTX,$(TRT_RTX_INCLUDE))
+
 $(BACKEND_GATE_TEST_BIN): native/backends/version_gate_test.cc native/backends/version_gate.h native/backends/test_check.h
 	@mkdir -p $(dir $@)
 	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -o $@ native/backends/version_gate_test.cc
 
-$(BACKEND_TEST_BIN): native/backends/request_test.cc native/backends/request.h native/backends/json.h \
-		native/backends/test_check.h
+$(BACKEND_TEST_BIN): native/backends/request_test.cc $(BACKEND_PURE_HEADERS) native/backends/test_check.h
 	@mkdir -p $(dir $@)
 	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -o $@ native/backends/request_test.cc
 
-$(BACKEND_SUPPORT_TEST_BIN): native/backends/support_test.cc native/backends/files.h native/backends/precision.h \
+$(BACKEND_SUPPORT_TEST_BIN): native/backends/support_test.cc $(BACKEND_PURE_HEADERS) native/backends/files.h \
 		native/backends/host_log.h native/backends/test_check.h native/trtaction.h
 	@mkdir -p $(dir $@)
 	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -pthread -o $@ native/backends/support_test.cc

@@ -10,9 +10,10 @@
 #include <string>
 #include <vector>
 
-namespace tam {
+#include "backend_table.h"
+#include "settings_table.h"
 
-enum class Flavour { kTensorRT10, kTensorRT11, kTensorRTRTX };
+namespace tam {
 
 // The builder flags a precision can turn on. Named after nvinfer1::BuilderFlag.
 enum class PrecisionFlag { kTF32, kFP16, kBF16, kINT8, kFP8 };
@@ -22,20 +23,14 @@ enum class PrecisionFlag { kTF32, kFP16, kBF16, kINT8, kFP8 };
 // headers, should a flag ever be added within 10.x.
 constexpr int32_t kFirstTensorRT10MinorWithBF16 = 0;
 
-inline const char* flavour_name(Flavour f) {
-  switch (f) {
-    case Flavour::kTensorRT10: return "TensorRT 10.x";
-    case Flavour::kTensorRT11: return "TensorRT 11.x";
-    case Flavour::kTensorRTRTX: return "TensorRT-RTX";
-  }
-  return "TensorRT";
-}
-
 namespace detail {
 
-inline bool is_known_precision(const std::string& p) {
-  static const char* const kKnown[] = {"fp32", "fp16", "bf16", "int8", "fp8", "tf32", "best"};
-  return std::any_of(std::begin(kKnown), std::end(kKnown), [&](const char* k) { return p == k; });
+inline bool is_known_precision(const std::string& p) { return contains(allowed::precision, p); }
+
+inline std::string known_precisions() {
+  std::string list;
+  for (const auto& p : allowed::precision) list += (list.empty() ? "" : ", ") + p;
+  return list;
 }
 
 // in_model_hint says how to get precision p from a strongly typed network.
@@ -68,12 +63,12 @@ inline std::vector<PrecisionFlag> precision_flags(Flavour flavour, int32_t libra
   std::vector<PrecisionFlag> flags;
   for (const auto& p : precision) {
     if (!detail::is_known_precision(p))
-      throw std::invalid_argument("precision \"" + p + "\" is unknown; allowed: fp32, fp16, bf16, int8, fp8, tf32, best");
+      throw std::invalid_argument("precision \"" + p + "\" is unknown; allowed: " + detail::known_precisions());
     if (p == "tf32") {
       detail::add_flag(flags, PrecisionFlag::kTF32);
       continue;
     }
-    if (flavour != Flavour::kTensorRT10)
+    if (flavour != Flavour::kTRT10)
       throw std::invalid_argument("precision \"" + p + "\": " + flavour_name(flavour) +
                                   " networks are always strongly typed, so the ONNX model's types decide precision "
                                   "and precision flags do not exist; remove precision (only tf32 is allowed) and "

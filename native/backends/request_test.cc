@@ -2,6 +2,7 @@
 // Built and run by `make backends-test` (native/backends/backends.mk).
 #include <string>
 
+#include "layer_match.h"
 #include "request.h"
 #include "test_check.h"
 
@@ -15,15 +16,18 @@ void test_full_request() {
   // (\u003c for '<', non-ASCII kept as UTF-8).
   const std::string json =
       R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l",)"
-      R"("workspace_bytes":1073741824,"opt_level":0,"tiling_level":0,"precision":["fp16","int8"],"strongly_typed":true,)"
+      R"("precision":["fp16","int8"],"strongly_typed":true,)"
       R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
-      R"("timing_cache":"/c/t\u00e9.cache","sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5}})";
+      R"("timing_cache":"/c/t\u00e9.cache","sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5},)"
+      R"("settings":{"opt-level":0,"tiling-optimization-level":0,"memory-pools":{"workspace":1073741824}}})";
   tam::BuildRequest r = tam::decode_request(json);
   check(r.name == "cnn <fp16>", "name unescaped");
   check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l", "paths");
-  check(r.workspace_bytes == 1073741824, "workspace_bytes");
-  check(r.has_opt_level && r.opt_level == 0, "opt_level 0 is kept, not taken for absent");
-  check(r.has_tiling_level && r.tiling_level == 0, "tiling_level 0 is kept, not taken for absent");
+  check(r.settings.memory_pools.size() == 1 && r.settings.memory_pools[0].second == 1073741824,
+        "workspace is memory-pools.workspace");
+  check(r.settings.has_opt_level && r.settings.opt_level == 0, "opt-level 0 is kept, not taken for absent");
+  check(r.settings.has_tiling_optimization_level && r.settings.tiling_optimization_level == 0,
+        "tiling-optimization-level 0 is kept, not taken for absent");
   check(r.precision.size() == 2 && r.precision[1] == "int8", "precision");
   check(r.strongly_typed, "strongly_typed");
   check(r.shapes.count("input") == 1 && r.shapes["input"].opt[0] == 4 && r.shapes["input"].max[1] == 64, "shapes");
@@ -33,7 +37,9 @@ void test_full_request() {
 
 void test_minimal_request() {
   tam::BuildRequest r = tam::decode_request(R"( {"name":"m","onnx":"a.onnx","engine_tmp":"e"} )");
-  check(!r.has_opt_level && !r.has_tiling_level && r.workspace_bytes == 0 && r.shapes.empty() && !r.strongly_typed, "defaults");
+  check(!r.settings.has_opt_level && !r.settings.has_tiling_optimization_level && r.settings.memory_pools.empty() &&
+            r.shapes.empty() && !r.strongly_typed,
+        "defaults");
   check(!r.no_monitor, "the monitor is installed unless asked otherwise");
 }
 
@@ -59,13 +65,21 @@ void test_errors() {
   check(throws_with([] { tamjson::parse("\"\\ud800x\""); }, "surrogate"), "lone high surrogate");
   check(throws_with([] { tamjson::parse("{} x"); }, "after the value"), "trailing text");
   check(throws_with([] { tamjson::parse(std::string(100, '[')); }, "nested too deeply"), "depth limit");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":7})"); }, "opt_level must be 0 to 5"),
-        "opt level range");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","tiling_level":4})"); },
-                    "tiling_level must be 0 to 3"),
-        "tiling level range");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","opt_level":1.5})"); }, "want an integer"),
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":{"opt-level":7}})"); },
+                    "settings.opt-level must be 0 to 5"),
+        "opt level range, from the settings table");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":{"tiling-optimization-level":4}})"); },
+                    "settings.tiling-optimization-level must be 0 to 3"),
+        "tiling level range, from the settings table");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":{"opt-level":1.5}})"); },
+                    "want an integer"),
         "fractional integer refused");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","precision":["fp4"]})"); },
+                    "precision: \"fp4\" is unknown; allowed: fp32, fp16"),
+        "precision values come from the settings table");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","targets":["sm90"]})"); },
+                    "targets: \"sm90\" is unknown; allowed: sm75"),
+        "target values come from the settings table");
   check(throws_with([] { tam::decode_request(R"({"engine_tmp":"e"})"); }, "onnx"), "onnx required");
   check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1]}}})"); },
                     "shapes.x: needs min, opt and max"),
@@ -73,7 +87,9 @@ void test_errors() {
   check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1,2],"max":[1]}}})"); },
                     "same rank"),
         "shape ranks agree");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","workspace_bytes":99999999999999999999})"); },
+  check(throws_with([] {
+          tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":{"memory-pools":{"workspace":99999999999999999999}}})");
+        },
                     "want an integer"),
         "int64 overflow refused");
 }
@@ -82,7 +98,8 @@ void test_settings() {
   // What encoding/json writes for matrix.Settings.Map(): keys are the matrix's key names.
   const std::string json =
       R"({"onnx":"a","engine_tmp":"e","settings":{"strongly-typed":true,"plugins":["/p/a.so"],"plugins-serialize":["/p/b.so"],)"
-      R"("precision-constraints":"obey","layer-precisions":{"/conv/*":"fp32"},"layer-output-types":{"fc":"fp16"},)"
+      R"("precision-constraints":"obey","layer-precisions":[{"layer":"/conv/*","type":"fp32"},{"layer":"*","type":"fp16"}],)"
+      R"("layer-output-types":[{"layer":"fc","type":"fp16"}],)"
       R"("int8-calibration-cache":"/c.cache","tf32":false,"hardware-compatibility":"same-compute-capability",)"
       R"("version-compatible":true,"exclude-lean-runtime":true,"refit":"individual","strip-weights":true,)"
       R"("weight-streaming":true,"runtime-platform":"windows-amd64","tactic-sources":["+cublas","-cudnn"],)"
@@ -95,13 +112,15 @@ void test_settings() {
   check(s.has_strongly_typed && s.strongly_typed && r.strongly_typed, "strongly-typed reaches strongly_typed");
   check(s.plugins.size() == 1 && s.plugins[0] == "/p/a.so" && s.plugins_serialize[0] == "/p/b.so", "plugins");
   check(s.precision_constraints == "obey", "precision-constraints");
-  check(s.layer_precisions.size() == 1 && s.layer_precisions[0].first == "/conv/*" && s.layer_precisions[0].second == "fp32",
-        "layer-precisions");
+  check(s.layer_precisions.size() == 2 && s.layer_precisions[0].first == "/conv/*" && s.layer_precisions[0].second == "fp32" &&
+            s.layer_precisions[1].first == "*",
+        "layer-precisions, in the order written");
   check(s.layer_output_types[0].second == "fp16", "layer-output-types");
   check(s.int8_calibration_cache == "/c.cache", "int8-calibration-cache");
   check(s.has_tf32 && !s.tf32, "tf32 false is kept, not taken for absent");
   check(s.hardware_compatibility == "same-compute-capability" && s.refit == "individual", "enums");
-  check(s.version_compatible && s.exclude_lean_runtime && s.strip_weights && s.weight_streaming, "flags");
+  check(s.has_version_compatible && s.version_compatible && s.exclude_lean_runtime && s.strip_weights && s.weight_streaming,
+        "flags");
   check(s.runtime_platform == "windows-amd64" && s.sparsity == "enable" && s.profiling_verbosity == "detailed", "more enums");
   check(s.tactic_sources.size() == 2 && s.tactic_sources[1] == "-cudnn", "tactic-sources");
   check(s.has_max_tactics && s.max_tactics == 4, "max-tactics");
@@ -110,7 +129,7 @@ void test_settings() {
   check(s.memory_pools.size() == 1 && s.memory_pools[0].first == "tactic-shared" && s.memory_pools[0].second == 49152,
         "memory-pools");
   check(s.preview_features.size() == 1 && s.preview_features[0] == "-aliased-plugin-io-10-03", "preview-features");
-  check(s.has_dla && s.dla_core == 1 && s.dla_gpu_fallback, "dla");
+  check(s.has_dla && s.dla.core == 1 && s.dla.gpu_fallback, "dla");
   check(s.builder_flags.size() == 2 && s.builder_flags[1] == "require-user-allocation", "builder-flags");
 }
 
@@ -127,11 +146,37 @@ void test_settings_errors() {
   check(throws_with(with(R"({"memory-pools":{"l2":5}})"), "settings.memory-pools: \"l2\" is unknown"), "pool name");
   check(throws_with(with(R"({"tf32":"no"})"), "settings.tf32: want true or false"), "bool type");
   check(throws_with(with(R"({"builder-flags":["fast"]})"), "settings.builder-flags: \"fast\" is unknown"), "flag names");
+  check(throws_with(with(R"({"dla":{"core":0,"fallback":true}})"), "settings.dla: \"fallback\" is unknown"), "dla fields");
+  check(throws_with(with(R"({"layer-precisions":{"a":"fp16"}})"), "in the order written"),
+        "layer-precisions is a list: a JSON object would lose the order");
+  check(throws_with(with(R"({"layer-precisions":[{"layer":"a","type":"fp64"}]})"), "settings.layer-precisions.a: \"fp64\""),
+        "layer types");
+}
+
+// The layer-precisions precedence (layer_match.h): an exact name wins over
+// any glob whatever the order, * loses to every other pattern, and among the
+// other globs the first written wins.
+void test_layer_precedence() {
+  using P = std::vector<std::pair<std::string, std::string>>;
+  check(tam::winning_pattern(P{{"conv1", "fp32"}, {"*", "fp16"}}, "conv1") == 0, "trtexec's rule: conv1:fp32,*:fp16");
+  check(tam::winning_pattern(P{{"*", "fp16"}, {"conv1", "fp32"}}, "conv1") == 1, "the exact name wins whatever the order");
+  check(tam::winning_pattern(P{{"*", "fp16"}, {"conv1", "fp32"}}, "fc") == 0, "* covers the rest");
+  check(tam::winning_pattern(P{{"/backbone/*", "fp16"}, {"*attn*", "fp32"}}, "/backbone/attn/MatMul") == 0,
+        "among globs the first written wins");
+  check(tam::winning_pattern(P{{"*attn*", "fp32"}, {"/backbone/*", "fp16"}}, "/backbone/attn/MatMul") == 0,
+        "... in either order written");
+  check(tam::winning_pattern(P{{"*", "fp16"}, {"/backbone/*", "fp32"}}, "/backbone/conv") == 1, "* loses to another glob");
+  check(tam::winning_pattern(P{{"/head/*", "fp16"}, {"/backbone/Conv", "int8"}, {"/backbone/*", "fp32"}}, "/backbone/Conv") == 1,
+        "an exact name wins over an earlier glob");
+  check(tam::winning_pattern(P{{"/head/*", "fp16"}}, "/backbone/Conv") == -1, "no pattern names it");
+  check(tam::layer_matches("*", "/a/b") && tam::layer_matches("a[b", "a[b") && !tam::layer_matches("/a/*", "/b/c"),
+        "* crosses /, and a name that is a broken glob still names itself");
 }
 
 }  // namespace
 
 int main() {
+  test_layer_precedence();
   test_settings();
   test_settings_errors();
   test_full_request();

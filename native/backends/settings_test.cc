@@ -1,11 +1,14 @@
-// settings_test.cc: drives builder_settings.h, compiled against the real
-// TensorRT 10 or 11 headers (-DTAM_FLAVOR_TRT10 / -DTAM_FLAVOR_TRT11), and
-// checks that each matrix setting reaches the right setter with the right
-// value. No TensorRT library is needed: IBuilderConfig's methods call
-// through its implementation table (apiv::VBuilderConfig), and the test puts
-// a recording stand-in there, whose other methods are generated from the
-// same headers (gen_standin.sh). Built and run by `make backends-test` when
-// TRT_HEADERS is given (backends.mk).
+// settings_test.cc: drives builder_settings.h and the generated
+// settings_enums.h, compiled against each flavour's real headers (TensorRT
+// 10.0, 10.16, 11.1 and TensorRT-RTX; -DTAM_FLAVOR_*), and checks that each
+// matrix setting reaches the right setter with the right value, and that every
+// value's enumerator exists exactly where the settings table says. No
+// TensorRT library is needed: IBuilderConfig's methods call through its
+// implementation table (apiv::VBuilderConfig), and the test puts a recording
+// stand-in there, whose other methods are generated from the same headers
+// (gen_standin.sh). Built and run by `make backends-test` when TRT_HEADERS
+// (and the TensorRT-RTX headers) are given (backends.mk).
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <set>
@@ -38,12 +41,19 @@ namespace {
 
 using namespace nvinfer1;
 using namespace nvinfer1::apiv;
+// The stand-ins implement every method, deprecated ones too.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
 #include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults
+#pragma GCC diagnostic pop
 
 using tamtest::check;
 using tamtest::throws_with;
 
 constexpr TacticSources kAllTactics = 0xff;
+
+// The gate of a library as new as the headers.
+tam::Gate same_as_headers() { return tam::Gate(TAM_HEADERS_MINOR, TAM_HEADERS_MINOR); }
 
 // RecordingConfig remembers every builder-config call builder_settings.h makes.
 class RecordingConfig : public VBuilderConfigDefaults {
@@ -53,10 +63,10 @@ class RecordingConfig : public VBuilderConfigDefaults {
   TacticSources tactics = kAllTactics;
   bool refuse_tactics = false;
   int aux = -1, verbosity = -1, hardware = -1, platform = -1, max_tactics = -1, dla_core = -1, device = -1;
+  int opt_level = -1, tiling = -1;
   int64_t l2 = -1;
   std::map<int, bool> previews;
   std::vector<std::string> serialize;
-  std::vector<std::string> calls;
 
   void setFlag(BuilderFlag f) noexcept override { flags_set.insert(static_cast<int>(f)); }
   void clearFlag(BuilderFlag f) noexcept override { flags_cleared.insert(static_cast<int>(f)); }
@@ -66,7 +76,7 @@ class RecordingConfig : public VBuilderConfigDefaults {
     tactics = t;
     return !refuse_tactics;
   }
-#if NV_TENSORRT_MAJOR == 10
+#if defined(TAM_FLAVOR_TRT10)
   void setMaxAuxStreams(int32_t n) noexcept override { aux = n; }
 #else
   bool setMaxAuxStreams(int32_t n) noexcept override {
@@ -76,12 +86,25 @@ class RecordingConfig : public VBuilderConfigDefaults {
 #endif
   void setProfilingVerbosity(ProfilingVerbosity v) noexcept override { verbosity = static_cast<int>(v); }
   void setHardwareCompatibilityLevel(HardwareCompatibilityLevel h) noexcept override { hardware = static_cast<int>(h); }
+  void setBuilderOptimizationLevel(int32_t level) noexcept override { opt_level = level; }
+#if TAM_HAS_TILING_OPTIMIZATION_LEVEL
+  bool setTilingOptimizationLevel(TilingOptimizationLevel level) noexcept override {
+    tiling = static_cast<int>(level);
+    return true;
+  }
+#endif
+#if TAM_HAS_RUNTIME_PLATFORM
   void setRuntimePlatform(RuntimePlatform p) noexcept override { platform = static_cast<int>(p); }
+#endif
+#if TAM_HAS_MAX_TACTICS
   void setMaxNbTactics(int32_t n) noexcept override { max_tactics = n; }
+#endif
+#if TAM_HAS_L2_LIMIT_FOR_TILING
   bool setL2LimitForTiling(int64_t size) noexcept override {
     l2 = size;
     return true;
   }
+#endif
   void setPreviewFeature(PreviewFeature f, bool on) noexcept override { previews[static_cast<int>(f)] = on; }
   void setPluginsToSerialize(char const* const* paths, int32_t n) noexcept override {
     for (int32_t i = 0; i < n; ++i) serialize.push_back(paths[i]);
@@ -105,38 +128,57 @@ const tam::TrtErrors& said(const std::string& message) {
 
 int flag(BuilderFlag f) { return static_cast<int>(f); }
 
+// every_setting is every setting these headers and this flavour have.
 tam::Settings every_setting() {
   tam::Settings s;
   s.has_tf32 = true;
   s.tf32 = false;
   s.sparsity = "enable";
-  s.version_compatible = s.exclude_lean_runtime = s.strip_weights = s.weight_streaming = true;
+  s.has_version_compatible = s.version_compatible = true;
+  s.has_exclude_lean_runtime = s.exclude_lean_runtime = true;
+  s.has_strip_weights = s.strip_weights = true;
+  s.has_weight_streaming = s.weight_streaming = true;
   s.refit = "identical";
-  s.memory_pools = {{"workspace", 1 << 30}, {"tactic-shared", 48 << 10}, {"dla-sram", 1 << 20}, {"dla-local", 2 << 20},
-                    {"dla-global", 3 << 20}};
+  s.memory_pools = {{"workspace", 1 << 30}, {"tactic-shared", 48 << 10}};
   s.tactic_sources = {"-jit-convolutions", "+edge-mask-convolutions"};
   s.has_max_aux_streams = true;
   s.max_aux_streams = 3;
+  s.has_opt_level = true;
+  s.opt_level = 4;
   s.profiling_verbosity = "detailed";
+  s.hardware_compatibility = "ampere-plus";
+  s.plugins_serialize = {"/p/a.so", "/p/b.so"};
+  s.builder_flags = {"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache"};
+#if TAM_HEADERS_MINOR >= 16
   s.hardware_compatibility = "same-compute-capability";
   s.runtime_platform = "windows-amd64";
   s.has_max_tactics = true;
   s.max_tactics = 7;
   s.has_l2_limit_for_tiling = true;
   s.l2_limit_for_tiling = 4 << 20;
+  s.has_tiling_optimization_level = true;
+  s.tiling_optimization_level = 2;
   s.preview_features = {"+runtime-activation-resize-10-10", "-aliased-plugin-io-10-03"};
-  s.plugins_serialize = {"/p/a.so", "/p/b.so"};
-  s.has_dla = s.dla_gpu_fallback = true;
-  s.dla_core = 1;
-  s.builder_flags = {"debug", "disable-timing-cache", "error-on-timing-cache-miss", "disable-compilation-cache",
-                     "strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"};
+  for (const char* f : {"strict-nans", "monitor-memory", "editable-timing-cache", "distributive-independence"})
+    s.builder_flags.push_back(f);
+#endif
+#if TAM_HAS_DLA
+  s.memory_pools.insert(s.memory_pools.end(), {{"dla-sram", 1 << 20}, {"dla-local", 2 << 20}, {"dla-global", 3 << 20}});
+  s.has_dla = s.dla.gpu_fallback = true;
+  s.dla.core = 1;
+#endif
+#if defined(TAM_FLAVOR_RTX)
+  s.builder_flags.push_back("require-user-allocation");
+#endif
   return s;
 }
 
 void test_every_setting_reaches_its_setter() {
   RecordingConfig rec;
   ConfigOver config(&rec);
-  tam::apply_config(config, every_setting(), tam::Gate(1000, 1000), said(""));
+  const tam::Settings s = every_setting();
+  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::kFlavour, s); }, ""), "this flavour has every setting of every_setting");
+  tam::apply_config(config, s, same_as_headers(), said(""));
 
   check(rec.flags_cleared.count(flag(BuilderFlag::kTF32)) == 1, "tf32: false clears kTF32");
   check(rec.flags_set.count(flag(BuilderFlag::kTF32)) == 0, "tf32: false does not set it");
@@ -147,36 +189,68 @@ void test_every_setting_reaches_its_setter() {
   check(rec.flags_set.count(flag(BuilderFlag::kWEIGHT_STREAMING)) == 1, "weight-streaming");
   check(rec.flags_set.count(flag(BuilderFlag::kREFIT_IDENTICAL)) == 1 && rec.flags_set.count(flag(BuilderFlag::kREFIT)) == 0,
         "refit: identical sets kREFIT_IDENTICAL only");
-  check(rec.flags_set.count(flag(BuilderFlag::kGPU_FALLBACK)) == 1, "dla.gpu-fallback sets kGPU_FALLBACK");
   check(rec.pools[static_cast<int>(MemoryPoolType::kWORKSPACE)] == (1u << 30), "memory-pools.workspace");
   check(rec.pools[static_cast<int>(MemoryPoolType::kTACTIC_SHARED_MEMORY)] == (48u << 10), "memory-pools.tactic-shared");
-  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_MANAGED_SRAM)] == (1u << 20), "memory-pools.dla-sram");
-  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_LOCAL_DRAM)] == (2u << 20), "memory-pools.dla-local");
-  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_GLOBAL_DRAM)] == (3u << 20), "memory-pools.dla-global");
   const TacticSources jit = 1U << static_cast<uint32_t>(TacticSource::kJIT_CONVOLUTIONS);
   check(rec.tactics == (kAllTactics & ~jit), "tactic-sources: -jit-convolutions clears its bit, the rest stay");
   check(rec.aux == 3, "max-aux-streams");
+  check(rec.opt_level == 4, "opt-level");
   check(rec.verbosity == static_cast<int>(ProfilingVerbosity::kDETAILED), "profiling-verbosity: detailed");
+  check(rec.serialize == std::vector<std::string>{"/p/a.so", "/p/b.so"}, "plugins-serialize");
+  for (BuilderFlag f : {BuilderFlag::kDEBUG, BuilderFlag::kDISABLE_TIMING_CACHE, BuilderFlag::kERROR_ON_TIMING_CACHE_MISS,
+                        BuilderFlag::kDISABLE_COMPILATION_CACHE})
+    check(rec.flags_set.count(flag(f)) == 1, ("builder-flags sets flag " + std::to_string(flag(f))).c_str());
+#if TAM_HEADERS_MINOR >= 16
   check(rec.hardware == static_cast<int>(HardwareCompatibilityLevel::kSAME_COMPUTE_CAPABILITY), "hardware-compatibility");
   check(rec.platform == static_cast<int>(RuntimePlatform::kWINDOWS_AMD64), "runtime-platform: windows-amd64");
   check(rec.max_tactics == 7, "max-tactics");
   check(rec.l2 == (4 << 20), "l2-limit-for-tiling");
+  check(rec.tiling == 2, "tiling-optimization-level");
   check(rec.previews.size() == 2 && rec.previews[static_cast<int>(PreviewFeature::kRUNTIME_ACTIVATION_RESIZE_10_10)] &&
             !rec.previews[static_cast<int>(PreviewFeature::kALIASED_PLUGIN_IO_10_03)],
         "preview-features: + turns on, - turns off");
-  check(rec.serialize == std::vector<std::string>{"/p/a.so", "/p/b.so"}, "plugins-serialize");
-  check(rec.dla_core == 1 && rec.device == static_cast<int>(DeviceType::kDLA), "dla: core and the DLA as default device");
-  for (BuilderFlag f : {BuilderFlag::kDEBUG, BuilderFlag::kDISABLE_TIMING_CACHE, BuilderFlag::kERROR_ON_TIMING_CACHE_MISS,
-                        BuilderFlag::kDISABLE_COMPILATION_CACHE, BuilderFlag::kSTRICT_NANS, BuilderFlag::kMONITOR_MEMORY,
-                        BuilderFlag::kEDITABLE_TIMING_CACHE, BuilderFlag::kDISTRIBUTIVE_INDEPENDENCE})
+  for (BuilderFlag f : {BuilderFlag::kSTRICT_NANS, BuilderFlag::kMONITOR_MEMORY, BuilderFlag::kEDITABLE_TIMING_CACHE,
+                        BuilderFlag::kDISTRIBUTIVE_INDEPENDENCE})
     check(rec.flags_set.count(flag(f)) == 1, ("builder-flags sets flag " + std::to_string(flag(f))).c_str());
-  check(throws_with([] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT10, [] {
+#else
+  check(rec.hardware == static_cast<int>(HardwareCompatibilityLevel::kAMPERE_PLUS), "hardware-compatibility");
+#endif
+#if TAM_HAS_DLA
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_MANAGED_SRAM)] == (1u << 20), "memory-pools.dla-sram");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_LOCAL_DRAM)] == (2u << 20), "memory-pools.dla-local");
+  check(rec.pools[static_cast<int>(MemoryPoolType::kDLA_GLOBAL_DRAM)] == (3u << 20), "memory-pools.dla-global");
+  check(rec.flags_set.count(flag(BuilderFlag::kGPU_FALLBACK)) == 1, "dla.gpu-fallback sets kGPU_FALLBACK");
+  check(rec.dla_core == 1 && rec.device == static_cast<int>(DeviceType::kDLA), "dla: core and the DLA as default device");
+#endif
+#if defined(TAM_FLAVOR_RTX)
+  check(rec.flags_set.count(flag(BuilderFlag::kREQUIRE_USER_ALLOCATION)) == 1, "builder-flags require-user-allocation");
+#else
+  check(throws_with([] { tam::check_settings_fit_flavour(tam::kFlavour, [] {
                       tam::Settings s;
                       s.builder_flags = {"require-user-allocation"};
                       return s;
                     }()); },
                     "builder-flags require-user-allocation: TensorRT"),
         "require-user-allocation is TensorRT-RTX's alone");
+#endif
+}
+
+// Every value of the settings table that stands for an enumerator resolves
+// exactly where the table says it exists: in these headers' flavour and from
+// their 10.x minor on; elsewhere the lookup throws and yields no value.
+void test_every_value_resolves_exactly_where_the_table_says() {
+  int resolved = 0;
+  for (const auto& spec : tam::value_specs()) {
+    const bool flavour = spec.flavours.empty() ||
+                         std::find(spec.flavours.begin(), spec.flavours.end(), tam::kFlavour) != spec.flavours.end();
+    const bool here = flavour && spec.since <= TAM_HEADERS_MINOR;
+    const bool resolves = !throws_with([&] { tam::enums::lookup(spec.key, spec.value); }, "");
+    resolved += resolves;
+    check(here == resolves, (std::string(spec.key) + " " + spec.value + (here ? " should resolve here" : " should not resolve here")).c_str());
+  }
+  check(resolved > 10, "most values resolve");
+  check(throws_with([] { tam::enums::lookup("memory-pools", "l2"); }, "memory-pools: \"l2\" is unknown here"),
+        "an unknown value throws; it never becomes another value");
 }
 
 void test_a_refused_setter_names_the_key_and_tensorrt() {
@@ -185,63 +259,69 @@ void test_a_refused_setter_names_the_key_and_tensorrt() {
   ConfigOver config(&rec);
   tam::Settings s;
   s.tactic_sources = {"-edge-mask-convolutions"};
-  check(throws_with([&] { tam::apply_config(config, s, tam::Gate(1000, 1000), said("Error Code 3: no such source")); },
+  check(throws_with([&] { tam::apply_config(config, s, same_as_headers(), said("Error Code 3: no such source")); },
                     "tactic-sources: TensorRT refused the tactic sources: Error Code 3: no such source"),
         "setTacticSources returning false fails with the key and TensorRT's message");
 }
 
-#if NV_TENSORRT_MAJOR == 10
+#if defined(TAM_FLAVOR_TRT10)
 void test_tensorrt10_only_settings() {
   RecordingConfig rec;
   ConfigOver config(&rec);
   tam::Settings s;
   s.precision_constraints = "obey";
   s.tactic_sources = {"+cublas", "-cudnn"};
-  s.preview_features = {"+profile-sharing-0806", "+multidevice-runtime-10-16"};
-  tam::apply_config(config, s, tam::Gate(16, 16), said(""));
+  s.preview_features = {"+profile-sharing-0806"};
+#if TAM_HEADERS_MINOR >= 16
+  s.preview_features.push_back("+multidevice-runtime-10-16");
+#endif
+  tam::apply_config(config, s, same_as_headers(), said(""));
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   check(rec.flags_set.count(flag(BuilderFlag::kOBEY_PRECISION_CONSTRAINTS)) == 1, "precision-constraints: obey");
   const TacticSources cudnn = 1U << static_cast<uint32_t>(TacticSource::kCUDNN);
   const TacticSources cublas = 1U << static_cast<uint32_t>(TacticSource::kCUBLAS);
   check((rec.tactics & cublas) != 0 && (rec.tactics & cudnn) == 0, "tactic-sources: +cublas,-cudnn");
-  check(rec.previews[static_cast<int>(PreviewFeature::kPROFILE_SHARING_0806)] &&
-            rec.previews[static_cast<int>(PreviewFeature::kMULTIDEVICE_RUNTIME_10_16)],
-        "the 10.x-only preview features");
+  check(rec.previews[static_cast<int>(PreviewFeature::kPROFILE_SHARING_0806)], "the 10.x-only preview feature");
+#if TAM_HEADERS_MINOR >= 16
+  check(rec.previews[static_cast<int>(PreviewFeature::kMULTIDEVICE_RUNTIME_10_16)], "multidevice-runtime-10-16");
+#endif
 #pragma GCC diagnostic pop
 
   rec = RecordingConfig();
   s = tam::Settings();
   s.precision_constraints = "prefer";
-  tam::apply_config(config, s, tam::Gate(16, 16), said(""));
+  tam::apply_config(config, s, same_as_headers(), said(""));
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
   check(rec.flags_set.count(flag(BuilderFlag::kPREFER_PRECISION_CONSTRAINTS)) == 1, "precision-constraints: prefer");
 #pragma GCC diagnostic pop
-  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT10, every_setting()); }, ""),
-        "TensorRT 10 has every setting");
+  rec = RecordingConfig();
+  s.precision_constraints = "none";
+  tam::apply_config(config, s, same_as_headers(), said(""));
+  check(rec.flags_set.empty(), "precision-constraints: none sets nothing");
 }
 
+#if TAM_HEADERS_MINOR >= 16
 // A 10.3 library (JetPack 6) lacks the calls of 10.8: the build is refused
-// before any of them is made, and apply_config never calls past its table.
+// before any of them is made, and apply_config makes no call at all.
 void test_a_library_too_old_for_a_setting() {
-  tam::BuildRequest req;
-  req.settings = every_setting();
+  const tam::Settings s = every_setting();
   const tam::Gate gate(16, 3);
-  const std::string why = gate.refusal(tam::versioned_settings(req), "libnvinfer.so.10 is TensorRT 10.3.0.26", "10.16.0.72");
+  const std::string why = gate.refusal(tam::versioned_settings(s), "libnvinfer.so.10 is TensorRT 10.3.0.26", "10.16.0.72");
   check(why.find("l2-limit-for-tiling (needs 10.8)") != std::string::npos &&
             why.find("max-tactics (needs 10.8)") != std::string::npos &&
+            why.find("builder-flags strict-nans (needs 10.8)") != std::string::npos &&
             why.find("runtime-platform") == std::string::npos,
         ("the refusal names what 10.3 lacks, and only that: " + why).c_str());
   RecordingConfig rec;
   ConfigOver config(&rec);
-  tam::apply_config(config, req.settings, gate, said(""));
-  check(rec.l2 == -1 && rec.max_tactics == -1 && rec.hardware == -1, "no call past a 10.3 table");
-  check(rec.flags_set.count(flag(BuilderFlag::kSTRICT_NANS)) == 0 && rec.flags_set.count(flag(BuilderFlag::kDEBUG)) == 1,
-        "no flag a 10.3 library does not know; the 10.0 ones are set");
-  check(why.find("builder-flags strict-nans (needs 10.8)") != std::string::npos, "the refusal names the flag");
-  check(rec.platform == static_cast<int>(RuntimePlatform::kWINDOWS_AMD64), "10.3 has setRuntimePlatform");
+  check(throws_with([&] { tam::apply_config(config, s, gate, said("")); }, "needs TensorRT 10.8"),
+        "apply_config refuses too, should it ever be reached");
+  check(rec.l2 == -1 && rec.max_tactics == -1 && rec.flags_set.empty() && rec.flags_cleared.empty() && rec.pools.empty(),
+        "no call at all was made");
 }
+#endif
 
 // RecordingLayer and a network of two of them, for layer-precisions.
 class RecordingLayer : public VLayerDefaults {
@@ -296,12 +376,28 @@ void test_layer_types() {
   check(throws_with([&] { tam::apply_layer_types(network, s); }, "layer-precisions: \"/conv2/*\" matches no layer"),
         "a glob that matches nothing is an error");
 }
-#else
+
+// The precedence reaches the network: the exact name wins over * written
+// first (trtexec's conv1:fp32,*:fp16 in either order), and the first of two
+// globs wins.
+void test_layer_precedence_on_a_network() {
+  RecordingNetwork rec;
+  NetworkOver network(&rec);
+  tam::Settings s;
+  s.layer_precisions = {{"*", "fp16"}, {"/conv1/Conv", "fp32"}};
+  s.layer_output_types = {{"/conv1/*", "int8"}, {"*Conv", "fp32"}, {"*", "bf16"}};
+  tam::apply_layer_types(network, s);
+  check(rec.conv_.precision == static_cast<int>(DataType::kFLOAT), "the exact name wins over * written before it");
+  check(rec.fc_.precision == static_cast<int>(DataType::kHALF), "* covers the other layer");
+  check(rec.conv_.outputs[0] == static_cast<int>(DataType::kINT8), "the first written of two globs wins");
+  check(rec.fc_.outputs[0] == static_cast<int>(DataType::kBF16), "* where no other pattern names the layer");
+}
+#elif defined(TAM_FLAVOR_TRT11)
 void test_tensorrt11_refuses_tensorrt10_settings() {
   auto refused = [](void (*set)(tam::Settings&), const std::string& want) {
     tam::Settings s;
     set(s);
-    return throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT11, s); }, want);
+    return throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTRT11, s); }, want);
   };
   check(refused([](tam::Settings& s) { s.precision_constraints = "obey"; },
                 "precision-constraints: TensorRT 11.x has no such setting; only TensorRT 10.x"),
@@ -314,8 +410,20 @@ void test_tensorrt11_refuses_tensorrt10_settings() {
         "cudnn is 10.x only");
   tam::Settings typed;
   typed.has_strongly_typed = typed.strongly_typed = true;
-  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTensorRT11, typed); }, ""),
+  check(!throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kTRT11, typed); }, ""),
         "strongly-typed: true is fine on 11.x");
+}
+#elif defined(TAM_FLAVOR_RTX)
+void test_tensorrt_rtx_refuses_what_it_lacks() {
+  tam::Settings dla;
+  dla.has_dla = true;
+  check(throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kRTX, dla); },
+                    "dla: TensorRT-RTX 1.x has no such setting; only backend tensorrt has it (TensorRT-RTX has no DLA)"),
+        "no DLA");
+  tam::Settings pool;
+  pool.memory_pools = {{"dla-sram", 1}};
+  check(throws_with([&] { tam::check_settings_fit_flavour(tam::Flavour::kRTX, pool); }, "memory-pools.dla-sram: TensorRT-RTX"),
+        "no DLA pools");
 }
 #endif
 
@@ -323,13 +431,19 @@ void test_tensorrt11_refuses_tensorrt10_settings() {
 
 int main() {
   test_every_setting_reaches_its_setter();
+  test_every_value_resolves_exactly_where_the_table_says();
   test_a_refused_setter_names_the_key_and_tensorrt();
-#if NV_TENSORRT_MAJOR == 10
+#if defined(TAM_FLAVOR_TRT10)
   test_tensorrt10_only_settings();
+#if TAM_HEADERS_MINOR >= 16
   test_a_library_too_old_for_a_setting();
+#endif
   test_layer_types();
-#else
+  test_layer_precedence_on_a_network();
+#elif defined(TAM_FLAVOR_TRT11)
   test_tensorrt11_refuses_tensorrt10_settings();
+#elif defined(TAM_FLAVOR_RTX)
+  test_tensorrt_rtx_refuses_what_it_lacks();
 #endif
   return tamtest::summary();
 }

@@ -26,6 +26,7 @@
 #include <NvInfer.h>
 #include <NvOnnxParser.h>
 
+#include "backend_table.h"
 #include "builder_settings.h"
 #include "files.h"
 #include "host_log.h"
@@ -56,34 +57,17 @@ namespace {
 
 // ------------------------------------------------------------ flavour facts
 
-#if defined(TAM_FLAVOR_RTX)
-constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRTRTX;
-constexpr char kBackend[] = "tensorrt-rtx";
-constexpr char kProduct[] = "TensorRT-RTX";
-constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
-constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
-constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
-constexpr char kInstallHint[] =
-    "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; "
-    "eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it "
-    "(a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)";
-#else
-constexpr char kBackend[] = "tensorrt";
-constexpr char kProduct[] = "TensorRT";
-#if NV_TENSORRT_MAJOR == 10
-constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRT10;
-constexpr char kInferSoname[] = "libnvinfer.so.10";
-constexpr char kParserSoname[] = "libnvonnxparser.so.10";
-#else
-constexpr tam::Flavour kFlavour = tam::Flavour::kTensorRT11;
-constexpr char kInferSoname[] = "libnvinfer.so.11";
-constexpr char kParserSoname[] = "libnvonnxparser.so.11";
-#endif
-constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
-constexpr char kInstallHint[] =
-    "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT "
-    "container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
-#endif
+// kFlavour, kBackend, kProduct, the sonames, kLibEnv and kInstallHint come
+// from backend_table.h, generated from the backend registry
+// (internal/backend) for the TAM_FLAVOR_* this is compiled as.
+static_assert(tam::kFlavourMajor == NV_TENSORRT_MAJOR, "backend_table.h and the headers disagree on the major version");
+using tam::kBackend;
+using tam::kFlavour;
+using tam::kInferSoname;
+using tam::kInstallHint;
+using tam::kLibEnv;
+using tam::kParserSoname;
+using tam::kProduct;
 
 std::string version_string(int64_t major, int64_t minor, int64_t patch, int64_t build) {
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch) + "." +
@@ -347,21 +331,15 @@ void apply_precision(nvinfer1::IBuilderConfig& config, const std::vector<tam::Pr
 #pragma GCC diagnostic pop
 
 #if defined(TAM_FLAVOR_RTX)
+// apply_targets sets the targets, in the order the request lists them (a
+// set, in the settings table's order: the matrix makes it so).
 void apply_targets(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req) {
-  using CC = nvinfer1::ComputeCapability;
-  static const std::pair<const char*, CC> kKnown[] = {{"sm75", CC::kSM75},   {"sm80", CC::kSM80},
-                                                      {"sm86", CC::kSM86},   {"sm89", CC::kSM89},
-                                                      {"sm120", CC::kSM120}, {"sm121", CC::kSM121}};
   if (req.targets.empty()) return;  // TensorRT-RTX's own default; never kCURRENT, which needs a GPU
   if (!config.setNbComputeCapabilities(static_cast<int32_t>(req.targets.size())))
     fail("TensorRT-RTX refused " + std::to_string(req.targets.size()) + " targets: " + logger().last_error());
   for (size_t i = 0; i < req.targets.size(); ++i) {
     const std::string& t = req.targets[i];
-    const CC* cc = nullptr;
-    for (const auto& [name, value] : kKnown)
-      if (t == name) cc = &value;
-    if (cc == nullptr) fail("target \"" + t + "\" is unknown; allowed: sm75, sm80, sm86, sm89, sm120, sm121");
-    if (!config.setComputeCapability(*cc, static_cast<int32_t>(i)))
+    if (!config.setComputeCapability(tam::enums::targets(t), static_cast<int32_t>(i)))
       fail("TensorRT-RTX refused target " + t + ": " + logger().last_error());
   }
 }
@@ -529,18 +507,6 @@ tam::Gate make_gate(const Library& lib) {
 #endif
 }
 
-// apply_tiling_level: the call is only compiled where the headers have it,
-// and only made where the library has it too.
-void apply_tiling_level(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& req, const tam::Gate& gate) {
-  if (!req.has_tiling_level || !gate.allows(tam::kTilingLevel)) return;
-#if TAM_HEADERS_MINOR >= TAM_TRT10_MINOR_TILING
-  if (!config.setTilingOptimizationLevel(static_cast<nvinfer1::TilingOptimizationLevel>(req.tiling_level)))
-    fail("tiling-optimization-level " + std::to_string(req.tiling_level) + " was refused: " + logger().last_error());
-#else
-  (void)config;  // unreachable: the gate refuses what these headers lack
-#endif
-}
-
 const tam::TrtErrors& trt_errors() {
   static const tam::TrtErrors errors{[] { return logger().error_mark(); },
                                      [](uint64_t mark) { return logger().errors_since(mark); }};
@@ -571,7 +537,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
   check_version(lib);
   LoggerAttachment attach(host);
   const tam::Gate gate = make_gate(lib);
-  const std::string refusal = gate.refusal(tam::versioned_settings(req), lib.infer_path + " is " + kProduct + " " + lib.version(),
+  const std::string refusal = gate.refusal(tam::versioned_settings(req.settings), lib.infer_path + " is " + kProduct + " " + lib.version(),
                                            compiled_version());
   if (!refusal.empty()) fail(refusal);
 
@@ -590,19 +556,15 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
       static_cast<nvonnxparser::IParser*>(lib.create_parser(network.get(), &logger(), NV_ONNX_PARSER_VERSION)));
   if (!parser) fail("cannot create the ONNX parser (" + lib.parser_path + "): " + logger().last_error());
   parse_onnx(*parser, req.onnx);
-#if defined(TAM_FLAVOR_TRT10)
+#if TAM_HAS_LAYER_PRECISIONS || TAM_HAS_LAYER_OUTPUT_TYPES
   tam::apply_layer_types(*network, req.settings);
 #endif
 
   Owned<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
   if (!config) fail("cannot create a builder config: " + logger().last_error());
-  if (req.workspace_bytes > 0)
-    config->setMemoryPoolLimit(nvinfer1::MemoryPoolType::kWORKSPACE, static_cast<size_t>(req.workspace_bytes));
-  if (req.has_opt_level) config->setBuilderOptimizationLevel(req.opt_level);
-  apply_tiling_level(*config, req, gate);
   apply_precision(*config, tam::precision_flags(kFlavour, lib.minor, req.precision, req.strongly_typed));
   tam::apply_config(*config, req.settings, gate, trt_errors());
-#if defined(TAM_FLAVOR_TRT10)
+#if TAM_HAS_INT8_CALIBRATION_CACHE
   // The calibrator must outlive the build; it only serves the cache file.
   std::unique_ptr<tam::CacheOnlyCalibrator> calibrator;
   if (!req.settings.int8_calibration_cache.empty()) {

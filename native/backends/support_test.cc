@@ -178,7 +178,7 @@ Flags flags(Flavour f, std::vector<std::string> precision, int32_t minor = 16, b
 }
 
 void test_precision_tensorrt10() {
-  const auto T10 = Flavour::kTensorRT10;
+  const auto T10 = Flavour::kTRT10;
   check(flags(T10, {}).empty(), "no precision, no flags");
   check(flags(T10, {"fp32"}).empty(), "fp32 sets nothing: FP32 is always allowed");
   check(flags(T10, {"fp16"}) == Flags{PrecisionFlag::kFP16}, "fp16");
@@ -200,7 +200,7 @@ void test_precision_tensorrt10() {
 }
 
 void test_precision_strongly_typed_flavours() {
-  for (Flavour f : {Flavour::kTensorRT11, Flavour::kTensorRTRTX}) {
+  for (Flavour f : {Flavour::kTRT11, Flavour::kRTX}) {
     const std::string product = tam::flavour_name(f);
     check(throws_with([&] { flags(f, {"fp32"}); }, "precision \"fp32\": " + product + " networks are always strongly typed"),
           "fp32 is refused too: there is no flag to set");
@@ -210,12 +210,12 @@ void test_precision_strongly_typed_flavours() {
     check(flags(f, {"tf32"}) == Flags{PrecisionFlag::kTF32}, "tf32 is a builder flag everywhere");
     check(flags(f, {}).empty(), "no precision is fine");
   }
-  check(throws_with([] { flags(Flavour::kTensorRT11, {"fp16"}); }, "TensorRT 11.x"), "names TensorRT 11.x");
-  check(throws_with([] { flags(Flavour::kTensorRTRTX, {"fp16"}); }, "TensorRT-RTX networks"), "names TensorRT-RTX");
+  check(throws_with([] { flags(Flavour::kTRT11, {"fp16"}); }, "TensorRT 11.x"), "names TensorRT 11.x");
+  check(throws_with([] { flags(Flavour::kRTX, {"fp16"}); }, "TensorRT-RTX 1.x networks"), "names TensorRT-RTX");
 }
 
 void test_precision_unknown() {
-  for (Flavour f : {Flavour::kTensorRT10, Flavour::kTensorRT11, Flavour::kTensorRTRTX})
+  for (Flavour f : {Flavour::kTRT10, Flavour::kTRT11, Flavour::kRTX})
     check(throws_with([&] { flags(f, {"fp64"}); }, "\"fp64\" is unknown; allowed: fp32, fp16, bf16, int8, fp8, tf32, best"),
           "an unknown precision lists what is allowed");
 }

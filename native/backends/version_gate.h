@@ -13,24 +13,19 @@
 #define TAM_BACKENDS_VERSION_GATE_H
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <vector>
-
-// The 10.x minor that added IBuilderConfig::setTilingOptimizationLevel
-// (TensorRT 10.8 release notes). A macro because the shim also needs it in
-// #if: against older headers the call does not even compile.
-#define TAM_TRT10_MINOR_TILING 8
 
 namespace tam {
 
 // A build setting (named by its matrix key) whose TensorRT call arrived after
-// 10.0, with the 10.x minor version that added it.
+// 10.0, with the 10.x minor version that added it. The settings table says
+// which (settings_table.h, namespace since).
 struct VersionedSetting {
   const char* key;
   int32_t since_minor;
 };
-
-constexpr VersionedSetting kTilingLevel{"tiling-optimization-level", TAM_TRT10_MINOR_TILING};
 
 // Gate decides which of the requested versioned settings can be applied,
 // given the 10.x minor of the headers the shim was compiled with and of the
@@ -41,6 +36,15 @@ class Gate {
 
   // allows reports whether s's call exists in both the headers and the library.
   bool allows(const VersionedSetting& s) const { return s.since_minor <= compiled_ && s.since_minor <= library_; }
+
+  // require throws unless s's call exists in both: a call past the end of
+  // a library's method table is never made.
+  void require(const VersionedSetting& s) const {
+    if (!allows(s))
+      throw std::runtime_error(std::string(s.key) + " needs TensorRT 10." + std::to_string(s.since_minor) +
+                               " in both the library (10." + std::to_string(library_) + ") and the headers (10." +
+                               std::to_string(compiled_) + ")");
+  }
 
   // refused returns the requested settings the build cannot apply, in
   // request order.

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -33,7 +34,7 @@ func PhaseTree(endMs int64, finished bool) []*report.Phase {
 // OKBuild is a build that finished within its budgets.
 func OKBuild(name string, startMs, durMs int64) report.Build {
 	return report.Build{
-		Name: name, Backend: "sim", Status: report.StatusOK, StartMs: startMs, DurationMs: durMs,
+		Name: name, Backend: backend.Sim, Status: report.StatusOK, StartMs: startMs, DurationMs: durMs,
 		BudgetUse: 42, Callbacks: 3300, Phases: PhaseTree(durMs-100, true),
 		Engine: &report.Engine{Path: "out/" + name + ".engine", Bytes: 12_345_678, SHA256: "ab"},
 	}
@@ -42,7 +43,7 @@ func OKBuild(name string, startMs, durMs int64) report.Build {
 // OverBudgetBuild is a build a phase budget stopped.
 func OverBudgetBuild(name string, startMs, durMs int64) report.Build {
 	return report.Build{
-		Name: name, Backend: "tensorrt-rtx", Status: report.StatusBudgetExceeded, StartMs: startMs, DurationMs: durMs,
+		Name: name, Backend: backend.TensorRTRTX, Status: report.StatusBudgetExceeded, StartMs: startMs, DurationMs: durMs,
 		Reason: `phase "Timing tactics" over its 10s limit`,
 		Budget: &report.BudgetHit{Kind: "phase", Phase: "Building engine/Computing profile costs/Timing tactics", LimitMs: 10_000, ElapsedMs: 10_400},
 		Phases: PhaseTree(durMs, false),
@@ -57,7 +58,7 @@ func OverBudgetBuild(name string, startMs, durMs int64) report.Build {
 // text that must be escaped).
 func Sample() *report.Report {
 	failed := report.Build{
-		Name: "bert|large", Backend: "tensorrt", GPU: "1", Status: report.StatusFailed, StartMs: 40_000, DurationMs: 1_500,
+		Name: "bert|large", Backend: backend.TensorRT, GPU: "1", Status: report.StatusFailed, StartMs: 40_000, DurationMs: 1_500,
 		Reason:   "parser error: unsupported op <NonZero> & friends",
 		Warnings: []string{"timing cache ignored: version mismatch"},
 		Log:      []report.LogLine{{Severity: "error", Text: "ModelImporter.cpp:123: <b>NonZero</b> not supported"}},
@@ -137,7 +138,7 @@ func Settled(n int) *report.Report {
 // CacheHit is a build whose engine came from the engine cache in 50 ms;
 // the build that made it took buildMs.
 func CacheHit(name string, buildMs int64) report.Build {
-	return report.Build{Name: name, Backend: "sim", Status: report.StatusCached, DurationMs: 50,
+	return report.Build{Name: name, Backend: backend.Sim, Status: report.StatusCached, DurationMs: 50,
 		Cache: &report.CacheUse{Key: strings.Repeat("e", 64), Hit: true, BuildMs: buildMs}}
 }
 

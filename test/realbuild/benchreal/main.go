@@ -27,6 +27,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/native"
 )
@@ -87,7 +88,7 @@ func shapes(model string) map[string]native.Shape {
 // ---------------------------------------------------------------- overhead
 
 func overheadTable(o options) error {
-	so, err := native.ResolveBackend("tensorrt-rtx", "")
+	so, err := native.ResolveBackend(backend.TensorRTRTX, "")
 	if err != nil {
 		return err
 	}

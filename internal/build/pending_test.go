@@ -12,11 +12,10 @@ import (
 // built: its settings under the matrix's key names, and the library.
 func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	dir := t.TempDir()
-	level := 2
 	with := simBuild(dir, "with", func(b *matrix.Build) {
-		b.OptLevel = &level
-		b.Settings = matrix.Settings{{Key: "profiling-verbosity", Value: "detailed"}, {Key: "tf32", Value: false}}
+		b.Settings = matrix.Settings{{Key: "opt-level", Value: 2}, {Key: "profiling-verbosity", Value: "detailed"}, {Key: "tf32", Value: false}}
 		b.TrtexecIgnored = []string{"--iterations", "--useCudaGraph"}
+		b.TrtexecWarnings = []string{"--explicitBatch: removed in TensorRT 10, where explicit batch is always on; ignored"}
 	})
 	without := simBuild(dir, "without", nil)
 	rep := runReport([]matrix.Build{with, without}, testOptions(t), nil)
@@ -33,8 +32,9 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 	if s.Library != got["with"].Library {
 		t.Errorf("settings library %q, build library %q: want the loaded library in both", s.Library, got["with"].Library)
 	}
-	if w := got["with"].Warnings; len(w) != 1 || !strings.Contains(w[0], "trtexec flags ignored") || !strings.Contains(w[0], "--iterations --useCudaGraph") {
-		t.Errorf("warnings %q, want the ignored trtexec flags", w)
+	if w := got["with"].Warnings; len(w) != 2 || !strings.Contains(w[0], "trtexec flags ignored") || !strings.Contains(w[0], "--iterations --useCudaGraph") ||
+		w[1] != "trtexec --explicitBatch: removed in TensorRT 10, where explicit batch is always on; ignored" {
+		t.Errorf("warnings %q, want the ignored trtexec flags, then the removed one", w)
 	}
 	if got["without"].Settings != nil {
 		t.Errorf("a build without settings reports %+v", got["without"].Settings)

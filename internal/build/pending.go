@@ -8,8 +8,9 @@ import (
 )
 
 // pendingBuild is a build's report entry before it starts: what it is, how
-// it will be built (its settings), and the inference-only flags of its
-// trtexec line that it will not use.
+// it will be built (its settings), and what its trtexec line held that the
+// build does not use: inference-only flags, and flags trtexec deprecated
+// or removed.
 func pendingBuild(b matrix.Build) report.Build {
 	out := report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending}
 	if applied := b.BuilderSettings(); applied != nil {
@@ -18,6 +19,9 @@ func pendingBuild(b matrix.Build) report.Build {
 	if len(b.TrtexecIgnored) > 0 {
 		out.Warnings = []string{"trtexec flags ignored (they only matter when trtexec runs the engine): " +
 			strings.Join(b.TrtexecIgnored, " ")}
+	}
+	for _, w := range b.TrtexecWarnings {
+		out.Warnings = append(out.Warnings, "trtexec "+w)
 	}
 	return out
 }

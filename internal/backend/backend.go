@@ -1,0 +1,202 @@
+// Package backend is the one registry of the builders trt-action drives:
+// datacenter TensorRT, TensorRT-RTX and the simulator. Everything that
+// differs between them is a field here: the name a matrix file writes,
+// what messages call it, its trtexec-equivalent tool, the shim flavours
+// compiled for it (native/backends/shim.cc) and the library each loads,
+// what an engine is built for, and what names it in an engine cache key.
+// A new backend is a new entry in registry; every other package asks this
+// one. It imports nothing of trt-action's, so every layer may use it.
+package backend
+
+import "slices"
+
+// The backends' names, as a matrix file writes them (backend: ...).
+const (
+	TensorRT    = "tensorrt"
+	TensorRTRTX = "tensorrt-rtx"
+	Sim         = "sim"
+)
+
+// Backend is one builder.
+type Backend struct {
+	Name    string // the matrix file's backend: value
+	Product string // what messages call it: "TensorRT", "TensorRT-RTX"
+	// Tool is its trtexec-equivalent command, whose build flags a build's
+	// trtexec: line may hold and plan --trtexec writes; "" when it has none.
+	Tool string
+	// Flavours are the compilations of native/backends/shim.cc that build
+	// for it, oldest major first: which one runs is decided by the major
+	// version of the library that loads, the newest tried first
+	// (native/backend_select.go).
+	Flavours []Flavour
+	// Library is how its builder library is found; zero for a backend
+	// that has none (the simulator is built in).
+	Library Library
+	// Target is what its engines are built for.
+	Target Target
+	// Simulated: it needs no model, builds no engine a GPU could run,
+	// accepts every builder setting and only reports it.
+	Simulated bool
+}
+
+// Flavour is one compilation of the shim, against one major version's
+// headers, loading that major's library.
+type Flavour struct {
+	ID      string // names the flavour in the settings table: trt10, trt11, rtx
+	Product string // what messages call it: "TensorRT 10.x"
+	Major   int    // the library major version it loads
+	File    string // the shared object: libtam_trt10.so
+	// Define is the preprocessor macro its compilation defines
+	// (native/backends/backends.mk), HeadersVar the make variable naming
+	// the headers it is compiled against.
+	Define, HeadersVar string
+	// InferSoname and ParserSoname are the library files it loads: a
+	// folder named by --trt-lib or Library.Variable holds them.
+	InferSoname, ParserSoname string
+	// Setup says how to get its headers when they are not the make
+	// variable's alone; "" = "make HeadersVar=<folder holding NvInfer.h>".
+	Setup string
+	// Arches are the GOARCH values its library is published for; none =
+	// every one. Why says why the others have none.
+	Arches []string
+	Why    string
+}
+
+// Library is how a backend's builder library is found: --trt-lib, else
+// Variable, else the dynamic loader's search path (the shim's
+// load_library; internal/cache names the same files without loading them).
+type Library struct {
+	Variable string // the environment variable naming its folder or file
+	Install  string // how to get it, for a library that cannot be loaded
+}
+
+// Target says what a backend's engine is built for, which decides what
+// beyond the settings an engine cache key needs.
+type Target int
+
+const (
+	// TargetNone: the simulator builds nothing a GPU runs.
+	TargetNone Target = iota
+	// TargetBuildGPU: the engine fits the GPU it was built on, so that
+	// GPU's name and compute capability are part of its cache key.
+	TargetBuildGPU
+	// TargetSettings: built ahead of time for the compute capabilities its
+	// targets setting names (or the library's default list), with no GPU;
+	// the settings already say it.
+	TargetSettings
+)
+
+// Flavour IDs, as the settings table names them.
+const (
+	FlavourTRT10 = "trt10"
+	FlavourTRT11 = "trt11"
+	FlavourRTX   = "rtx"
+)
+
+var registry = []Backend{
+	{
+		Name: TensorRT, Product: "TensorRT", Tool: "trtexec",
+		Flavours: []Flavour{
+			{ID: FlavourTRT10, Product: "TensorRT 10.x", Major: 10, File: "libtam_trt10.so",
+				Define: "TAM_FLAVOR_TRT10", HeadersVar: "TRT10_INCLUDE",
+				InferSoname: "libnvinfer.so.10", ParserSoname: "libnvonnxparser.so.10"},
+			{ID: FlavourTRT11, Product: "TensorRT 11.x", Major: 11, File: "libtam_trt11.so",
+				Define: "TAM_FLAVOR_TRT11", HeadersVar: "TRT11_INCLUDE",
+				InferSoname: "libnvinfer.so.11", ParserSoname: "libnvonnxparser.so.11"},
+		},
+		Library: Library{Variable: "TRT_ACTION_TRT_LIB",
+			Install: "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT " +
+				"container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA"},
+		Target: TargetBuildGPU,
+	},
+	{
+		Name: TensorRTRTX, Product: "TensorRT-RTX", Tool: "tensorrt_rtx",
+		Flavours: []Flavour{
+			{ID: FlavourRTX, Product: "TensorRT-RTX 1.x", Major: 1, File: "libtam_rtx.so",
+				Define: "TAM_FLAVOR_RTX", HeadersVar: "TRT_RTX_INCLUDE",
+				InferSoname: "libtensorrt_rtx.so.1", ParserSoname: "libtensorrt_onnxparser_rtx.so.1",
+				Setup: "`make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`",
+				// NVIDIA publishes the library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only.
+				Arches: []string{"amd64"}, Why: "TensorRT-RTX is published for x86_64 only"},
+		},
+		Library: Library{Variable: "TRT_ACTION_RTX_LIB",
+			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; " +
+				"eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it " +
+				"(a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)"},
+		Target: TargetSettings,
+	},
+	{Name: Sim, Product: "the simulator", Target: TargetNone, Simulated: true},
+}
+
+// All is every backend, in the order messages list them.
+func All() []Backend { return slices.Clone(registry) }
+
+// Names lists the backends' names, in the order messages list them.
+func Names() []string {
+	out := make([]string, len(registry))
+	for i, b := range registry {
+		out[i] = b.Name
+	}
+	return out
+}
+
+// Lookup returns the backend named name.
+func Lookup(name string) (Backend, bool) {
+	i := slices.IndexFunc(registry, func(b Backend) bool { return b.Name == name })
+	if i < 0 {
+		return Backend{}, false
+	}
+	return registry[i], true
+}
+
+// Of returns the backend named name, or a zero Backend whose Name is name:
+// for code that runs after the matrix was validated, where every name is
+// known.
+func Of(name string) Backend {
+	if b, ok := Lookup(name); ok {
+		return b
+	}
+	return Backend{Name: name, Product: name}
+}
+
+// Flavours lists every flavour of every backend, in registry order.
+func Flavours() []Flavour {
+	var out []Flavour
+	for _, b := range registry {
+		out = append(out, b.Flavours...)
+	}
+	return out
+}
+
+// FlavourByID returns the flavour with that ID and its backend.
+func FlavourByID(id string) (Flavour, Backend, bool) {
+	for _, b := range registry {
+		for _, f := range b.Flavours {
+			if f.ID == id {
+				return f, b, true
+			}
+		}
+	}
+	return Flavour{}, Backend{}, false
+}
+
+// HasFlavour reports whether one of b's flavours is among ids.
+func (b Backend) HasFlavour(ids []string) bool {
+	return slices.ContainsFunc(b.Flavours, func(f Flavour) bool { return slices.Contains(ids, f.ID) })
+}
+
+// BuildHint says how to build f's shared object on arch, or why there is
+// none for it.
+func (f Flavour) BuildHint(backendName, arch string) string {
+	if len(f.Arches) > 0 && !slices.Contains(f.Arches, arch) {
+		return f.Why + ", so there is no " + backendName + " backend for " + arch
+	}
+	if f.Setup != "" {
+		return "build it with " + f.Setup
+	}
+	return "build it with `make " + f.HeadersVar + "=<folder holding NvInfer.h>`"
+}
+
+// BuiltIn reports whether b loads no library: its cache key names no
+// library file, only the backend.
+func (b Backend) BuiltIn() bool { return b.Library.Variable == "" }

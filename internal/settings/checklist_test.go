@@ -1,0 +1,89 @@
+package settings
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// keyFiles are the files a builder setting touches besides the table, as
+// docs/architecture.md's checklist for a new setting names them: the
+// generated schema and C++ decoder, the C++ code that applies it, and the
+// pages that document it.
+var keyFiles = []string{
+	"internal/settings/table.go",
+	"internal/matrix/schema.json",
+	"native/backends/settings_table.h",
+	"native/backends/settings_enums.h",
+	"native/backends/builder_settings.h",
+	"native/backends/shim.cc",
+	"docs/builder-settings.md",
+	"docs/matrix.md",
+}
+
+func readRepo(t *testing.T, path string) string {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join("..", "..", path))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+// TestChecklistNamesEveryFile: the architecture's checklist for a new
+// setting names every file this test checks the setting in.
+func TestChecklistNamesEveryFile(t *testing.T) {
+	arch := readRepo(t, "docs/architecture.md")
+	start := strings.Index(arch, "**A builder setting.**")
+	if start < 0 {
+		t.Fatal("docs/architecture.md has no checklist for a builder setting (**A builder setting.**)")
+	}
+	checklist, _, _ := strings.Cut(arch[start:], "\n- **")
+	for _, f := range keyFiles {
+		if !strings.Contains(checklist, f) {
+			t.Errorf("the checklist for a builder setting does not name %s", f)
+		}
+	}
+}
+
+// TestEverySettingIsInEveryFile: a key of the table is in the schema, is
+// decoded and applied by the C++ side, and is documented; a setting added
+// to the table alone fails here until every place has it.
+func TestEverySettingIsInEveryFile(t *testing.T) {
+	var schema struct {
+		Defs map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal([]byte(readRepo(t, "internal/matrix/schema.json")), &schema); err != nil {
+		t.Fatal(err)
+	}
+	decoder := readRepo(t, "native/backends/settings_table.h")
+	apply := readRepo(t, "native/backends/builder_settings.h") + readRepo(t, "native/backends/shim.cc") +
+		readRepo(t, "native/backends/settings_enums.h") // the BuilderFlag settings are applied from its bool_flags()
+	docs := readRepo(t, "docs/builder-settings.md") + readRepo(t, "docs/matrix.md")
+	for _, s := range All() {
+		if _, ok := schema.Defs[s.Key]; !ok {
+			t.Errorf("%s: schema.json has no definition of it (go generate ./internal/settings)", s.Key)
+		}
+		if !strings.Contains(docs, "`"+s.Key+"`") {
+			t.Errorf("%s: docs/builder-settings.md and docs/matrix.md do not document it", s.Key)
+		}
+		switch {
+		case s.AliasOf != "":
+			// Another way to write a part of a setting, applied as it.
+		case s.Fixed:
+			if !strings.Contains(apply, "req."+ident(s.Key)) {
+				t.Errorf("%s: shim.cc never uses req.%s: the backends drop it", s.Key, ident(s.Key))
+			}
+		default:
+			if !strings.Contains(decoder, `key == "`+s.Key+`"`) {
+				t.Errorf("%s: settings_table.h does not decode it (go generate ./internal/settings)", s.Key)
+			}
+			id := ident(s.Key)
+			if !strings.Contains(apply, "s."+id) && !strings.Contains(apply, "&Settings::"+id) && !strings.Contains(apply, "req."+id) {
+				t.Errorf("%s: builder_settings.h and shim.cc never apply s.%s", s.Key, id)
+			}
+		}
+	}
+}

@@ -1,0 +1,3 @@
+package settings
+
+//go:generate go run ./generate

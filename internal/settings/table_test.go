@@ -1,0 +1,174 @@
+package settings
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/backend"
+)
+
+// TestGeneratedHeadersAreCurrent: the C++ headers are what the table and the
+// backend registry make now, so the backends can never decode, allow or map
+// a setting the matrix does not (run go generate ./internal/settings).
+func TestGeneratedHeadersAreCurrent(t *testing.T) {
+	for _, g := range Headers() {
+		data, err := os.ReadFile(filepath.Join("..", "..", g.Path))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(data, g.Content) {
+			t.Errorf("%s is not what the settings table makes: run go generate ./internal/settings", g.Path)
+		}
+	}
+}
+
+// TestTableIsConsistent checks what the table itself must agree with.
+func TestTableIsConsistent(t *testing.T) {
+	keys := map[string]bool{}
+	flavour := func(where string, ids []string) {
+		for _, id := range ids {
+			if _, _, ok := backend.FlavourByID(id); !ok {
+				t.Errorf("%s: flavour %q is not in the backend registry", where, id)
+			}
+		}
+	}
+	for _, s := range All() {
+		if keys[s.Key] {
+			t.Errorf("key %s twice", s.Key)
+		}
+		keys[s.Key] = true
+		flavour(s.Key, s.Flavours)
+		if s.Doc == "" {
+			t.Errorf("%s: no Doc", s.Key)
+		}
+		spellings := map[string]bool{}
+		for _, v := range s.Values {
+			flavour(s.Key+" "+v.Name, v.Flavours)
+			if s.EnumType != "" && v.Enum == "" && s.Kind != Enum {
+				t.Errorf("%s %s: a value of an enum-typed %v stands for no enumerator", s.Key, v.Name, s.Kind)
+			}
+			for _, sp := range append([]string{v.trtexec()}, aliasSpellings(v)...) {
+				if sp != NoFlag && spellings[sp] {
+					t.Errorf("%s: trtexec spelling %q twice", s.Key, sp)
+				}
+				spellings[sp] = true
+			}
+		}
+		switch d := s.Default.(type) {
+		case string:
+			if _, ok := s.Value(d); !ok {
+				t.Errorf("%s: default %q is not a value", s.Key, d)
+			}
+		case int:
+			if int64(d) < s.Min || int64(d) > s.Max {
+				t.Errorf("%s: default %d outside %d..%d", s.Key, d, s.Min, s.Max)
+			}
+		}
+		for _, f := range s.Trtexec {
+			if f.Set != "" && s.Kind != Bool && f.Part == "" {
+				if _, ok := s.Value(f.Set); !ok {
+					t.Errorf("%s: --%s sets %q, which is not a value", s.Key, f.Name, f.Set)
+				}
+			}
+		}
+		if s.Kind == Int && s.Min > s.Max {
+			t.Errorf("%s: range %d..%d", s.Key, s.Min, s.Max)
+		}
+	}
+}
+
+func aliasSpellings(v Value) []string {
+	var out []string
+	for _, a := range v.Aliases {
+		out = append(out, a.Spelling)
+	}
+	return out
+}
+
+// toolFlags reads testdata/trtexec-flags: each tool version's flag names.
+func toolFlags(t *testing.T) map[string][]string {
+	t.Helper()
+	files, err := filepath.Glob(filepath.Join("testdata", "trtexec-flags", "*.txt"))
+	if err != nil || len(files) < 5 {
+		t.Fatalf("flag lists: %v %v", files, err)
+	}
+	out := map[string][]string{}
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sc := bufio.NewScanner(bytes.NewReader(data))
+		for sc.Scan() {
+			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
+				out[strings.TrimSuffix(filepath.Base(f), ".txt")] = append(out[strings.TrimSuffix(filepath.Base(f), ".txt")], line)
+			}
+		}
+	}
+	return out
+}
+
+// TestEveryToolFlagIsClassified checks the flag table against the flags
+// each tool version has (testdata/trtexec-flags, read from NVIDIA's
+// sampleOptions.cpp at each tag and from the TensorRT-RTX documentation):
+// every flag a tool has is mapped, ignored as inference-only, refused with
+// a reason, or a no-op or successor of a flag TensorRT 10 removed; every
+// flag the table names is one some tool has; and a removed flag is one
+// trtexec 8.6 had and 10.x does not.
+func TestEveryToolFlagIsClassified(t *testing.T) {
+	lists := toolFlags(t)
+	has := func(name string, tools ...string) bool {
+		for tool, flags := range lists {
+			if (len(tools) == 0 || slices.Contains(tools, tool)) && slices.Contains(flags, name) {
+				return true
+			}
+		}
+		return false
+	}
+	current := []string{"trtexec-10.0.1", "trtexec-10.16", "trtexec-11.1", "tensorrt_rtx"}
+	for tool, flags := range lists {
+		for _, name := range flags {
+			if Classify(name).Class == Unknown {
+				t.Errorf("%s: --%s is not classified: map it, or list it as inference-only, refused or removed", tool, name)
+			}
+		}
+	}
+	for _, name := range FlagNames() {
+		info := Classify(name)
+		switch {
+		case !has(name):
+			t.Errorf("--%s is in the flag table, but no tool list has it", name)
+		case info.Class == NoOp || info.Flag.Removed:
+			if !has(name, "trtexec-8.6.1") || has(name, current...) {
+				t.Errorf("--%s is classified as removed in TensorRT 10, but the lists disagree", name)
+			}
+		case info.Class == Mapped && !has(name, current...):
+			t.Errorf("--%s is mapped as a current flag, but only trtexec 8.6 has it: mark it Removed", name)
+		}
+	}
+	// A flag trtexec 8.6 had and 10.x dropped is read, with a warning, or
+	// refused with a reason: never unknown.
+	for _, name := range lists["trtexec-8.6.1"] {
+		if !has(name, current...) {
+			if c := Classify(name); c.Class != NoOp && c.Class != Refused && !c.Flag.Removed {
+				t.Errorf("--%s: trtexec 10 removed it; classify it as a no-op, a successor or refused", name)
+			}
+		}
+	}
+}
+
+// TestShapesLineNamesEachProblemOnce: an input name plan --trtexec cannot
+// write, or writes for trt-action alone, is said once, not once per bound.
+func TestShapesLineNamesEachProblemOnce(t *testing.T) {
+	s, _ := Lookup("shapes")
+	dims := Shape{Min: []int64{1}, Opt: []int64{2}, Max: []int64{3}}
+	l := s.WriteTrtexec(map[string]Shape{"a,b": dims, "c'd": dims, "e": dims, "f,g": dims, "h'i": dims})
+	if len(l.Missing) != 2 || len(l.Notes) != 2 || len(l.Flags) != 3 || !strings.Contains(l.Flags[0], "'a,b':1,e:1,'f,g':1") {
+		t.Errorf("flags %q, missing %q, notes %q", l.Flags, l.Missing, l.Notes)
+	}
+}
