@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
 
 func TestFinalTableSaysWhyTheRunEndedAndWhatRegressed(t *testing.T) {
@@ -37,5 +38,16 @@ func TestFinalTableShowsAHit(t *testing.T) {
 	}
 	if !strings.HasPrefix(row, "✔ bert") || !strings.Contains(row, "cached: built 1 day ago in 14m3s") {
 		t.Errorf("row of the hit: %q\n%s", row, strings.Join(got, "\n"))
+	}
+}
+
+// A --rebuild says in the final table that it replaced the cache entry
+// (in the reason column, empty for an ok build); a plain store is not
+// noted there. Before, nothing did.
+func TestFinalTableOfARebuildGolden(t *testing.T) {
+	got := frame(renderFinal(reporttest.Rebuilt(), 160, false))
+	checkGolden(t, "render_final_rebuilt", got)
+	if !strings.Contains(got, "rebuilt; cache entry replaced") || strings.Contains(got, "stored in the cache") {
+		t.Errorf("final table:\n%s", got)
 	}
 }
