@@ -334,21 +334,31 @@ func CheckInstall(path string) error {
 	case info.IsDir():
 		return fmt.Errorf("%s is a folder; name a file in it", path)
 	}
-	return fmt.Errorf("%s is a %s, not a regular file; trt-action does not replace it", path, kindName(info.Mode()))
+	return fmt.Errorf("%s is %s, not a regular file; trt-action does not replace it", path, FileKind(info.Mode()))
 }
 
-func kindName(m fs.FileMode) string {
+// FileKind names the kind of a file in words, with its article: "a
+// FIFO", "a character device", "a symbolic link", "a folder", "a regular
+// file". The one wording of a file that is not what trt-action expects,
+// here and in the engine cache.
+func FileKind(m fs.FileMode) string {
 	switch {
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	case m.IsDir():
+		return "a folder"
 	case m&fs.ModeNamedPipe != 0:
-		return "FIFO"
+		return "a FIFO"
 	case m&fs.ModeCharDevice != 0:
-		return "character device"
+		return "a character device"
 	case m&fs.ModeDevice != 0:
-		return "device"
+		return "a device"
 	case m&fs.ModeSocket != 0:
-		return "socket"
+		return "a socket"
+	case m.IsRegular():
+		return "a regular file"
 	}
-	return "special file"
+	return "a special file"
 }
 
 // Check tells, before any work is done, whether Write could write path:

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
@@ -32,7 +34,57 @@ type EngineCache struct {
 	// without asking the cache, and its engine replaces the entry.
 	Rebuild func(name string) bool
 
-	inRun sameKey // the keys this run is building now
+	inRun   sameKey // the keys this run is building now, and those --rebuild is for
+	plan    sync.Once
+	planned chan struct{} // closed once the keys of the --rebuild builds are known
+}
+
+// planRebuilds computes, once per run and on a goroutine of its own, the
+// keys of the builds --rebuild names (for every GPU a build may get where
+// its backend builds for the GPU it runs on), so that no build asks the
+// cache for one of those keys before it is known to be one (whichever
+// build hashes its model first). It returns the channel that closes when
+// they are known. The hashes of the models are remembered (Hasher), so a
+// build of the same model reads it no second time. A key that cannot be
+// computed is left out: that build runs without the cache.
+func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
+	ec.plan.Do(func() {
+		ec.planned = make(chan struct{})
+		var named []int
+		for i, b := range r.builds {
+			if b.Engine != "" && ec.Rebuild != nil && ec.Rebuild(b.Name) {
+				ec.inRun.addRebuilder(i)
+				named = append(named, i)
+			}
+		}
+		if len(named) == 0 {
+			close(ec.planned)
+			return
+		}
+		gpus := []string{""}
+		if r.opts.GPUs != nil {
+			gpus = r.opts.GPUs.Devices()
+		}
+		go func() {
+			defer close(ec.planned)
+			for _, i := range named {
+				b := r.builds[i]
+				for _, gpu := range gpus {
+					if backend.Of(b.Backend).Target != backend.TargetBuildGPU && gpu != gpus[0] {
+						break // the GPU is in the key only of a backend that builds for it
+					}
+					env, err := ec.Env(b.Backend, gpu)
+					if err != nil {
+						continue
+					}
+					if k, err := ec.Hasher.Key(r.soft, b, env); err == nil {
+						ec.inRun.planRebuild(i, k)
+					}
+				}
+			}
+		}()
+	})
+	return ec.planned
 }
 
 // cacheKey is a build's key and what it was made from, once known.
@@ -50,11 +102,18 @@ func (w *watch) lookup() *report.Build {
 	if ec == nil || w.spec.Engine == "" { // a stand-in (--backend sim) keeps no engine
 		return nil
 	}
+	planned := ec.planRebuilds(w.r)
+	named := ec.Rebuild != nil && ec.Rebuild(w.spec.Name)
+	if named {
+		ec.inRun.start(w.index) // builds of its key may wait for it from now on
+	}
 	env, err := ec.Env(w.spec.Backend, w.gpu)
 	var key cache.Key
 	if err == nil {
 		ctx, cancel := w.hashContext()
-		key, err = ec.Hasher.Key(ctx, w.spec, env)
+		if err = waitFor(ctx, planned); err == nil { // the keys --rebuild is for come first
+			key, err = ec.Hasher.Key(ctx, w.spec, env)
+		}
 		cancel()
 		if ended := w.hashStopped(ctx, err); ended != nil {
 			return ended
@@ -71,17 +130,19 @@ func (w *watch) lookup() *report.Build {
 	if w.r.soft.Err() != nil { // a signal came while the model was hashed
 		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(w.r.soft)), outcome{})
 	}
-	// A --rebuild build claims its key too: a build of this run with the
-	// same key that comes later waits for it, then takes the new engine.
-	w.res.Cache.Rebuilt = ec.Rebuild(w.spec.Name)
 	for {
-		ended, mine := ec.inRun.claim(key)
-		if mine {
+		do, ended := ec.inRun.claim(key, w.index, named)
+		if do != wait {
 			w.key.claimed = true
+			// A build --rebuild names, or one of its key that cannot
+			// wait for it: built without asking the cache, its engine
+			// replaces the entry.
+			w.res.Cache.Rebuilt = do == rebuild
 			break
 		}
-		// Another build of this run builds this key: wait for it (not on
-		// the runner's loop), then ask the cache again.
+		// Another build of this run builds this key, or the rebuild of
+		// it has not said its key yet: wait (not on the runner's loop),
+		// then decide again.
 		select {
 		case <-ended:
 		case <-w.r.admit.Done():
@@ -106,6 +167,21 @@ func (w *watch) lookup() *report.Build {
 		return w.cached(entry)
 	}
 	return nil
+}
+
+// waitFor waits for ch to close, or for ctx to end (its error).
+func waitFor(ctx context.Context, ch <-chan struct{}) error {
+	select {
+	case <-ch:
+		return nil // closed already: whatever ctx says (a hit takes none of the build's budget)
+	default:
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
 }
 
 // hashBudget is why a key's computation was stopped by a budget: the
@@ -150,11 +226,17 @@ func (w *watch) hashStopped(ctx context.Context, err error) *report.Build {
 	return nil
 }
 
-// releaseKey lets builds of this run waiting for the build's key go on.
+// releaseKey lets builds of this run waiting for the build's key go on;
+// a --rebuild build that ended before it knew its key says so.
 func (w *watch) releaseKey() {
+	ec := w.r.opts.Cache
+	if ec == nil {
+		return
+	}
+	ec.inRun.settle(w.index, "") // nothing when it settled with its key, or --rebuild does not name it
 	if w.key != nil && w.key.claimed {
 		w.key.claimed = false
-		w.r.opts.Cache.inRun.release(w.key.key)
+		ec.inRun.release(w.key.key)
 	}
 }
 
@@ -204,6 +286,9 @@ func (w *watch) store() {
 	default:
 		w.res.Cache.Stored = done.Outcome != cache.Kept
 		w.res.Cache.Replaced = done.Outcome == cache.Replaced
+		if w.res.Cache.Stored {
+			ec.inRun.stored(w.key.key) // the run's builds of a key --rebuild is for may take it now
+		}
 		if err != nil { // stored, but the eviction after it failed
 			w.warn(report.CacheWarningPrefix + err.Error())
 		}

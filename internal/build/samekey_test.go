@@ -167,3 +167,102 @@ func TestRebuildReplacesTheEntryForTheRestOfTheRun(t *testing.T) {
 		}
 	}
 }
+
+// rebuildRun runs builds (rebuild names the --rebuild build; slowGPU is
+// the GPU whose build is slow to ask for its key) over a cache whose
+// entry for their shared key was built in 2001, the bad engine --rebuild
+// is for, and returns the report and when the run started.
+func rebuildRun(t *testing.T, builds []matrix.Build, rebuild string, jobs int, slowGPU string) (map[string]report.Build, time.Time) {
+	t.Helper()
+	cacheDir := t.TempDir()
+	first := runReport(builds[:1], sameKeyOptions(t, cacheDir), nil)
+	backdateEntry(t, cacheDir, first.Builds[0].Cache.Key)
+	opts := testOptions(t)
+	opts.Jobs = jobs
+	opts.Cache = engineCache(t, cacheDir, rebuild)
+	if jobs > 1 {
+		opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
+	}
+	opts.Cache.Env = func(_, gpu string) (cache.Env, error) {
+		if gpu == slowGPU {
+			time.Sleep(200 * time.Millisecond)
+		}
+		return cache.Env{Library: backend.Sim}, nil
+	}
+	started := time.Now().UTC()
+	return byName(runReport(builds, opts, nil)), started
+}
+
+// checkRebuilt fails unless b was built in this run and replaced the entry.
+func checkRebuilt(t *testing.T, b report.Build) {
+	t.Helper()
+	if b.Status != report.StatusOK || b.Callbacks == 0 || !b.Cache.Rebuilt || !b.Cache.Replaced {
+		t.Errorf("%s: %s (%s), cache %+v; want rebuilt, the entry replaced", b.Name, b.Status, b.Reason, b.Cache)
+	}
+}
+
+// A same-key build never takes the entry --rebuild is for, whichever build
+// hashes its model first: one listed after the rebuild waits for it and
+// takes its engine, even when it asks for its key first (the review's
+// reproduction: before, it claimed the key, and took the old engine as
+// "cached"). One listed before the rebuild waits for it when the rebuild
+// has started; when it has not (one job: it starts only when this build
+// ends), that build is rebuilt too and replaces the entry.
+func TestRebuildKeyIsNeverTakenFromTheOldEntry(t *testing.T) {
+	dir := t.TempDir()
+	builds := sameKeyBuilds(dir, 100*time.Microsecond, nil) // first, second: one key
+	t.Run("listed after, hashing first", func(t *testing.T) {
+		got, started := rebuildRun(t, builds, "first", 2, "0") // first gets GPU 0, and its key late
+		checkRebuilt(t, got["first"])
+		if second := got["second"]; second.Status != report.StatusCached || second.Cache.BuiltAt.Before(started) {
+			t.Errorf("second: %s, built at %s; want the engine rebuilt in this run (after %s), not the old entry", second.Status, second.Cache.BuiltAt, started)
+		}
+	})
+	t.Run("listed before, rebuild not started", func(t *testing.T) {
+		got, _ := rebuildRun(t, builds, "second", 1, "")
+		checkRebuilt(t, got["first"])
+		checkRebuilt(t, got["second"]) // --rebuild names it: built, whatever the run built before
+	})
+	t.Run("listed before, rebuild started", func(t *testing.T) {
+		got, started := rebuildRun(t, builds, "second", 2, "0") // first gets GPU 0, and asks late
+		checkRebuilt(t, got["second"])
+		if first := got["first"]; first.Status != report.StatusCached || first.Cache.BuiltAt.Before(started) {
+			t.Errorf("first: %s, built at %s; want the engine rebuilt in this run (after %s)", first.Status, first.Cache.BuiltAt, started)
+		}
+	})
+}
+
+// The decision, build by build: a build of a key --rebuild is for waits
+// for a rebuild listed before it even before the rebuild has begun its
+// lookup (it was dispatched first and holds its slot; before, such a
+// build was rebuilt too, about one run in five of the review's matrix),
+// and for one listed after it only once that one has begun; otherwise it
+// rebuilds. Once the key's entry was stored in the run, it asks the cache.
+func TestSameKeyDecisions(t *testing.T) {
+	k := cache.Key(strings.Repeat("a", 64))
+	var s sameKey
+	s.addRebuilder(1)
+	s.planRebuild(1, k)
+	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+		t.Fatalf("a build listed after the rebuild: %v; want it to wait", do)
+	}
+	if do, _ := s.claim(k, 0, false); do != rebuild {
+		t.Fatalf("a build listed before a rebuild not started: %v; want it rebuilt", do)
+	}
+	s.release(k)
+	s.start(1)
+	if do, _ := s.claim(k, 0, false); do != wait {
+		t.Fatalf("a build listed before a rebuild started: %v; want it to wait", do)
+	}
+	if do, _ := s.claim(k, 1, true); do != rebuild {
+		t.Fatalf("the rebuild: %v", do)
+	}
+	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+		t.Fatalf("while the rebuild builds: %v; want a wait", do)
+	}
+	s.stored(k)
+	s.release(k)
+	if do, _ := s.claim(k, 2, false); do != ask {
+		t.Fatalf("after the rebuild stored its engine: %v; want ask", do)
+	}
+}

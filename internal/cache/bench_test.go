@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/report"
 )
 
 // benchEngineMiB is the engine size of BenchmarkFetch: a large engine, a
@@ -104,5 +106,49 @@ func BenchmarkStore(b *testing.B) {
 			b.Fatal(err)
 		}
 		b.StartTimer()
+	}
+}
+
+// BenchmarkPruneListing is what the listing costs that every store under
+// a max-size makes before it evicts (and cache ls and prune make once):
+// a cache of 1,000 entries, each a small engine and metadata of about
+// 8.5 kB (an original build with a long log; meta-bytes), pruned with room
+// for all of them, so it lists and removes nothing: "first" by a newly
+// opened Cache, "again" by one that listed before (a run's later stores).
+// Since the listing reads each entry's metadata (a broken entry is
+// evicted first), it is compared in BENCHMARKS.md with the listing
+// before, which looked at names and sizes only.
+//
+//	go test -run '^$' -bench PruneListing -benchtime 20x -count 5 ./internal/cache
+func BenchmarkPruneListing(b *testing.B) {
+	dir := b.TempDir()
+	c := openCache(b, dir, 0)
+	orig := &report.Build{Name: "orig", Status: report.StatusOK}
+	for i := range 50 {
+		orig.Log = append(orig.Log, report.LogLine{Severity: "warning", Text: strings.Repeat("a long line from TensorRT's log ", 4) + strconv.Itoa(i)})
+	}
+	eng := engineFor(b, dir, "small", 4096)
+	for i := range 1000 {
+		if _, err := c.Store(testKey(strconv.Itoa(i)), eng, Entry{Build: "b" + strconv.Itoa(i), Original: orig}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	fi, err := os.Stat(filepath.Join(c.entryDir(testKey("0")), metaName))
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, how := range []string{"first", "again"} {
+		b.Run(how, func(b *testing.B) {
+			for b.Loop() {
+				pruner := c
+				if how == "first" { // a cache prune, or the first store of a run
+					pruner = openCache(b, dir, 0)
+				}
+				if done, err := pruner.Prune(PruneRule{MaxSize: 1 << 40}); err != nil || len(done.Entries) != 0 {
+					b.Fatal(done, err)
+				}
+			}
+			b.ReportMetric(float64(fi.Size()), "meta-bytes") // after the loop, which resets the metrics
+		})
 	}
 }

@@ -13,16 +13,58 @@
 // An entry folder is staged complete in tmp/ and renamed into place, so a
 // reader sees all of it or nothing, and of two processes storing the same
 // key the first rename wins; --rebuild swaps its new entry with the old one
-// in one step (store.go). A reader reads an entry's engine and metadata
-// through one open descriptor of its folder, so it sees one entry whole
-// even while it is replaced, and holds a shared flock on the engine while
-// it reads; eviction takes an exclusive one without waiting and skips an
-// entry it cannot lock. A staging folder is flocked by the process that
+// in one step (store.go). A staging folder is flocked by the process that
 // fills it, so one whose process died (kill -9) is known as such and
 // removed at the next Open. No link under the cache folder is ever
 // followed (folder.go): a link where the cache keeps a folder or a file of
 // its own is a stray, reported, and removed as a link by the commands that
 // remove entries.
+//
+// # Who may remove what
+//
+// Readers (Fetch, Verify, List and the listing prune and max-size use)
+// and writers (Store, Replace, the removal of a corrupt entry, eviction,
+// the clean-up of staging leftovers), in this process or any other, keep
+// to these rules (locks.go), which are what make each pair safe:
+//
+//  1. A folder is at a key's place only once complete: staged, then
+//     renamed or exchanged in.
+//  2. What is at a key's place changes only under the exclusive flock of
+//     its shard folder (v1/ab/): an install, a replacement, a folder moved
+//     out for removal, a link removed. A holder of that lock never waits
+//     for another lock, so nothing waiting for it can be waiting for
+//     itself.
+//  3. A folder leaves a key's place only by a rename into a staging folder
+//     of the remover's, and its files are deleted only there, under the
+//     folder's own exclusive flock.
+//  4. A reader that serves or checks an entry (Fetch, Verify) holds a
+//     shared flock on the entry folder it opened from before it opens the
+//     engine and the metadata until it is done. By 3, under that lock the
+//     folder is whole, or was emptied before the reader got the lock,
+//     after it had left the key's place. So damage found in a folder that
+//     is no longer at the key's place is never the entry's: the reader
+//     looks at the key again (a few times, then it is a miss), and never
+//     calls it corrupt. The listing (List, and prune's) looks without the
+//     lock, which it does not need to deliver anything, and reads damage
+//     the same way.
+//  5. A remover removes only the folder it checked: under the shard's lock
+//     it compares the device and inode of what is at the key's place with
+//     the folder it holds open (which keeps the inode from being reused),
+//     and moves nothing when they differ. A corrupt entry's reader
+//     (Fetch, Verify) compares with the folder it found bad; eviction
+//     with the folder its listing saw, so an entry stored or replaced
+//     since the listing is never evicted in its stead.
+//  6. Eviction takes the folder's exclusive lock without waiting and skips
+//     an entry a reader holds; prunes take turns (prune.lock).
+//  7. Links are removed with unlinkat without AT_REMOVEDIR, which refuses
+//     a folder: a link seen where a folder belongs, replaced by a real
+//     folder since, is never removed in its stead.
+//
+// So during a replacement a reader gets the old entry whole (it opened it
+// first: the old folder's removal waits for it) or the new one whole, and
+// neither is ever removed for what the other did. Where flock does not
+// work (some network file systems) the locks are not taken and rule 5's
+// comparison alone narrows the races.
 package cache
 
 import (
@@ -73,6 +115,24 @@ type Cache struct {
 	now      func() time.Time
 	stored   runStores // what this Cache stored, to tell their eviction
 	notices  []string  // what Open found and did that the user should hear of
+	heads    headMemo  // the listing's decoded metadata files
+	hooks    hooks
+}
+
+// hooks let a test stop an operation between two of its steps, to put
+// another process's operation there; all nil in use.
+type hooks struct {
+	opened  func(Key)      // a reader opened and share-locked the entry's folder, before reading its files
+	bad     func(Key)      // a reader found the entry it holds bad, before discarding it
+	swapped func(Key)      // Replace put the new entry in place, before removing the old one
+	listed  func(struct{}) // prune listed the cache, before evicting
+}
+
+// at runs a hook when a test set one.
+func at[T any](hook func(T), arg T) {
+	if hook != nil {
+		hook(arg)
+	}
 }
 
 // Entry is one cached engine's metadata.
@@ -92,6 +152,10 @@ type Entry struct {
 	// DiskSize is what the entry counts against max-size (entrySize: its
 	// engine and its metadata file); set by List and Prune, not in the JSON.
 	DiskSize int64 `json:"-"`
+	// Broken says why a listed entry can never be served (List, Prune):
+	// its metadata or engine is missing, unreadable, a link or not a
+	// regular file, or they disagree. Not in the JSON.
+	Broken string `json:"-"`
 	// Original is the original build's report entry: its phase tree,
 	// slowest phases and log, for a report of a hit to show.
 	Original *report.Build `json:"original,omitempty"`
@@ -240,10 +304,10 @@ func (c *Cache) ownFolder(parent *folder, name string, create bool) (*folder, er
 	if !errors.As(err, &link) || c.readOnly || c.look {
 		return d, err
 	}
-	if err := parent.removeAll(name); err != nil {
+	if err := parent.removeLink(name); err != nil {
 		return nil, err
 	}
-	c.notify(fmt.Sprintf("removed %s; the cache keeps a folder of its own there", link.Error()))
+	c.notify(link.removed("folder"))
 	if !create {
 		return nil, &fs.PathError{Op: "open", Path: parent.join(name), Err: fs.ErrNotExist}
 	}
@@ -281,7 +345,7 @@ func (c *Cache) lookAtStaging() error {
 	}
 	defer root.close()
 	if _, err := root.sub(tmpName); errors.As(err, &link) {
-		c.notify(link.Error() + "; left alone (prune or verify removes it)")
+		c.notify(fmt.Sprintf("%s is a symbolic link (to %s), not the cache's own: left alone and never followed (a build, prune or verify removes the link)", link.Path, link.Target))
 	}
 	return nil
 }

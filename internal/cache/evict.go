@@ -2,14 +2,15 @@ package cache
 
 import (
 	"cmp"
-	"encoding/json"
 	"errors"
-	"fmt"
-	"io"
+	"io/fs"
 	"slices"
+	"sync"
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
 // PruneRule says which entries Prune removes. Zero fields do not apply.
@@ -18,17 +19,19 @@ type PruneRule struct {
 	UnusedFor time.Duration // remove entries not used for this long
 }
 
-// slot is an entry as the folder listing sees it, before its metadata is read.
+// slot is an entry folder as the listing found it.
 type slot struct {
-	key      Key
-	size     int64 // entrySize of its engine and metadata
-	lastUsed time.Time
+	// entry is what its metadata says (without the original build's
+	// phase tree), with Key, LastUsed and DiskSize; for a broken entry
+	// what could be read, and Broken.
+	entry    Entry
+	dev, ino uint64 // the folder listed: eviction removes only this one
 }
 
 // Stray is something in the cache's folders that is not the cache's: a
-// symbolic link where a shard's folder or an entry's folder belongs. It is
-// never followed. cache ls reports it; prune and verify remove it (the
-// link itself).
+// symbolic link where a shard's folder or an entry's folder belongs, or in
+// the staging folder. It is never followed. cache ls reports it; prune and
+// verify remove it (the link itself).
 type Stray struct {
 	Path   string
 	Target string // what the link names
@@ -36,12 +39,10 @@ type Stray struct {
 	name   string
 }
 
-func (s Stray) String() string {
-	return fmt.Sprintf("%s is a symbolic link (to %s), not an entry; trt-action never follows a link inside its cache", s.Path, s.Target)
-}
-
-// scan lists every entry folder in root, least recently used first, and
-// the strays it met.
+// scan lists every entry folder in root, as a reader checks it but for
+// the engine's hash: the one listing behind cache ls, prune and max-size.
+// Broken entries (they can never be served) come first, then the rest,
+// least recently used first; strays are the links it met.
 func (c *Cache) scan(root *folder) ([]slot, []Stray, error) {
 	shards, err := root.names()
 	if err != nil {
@@ -72,9 +73,18 @@ func (c *Cache) scan(root *folder) ([]slot, []Stray, error) {
 		out, strays = append(out, s...), append(strays, st...)
 	}
 	slices.SortFunc(out, func(a, b slot) int {
-		return cmp.Or(a.lastUsed.Compare(b.lastUsed), cmp.Compare(a.key, b.key))
+		return cmp.Or(cmp.Compare(healthy(a), healthy(b)),
+			a.entry.LastUsed.Compare(b.entry.LastUsed), cmp.Compare(a.entry.Key, b.entry.Key))
 	})
 	return out, strays, nil
+}
+
+// healthy orders broken entries (0) before the rest (1).
+func healthy(s slot) int {
+	if s.entry.Broken != "" {
+		return 0
+	}
+	return 1
 }
 
 // scanShard lists the entry folders (and strays) of one shard.
@@ -90,43 +100,224 @@ func (c *Cache) scanShard(shard *folder, name string) ([]slot, []Stray, error) {
 		if !k.Valid() || string(k[:2]) != name {
 			continue
 		}
-		dir, err := shard.sub(n)
+		s, err := c.inspectAgain(shard, k)
 		var link *linkError
 		switch {
 		case errors.As(err, &link):
 			strays = append(strays, Stray{Path: link.Path, Target: link.Target, parent: name, name: n})
-			continue
+		case errors.Is(err, errMiss) || errors.Is(err, errMoved):
+			// a file with a key's name, gone meanwhile, or replaced again
+			// and again while it was looked at: not an entry to list
 		case err != nil:
-			continue // a file with a key's name, or gone meanwhile: not an entry
+			return nil, nil, err
+		default:
+			out = append(out, s)
 		}
-		s := slot{key: k}
-		var engine, meta int64
-		if st, err := dir.lstat(metaName); err == nil && st.mode.IsRegular() {
-			s.lastUsed, meta = st.modTime, st.size
-		}
-		if st, err := dir.lstat(engineName); err == nil && st.mode.IsRegular() {
-			engine = st.size
-		}
-		dir.close()
-		s.size = entrySize(engine, meta)
-		out = append(out, s)
 	}
 	return out, strays, nil
 }
 
+// inspectAgain is inspect, looked at again when the folder was moved
+// away (replaced or removed) while it was looked at.
+func (c *Cache) inspectAgain(shard *folder, k Key) (s slot, err error) {
+	for range lookAgain {
+		if s, err = c.inspect(shard, k); !errors.Is(err, errMoved) {
+			break
+		}
+	}
+	return s, err
+}
+
+// inspect looks at k's entry folder in shard, with the checks a reader
+// makes but for the engine's hash, from the folder's names alone: cheaper
+// than a reader's opens (every store under a max-size lists the cache).
+// A broken entry is no error: its slot says why (Broken) and what is
+// known of it (the sizes of the parts that are regular files, the
+// metadata's time, what the metadata says when it could be read). A link
+// where the folder belongs is a *linkError; no folder, errMiss; damage
+// found in a folder another process moved away meanwhile (to remove it:
+// cache.go, rule 4), errMoved.
+func (c *Cache) inspect(shard *folder, k Key) (slot, error) {
+	dir, err := shard.sub(string(k))
+	if err != nil {
+		if isNotExist(err) || errors.Is(err, unix.ENOTDIR) {
+			return slot{}, errMiss
+		}
+		return slot{}, err
+	}
+	defer dir.close()
+	dev, ino, _ := identity(dir.f)
+	s := slot{dev: dev, ino: ino}
+	e, err := c.listParts(dir, k)
+	var bad corruption
+	switch {
+	case err == nil:
+		s.entry = e
+		return s, nil
+	case !errors.As(err, &bad):
+		return s, err
+	case !shard.same(string(k), dir.f):
+		return s, errMoved
+	}
+	s.entry = e
+	s.entry.Key, s.entry.Broken = k, bad.reason
+	return s, nil
+}
+
+// listParts is readParts for a listing: the engine is looked at (lstat)
+// rather than opened, the metadata read without an *os.File. On a
+// corruption the entry has what is known: the sizes of the parts that are
+// regular files, the metadata's time, and what it says when it decoded.
+func (c *Cache) listParts(dir *folder, k Key) (Entry, error) {
+	engine, engineErr := dir.lstat(engineName)
+	engineSize := int64(-1)
+	if err := partError(dir, engineName, engine, engineErr); err != nil {
+		engineErr = asCorruption(err, "its engine")
+		if _, bad := engineErr.(corruption); !bad {
+			return Entry{}, engineErr
+		}
+	} else {
+		engineErr, engineSize = nil, engine.size
+	}
+	meta, err := dir.lstat(metaName)
+	var e Entry
+	if err = partError(dir, metaName, meta, err); err == nil {
+		var m entryFile
+		if m, err = c.heads.decode(dir, meta); err == nil {
+			e, err = checkDecoded(m, meta.modTime, meta.size, k, engineSize)
+		}
+	} else {
+		err = asCorruption(err, "its metadata")
+	}
+	if engineErr != nil {
+		err = engineErr // the engine's problem first, as a reader finds it
+	}
+	if err != nil {
+		e.Key = k
+		e.DiskSize = entrySize(max(engineSize, 0), 0)
+		if meta.mode.IsRegular() {
+			e.LastUsed, e.DiskSize = meta.modTime, entrySize(max(engineSize, 0), meta.size)
+		}
+	}
+	return e, err
+}
+
+// headMemo remembers what each metadata file decoded to, by its device,
+// inode, size and modification time, so the listing every store under a
+// max-size makes reads only the metadata that changed since the last
+// (most of the listing's cost is JSON: BENCHMARKS.md). trt-action never
+// rewrites a metadata file; marking it used changes its time, and so does
+// any write to it.
+type headMemo struct {
+	mu    sync.Mutex
+	heads map[metaID]decoded
+}
+
+type metaID struct {
+	dev, ino uint64
+	size     int64
+	mtimeNs  int64
+}
+
+type decoded struct {
+	m   entryFile
+	err error
+}
+
+// decode returns what the metadata file in dir, which lstat found to be
+// st (a regular file), decodes to.
+func (h *headMemo) decode(dir *folder, st stat) (entryFile, error) {
+	id := metaID{st.dev, st.ino, st.size, st.modTime.UnixNano()}
+	h.mu.Lock()
+	d, ok := h.heads[id]
+	h.mu.Unlock()
+	if ok {
+		return d.m, d.err
+	}
+	data, err := readSmall(dir, metaName)
+	if err != nil {
+		return entryFile{}, asCorruption(err, "its metadata") // not remembered: it may read next time
+	}
+	d.m, d.err = decodeMeta(data, false)
+	h.mu.Lock()
+	if h.heads == nil {
+		h.heads = map[metaID]decoded{}
+	}
+	h.heads[id] = d
+	h.mu.Unlock()
+	return d.m, d.err
+}
+
+// partError is what opening name, which lstat found to be st (or err),
+// for reading would say: a *linkError for a link, a *notRegularError for
+// anything else that is not a regular file, nil for a regular file.
+func partError(dir *folder, name string, st stat, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case st.isLink():
+		target, _ := readlinkat(dir.fd(), name)
+		return &linkError{Path: dir.join(name), Target: target}
+	case !st.mode.IsRegular():
+		return &notRegularError{Path: dir.join(name), Kind: atomicfile.FileKind(st.mode)}
+	}
+	return nil
+}
+
+// readSmall reads the regular file name in dir whole (at most
+// maxMetaBytes), without following a link and without an *os.File.
+func readSmall(dir *folder, name string) ([]byte, error) {
+	fd, err := unix.Openat(dir.fd(), name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, dir.noFollow("open", name, err)
+	}
+	defer unix.Close(fd)
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return nil, &fs.PathError{Op: "stat", Path: dir.join(name), Err: err}
+	}
+	if s := statOf(&st); !s.mode.IsRegular() {
+		return nil, &notRegularError{Path: dir.join(name), Kind: atomicfile.FileKind(s.mode)}
+	}
+	buf := make([]byte, 0, min(st.Size+1, maxMetaBytes))
+	for int64(len(buf)) < maxMetaBytes {
+		if len(buf) == cap(buf) {
+			buf = slices.Grow(buf, len(buf))
+		}
+		n, err := unix.Read(fd, buf[len(buf):cap(buf)])
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err != nil {
+			return nil, &fs.PathError{Op: "read", Path: dir.join(name), Err: err}
+		}
+		if n == 0 {
+			break
+		}
+		buf = buf[:len(buf)+n]
+	}
+	return buf, nil
+}
+
 // Listing is what List finds in the cache.
 type Listing struct {
-	Entries []Entry // every entry whose metadata can be read, most recently used first
-	Strays  []Stray
+	// Entries are every entry folder, most recently used first, then the
+	// broken ones (Broken says why: they can never be served). DiskSize
+	// is what each counts against max-size.
+	Entries []Entry
+	Strays  []Stray // links where a shard's or an entry's folder belongs
 	// Leftovers is how many staging folders in tmp/ no live process
 	// holds (a store or a removal killed part way); the next build, prune
 	// or verify removes them. They are never entries.
 	Leftovers int
+	// StagingLinks are links in tmp/: never the cache's, removed (the
+	// link) by the next build, prune or verify.
+	StagingLinks []Stray
 }
 
-// List returns every entry whose metadata can be read, most recently used
-// first, and the strays. Entries that fail their check are left to Verify.
-// It changes nothing.
+// List returns every entry, most recently used first, then the broken
+// ones, and the strays: what prune and max-size count. It changes
+// nothing.
 func (c *Cache) List() (Listing, error) {
 	root, err := c.openRoot(false)
 	if isNotExist(err) {
@@ -142,41 +333,21 @@ func (c *Cache) List() (Listing, error) {
 	}
 	l := Listing{Entries: make([]Entry, 0, len(slots)), Strays: strays}
 	for i := len(slots) - 1; i >= 0; i-- {
-		if e, ok := readEntry(root, slots[i]); ok {
-			l.Entries = append(l.Entries, e)
+		if slots[i].entry.Broken == "" {
+			l.Entries = append(l.Entries, slots[i].entry)
+		}
+	}
+	for _, s := range slots {
+		if s.entry.Broken != "" {
+			l.Entries = append(l.Entries, s.entry)
 		}
 	}
 	if tmp, err := root.sub(tmpName); err == nil {
-		l.Leftovers = len(c.leftovers(tmp))
+		left, links := c.leftovers(tmp)
+		l.Leftovers, l.StagingLinks = len(left), links
 		tmp.close()
 	}
 	return l, nil
-}
-
-// readEntry reads a slot's metadata without checking the engine.
-func readEntry(root *folder, s slot) (Entry, bool) {
-	shard, err := root.sub(string(s.key[:2]))
-	if err != nil {
-		return Entry{}, false
-	}
-	defer shard.close()
-	dir, err := shard.sub(string(s.key))
-	if err != nil {
-		return Entry{}, false
-	}
-	defer dir.close()
-	f, err := dir.openRegular(metaName)
-	if err != nil {
-		return Entry{}, false
-	}
-	defer f.Close()
-	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
-	var m entryFile
-	if err != nil || json.Unmarshal(data, &m) != nil || m.Format != FormatVersion || m.Key != s.key {
-		return Entry{}, false
-	}
-	m.Entry.LastUsed, m.Entry.DiskSize = s.lastUsed, s.size
-	return m.Entry, true
 }
 
 // Pruned is what Prune removed.
@@ -218,6 +389,7 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 	if err != nil {
 		return Pruned{}, 0, err
 	}
+	at(c.hooks.listed, struct{}{})
 	for _, s := range strays {
 		if err := c.removeStray(root, s); err != nil {
 			return done, own, err
@@ -226,17 +398,14 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 	}
 	var total int64
 	for _, s := range slots {
-		total += s.size
+		total += s.entry.DiskSize
 	}
 	for _, s := range slots {
-		tooOld := rule.UnusedFor > 0 && c.now().Sub(s.lastUsed) > rule.UnusedFor
+		broken := s.entry.Broken != "" // it can never be served: first to go, whatever the rule
+		tooOld := rule.UnusedFor > 0 && c.now().Sub(s.entry.LastUsed) > rule.UnusedFor
 		tooBig := rule.MaxSize > 0 && total > rule.MaxSize
-		if !tooOld && !tooBig {
+		if !broken && !tooOld && !tooBig {
 			continue
-		}
-		e, ok := readEntry(root, s)
-		if !ok {
-			e = Entry{Key: s.key, LastUsed: s.lastUsed, DiskSize: s.size}
 		}
 		result, err := c.evict(root, s)
 		if err != nil {
@@ -244,16 +413,16 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 		}
 		switch result {
 		case evicted:
-			if c.stored.removed(s.key) {
+			if c.stored.removed(s.entry.Key) {
 				own++
 			}
-			total -= s.size
-			done.Entries = append(done.Entries, e)
+			total -= s.entry.DiskSize
+			done.Entries = append(done.Entries, s.entry)
 		case goneAlready:
 			// Another prune (a store of another build or process) took
 			// it: it counts no more, or two prunes that listed the same
 			// entries would each remove enough for the whole excess.
-			total -= s.size
+			total -= s.entry.DiskSize
 		}
 	}
 	return done, own, nil
@@ -272,10 +441,10 @@ func (c *Cache) lockPrune(root *folder) (func(), error) {
 	f, err := root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
 	var link *linkError
 	if errors.As(err, &link) { // not the cache's: remove the link, make the file
-		if err := root.removeAll(pruneLock); err != nil {
+		if err := root.removeLink(pruneLock); err != nil {
 			return nil, err
 		}
-		c.notify(fmt.Sprintf("removed %s", link.Error()))
+		c.notify(link.removed("lock file"))
 		f, err = root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
 	}
 	if err != nil {
@@ -294,21 +463,30 @@ func (c *Cache) lockPrune(root *folder) (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// removeStray removes a stray link (the link only).
+// removeStray removes a stray link (the link only; a folder made in its
+// place meanwhile stays).
 func (c *Cache) removeStray(root *folder, s Stray) error {
 	if s.parent == "" {
-		return root.removeAll(s.name)
+		return ignoreFolder(root.removeLink(s.name))
 	}
 	shard, err := root.sub(s.parent)
 	if err != nil {
 		return err
 	}
 	defer shard.close()
-	st, err := shard.lstat(s.name)
-	if err != nil || !st.isLink() {
-		return nil // gone, or replaced by a real entry meanwhile
+	unlock := lockShard(shard)
+	defer unlock()
+	return ignoreFolder(shard.removeLink(s.name))
+}
+
+// ignoreFolder is removeLink's error, but for a folder found where a link
+// was (a real entry or shard made there since): it stays, and that is no
+// error.
+func ignoreFolder(err error) error {
+	if errors.Is(err, unix.EISDIR) {
+		return nil
 	}
-	return shard.removeAll(s.name)
+	return err
 }
 
 // evictResult is what evict did with one entry.
@@ -320,50 +498,41 @@ const (
 	goneAlready                    // removed or replaced by someone else since the listing
 )
 
-// evict removes one entry unless a reader holds it: it takes the engine's
-// lock exclusively without waiting, and moves the folder away while it
-// holds it.
+// evict removes the entry folder the listing found (s), unless a reader
+// holds it: it takes the folder's lock exclusively without waiting, and
+// moves the folder out of its key's place only while that place is still
+// this very folder (moveOut), so an entry stored or replaced since the
+// listing is never evicted in its stead.
 func (c *Cache) evict(root *folder, s slot) (evictResult, error) {
-	shard, err := root.sub(string(s.key[:2]))
+	k := string(s.entry.Key)
+	shard, err := root.sub(k[:2])
 	if err != nil {
 		return goneAlready, nil
 	}
 	defer shard.close()
-	dir, err := shard.sub(string(s.key))
+	dir, err := shard.sub(k)
 	if err != nil {
 		return goneAlready, nil
 	}
-	defer dir.close()
-	f, err := dir.open(engineName, unix.O_RDONLY|unix.O_NONBLOCK, 0)
-	switch {
-	case isNotExist(err) || errors.As(err, new(*linkError)):
-		// No engine (or a link in its place): a broken entry nobody can
-		// be reading.
-		if err := c.removeEntry(root, shard, string(s.key)); err != nil {
-			if isNotExist(err) {
-				return goneAlready, nil
-			}
-			return inUse, err
-		}
-		return evicted, nil
-	case err != nil:
-		return inUse, err
+	if dev, ino, ok := identity(dir.f); !ok || dev != s.dev || ino != s.ino {
+		dir.close()
+		return goneAlready, nil // replaced since the listing
 	}
-	defer f.Close()
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := lockEntry(dir, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+		dir.close()
 		if errors.Is(err, unix.EWOULDBLOCK) {
 			return inUse, nil
 		}
 		return inUse, err
 	}
-	if !shard.same(string(s.key), dir.f) || !dir.same(engineName, f) {
-		return goneAlready, nil // replaced or removed meanwhile
-	}
-	if err := c.removeEntry(root, shard, string(s.key)); err != nil {
-		if isNotExist(err) {
-			return goneAlready, nil
-		}
+	st, err := c.moveOut(root, shard, k, dir)
+	dir.close() // its lock: the removal takes it again, after readers that opened it before the move
+	switch {
+	case errors.Is(err, errMoved) || isNotExist(err):
+		return goneAlready, nil
+	case err != nil:
 		return inUse, err
 	}
+	st.remove()
 	return evicted, nil
 }

@@ -23,13 +23,38 @@ import (
 // false, nil). A corrupt entry is removed and returned as (zero, false,
 // *CorruptError): the caller warns and builds. Any other error (dest
 // cannot take the engine) leaves the entry as it is.
+//
+// An entry replaced or removed by another process while it is read
+// (cache.go: "Who may remove what") is read again from k's folder: the
+// old entry or the new one is delivered whole, and neither is called
+// corrupt for what the other did.
 func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 	if err := checkKey(k); err != nil {
 		return Entry{}, false, err
 	}
+	for range lookAgain {
+		e, hit, err := c.fetchOnce(k, dest)
+		if !errors.Is(err, errMoved) {
+			return e, hit, err
+		}
+	}
+	return Entry{}, false, nil // replaced again and again while it was read: a miss
+}
+
+// lookAgain bounds how often a reader looks at k's folder again after the
+// entry it opened was moved away (replaced or removed) under it.
+const lookAgain = 3
+
+func (c *Cache) fetchOnce(k Key, dest string) (Entry, bool, error) {
 	r, err := c.openEntry(k)
-	if err != nil {
-		return Entry{}, false, c.missOrCorrupt(k, err)
+	var bad corruption
+	switch {
+	case errors.As(err, &bad):
+		return Entry{}, false, c.discard(k, r, bad.reason)
+	case errors.Is(err, errMiss):
+		return Entry{}, false, nil
+	case err != nil:
+		return Entry{}, false, err // errMoved among them
 	}
 	defer r.close()
 	tmp, sum, size, err := deliver(r.engine, dest)
@@ -38,7 +63,7 @@ func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 	}
 	defer os.Remove(tmp) // gone already once installed
 	if reason := mismatch(sum, size, r.entry); reason != "" {
-		return Entry{}, false, c.discard(k, reason)
+		return Entry{}, false, c.discard(k, r, reason)
 	}
 	if err := atomicfile.Install(tmp, dest); err != nil {
 		return Entry{}, false, err
@@ -50,37 +75,35 @@ func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 // errMiss is openEntry's "no such entry".
 var errMiss = errors.New("cache miss")
 
+// errMoved says the entry folder a reader opened is no longer at its
+// key's place: another process replaced or removed it meanwhile. What the
+// reader found in it (a file gone, say) is not the entry's damage, and
+// the folder now at the key's place is not the one it checked.
+var errMoved = errors.New("the entry was replaced or removed while it was read")
+
 // corruption is openEntry's reason an entry is bad.
 type corruption struct{ reason string }
 
 func (e corruption) Error() string { return e.reason }
 
-// missOrCorrupt turns openEntry's error into Fetch's: nil for a miss, a
-// *CorruptError after removing a bad entry, any other error as it is.
-func (c *Cache) missOrCorrupt(k Key, err error) error {
-	var bad corruption
-	switch {
-	case errors.Is(err, errMiss):
-		return nil
-	case errors.As(err, &bad):
-		return c.discard(k, bad.reason)
-	}
-	return err
-}
-
-// entryReader is an entry opened for reading: its folder open, its engine
-// open and share-locked (eviction skips it meanwhile), its metadata read
-// through the same folder, so the engine and the metadata are of one entry
-// even when Replace swaps the entry meanwhile.
+// entryReader is an entry opened for reading: its folder open and
+// share-locked (a remover waits for it, eviction skips it), its engine
+// open, its metadata read through the same folder, so the engine and the
+// metadata are of one entry even when Replace swaps the entry meanwhile.
 type entryReader struct {
 	dir    *folder
 	engine *os.File
 	entry  Entry
+	closed bool
 }
 
-// openEntry opens and share-locks k's engine and reads its metadata. A
-// missing entry is errMiss; an entry that is not whole, or a link where
-// its folder or one of its files belongs, is a corruption.
+// openEntry opens k's entry folder, share-locks it, opens its engine and
+// reads its metadata. A missing entry is errMiss. An entry that is not
+// whole, or a link where its folder or one of its files belongs, is a
+// corruption; then the reader is returned too, holding the folder it
+// checked, for discard (nil when no folder was opened: a link or a file
+// where it belongs). Damage found in a folder that is no longer at k's
+// place is errMoved: another process moved it away meanwhile.
 func (c *Cache) openEntry(k Key) (*entryReader, error) {
 	root, err := c.openRoot(false)
 	if err != nil {
@@ -97,95 +120,181 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 		return nil, asCorruption(err, "its folder")
 	}
 	r := &entryReader{dir: dir}
-	if r.engine, err = dir.openRegular(engineName); err != nil {
-		r.close()
-		if isNotExist(err) {
-			return nil, corruption{"its engine file is missing"}
-		}
-		return nil, asCorruption(err, "its engine")
-	}
-	if err := unix.Flock(int(r.engine.Fd()), unix.LOCK_SH); err != nil {
+	if err := lockEntry(dir, unix.LOCK_SH); err != nil {
 		r.close()
 		return nil, fmt.Errorf("cache entry %s: lock: %w", c.entryDir(k), err)
 	}
-	if err := r.readMeta(k); err != nil {
+	at(c.hooks.opened, k)
+	r.engine, r.entry, err = readParts(dir, k, true)
+	var bad corruption
+	switch {
+	case errors.As(err, &bad) && !shard.same(string(k), dir.f):
+		r.close()
+		return nil, errMoved
+	case errors.As(err, &bad):
+		return r, err
+	case err != nil:
 		r.close()
 		return nil, err
 	}
 	return r, nil
 }
 
-// asCorruption sorts an error opening part of an entry: not there is a
-// miss; a link, or a file where a folder belongs, is a corruption; the
-// rest stays an error.
+// readParts opens the engine in dir (k's entry folder, share-locked by
+// the caller) and reads and checks the metadata against it: whole, or
+// without the original build's report entry (a listing has no use for
+// its phase tree). A part that is missing, a link, not a regular file,
+// unreadable or inconsistent is a corruption. The engine is returned open
+// unless there is an error. With a corruption, what the metadata says is
+// returned when it could be read (the build's name, for a listing).
+func readParts(dir *folder, k Key, whole bool) (*os.File, Entry, error) {
+	engine, err := dir.openRegular(engineName)
+	if err != nil {
+		err = asCorruption(err, "its engine")
+		if _, bad := err.(corruption); bad {
+			e, _ := readMeta(dir, k, -1, whole) // what it says, for a listing
+			return nil, e, err
+		}
+		return nil, Entry{}, err
+	}
+	fi, err := engine.Stat()
+	if err != nil {
+		engine.Close()
+		return nil, Entry{}, fmt.Errorf("%s: %w", engine.Name(), err)
+	}
+	e, err := readMeta(dir, k, fi.Size(), whole)
+	if err != nil {
+		engine.Close()
+		return nil, e, err
+	}
+	return engine, e, nil
+}
+
+// asCorruption sorts an error opening part of an entry: a folder not
+// there is a miss, a file not there a corruption; a link, or a file where
+// a folder belongs, is a corruption; the rest stays an error.
 func asCorruption(err error, what string) error {
 	var link *linkError
+	var odd *notRegularError
 	switch {
+	case isNotExist(err) && what == "its engine":
+		return corruption{"its engine file is missing"}
+	case isNotExist(err) && what == "its metadata":
+		return corruption{"its metadata file (" + metaName + ") is missing"}
 	case isNotExist(err):
 		return errMiss
 	case errors.As(err, &link):
 		return corruption{fmt.Sprintf("%s is a symbolic link (to %s), never followed", what, link.Target)}
 	case errors.Is(err, unix.ENOTDIR):
 		return corruption{what + " is not a folder"}
-	}
-	var odd *notRegularError
-	if errors.As(err, &odd) {
-		return corruption{fmt.Sprintf("%s is a %s, not a file", what, odd.Type)}
+	case errors.As(err, &odd):
+		return corruption{fmt.Sprintf("%s is %s, not a file", what, odd.Kind)}
 	}
 	return err // no permission, too many open files: the entry may be fine
 }
 
-// readMeta reads and checks the entry's metadata against its engine file.
-func (r *entryReader) readMeta(k Key) error {
-	f, err := r.dir.openRegular(metaName)
+// entryHead is the metadata file without the original build's report
+// entry: json skips over it rather than building its phase tree.
+type entryHead struct {
+	entryFile
+	Original json.RawMessage `json:"original,omitempty"`
+}
+
+// readMeta reads and checks the metadata in dir against the size of its
+// engine file (engineSize; below 0 when the engine is not a file to
+// measure). A corruption comes with what the metadata says when it could
+// be read.
+func readMeta(dir *folder, k Key, engineSize int64, whole bool) (Entry, error) {
+	f, err := dir.openRegular(metaName)
 	if err != nil {
-		var link *linkError
-		if errors.As(err, &link) {
-			return corruption{fmt.Sprintf("its metadata is a symbolic link (to %s), never followed", link.Target)}
-		}
-		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
+		return Entry{}, asCorruption(err, "its metadata")
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
+		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
 	if err != nil {
-		return corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
+		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
+	return checkMeta(data, fi.ModTime(), fi.Size(), k, engineSize, whole)
+}
+
+// checkMeta decodes the metadata file's content (modified at modTime,
+// metaSize bytes) and checks it against k and the engine's size (below 0:
+// not known). A corruption comes with what it says when it decoded.
+func checkMeta(data []byte, modTime time.Time, metaSize int64, k Key, engineSize int64, whole bool) (Entry, error) {
+	m, err := decodeMeta(data, whole)
+	if err != nil {
+		return Entry{}, err
+	}
+	return checkDecoded(m, modTime, metaSize, k, engineSize)
+}
+
+// decodeMeta decodes the metadata file's content: whole, or without the
+// original build's report entry.
+func decodeMeta(data []byte, whole bool) (entryFile, error) {
 	var m entryFile
-	if err := json.Unmarshal(data, &m); err != nil {
-		return corruption{fmt.Sprintf("its metadata is not valid JSON: %v", err)}
+	var err error
+	if whole {
+		err = json.Unmarshal(data, &m)
+	} else {
+		var head entryHead
+		err = json.Unmarshal(data, &head)
+		m = head.entryFile
 	}
+	if err != nil {
+		return entryFile{}, corruption{fmt.Sprintf("its metadata is not valid JSON: %v", err)}
+	}
+	return m, nil
+}
+
+// checkDecoded is checkMeta after the decoding.
+func checkDecoded(m entryFile, modTime time.Time, metaSize int64, k Key, engineSize int64) (Entry, error) {
+	e := m.Entry
+	e.Key, e.LastUsed, e.DiskSize = k, modTime, entrySize(max(engineSize, 0), metaSize)
 	switch {
 	case m.Format != FormatVersion:
-		return corruption{fmt.Sprintf("its metadata has format %d, not %d", m.Format, FormatVersion)}
+		return e, corruption{fmt.Sprintf("its metadata has format %d, not %d", m.Format, FormatVersion)}
 	case m.Key != k:
-		return corruption{fmt.Sprintf("its metadata names key %s", m.Key)}
+		return e, corruption{fmt.Sprintf("its metadata names key %s", m.Key)}
 	}
-	engine, err := r.engine.Stat()
-	if err != nil {
-		return fmt.Errorf("%s: %w", r.engine.Name(), err)
+	if engineSize >= 0 {
+		if reason := sizeMismatch(engineSize, m.Size); reason != "" {
+			return e, corruption{reason}
+		}
 	}
-	if engine.Size() != m.Size {
-		return corruption{fmt.Sprintf("its engine has %d bytes, the entry says %d (truncated)", engine.Size(), m.Size)}
+	return e, nil
+}
+
+// sizeMismatch says how an engine's size differs from the one its
+// metadata records, or "".
+func sizeMismatch(engine, recorded int64) string {
+	switch {
+	case engine < recorded:
+		return fmt.Sprintf("its engine has %d bytes, the entry says %d (cut short)", engine, recorded)
+	case engine > recorded:
+		return fmt.Sprintf("its engine has %d bytes, the entry says %d (longer: bytes were added)", engine, recorded)
 	}
-	r.entry = m.Entry
-	r.entry.LastUsed = fi.ModTime()
-	r.entry.DiskSize = entrySize(engine.Size(), fi.Size())
-	return nil
+	return ""
 }
 
 // maxMetaBytes bounds what is read of a metadata file: one with a long
 // phase tree is tens of kilobytes; anything near this is not ours.
 const maxMetaBytes = 64 << 20
 
+// close lets go of the entry: its engine, and its folder and the lock on
+// it. Closing twice is no error.
 func (r *entryReader) close() {
-	if r.engine != nil {
-		r.engine.Close() // releases the lock
+	if r.closed {
+		return
 	}
-	r.dir.close()
+	r.closed = true
+	if r.engine != nil {
+		r.engine.Close()
+	}
+	r.dir.close() // releases the lock
 }
 
 // markUsedIn sets the entry's last use to now (the metadata file's
@@ -213,10 +322,17 @@ func (c *Cache) markUsed(shard *folder, k Key) {
 }
 
 // discard removes k's entry, which failed a check, and returns the
-// *CorruptError that says so. The folder is first moved out of place, so
-// no reader finds half of it; a link in its place (or in its shard's) is
-// removed as a link.
-func (c *Cache) discard(k Key, reason string) *CorruptError {
+// *CorruptError that says so; r holds the folder that was checked (nil
+// when the check found a link, or a file, where a folder belongs). Only
+// that folder is removed: when k's place holds another folder by now
+// (another process replaced or removed it), nothing is, and the error is
+// errMoved, for the caller to look again. A link in its place (or in its
+// shard's) is removed as a link. r is closed.
+func (c *Cache) discard(k Key, r *entryReader, reason string) error {
+	if r != nil {
+		defer r.close()
+		at(c.hooks.bad, k)
+	}
 	e := &CorruptError{Key: k, Path: c.entryDir(k), Reason: reason}
 	if c.readOnly {
 		return e
@@ -230,24 +346,27 @@ func (c *Cache) discard(k Key, reason string) *CorruptError {
 	var link *linkError
 	if errors.As(err, &link) { // the shard itself is a link: nothing under it is the cache's
 		e.Path = link.Path
-		e.Removed = root.removeAll(string(k[:2])) == nil
+		e.Removed = root.removeLink(string(k[:2])) == nil
 		return e
 	}
 	if err != nil {
 		return e
 	}
 	defer shard.close()
-	e.Removed = c.removeEntry(root, shard, string(k)) == nil
-	return e
-}
-
-// removeEntry moves name (an entry folder, or a link in its place) out of
-// shard into a locked staging folder and removes it there.
-func (c *Cache) removeEntry(root, shard *folder, name string) error {
-	st, err := c.newStage(root, "remove-")
-	if err != nil {
-		return err
+	if r == nil { // a link or a file where the entry's folder belongs
+		unlock := lockShard(shard)
+		e.Removed = shard.removeLink(string(k)) == nil
+		unlock()
+		return e
 	}
-	defer st.remove()
-	return shard.rename(name, st.dir, stagedName)
+	st, err := c.moveOut(root, shard, string(k), r.dir)
+	if errors.Is(err, errMoved) {
+		return errMoved
+	}
+	r.close() // its shared lock: the removal waits for every reader's
+	if err == nil {
+		st.remove()
+	}
+	e.Removed = err == nil
+	return e
 }

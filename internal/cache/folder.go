@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
 // Nothing under the cache folder is reached through a symbolic link. The
@@ -38,6 +40,12 @@ type linkError struct {
 
 func (e *linkError) Error() string {
 	return fmt.Sprintf("%s is a symbolic link (to %s), not the cache's own; trt-action never follows a link inside its cache", e.Path, e.Target)
+}
+
+// removed is the notice for the link, once removed, where the cache
+// keeps a what ("folder", "lock file") of its own: one sentence.
+func (e *linkError) removed(what string) string {
+	return fmt.Sprintf("removed the symbolic link %s (to %s): the cache keeps a %s of its own there and never follows a link inside it", e.Path, e.Target, what)
 }
 
 // openTop opens the cache folder itself.
@@ -124,7 +132,7 @@ func (d *folder) openRegular(name string) (*os.File, error) {
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
-		err = &notRegularError{Path: d.join(name), Type: fi.Mode().Type().String()}
+		err = &notRegularError{Path: d.join(name), Kind: atomicfile.FileKind(fi.Mode())}
 	}
 	if err != nil {
 		f.Close()
@@ -135,10 +143,10 @@ func (d *folder) openRegular(name string) (*os.File, error) {
 
 // notRegularError is a FIFO, a device or a folder where the cache keeps a
 // file.
-type notRegularError struct{ Path, Type string }
+type notRegularError struct{ Path, Kind string }
 
 func (e *notRegularError) Error() string {
-	return fmt.Sprintf("%s is a %s, not a regular file", e.Path, e.Type)
+	return fmt.Sprintf("%s is %s, not a regular file", e.Path, e.Kind)
 }
 
 // stat is what lstat tells of one name in a folder.
@@ -167,6 +175,14 @@ func statOf(st *unix.Stat_t) stat {
 		s.mode = fs.ModeDir
 	case unix.S_IFLNK:
 		s.mode = fs.ModeSymlink
+	case unix.S_IFIFO:
+		s.mode = fs.ModeNamedPipe
+	case unix.S_IFCHR:
+		s.mode = fs.ModeDevice | fs.ModeCharDevice
+	case unix.S_IFBLK:
+		s.mode = fs.ModeDevice
+	case unix.S_IFSOCK:
+		s.mode = fs.ModeSocket
 	case unix.S_IFREG:
 	default:
 		s.mode = fs.ModeIrregular
@@ -174,17 +190,24 @@ func statOf(st *unix.Stat_t) stat {
 	return s
 }
 
+// identity is the device and inode of an open file or folder.
+func identity(f *os.File) (dev, ino uint64, ok bool) {
+	var st unix.Stat_t
+	if unix.Fstat(int(f.Fd()), &st) != nil {
+		return 0, 0, false
+	}
+	return uint64(st.Dev), st.Ino, true
+}
+
 // same reports whether name in d is still the open file or folder f.
+// While f is open its inode cannot be reused, so a match is f itself.
 func (d *folder) same(name string, f *os.File) bool {
 	s, err := d.lstat(name)
 	if err != nil {
 		return false
 	}
-	var st unix.Stat_t
-	if unix.Fstat(int(f.Fd()), &st) != nil {
-		return false
-	}
-	return s.dev == uint64(st.Dev) && s.ino == st.Ino
+	dev, ino, ok := identity(f)
+	return ok && s.dev == dev && s.ino == ino
 }
 
 // names lists the names in d.
@@ -244,6 +267,19 @@ func (d *folder) removeAll(name string) error {
 		return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
 	}
 	return nil
+}
+
+// removeLink removes name in d when it is not a folder: a link (itself,
+// never what it names) or a stray file. A folder there (an entry or a
+// shard made meanwhile, in place of a link that was seen) is never
+// removed this way: unlinkat without AT_REMOVEDIR refuses it with EISDIR.
+// Gone already is no error.
+func (d *folder) removeLink(name string) error {
+	err := unix.Unlinkat(d.fd(), name, 0)
+	if err == nil || errors.Is(err, unix.ENOENT) {
+		return nil
+	}
+	return &fs.PathError{Op: "remove", Path: d.join(name), Err: err}
 }
 
 // rename moves name in d to newName in to (renameat: a link is moved, not

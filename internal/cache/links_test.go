@@ -3,10 +3,13 @@ package cache
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -74,8 +77,14 @@ func TestLinkAtStagingIsNeverFollowed(t *testing.T) {
 			}
 			check()
 			notices := strings.Join(c.Notices(), "\n")
-			if !strings.Contains(notices, tmp+" is a symbolic link (to "+victim+")") {
-				t.Errorf("notices %q do not name the link", notices)
+			// One sentence each (before: "removed X is a symbolic link
+			// (to …), not the cache's own; …; the cache keeps a folder").
+			want := "removed the symbolic link " + tmp + " (to " + victim + "): the cache keeps a folder of its own there and never follows a link inside it"
+			if o.Look {
+				want = tmp + " is a symbolic link (to " + victim + ")"
+			}
+			if !strings.Contains(notices, want) {
+				t.Errorf("notices %q do not say %q", notices, want)
 			}
 			if o.Look != isLink(tmp) {
 				t.Errorf("look-only %v, yet the link is there: %v", o.Look, isLink(tmp))
@@ -377,9 +386,14 @@ func TestReplaceReplaces(t *testing.T) {
 
 // While one goroutine replaces an entry again and again, every Fetch of
 // it is a hit whose engine is the one its metadata names: the old entry
-// whole or the new one whole, never a mix and never nothing.
+// whole or the new one whole, never a mix and never nothing; and Verify
+// and List, run beside them from other Caches on the folder (as another
+// process would), never call it corrupt or broken. Before, a reader could
+// find the old folder half removed, call it corrupt, and remove the new
+// entry (the review's stress test, from which this one is made).
 func TestReplaceUnderConcurrentReaders(t *testing.T) {
-	c := openCache(t, t.TempDir(), 0)
+	dir := t.TempDir()
+	c := openCache(t, dir, 0)
 	k := testKey("mlp")
 	words := []string{"alpha", "bravo"}
 	engines := map[string]string{}
@@ -390,38 +404,68 @@ func TestReplaceUnderConcurrentReaders(t *testing.T) {
 		t.Fatal(err)
 	}
 	stop := make(chan struct{})
-	replaced := make(chan error, 1)
-	go func() {
-		defer close(replaced)
-		for i := 0; ; i++ {
-			select {
-			case <-stop:
-				return
-			default:
+	var wg sync.WaitGroup
+	problems := make(chan string, 100)
+	loop := func(what string, once func() string) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				if p := once(); p != "" {
+					problems <- what + ": " + p
+					return
+				}
 			}
-			w := words[i%2]
-			if got, err := c.Replace(k, engines[w], Entry{Build: w}); err != nil || got.Outcome != Replaced {
-				replaced <- errors.Join(err, errors.New("not replaced"))
-				return
-			}
+		}()
+	}
+	replacer := openCache(t, dir, 0)
+	loop("replace", func() string {
+		w := words[rand.IntN(2)]
+		if got, err := replacer.Replace(k, engines[w], Entry{Build: w}); err != nil || got.Outcome != Replaced {
+			return fmt.Sprintf("%+v, %v", got, err)
 		}
-	}()
+		return ""
+	})
+	verifier := openCache(t, dir, 0)
+	loop("verify", func() string {
+		if bad, err := verifier.Verify(); len(bad) > 0 || err != nil {
+			return fmt.Sprintf("%v, %v", bad, err)
+		}
+		return ""
+	})
+	lister := openLook(t, dir)
+	loop("ls", func() string {
+		l, err := lister.List()
+		if err != nil || len(l.Entries) != 1 || l.Entries[0].Broken != "" {
+			return fmt.Sprintf("%+v, %v", l.Entries, err)
+		}
+		return ""
+	})
 	dest := filepath.Join(t.TempDir(), "e")
 	seen := map[string]int{}
-	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline); {
+	for deadline := time.Now().Add(time.Second); time.Now().Before(deadline) && len(problems) == 0; {
 		e, hit, err := c.Fetch(k, dest)
 		if !hit || err != nil {
-			t.Fatalf("a Fetch during replacement: hit %v, %v", hit, err)
+			t.Errorf("a Fetch during replacement: hit %v, %v", hit, err)
+			break
 		}
 		data, _ := os.ReadFile(dest)
 		if !slices.Contains(words, e.Build) || !bytes.Equal(data, engineBytes(e.Build, 64<<10)) {
-			t.Fatalf("entry %q delivered another engine", e.Build)
+			t.Errorf("entry %q delivered another engine", e.Build)
+			break
 		}
 		seen[e.Build]++
 	}
 	close(stop)
-	if err := <-replaced; err != nil {
-		t.Fatal(err)
+	wg.Wait()
+	close(problems)
+	for p := range problems {
+		t.Error(p)
 	}
 	t.Logf("fetches: %v", seen)
 }

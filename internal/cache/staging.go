@@ -61,7 +61,7 @@ func (c *Cache) newStage(root *folder, prefix string) (*stage, error) {
 // remove removes the staging folder and whatever is left in it, then lets
 // go of it.
 func (s *stage) remove() {
-	_ = s.tmp.removeAll(s.name)
+	_ = removeStaged(s.tmp, s.name)
 	s.dir.close()
 	s.tmp.close()
 }
@@ -100,39 +100,49 @@ func (c *Cache) removeAbandoned(root *folder) {
 		return
 	}
 	defer tmp.close()
-	for _, l := range c.leftovers(tmp) {
-		_ = tmp.removeAll(l)
+	left, links := c.leftovers(tmp)
+	for _, l := range left {
+		_ = removeStaged(tmp, l)
+	}
+	for _, l := range links {
+		_ = tmp.removeLink(l.name)
 	}
 }
 
-// leftovers names the entries of tmp/ that no live process works in.
-func (c *Cache) leftovers(tmp *folder) []string {
+// leftovers names the entries of tmp/ that no live process works in (a
+// folder or a stray file), and the links there, which are never the
+// cache's.
+func (c *Cache) leftovers(tmp *folder) (left []string, links []Stray) {
 	names, err := tmp.names()
 	if err != nil {
-		return nil
+		return nil, nil
 	}
-	var out []string
 	for _, name := range names {
 		st, err := tmp.lstat(name)
 		if err != nil {
+			continue
+		}
+		if st.isLink() {
+			target, _ := readlinkat(tmp.fd(), name)
+			links = append(links, Stray{Path: tmp.join(name), Target: target, name: name})
 			continue
 		}
 		age := c.now().Sub(st.modTime)
 		if st.mode.IsDir() {
 			if abandoned, known := unheld(tmp, name); known {
 				if abandoned && age > lockGrace {
-					out = append(out, name)
+					left = append(left, name)
 				}
 				continue
 			}
 		}
-		// A file (a probe of a killed process), a link, or a folder whose
-		// lock cannot tell: by age.
-		if st.isLink() || age > abandonedAfter {
-			out = append(out, name)
+		// A file (a probe of a killed process), or a folder whose lock
+		// cannot tell: by age.
+		if age > abandonedAfter {
+			left = append(left, name)
 		}
 	}
-	return out
+	return left, links
 }
 
 // unheld tries the staging folder's lock: abandoned when nobody holds it;

@@ -97,7 +97,13 @@ func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, erro
 	// Counted as this run's before it is in place: a prune of another
 	// store may evict it at once, and that must count.
 	added := c.stored.add(k)
-	outcome, err := c.install(root, st, shard, k, replace)
+	outcome, olds, err := c.install(root, st, shard, k, replace)
+	if outcome == Replaced {
+		at(c.hooks.swapped, k)
+	}
+	for _, old := range olds {
+		old.remove() // after the shard's lock: a removal waits for the old entry's readers
+	}
 	if err != nil || outcome == Kept {
 		if added {
 			c.stored.forget(k)
@@ -163,18 +169,24 @@ func hasEntry(shard *folder, k Key) bool {
 	return err == nil && st.mode.IsRegular()
 }
 
-// install moves the staged entry to k's place. A link there is removed
-// first (the link; it is not the cache's). With replace, an entry there is
-// exchanged with the staged one, which leaves the old entry in the staging
-// folder for its removal.
-func (c *Cache) install(root *folder, st *stage, shard *folder, k Key, replace bool) (StoreOutcome, error) {
+// install moves the staged entry to k's place, under the shard's lock. A
+// link (or a stray file) there is removed first; it is not the cache's.
+// With replace, an entry there is exchanged with the staged one, which
+// leaves the old entry in the staging folder for its removal; where the
+// file system cannot exchange, the old entry is moved out first, into a
+// stage of its own that is returned (in olds) to remove once the lock is
+// let go: a removal waits for the entry's readers, which the shard's lock
+// must never do.
+func (c *Cache) install(root *folder, st *stage, shard *folder, k Key, replace bool) (outcome StoreOutcome, olds []*stage, err error) {
+	unlock := lockShard(shard)
+	defer unlock()
 	name := string(k)
-	for range 3 { // a store by another process can come between a look and a rename
+	for range 3 { // without a working lock, another process can come between a look and a rename
 		there, err := shard.lstat(name)
 		exists := err == nil
 		if exists && !there.mode.IsDir() {
-			if err := shard.removeAll(name); err != nil {
-				return Kept, storeError(err)
+			if err := shard.removeLink(name); err != nil {
+				return Kept, olds, storeError(err)
 			}
 			if there.isLink() {
 				c.notify(fmt.Sprintf("removed the symbolic link %s where an entry belongs; trt-action never follows a link inside its cache", shard.join(name)))
@@ -185,30 +197,34 @@ func (c *Cache) install(root *folder, st *stage, shard *folder, k Key, replace b
 			err := st.dir.exchange(stagedName, shard, name)
 			switch {
 			case err == nil:
-				return Replaced, nil
+				return Replaced, olds, nil
 			case exchangeUnsupported(err):
-				if err := c.removeEntry(root, shard, name); err != nil && !isNotExist(err) {
-					return Kept, storeError(err)
+				old, err := c.moveOutLocked(root, shard, name, nil)
+				if err != nil && !isNotExist(err) {
+					return Kept, olds, storeError(err)
+				}
+				if old != nil {
+					olds = append(olds, old)
 				}
 			case !isNotExist(err):
-				return Kept, storeError(err)
+				return Kept, olds, storeError(err)
 			}
 		}
 		err = st.dir.rename(stagedName, shard, name)
 		switch {
 		case err == nil && exists && replace:
-			return Replaced, nil // without an exchange: the old entry was moved out first
+			return Replaced, olds, nil // without an exchange: the old entry was moved out first
 		case err == nil:
-			return Added, nil
+			return Added, olds, nil
 		case errors.Is(err, syscall.EEXIST) || errors.Is(err, syscall.ENOTEMPTY):
 			if !replace {
-				return Kept, nil // another process stored it first; its entry is as good
+				return Kept, olds, nil // another process stored it first; its entry is as good
 			}
 		default:
-			return Kept, storeError(err)
+			return Kept, olds, storeError(err)
 		}
 	}
-	return Kept, storeError(fmt.Errorf("%s kept changing while the entry was replaced", c.entryDir(k)))
+	return Kept, olds, storeError(fmt.Errorf("%s kept changing while the entry was replaced", c.entryDir(k)))
 }
 
 // exchangeUnsupported is whether renameat2's error says the file system

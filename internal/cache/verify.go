@@ -14,7 +14,8 @@ import (
 // build) unless the cache is read-only, and returned; so is every stray
 // (a link where an entry or a shard belongs: the link is removed). Entries
 // in use by another process are checked under the same shared lock a
-// reader takes.
+// reader takes, and an entry replaced while it is checked is checked
+// again: only the folder found bad is ever removed.
 func (c *Cache) Verify() ([]*CorruptError, error) {
 	root, err := c.openRoot(false)
 	if isNotExist(err) {
@@ -37,36 +38,48 @@ func (c *Cache) Verify() ([]*CorruptError, error) {
 		bad = append(bad, e)
 	}
 	for _, s := range slots {
-		reason, err := c.check(s.key)
-		if err != nil {
-			return bad, err
+		for range lookAgain {
+			err = c.check(s.entry.Key)
+			if !errors.Is(err, errMoved) {
+				break
+			}
 		}
-		if reason != "" {
-			bad = append(bad, c.discard(s.key, reason))
+		var corrupt *CorruptError
+		switch {
+		case errors.As(err, &corrupt):
+			bad = append(bad, corrupt)
+		case errors.Is(err, errMoved): // replaced again and again while checked: nothing to say of it
+		case err != nil:
+			return bad, err
 		}
 	}
 	return bad, nil
 }
 
-// check returns why k's entry is bad, or "".
-func (c *Cache) check(k Key) (string, error) {
+// check checks k's entry and discards it when it is bad: nil when it is
+// good (or gone), a *CorruptError when it was bad, errMoved when it was
+// replaced or removed while it was checked.
+func (c *Cache) check(k Key) error {
 	r, err := c.openEntry(k)
 	var bad corruption
 	switch {
 	case errors.Is(err, errMiss):
-		return "", nil // removed since the listing
+		return nil // removed since the listing
 	case errors.As(err, &bad):
-		return bad.reason, nil
+		return c.discard(k, r, bad.reason)
 	case err != nil:
-		return "", err
+		return err
 	}
 	defer r.close()
 	h := sha256.New()
 	n, err := io.CopyBuffer(h, io.NewSectionReader(r.engine, 0, 1<<62), make([]byte, copyBuffer))
 	if err != nil {
-		return fmt.Sprintf("its engine is unreadable: %v", err), nil
+		return c.discard(k, r, fmt.Sprintf("its engine is unreadable: %v", err))
 	}
-	return mismatch(hex.EncodeToString(h.Sum(nil)), n, r.entry), nil
+	if reason := mismatch(hex.EncodeToString(h.Sum(nil)), n, r.entry); reason != "" {
+		return c.discard(k, r, reason)
+	}
+	return nil
 }
 
 // mismatch says how an engine differs from its entry, or "" when it does not.

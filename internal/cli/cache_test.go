@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -145,7 +146,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 		t.Fatal(err)
 	}
 	code, _, errb = runCacheCommand(t, "verify")
-	if code != ExitFailed || !strings.Contains(errb, filepath.Base(filepath.Dir(engines[0]))) || !strings.Contains(errb, "truncated") || !strings.Contains(errb, "removed") {
+	if code != ExitFailed || !strings.Contains(errb, filepath.Base(filepath.Dir(engines[0]))) || !strings.Contains(errb, "(cut short)") || !strings.Contains(errb, "removed") {
 		t.Errorf("cache verify of a bad entry: exit %d\n%s", code, errb)
 	}
 	if _, err := os.Stat(engines[0]); !os.IsNotExist(err) {
@@ -185,6 +186,84 @@ func TestCacheUsageErrors(t *testing.T) {
 // ls, prune and verify look at a cache: a folder that is not there is an
 // error (a mistyped --cache is not an empty cache), and they create
 // nothing, not even in a folder that is there but holds no cache yet.
+// ls lists an entry that can never be served as broken, with its size,
+// counts it in the total and says why; prune removes it first and says
+// what it knows of it. Before, ls left out an entry whose metadata did
+// not read and listed one whose engine was a FIFO as a good entry sized
+// at its metadata, and prune printed "removed 088ad82c9200  (440.8 kB,
+// last used 2562047h47m16.854775807s ago)" for the first.
+func TestCacheLsAndPruneOfBrokenEntries(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	fillCache(t, filepath.Join(dir, ".trt-cache"), "good", "piped", "garbled")
+	entry := func(name string) string {
+		sum := sha256.Sum256([]byte(name))
+		k := hex.EncodeToString(sum[:])
+		return filepath.Join(dir, ".trt-cache", cacheVersion, k[:2], k)
+	}
+	if err := os.WriteFile(filepath.Join(entry("garbled"), "entry.json"), []byte("{not json"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fifo := filepath.Join(entry("piped"), "engine")
+	if err := os.Remove(fifo); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pipedMeta := metaBytes(t, entry("piped"))
+	code, out, errb := runCacheCommand(t, "ls")
+	garbledRow := regexp.MustCompile(`(?m)^` + filepath.Base(entry("garbled"))[:12] + ` +\(broken\) +— +1\.0 kB +— +— +\S+ ago$`)
+	pipedRow := regexp.MustCompile(`(?m)^` + filepath.Base(entry("piped"))[:12] + ` +piped \(broken\) +sim +[0-9]+ B +`)
+	if code != ExitOK || !garbledRow.MatchString(out) || !pipedRow.MatchString(out) || !strings.Contains(out, "\n3 entries (2 broken), ") ||
+		!strings.Contains(errb, "is broken: its metadata is not valid JSON") || !strings.Contains(errb, "is broken: its engine is a FIFO, not a file") {
+		t.Errorf("cache ls: exit %d\n%s%s", code, out, errb)
+	}
+	code, out, errb = runCacheCommand(t, "prune", "--max-size", "1GB")
+	if code != ExitOK || !strings.Contains(out, "removed "+filepath.Base(entry("garbled"))[:12]+" (broken: its metadata is not valid JSON") ||
+		!strings.Contains(out, "removed "+filepath.Base(entry("piped"))[:12]+" piped (broken: its engine is a FIFO, not a file, ") ||
+		strings.Contains(out, "2562047h") || !strings.HasSuffix(out, "removed 2 entries, "+text.Bytes(1009+pipedMeta)+"\n") {
+		t.Errorf("cache prune: exit %d\n%s%s", code, out, errb)
+	}
+	if _, err := os.Stat(entry("good")); err != nil {
+		t.Errorf("prune removed the good entry: %v", err)
+	}
+}
+
+// metaBytes is the size of the entry.json in an entry folder.
+func metaBytes(t *testing.T, entry string) int64 {
+	t.Helper()
+	fi, err := os.Stat(filepath.Join(entry, "entry.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+// A prune that fails before removing anything says why and nothing else.
+// Before, a prune whose lock file was a folder printed "removed 0
+// entries, 0 B" and then failed. Links in the staging folder are named as
+// links by ls, not counted as leftovers of killed stores.
+func TestCachePruneFailureAndStagingLinks(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	fillCache(t, filepath.Join(dir, ".trt-cache"), "a")
+	if err := os.Mkdir(filepath.Join(dir, ".trt-cache", cacheVersion, "prune.lock"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errb := runCacheCommand(t, "prune", "--max-size", "1")
+	if code == ExitOK || out != "" || !strings.Contains(errb, "prune.lock") {
+		t.Errorf("cache prune with a folder at prune.lock: exit %d, stdout %q, stderr %q", code, out, errb)
+	}
+	outside := t.TempDir()
+	link := filepath.Join(".trt-cache", cacheVersion, "tmp", "store-0123")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	code, _, errb = runCacheCommand(t, "ls")
+	if code != ExitOK || !strings.Contains(errb, link+" is a symbolic link (to "+outside+") in the staging folder") || strings.Contains(errb, "leftover") {
+		t.Errorf("cache ls with a link in tmp/: exit %d\n%s", code, errb)
+	}
+}
+
 func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
 	absent := filepath.Join(dir, "absent")
@@ -227,6 +306,25 @@ func TestCacheCommandsNeedAnExistingFolder(t *testing.T) {
 	}
 	if left, _ := os.ReadDir(empty); len(left) != 0 {
 		t.Errorf("cache ls, verify and prune created %v in an empty folder", left)
+	}
+}
+
+// A cache folder the build cannot open is named where it came from: the
+// matrix's cache: dir, with its position, or --cache. Before, a folder
+// from the matrix was called `--cache ".trt-cache"`, a flag never given.
+func TestBuildNamesWhereItsCacheFolderCameFrom(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	if err := os.Mkdir(filepath.Join(dir, ".trt-cache"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(t.TempDir(), filepath.Join(dir, ".trt-cache", cacheVersion)); err != nil {
+		t.Fatal(err)
+	}
+	c, out, errb := userCommand("")
+	c.Executable = func() (string, error) { return "/nonexistent/trt-action", nil } // no build may start
+	if code := c.Main([]string{"build"}); code != ExitInvalid ||
+		!strings.Contains(errb.String(), `trt-builds.yml:2:1: cache: dir ".trt-cache": .trt-cache/`+cacheVersion+` is a symbolic link`) || strings.Contains(errb.String(), "--cache") {
+		t.Errorf("build: exit %d\n%s%s", code, out, errb)
 	}
 }
 

@@ -58,6 +58,15 @@ func (f *cacheFlags) folder(file *matrix.File) []runfiles.File {
 	return []runfiles.File{{Path: dir, Role: runfiles.Folder, What: "cache.dir", Noun: "the engine cache folder", Pos: file.Cache.DirPos.String()}}
 }
 
+// origin names where the run's cache folder was given, for its errors:
+// `--cache ".trt-cache"`, or `trt-builds.yml:2:1: cache: dir ".trt-cache"`.
+func (f *cacheFlags) origin(file *matrix.File) string {
+	if f.dir != "" {
+		return fmt.Sprintf("--cache %q", f.dir)
+	}
+	return fmt.Sprintf("%s: cache: dir %q", file.Cache.Pos, file.Cache.Dir)
+}
+
 // check refuses flags that contradict each other or would do nothing,
 // all at once. builds are the builds the run selected (after --only).
 func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build) []error {
@@ -116,7 +125,7 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 	}
 	store, err := cache.Open(opts)
 	if err != nil {
-		return nil, usagef("--cache %q: %v", dir, err)
+		return nil, usagef("%s: %v", f.origin(file), err)
 	}
 	c.cacheWarnings(store.Notices()) // a link where its staging folder belongs, removed
 	if store.ReadOnly() {

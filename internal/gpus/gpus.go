@@ -233,6 +233,9 @@ func NewPool(devices []string, perDevice int) *Pool {
 	return p
 }
 
+// Devices are the pool's devices, in order.
+func (p *Pool) Devices() []string { return slices.Clone(p.devices) }
+
 // Acquire waits for a free slot and returns its device and the function that
 // gives it back (safe to call more than once). It returns ctx's error if ctx
 // ends first, and an error at once if the pool has no devices.

@@ -65,16 +65,3 @@ func TestCacheKeyErrors(t *testing.T) {
 		}
 	})
 }
-
-func TestParseSize(t *testing.T) {
-	for in, want := range map[string]int64{"20GiB": 20 << 30, "512 MiB": 512 << 20, "1.5GB": 1_500_000_000, "4096": 4096} {
-		if got, err := ParseSize(in); err != nil || got != want {
-			t.Errorf("ParseSize(%q) = %d, %v; want %d", in, got, err, want)
-		}
-	}
-	for _, in := range []string{"", "0", "-1GiB", "2TB", "GiB"} {
-		if _, err := ParseSize(in); err == nil || !strings.Contains(err.Error(), "B, KiB, MiB, GiB, KB, MB, GB") {
-			t.Errorf("ParseSize(%q): %v, want an error listing the units", in, err)
-		}
-	}
-}

@@ -112,7 +112,7 @@ builds:
 // it, which reads back as the same number of bytes.
 func TestExactSizesReadBack(t *testing.T) {
 	for _, n := range []int64{1, 999, 1 << 10, 48 << 10, 1 << 30, 3 << 30, 1_500_000_000, 4_000_000, 1<<40 + 1} {
-		if back, err := ParseSize(text.ExactSize(n)); err != nil || back != n {
+		if back, err := text.ParseBytes(text.ExactSize(n)); err != nil || back != n {
 			t.Errorf("%d is shown as %s, which reads back as %d (%v)", n, text.ExactSize(n), back, err)
 		}
 	}

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"errors"
-	"fmt"
 	"math"
 	"path"
 	"slices"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // decoder reads values for one expanded build: every string is
@@ -134,43 +135,18 @@ func (d *decoder) enumList(n *yaml.Node, what string, allowed []string) ([]strin
 	return out, ok
 }
 
-var byteUnits = map[string]int64{
-	"": 1, "B": 1,
-	"KB": 1e3, "MB": 1e6, "GB": 1e9,
-	"KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30,
-}
-
 // byteSize reads a size like "2GiB", "512MiB", "1.5GB" or a plain byte count.
 func (d *decoder) byteSize(n *yaml.Node, what string) (int64, bool) {
 	s, ok := d.text(n, what, "a size like 2GiB")
 	if !ok {
 		return 0, false
 	}
-	v, err := ParseSize(s)
+	v, err := text.ParseBytes(s)
 	if err != nil {
 		d.w.errs.add(d.w.pos(n), "%s: %v", what, err)
 		return 0, false
 	}
 	return v, true
-}
-
-// ParseSize reads a size like "2GiB", "512MiB", "1.5GB" or a plain byte
-// count, as every size in the matrix file and on the command line is
-// written. The error says what is allowed.
-func ParseSize(s string) (int64, error) {
-	t := strings.TrimSpace(s)
-	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
-	if i < 0 {
-		i = len(t)
-	}
-	num, unit := t[:i], strings.TrimSpace(t[i:])
-	mult, knownUnit := byteUnits[unit]
-	v, err := strconv.ParseFloat(num, 64)
-	bytes := v * float64(mult)
-	if !knownUnit || err != nil || bytes < 1 || bytes > math.MaxInt64/2 {
-		return 0, fmt.Errorf("invalid size %q; write a positive number with a unit: B, KiB, MiB, GiB, KB, MB, GB", s)
-	}
-	return int64(bytes), nil
 }
 
 // dims reads tensor dimensions: a list, or trtexec's form 1x3x224x224.

@@ -47,6 +47,40 @@ func CacheOrigin(b *Build, now time.Time) string {
 	return origin
 }
 
+// CacheStoreNote says what an ok build did to the engine cache:
+// "rebuilt; cache entry replaced" (--rebuild: its engine took the place of
+// the entry that was there), "rebuilt; stored in the cache" (there was
+// none), "rebuilt" (nothing stored: a read-only cache, or one of its
+// warnings says why), "stored in the cache"; "" for a build that stored
+// nothing and was not rebuilt, a hit, or a build that did not end ok.
+func CacheStoreNote(b *Build) string {
+	c := b.Cache
+	if c == nil || b.Status != StatusOK {
+		return ""
+	}
+	switch {
+	case c.Rebuilt && c.Replaced:
+		return "rebuilt; cache entry replaced"
+	case c.Rebuilt && c.Stored:
+		return "rebuilt; stored in the cache"
+	case c.Rebuilt:
+		return "rebuilt"
+	case c.Stored:
+		return "stored in the cache"
+	}
+	return ""
+}
+
+// RebuildNote is CacheStoreNote for a build --rebuild rebuilt, "" for the
+// rest: for the views with no room to say of every build of a first run
+// that it was stored (the summary's rows, the terminal's final table).
+func RebuildNote(b *Build) string {
+	if b.Cache == nil || !b.Cache.Rebuilt {
+		return ""
+	}
+	return CacheStoreNote(b)
+}
+
 // CacheWarningPrefix begins every warning the engine cache gives a build
 // (a corrupt entry, a store that failed, this run's engines evicted), so
 // that the summary can gather them.

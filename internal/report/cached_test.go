@@ -36,6 +36,40 @@ func TestSummaryWithCacheHitsGolden(t *testing.T) {
 	golden.Check(t, "summary-cached.golden.md", Summary(cachedReport(), SummaryOptions{}))
 }
 
+// A --rebuild says in its row that the cache entry was replaced; a plain
+// store, which every build of a first run makes, is not noted there. And
+// the JUnit test cases say both. Before, nothing outside the JSON report
+// told a rebuild that replaced the entry.
+func TestRebuiltGolden(t *testing.T) {
+	golden.Check(t, "summary-rebuilt.golden.md", Summary(rebuiltReport(), SummaryOptions{}))
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, rebuiltReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "junit-rebuilt.golden.xml", buf.String())
+}
+
+func TestCacheStoreNote(t *testing.T) {
+	for _, c := range []struct {
+		use    CacheUse
+		status string
+		store  string
+		rebuit string
+	}{
+		{CacheUse{Rebuilt: true, Stored: true, Replaced: true}, StatusOK, "rebuilt; cache entry replaced", "rebuilt; cache entry replaced"},
+		{CacheUse{Rebuilt: true, Stored: true}, StatusOK, "rebuilt; stored in the cache", "rebuilt; stored in the cache"},
+		{CacheUse{Rebuilt: true}, StatusOK, "rebuilt", "rebuilt"},
+		{CacheUse{Stored: true}, StatusOK, "stored in the cache", ""},
+		{CacheUse{}, StatusOK, "", ""},
+		{CacheUse{Rebuilt: true}, StatusFailed, "", ""},
+	} {
+		b := Build{Status: c.status, Cache: &c.use}
+		if got, rebuilt := CacheStoreNote(&b), RebuildNote(&b); got != c.store || rebuilt != c.rebuit {
+			t.Errorf("%+v %s: CacheStoreNote %q, RebuildNote %q; want %q, %q", c.use, c.status, got, rebuilt, c.store, c.rebuit)
+		}
+	}
+}
+
 // The engine cache's warnings for builds that succeeded are noted in the
 // summary, escaped; a build that did not succeed keeps them in its own
 // section, and other warnings are not the cache's.

@@ -11,6 +11,7 @@ var (
 	phaseTree       func(endMs int64, finished bool) []*Phase
 	mixedMatrix     func(n int) *Report
 	settledReport   func(n int) *Report
+	rebuiltReport   func() *Report
 )
 
 // UseFixtures sets the fixtures above; only fixtures_hook_test.go calls it.
@@ -18,3 +19,6 @@ func UseFixtures(sample func() *Report, ok, over func(string, int64, int64) Buil
 	sampleReport, okBuild, overBudgetBuild, phaseTree = sample, ok, over, tree
 	mixedMatrix, settledReport = mixed, settled
 }
+
+// UseRebuiltFixture sets rebuiltReport; only fixtures_hook_test.go calls it.
+func UseRebuiltFixture(rebuilt func() *Report) { rebuiltReport = rebuilt }

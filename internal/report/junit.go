@@ -155,6 +155,9 @@ func junitSystemOut(b *Build) string {
 		// A passing test case: its time is the cache's, not a build's.
 		fmt.Fprintf(&sb, "%s (engine from the engine cache, key %s)\n", note, b.Cache.Key)
 	}
+	if note := CacheStoreNote(b); note != "" {
+		fmt.Fprintf(&sb, "%s (engine cache key %s)\n", note, b.Cache.Key)
+	}
 	if b.Library != "" {
 		fmt.Fprintf(&sb, "library: %s\n", b.Library)
 	}

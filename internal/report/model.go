@@ -109,7 +109,9 @@ type CacheUse struct {
 	// failed is one of the build's warnings; an entry another process
 	// stored first is kept, and this one is not stored).
 	Stored bool `json:"stored,omitempty"`
-	// Rebuilt: --rebuild named the build, so the cache was not asked.
+	// Rebuilt: the cache was not asked: --rebuild named the build, or a
+	// build --rebuild names has its key and could not be waited for (it
+	// had not started; build/samekey.go).
 	Rebuilt bool `json:"rebuilt,omitempty"`
 	// Replaced: a rebuilt build's engine replaced the entry that was in
 	// the cache (Stored is true too).

@@ -142,8 +142,12 @@ func (s *summary) rows() []string {
 		if b.GPU != "" {
 			backend += " · GPU " + text.Markdown(b.GPU) // which GPU built what
 		}
+		status := statusLabel(b.Status)
+		if note := RebuildNote(b); note != "" {
+			status += " · " + text.Markdown(note) // --rebuild: what became of the cache entry
+		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
-			text.Markdown(b.Name), statusLabel(b.Status), backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
+			text.Markdown(b.Name), status, backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
 	}
 	return rows
 }

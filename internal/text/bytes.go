@@ -1,6 +1,17 @@
 package text
 
-import "fmt"
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+)
+
+// Sizes have this one home, both ways: Bytes writes one as the report and
+// the cache commands show it ("440.8 kB"), ExactSize as a matrix file
+// writes it ("1GiB"), and ParseBytes reads what both write as well as the
+// sizes people write in the matrix file and on the command line ("4GiB",
+// "512 MiB", "1.5GB", "600kB").
 
 // Bytes is a size in decimal units, as the report and the cache commands
 // write it: "812 B", "12.3 MB".
@@ -17,9 +28,37 @@ func Bytes(n int64) string {
 	return fmt.Sprintf("%.1f %cB", v, "kMGT"[i])
 }
 
+// byteUnits are the units ParseBytes takes, by their lower-case spelling:
+// SI (powers of 1000, as Bytes writes them) and IEC (powers of 1024).
+var byteUnits = map[string]int64{
+	"": 1, "b": 1,
+	"kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12,
+	"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "tib": 1 << 40,
+}
+
+// ParseBytes reads a size: a positive number, with or without a space
+// before its unit, the unit in any case: "2GiB", "512 MiB", "1.5GB",
+// "440.8 kB" (what Bytes writes), or a plain byte count. The error says
+// what is allowed.
+func ParseBytes(s string) (int64, error) {
+	t := strings.TrimSpace(s)
+	i := strings.IndexFunc(t, func(r rune) bool { return (r < '0' || r > '9') && r != '.' })
+	if i < 0 {
+		i = len(t)
+	}
+	num, unit := t[:i], strings.ToLower(strings.TrimSpace(t[i:]))
+	mult, knownUnit := byteUnits[unit]
+	v, err := strconv.ParseFloat(num, 64)
+	bytes := v * float64(mult)
+	if !knownUnit || err != nil || bytes < 1 || bytes > math.MaxInt64/2 {
+		return 0, fmt.Errorf("invalid size %q; write a positive number with a unit: B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), in any case", s)
+	}
+	return int64(bytes), nil
+}
+
 // ExactSize is a size exactly, in the largest unit that divides it, as a
 // matrix file writes one: binary units first ("1GiB", "48KiB"), then
-// decimal ("1500MB"), else bytes ("1234B"). matrix.ParseSize reads it back
+// decimal ("1500MB"), else bytes ("1234B"). ParseBytes reads it back
 // to the same number, so a setting shows as the user wrote it in the usual
 // case and never rounded.
 func ExactSize(n int64) string {

@@ -1,11 +1,44 @@
 package text
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 12_345_678: "12.3 MB", 300 << 20: "314.6 MB", 5e12: "5.0 TB", 7e15: "7000.0 TB"} {
 		if got := Bytes(n); got != want {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestParseBytes(t *testing.T) {
+	for in, want := range map[string]int64{"20GiB": 20 << 30, "512 MiB": 512 << 20, "1.5GB": 1_500_000_000, "4096": 4096, "2TB": 2e12,
+		"600kB": 600_000, "600KB": 600_000, "600kb": 600_000, "1gib": 1 << 30, "3 tib": 3 << 40, "12 B": 12} {
+		if got, err := ParseBytes(in); err != nil || got != want {
+			t.Errorf("ParseBytes(%q) = %d, %v; want %d", in, got, err, want)
+		}
+	}
+	for _, in := range []string{"", "0", "-1GiB", "GiB", "2 gigs", "1PB"} {
+		if _, err := ParseBytes(in); err == nil || !strings.Contains(err.Error(), "B, kB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024), in any case") {
+			t.Errorf("ParseBytes(%q): %v, want an error listing the units", in, err)
+		}
+	}
+}
+
+// What Bytes writes (cache ls, the report), ParseBytes reads back as the
+// size it shows. Before, ls printed "600.0 kB" and max-size refused "600kB".
+func TestParseBytesReadsWhatBytesWrites(t *testing.T) {
+	for _, n := range []int64{1, 999, 1000, 440_758, 12_345_678, 5e12} {
+		shown := Bytes(n)
+		got, err := ParseBytes(shown)
+		if err != nil {
+			t.Errorf("ParseBytes(Bytes(%d) = %q): %v", n, shown, err)
+			continue
+		}
+		if again := Bytes(got); again != shown {
+			t.Errorf("Bytes(%d) = %q, read back as %d, shown %q", n, shown, got, again)
 		}
 	}
 }

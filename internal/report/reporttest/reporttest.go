@@ -141,3 +141,20 @@ func CacheHit(name string, buildMs int64) report.Build {
 	return report.Build{Name: name, Backend: backend.Sim, Status: report.StatusCached, DurationMs: 50,
 		Cache: &report.CacheUse{Key: strings.Repeat("e", 64), Hit: true, BuildMs: buildMs}}
 }
+
+// Rebuilt is a run with the engine cache and --rebuild: resnet-fp16
+// rebuilt, its engine in place of the entry that was there; yolo_v8 built
+// and stored; bert-int8 a hit.
+func Rebuilt() *report.Report {
+	r := Sample()
+	rebuilt := OKBuild("resnet-fp16", 0, 20_000)
+	rebuilt.Cache = &report.CacheUse{Key: strings.Repeat("a", 64), Stored: true, Rebuilt: true, Replaced: true}
+	stored := OKBuild("yolo_v8", 20_000, 15_000)
+	stored.Cache = &report.CacheUse{Key: strings.Repeat("b", 64), Stored: true}
+	hit := CacheHit("bert-int8", 843_000)
+	hit.StartMs = 35_000
+	hit.Cache.BuiltAt = r.StartedAt.Add(-49 * time.Hour)
+	r.Builds = []report.Build{rebuilt, stored, hit}
+	r.DurationMs = 35_050
+	return r
+}

@@ -220,7 +220,7 @@ func buildFinished(h header, b build, r *report.Build) any {
 		l.Engine = &engine{Path: r.Engine.Path, Bytes: r.Engine.Bytes, SHA256: r.Engine.SHA256}
 	}
 	if c := r.Cache; c != nil {
-		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, Replaced: c.Replaced, BuildMs: c.BuildMs}
+		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, Rebuilt: c.Rebuilt, Replaced: c.Replaced, BuildMs: c.BuildMs}
 		if !c.BuiltAt.IsZero() {
 			l.Cache.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
 		}
@@ -234,7 +234,8 @@ type cache struct {
 	Key      string `json:"key,omitempty"`
 	Hit      bool   `json:"hit"`
 	Stored   bool   `json:"stored,omitempty"`
-	Replaced bool   `json:"replaced,omitempty"` // --rebuild: the entry there was replaced
+	Rebuilt  bool   `json:"rebuilt,omitempty"`  // --rebuild: built without asking the cache
+	Replaced bool   `json:"replaced,omitempty"` // its engine replaced the entry that was there
 	BuiltAt  string `json:"built_at,omitempty"`
 	BuildMs  int64  `json:"build_ms,omitempty"`
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
 
 const ms100 = 100 * time.Millisecond
@@ -175,6 +176,19 @@ func TestBuildFinishedOfAHit(t *testing.T) {
 	got := strings.TrimSpace(out.String())
 	want := `"status":"cached","duration_ms":70,"cache":{"key":"k","hit":true,"built_at":"2026-11-28T10:02:00Z","build_ms":843000}}`
 	if !strings.HasSuffix(got, want) {
+		t.Errorf("line %s\nwant it to end %s", got, want)
+	}
+}
+
+// A --rebuild's build_finished line says it was rebuilt and replaced the
+// entry. Before, only "replaced".
+func TestBuildFinishedOfARebuild(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{})
+	b := reporttest.Rebuilt().Builds[0]
+	v.Handle(event.Event{Kind: event.BuildFinished, Build: 0, Name: b.Name, Result: &b})
+	want := `"cache":{"key":"` + b.Cache.Key + `","hit":false,"stored":true,"rebuilt":true,"replaced":true}}`
+	if got := strings.TrimSpace(out.String()); !strings.HasSuffix(got, want) {
 		t.Errorf("line %s\nwant it to end %s", got, want)
 	}
 }

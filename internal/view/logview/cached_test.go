@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
@@ -22,6 +23,23 @@ func TestLogLinesOfAHit(t *testing.T) {
 	}
 	if got, want := groupTitle("bert-int8", &hit), "✔ bert-int8 — cached in 0.1s"; got != want {
 		t.Errorf("group title %q, want %q", got, want)
+	}
+}
+
+// The log says what a build did to the cache: a --rebuild replaced the
+// entry, a plain build stored its engine. Before, "[mlp] ✔ ok in 0.1s"
+// alone.
+func TestPlainViewOfARebuildGolden(t *testing.T) {
+	var out bytes.Buffer
+	if err := play(NewPlainView(&out, PlainOptions{}), runScript(reporttest.Rebuilt(), false)); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "plain-rebuilt.golden", out.String())
+	for _, want := range []string{"[resnet-fp16] ✔ ok in 20.0s — engine out/resnet-fp16.engine (12.3 MB); rebuilt; cache entry replaced\n",
+		"[yolo_v8] ✔ ok in 15.0s — engine out/yolo_v8.engine (12.3 MB); stored in the cache\n"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no line %q in\n%s", want, out.String())
+		}
 	}
 }
 

@@ -190,7 +190,7 @@ func progressText(p *event.Progress) string {
 }
 
 // resultText is a build's outcome in one line:
-// "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB)" or
+// "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB); stored in the cache" or
 // "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
 func resultText(b *report.Build) string {
 	d := text.DurationMs(b.DurationMs)
@@ -201,6 +201,9 @@ func resultText(b *report.Build) string {
 		}
 		if origin := report.CacheOrigin(b, time.Time{}); origin != "" {
 			text += "; " + origin
+		}
+		if note := report.CacheStoreNote(b); note != "" {
+			text += "; " + note
 		}
 		return text
 	}

@@ -1,6 +1,7 @@
 package terminal
 
 import (
+	"cmp"
 	"fmt"
 	"strings"
 	"time"
@@ -24,7 +25,7 @@ func renderFinal(run *report.Report, width int, color bool) []string {
 			b.Status,
 			text.DurationMs(b.DurationMs),
 			slowestOrSaved(b, run.StartedAt),
-			text.Line(b.Reason),
+			text.Line(cmp.Or(b.Reason, report.RebuildNote(&b))),
 		}
 	}
 	cols := fitColumns([]string{"  build", "status", "time", "slowest phase", "reason"}, rows, width)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 )
 
 func TestFinalTableSaysWhyTheRunEndedAndWhatRegressed(t *testing.T) {
@@ -51,5 +52,16 @@ func TestFinalTableShowsABuildKilledAfterItsBudgetsGraceAsOverBudget(t *testing.
 	if len(got) != 3 || !strings.HasPrefix(got[1], "✖ refit  budget-exceeded  1m31s") || !strings.HasSuffix(strings.TrimRight(got[1], " "), reason) ||
 		got[2] != "1 build in 1m31s: 1 budget-exceeded" {
 		t.Errorf("final table:\n%s", strings.Join(got, "\n"))
+	}
+}
+
+// A --rebuild says in the final table that it replaced the cache entry
+// (in the reason column, empty for an ok build); a plain store is not
+// noted there. Before, nothing did.
+func TestFinalTableOfARebuildGolden(t *testing.T) {
+	got := frame(renderFinal(reporttest.Rebuilt(), 160, false))
+	checkGolden(t, "render_final_rebuilt", got)
+	if !strings.Contains(got, "rebuilt; cache entry replaced") || strings.Contains(got, "stored in the cache") {
+		t.Errorf("final table:\n%s", got)
 	}
 }
