@@ -238,7 +238,7 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			if c := closest(name, settings.FlagNames()); c != "" {
 				msg += fmt.Sprintf(" (did you mean --%s?)", c)
 			}
-			r.errs = append(r.errs, msg+"; see the README for the trtexec flags trt-action reads")
+			r.errs = append(r.errs, msg+"; docs/builder-settings.md lists the trtexec flags trt-action reads")
 		}
 	}
 	return r

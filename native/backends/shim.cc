@@ -532,7 +532,9 @@ int32_t network_flags(const tam::BuildRequest& req) {
   return 0;
 }
 
-int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* err) {
+// build runs one build to its serialized engine; every failure, a cancel
+// included, is a BuildError (or another exception) that carries its message.
+void build(const tam_host* host, const tam::BuildRequest& req) {
   check_request_fits_flavour(req);
   Library lib = load_library(req.lib_path);
   check_version(lib);
@@ -598,8 +600,6 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
 #if !defined(TAM_FLAVOR_RTX)
   if (timing) timing->save_or_warn(host);
 #endif
-  err->clear();
-  return TAM_OK;
 }
 
 std::string info_json(const std::string& lib_path) {
@@ -640,10 +640,9 @@ TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_j
       return TAM_FAILED;
     }
     tam::BuildRequest req = tam::decode_request(request_json ? request_json : "");
-    std::string message;
-    int32_t status = build(host, req, &message);
-    copy_out(message, err, errcap);
-    return status;
+    build(host, req);
+    copy_out("", err, errcap);
+    return TAM_OK;
   } catch (const BuildError& e) {
     copy_out(e.message, err, errcap);
     return e.status;
