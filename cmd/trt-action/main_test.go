@@ -129,6 +129,20 @@ func TestSIGINTStopsWithin2sAndLeavesAValidPartialReport(t *testing.T) {
 	if engines, _ := filepath.Glob(filepath.Join(dir, "out", "*")); len(engines) != 0 {
 		t.Errorf("engine files left behind: %v", engines)
 	}
+	mergeEndsAsTheRun(t, dir, 130)
+}
+
+// mergeEndsAsTheRun merges the one shard report in dir, that of a run a
+// signal stopped, and wants the exit code that run had (a single job
+// running every build would have had it) under every --fail-on.
+func mergeEndsAsTheRun(t *testing.T, dir string, want int) {
+	t.Helper()
+	for _, failOn := range []string{"failure", "budget", "never"} {
+		out, err := command(dir, nil, "merge", "trt-report.json", "--report", "merged.json", "--fail-on", failOn).CombinedOutput()
+		if code := exitCode(err); code != want {
+			t.Errorf("merge --fail-on %s of the interrupted run's report: exit %d, want %d as the run had\n%s", failOn, code, want, out)
+		}
+	}
 }
 
 // syncBuffer is a buffer the command writes while the test reads it.
@@ -425,9 +439,10 @@ func TestSIGTERMExits143WithAReport(t *testing.T) {
 		t.Fatalf("exit %d, want 143\n%s", code, out.String())
 	}
 	r := readReport(t, filepath.Join(dir, "trt-report.json"))
-	if !strings.HasPrefix(r.Interrupted, "SIGTERM") || r.Builds[0].Status != report.StatusCancelled {
-		t.Errorf("interrupted %q, first build %s", r.Interrupted, r.Builds[0].Status)
+	if !strings.HasPrefix(r.Interrupted, "SIGTERM") || r.Signal != report.SignalTerminate || r.Builds[0].Status != report.StatusCancelled {
+		t.Errorf("interrupted %q, signal %q, first build %s", r.Interrupted, r.Signal, r.Builds[0].Status)
 	}
+	mergeEndsAsTheRun(t, dir, 143)
 }
 
 func TestGPUsTheMachineLacksStopTheRunBeforeAnyBuild(t *testing.T) {

@@ -88,12 +88,13 @@ type Interrupted struct{ Signal os.Signal }
 
 func (e Interrupted) Error() string { return "interrupted by " + signalName(e.Signal) }
 
+// signalName is s as the report's Signal names it.
 func signalName(s os.Signal) string {
 	switch s {
 	case os.Interrupt:
-		return "SIGINT"
+		return report.SignalInterrupt
 	case syscall.SIGTERM:
-		return "SIGTERM"
+		return report.SignalTerminate
 	}
 	return s.String()
 }
@@ -125,8 +126,9 @@ type runner struct {
 // Run builds everything, one worker process per build, until all builds end
 // or a signal arrives on signals (SIGINT or SIGTERM: stop softly; a second
 // SIGINT: kill). It returns the final report and, for a run a signal
-// stopped, that signal as an Interrupted error: the exit code comes from it,
-// typed, while report.Interrupted words it for people.
+// stopped, that signal as an Interrupted error. The report records it too
+// (report.Signal, which the exit code is decided from, and Interrupted,
+// which words it for people).
 func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report.Report, error) {
 	opts.defaults()
 	r := &runner{opts: opts, builds: builds, started: time.Now(), events: make(chan event.Event, 256)}
@@ -217,7 +219,8 @@ func (r *runner) onSignal(sig os.Signal) {
 		return
 	}
 	cause := Interrupted{Signal: sig}
-	r.rep.Interrupted = fmt.Sprintf("%s after %s", signalName(sig), text.Precise(r.since()))
+	r.rep.Signal = signalName(sig)
+	r.rep.Interrupted = fmt.Sprintf("%s after %s", r.rep.Signal, text.Precise(r.since()))
 	r.closeAdmit(cause)
 	r.stop(cause)
 	r.emit(event.Event{Kind: event.Stopping, Build: -1,

@@ -230,8 +230,8 @@ func TestSignalStopsRunningBuildsAndCancelsTheRest(t *testing.T) {
 	if want := (Interrupted{Signal: os.Interrupt}); cause != want {
 		t.Errorf("cause %v, want %v", cause, want)
 	}
-	if rep.Complete || !strings.HasPrefix(rep.Interrupted, "SIGINT after") {
-		t.Fatalf("complete=%v interrupted=%q", rep.Complete, rep.Interrupted)
+	if rep.Complete || !strings.HasPrefix(rep.Interrupted, "SIGINT after") || rep.Signal != report.SignalInterrupt {
+		t.Fatalf("complete=%v interrupted=%q signal=%q", rep.Complete, rep.Interrupted, rep.Signal)
 	}
 	for _, b := range rep.Builds {
 		if b.Status != report.StatusCancelled {

@@ -31,7 +31,7 @@ func TestExitForCountsHitsAsSuccess(t *testing.T) {
 		{report.StatusFailed, failOnBudget, ExitFailed},
 	} {
 		r := &report.Report{Complete: true, Builds: []report.Build{hit, {Name: "o", Status: c.other}}}
-		if got := exitCode(judge(r, nil, c.failOn)); got != c.want {
+		if got := exitCode(judge(r, c.failOn)); got != c.want {
 			t.Errorf("hit and %s, --fail-on %s: exit %d, want %d", c.other, c.failOn, got, c.want)
 		}
 	}

@@ -4,12 +4,9 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
-	"syscall"
 
-	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
@@ -36,16 +33,16 @@ const (
 // what is missing), then invalid input, then the builds' verdict; any
 // other error is a failure.
 func exitCode(err error) int {
-	var in build.Interrupted
+	var in interrupted
 	var oe outputs.Error
 	var v verdict
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return ExitOK
-	case errors.As(err, &in) && in.Signal == os.Interrupt:
-		return ExitInterrupted
-	case errors.As(err, &in) && in.Signal == syscall.SIGTERM:
+	case errors.As(err, &in) && in.signal == report.SignalTerminate:
 		return ExitTerminated
+	case errors.As(err, &in):
+		return ExitInterrupted
 	case errors.As(err, &oe):
 		return ExitOutput
 	case isInvalid(err):
@@ -122,14 +119,24 @@ const (
 	overBudget   verdict = "a budget was exceeded (or a regression passed its fail threshold) and nothing else failed"
 )
 
-// judge is how a finished run ended under failOn: cause, what build.Run
-// returned (a build.Interrupted for a run a signal stopped), else
-// buildsFailed or overBudget, or nil when the step passes. A regression
-// over the fail threshold counts as a blown budget.
-func judge(r *report.Report, cause error, failOn string) error {
-	var in build.Interrupted
-	if errors.As(cause, &in) {
-		return cause
+// interrupted is a run a signal stopped, by the signal its report
+// records (report.Signal): SIGTERM exits 143, SIGINT (or a signal an
+// older report did not name) 130.
+type interrupted struct{ signal string }
+
+func (e interrupted) Error() string { return "interrupted by " + e.signal }
+
+// judge is how a finished run ended, read from its report alone, so that
+// a build and a merge of its reports decide alike: the signal that
+// stopped it (a merged report records the first interrupted shard's), which
+// fails the step whatever failOn says, as the run's own job failed; else,
+// under failOn, buildsFailed or overBudget, or nil when the step passes.
+// A regression over the fail threshold counts as a blown budget, and so
+// does a cancelled build in a run no signal stopped: the run budget
+// stopped it or left it unstarted.
+func judge(r *report.Report, failOn string) error {
+	if r.Signal != "" {
+		return interrupted{r.Signal}
 	}
 	if failOn == failOnNever {
 		return nil

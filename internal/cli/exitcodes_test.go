@@ -11,13 +11,12 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 
-	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
+	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
@@ -74,7 +73,7 @@ func TestExitCodesAreTheDocumentedTable(t *testing.T) {
 	if !errors.As(unwritable, &oe) {
 		t.Fatalf("Check of a folder: %v, want an outputs.Error", unwritable)
 	}
-	sigint, sigterm := build.Interrupted{Signal: os.Interrupt}, build.Interrupted{Signal: syscall.SIGTERM}
+	sigint, sigterm := interrupted{report.SignalInterrupt}, interrupted{report.SignalTerminate}
 	cases := map[int][]error{
 		ExitOK: {nil, flag.ErrHelp, invalid(flag.ErrHelp)},
 		ExitFailed: {runEnd{outcome: buildsFailed}, errors.New("cache verify: an entry is corrupt"),

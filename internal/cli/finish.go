@@ -15,15 +15,15 @@ type runEnding struct {
 
 // finishRun ends a run whose report is final: the outputs written once,
 // then the comment and check run. cause is build.Run's: a run a signal
-// stopped publishes nothing, since the runner's SIGTERM after SIGINT is at
-// most 7.5 s away. It returns how the run ended (a runEnd), or nil when
-// the step passes.
+// stopped in this process publishes nothing, since the runner's SIGTERM
+// after SIGINT is at most 7.5 s away. How the run ended is the report's
+// alone (judge): it returns that (a runEnd), or nil when the step passes.
 func (c *Command) finishRun(r *report.Report, cause error, e runEnding) error {
 	outErr := e.out.Final(r)
 	if cause == nil {
 		c.publish(e.publish, r, e.out.NotesPath(), e.out.Extra, e.locate)
 	}
-	outcome := judge(r, cause, e.failOn)
+	outcome := judge(r, e.failOn)
 	if outcome == nil && outErr == nil {
 		return nil
 	}

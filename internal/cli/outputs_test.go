@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 )
@@ -79,7 +78,7 @@ func TestARunsEndKeepsASignalsExitCode(t *testing.T) {
 	c, _, errb := fanoutCommand(nil)
 	junit := t.TempDir() // a folder: the JUnit file cannot be written
 	err := outputs.New(c.actions(), outputs.Paths{Report: filepath.Join(junit, "r.json"), JUnit: junit}).Check("")
-	if code := c.end(runEnd{outcome: build.Interrupted{Signal: os.Interrupt}, outputs: err}); code != ExitInterrupted {
+	if code := c.end(runEnd{outcome: interrupted{report.SignalInterrupt}, outputs: err}); code != ExitInterrupted {
 		t.Errorf("exit %d after SIGINT, want %d", code, ExitInterrupted)
 	}
 	if !strings.HasSuffix(errb.String(), "(--junit): exit 130\n") {

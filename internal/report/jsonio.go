@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"regexp"
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
 )
@@ -44,8 +45,25 @@ func ReadJSON(path string) (*Report, error) {
 		return nil, fmt.Errorf("%s: report version %d is newer than this tool reads (up to %d)", path, r.Version, SchemaVersion)
 	}
 	upgrade(&r)
+	if r.Interrupted != "" && r.Signal == "" {
+		r.Signal = signalIn(r.Interrupted)
+	}
 	return &r, nil
 }
+
+// signalIn is the signal a report written before Report.Signal existed
+// names in its Interrupted words ("SIGTERM after 3s", or a merge's "shard
+// 2: SIGINT after 1s; …": the first one named). Those words always began
+// with the signal's name; words naming neither were still an interrupt,
+// read as the usual one, SIGINT.
+func signalIn(words string) string {
+	if m := signalWord.FindString(words); m != "" {
+		return m
+	}
+	return SignalInterrupt
+}
+
+var signalWord = regexp.MustCompile(SignalInterrupt + "|" + SignalTerminate)
 
 // upgrade brings an older report to this version in memory, so merge,
 // baseline comparison and every view read one form. A version 1 report has

@@ -90,3 +90,39 @@ func TestReadJSONErrors(t *testing.T) {
 		}
 	}
 }
+
+// A report written before Report.Signal existed recorded an interrupt in
+// words only: reading it gives the signal those words name, so the exit
+// code a merge of it decides is the one its run had.
+func TestReadJSONGivesAnOlderReportTheSignalItsWordsName(t *testing.T) {
+	dir := t.TempDir()
+	for words, want := range map[string]string{
+		"":                  "",
+		"SIGINT after 1.5s": SignalInterrupt,
+		"SIGTERM after 3s":  SignalTerminate,
+		"shard 2: SIGTERM after 3s; shard 3: SIGINT after 1s": SignalTerminate,
+		"stopped": SignalInterrupt, // an interrupt all the same
+	} {
+		path := filepath.Join(dir, "old.json")
+		data := `{"version": 2, "tool": "trt-action 0.1.0", "complete": false, "interrupted": "` + words + `", "builds": []}`
+		if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r, err := ReadJSON(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if r.Signal != want {
+			t.Errorf("interrupted %q: signal %q, want %q", words, r.Signal, want)
+		}
+	}
+	// A report that records its signal keeps it.
+	r := &Report{Version: SchemaVersion, Interrupted: "SIGINT after 1s", Signal: SignalTerminate}
+	path := filepath.Join(dir, "new.json")
+	if err := WriteJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ReadJSON(path); err != nil || got.Signal != SignalTerminate {
+		t.Errorf("signal %q (%v), want the recorded %q", got.Signal, err, SignalTerminate)
+	}
+}

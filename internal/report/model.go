@@ -33,6 +33,12 @@ const (
 // compare with StatusOK alone.
 func Succeeded(status string) bool { return status == StatusOK || status == StatusCached }
 
+// The signals that stop a run, as Report.Signal names them.
+const (
+	SignalInterrupt = "SIGINT"
+	SignalTerminate = "SIGTERM"
+)
+
 // Report is the whole run; it is rewritten atomically after every build.
 type Report struct {
 	Version     int       `json:"version"`
@@ -42,6 +48,12 @@ type Report struct {
 	DurationMs  int64     `json:"duration_ms"`
 	Complete    bool      `json:"complete"`              // false while running or after an interrupt
 	Interrupted string    `json:"interrupted,omitempty"` // "SIGINT after 3m12s"
+	// Signal is the signal that stopped the run (SignalInterrupt or
+	// SignalTerminate), "" when none did: the record the exit code is
+	// decided from, for the run's own job and for a merge of its report.
+	// Interrupted words it for people. Reports written before it existed
+	// get it from their Interrupted words when read (ReadJSON).
+	Signal string `json:"signal,omitempty"`
 	// Ended says why a run that did not need a signal to stop did not run
 	// every build to its end: "run budget 3s exceeded".
 	Ended string `json:"ended,omitempty"`

@@ -49,6 +49,13 @@ func Merge(reports []*report.Report) (*report.Report, error) {
 		if r.Interrupted != "" {
 			interrupts = append(interrupts, fmt.Sprintf("shard %d: %s", i+1, r.Interrupted))
 		}
+		if out.Signal == "" {
+			// A shard a signal stopped stops the matrix, as the signal
+			// would have stopped one job running every build. Shards
+			// stopped by different signals (a runner's cancel sends
+			// SIGINT, then SIGTERM) keep the first given's.
+			out.Signal = r.Signal
+		}
 		if r.Ended != "" {
 			ended = append(ended, fmt.Sprintf("shard %d: %s", i+1, r.Ended))
 		}

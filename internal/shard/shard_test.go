@@ -212,12 +212,14 @@ func TestMergeIncompleteShard(t *testing.T) {
 	t0 := time.Now()
 	a := shardReport(t0, 1, true, report.Build{Name: "a"})
 	b := shardReport(t0, 1, false, report.Build{Name: "b"})
-	b.Interrupted = "SIGINT after 3s"
-	m, err := Merge([]*report.Report{a, b})
+	b.Interrupted, b.Signal = "SIGTERM after 3s", report.SignalTerminate
+	c := shardReport(t0, 1, false, report.Build{Name: "c"})
+	c.Interrupted, c.Signal = "SIGINT after 4s", report.SignalInterrupt
+	m, err := Merge([]*report.Report{a, b, c})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Complete || m.Interrupted != "shard 2: SIGINT after 3s" {
-		t.Errorf("complete=%v interrupted=%q", m.Complete, m.Interrupted)
+	if m.Complete || m.Interrupted != "shard 2: SIGTERM after 3s; shard 3: SIGINT after 4s" || m.Signal != report.SignalTerminate {
+		t.Errorf("complete=%v interrupted=%q signal=%q; want the first interrupted shard's signal", m.Complete, m.Interrupted, m.Signal)
 	}
 }
