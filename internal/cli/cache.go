@@ -1,16 +1,12 @@
 package cli
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
@@ -164,24 +160,6 @@ func runCacheKey(c *Command, args []string) error {
 	return err
 }
 
-// listedEntry is an entry as cache ls --json prints it.
-type listedEntry struct {
-	Key        cache.Key `json:"key"`
-	Build      string    `json:"build"`
-	Backend    string    `json:"backend"`
-	Library    string    `json:"library,omitempty"`
-	Target     string    `json:"target,omitempty"`
-	BuiltAt    time.Time `json:"built_at,omitzero"`
-	DurationMs int64     `json:"duration_ms"`
-	Bytes      int64     `json:"bytes"`      // the engine
-	DiskBytes  int64     `json:"disk_bytes"` // the engine and its metadata: what max-size counts
-	SHA256     string    `json:"sha256"`
-	LastUsed   time.Time `json:"last_used,omitzero"`
-	// Broken says why the entry can never be served (its fields are what
-	// could be read); prune removes it first, verify removes it.
-	Broken string `json:"broken,omitempty"`
-}
-
 func runCacheList(c *Command, args []string) error {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
@@ -193,117 +171,17 @@ func runCacheList(c *Command, args []string) error {
 	if err != nil {
 		return err
 	}
-	c.cacheWarnings(listingWarnings(listing))
-	entries := listing.Entries
-	var out bytes.Buffer
+	c.cacheWarnings(listing.Warnings())
 	if *asJSON {
-		listed := make([]listedEntry, 0, len(entries))
-		for _, e := range entries {
-			listed = append(listed, listedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
-				BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, DiskBytes: e.DiskSize,
-				SHA256: e.EngineSHA256, LastUsed: e.LastUsed, Broken: e.Broken})
-		}
-		if err := json.NewEncoder(&out).Encode(listed); err != nil {
+		data, err := cache.ListingJSON(listing.Entries)
+		if err != nil {
 			return err
 		}
-		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
+		_, err = c.Streams.Out.Write(actions.InertJSON(data))
 		return err
 	}
-	renderEntries(&out, entries, time.Now())
-	c.printUntrusted(c.Streams.Out, out.String())
+	c.printUntrusted(c.Streams.Out, cache.ListingTable(listing.Entries, time.Now()))
 	return nil
-}
-
-// listingWarnings are what cache ls tells beside the entries: entries
-// that can never be served, links that are not the cache's, and leftovers
-// of killed stores.
-func listingWarnings(l cache.Listing) []string {
-	var out []string
-	for _, e := range l.Entries {
-		if e.Broken != "" {
-			out = append(out, fmt.Sprintf("cache entry %s is broken: %s; it is never served (prune or verify removes it)", e.Key, e.Broken))
-		}
-	}
-	for _, s := range l.Strays {
-		out = append(out, fmt.Sprintf("%s is a symbolic link (to %s), not an entry: not listed, never followed (prune or verify removes the link)", s.Path, s.Target))
-	}
-	for _, s := range l.StagingLinks {
-		out = append(out, fmt.Sprintf("%s is a symbolic link (to %s) in the staging folder, not the cache's: never followed (the next build, prune or verify removes the link)", s.Path, s.Target))
-	}
-	if l.Leftovers > 0 {
-		out = append(out, fmt.Sprintf("%s in the staging folder (tmp/) of a store or removal that was killed; the next build, prune or verify removes them",
-			text.Count(l.Leftovers, "leftover")))
-	}
-	return out
-}
-
-// renderEntries is cache ls's table, most recently used first, then the
-// broken entries (marked, with what is known of them), and a total. A
-// size is the entry's engine and metadata: what max-size counts.
-func renderEntries(out *bytes.Buffer, entries []cache.Entry, now time.Time) {
-	tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "key\tbuild\tbackend\tsize\tbuilt\ttook\tlast used")
-	var total int64
-	broken := 0
-	for _, e := range entries {
-		total += e.DiskSize
-		build := text.Plain(e.Build)
-		if e.Broken != "" {
-			broken++
-			build = strings.TrimSpace(build + " (broken)")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Key[:12], build, orDash(text.Plain(e.Backend)),
-			text.Bytes(e.DiskSize), agoOrDash(now, e.BuiltAt), orDash(durationOrEmpty(e.Duration)), agoOrDash(now, e.LastUsed))
-	}
-	tw.Flush()
-	count := text.Count(len(entries), "entry")
-	if broken > 0 {
-		count += fmt.Sprintf(" (%d broken)", broken)
-	}
-	fmt.Fprintf(out, "%s, %s (engines and their metadata: what max-size counts)\n", count, text.Bytes(total))
-}
-
-// orDash is s, or "—" for what is not known.
-func orDash(s string) string {
-	if s == "" {
-		return "—"
-	}
-	return s
-}
-
-// agoOrDash is how long before now t was ("3h0m0s ago"), or "—" when t
-// is not known.
-func agoOrDash(now, t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return text.Duration(now.Sub(t)) + " ago"
-}
-
-func durationOrEmpty(d time.Duration) string {
-	if d <= 0 {
-		return ""
-	}
-	return text.Duration(d)
-}
-
-// prunedLine is prune's line for an entry it removed, with what is known
-// of it: "removed 088ad82c9200 mlp (440.8 kB, last used 3h0m0s ago)", and
-// for a broken entry why ("broken: its metadata is missing").
-func prunedLine(e cache.Entry, now time.Time) string {
-	var facts []string
-	if e.Broken != "" {
-		facts = append(facts, "broken: "+e.Broken)
-	}
-	facts = append(facts, text.Bytes(e.DiskSize))
-	if !e.LastUsed.IsZero() {
-		facts = append(facts, "last used "+text.Duration(now.Sub(e.LastUsed))+" ago")
-	}
-	line := "removed " + string(e.Key[:12])
-	if e.Build != "" {
-		line += " " + text.Plain(e.Build)
-	}
-	return line + " (" + strings.Join(facts, ", ") + ")"
 }
 
 // sizeFlag is a byte size flag: 20GiB, 512MiB, 1.5GB or bytes.
@@ -348,22 +226,7 @@ func runCachePrune(c *Command, args []string) error {
 	if errors.Is(err, cache.ErrReadOnly) {
 		return fmt.Errorf("%s: %w", cc.Dir(), err) // nothing was removed: say only that
 	}
-	var out bytes.Buffer
-	var freed int64
-	for _, s := range pruned.Strays {
-		fmt.Fprintf(&out, "removed the link %s (to %s): not an entry, never followed\n", text.Plain(s.Path), text.Plain(s.Target))
-	}
-	now := time.Now()
-	for _, e := range pruned.Entries {
-		freed += e.DiskSize
-		fmt.Fprintln(&out, prunedLine(e, now))
-	}
-	if err == nil || len(pruned.Entries) > 0 {
-		// A prune that failed before removing anything says only why
-		// (as for a read-only cache), never "removed 0 entries".
-		fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(pruned.Entries), "entry"), text.Bytes(freed))
-	}
-	c.printUntrusted(c.Streams.Out, out.String())
+	c.printUntrusted(c.Streams.Out, cache.PrunedText(pruned, time.Now(), err != nil))
 	c.cacheWarnings(cc.Notices())
 	return err
 }

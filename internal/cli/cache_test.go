@@ -118,7 +118,7 @@ func TestCacheLsPruneVerify(t *testing.T) {
 		t.Errorf("cache ls: exit %d, want sizes of %d bytes in all\n%s%s", code, onDisk, out, errb)
 	}
 	code, out, _ = runCacheCommand(t, "ls", "--json", "--cache", ".trt-cache")
-	var listed []listedEntry
+	var listed []cache.ListedEntry
 	if err := json.Unmarshal([]byte(out), &listed); code != ExitOK || err != nil || len(listed) != 3 || listed[0].Build != "new" || listed[2].Build != "old" || listed[0].DurationMs != 90000 ||
 		listed[0].Bytes != 1000 || listed[0].DiskBytes+listed[1].DiskBytes+listed[2].DiskBytes != onDisk {
 		t.Errorf("cache ls --json: exit %d, %v, %+v; want disk_bytes adding up to %d", code, err, listed, onDisk)

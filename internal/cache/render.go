@@ -1,0 +1,164 @@
+package cache
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// What cache ls and cache prune print: pure functions of a listing or a
+// prune and the time, with golden tests (testdata/*.golden.*). The
+// command line only prints them.
+
+// ListedEntry is an entry as cache ls --json prints it.
+type ListedEntry struct {
+	Key        Key       `json:"key"`
+	Build      string    `json:"build"`
+	Backend    string    `json:"backend"`
+	Library    string    `json:"library,omitempty"`
+	Target     string    `json:"target,omitempty"`
+	BuiltAt    time.Time `json:"built_at,omitzero"`
+	DurationMs int64     `json:"duration_ms"`
+	Bytes      int64     `json:"bytes"`      // the engine
+	DiskBytes  int64     `json:"disk_bytes"` // the engine and its metadata: what max-size counts
+	SHA256     string    `json:"sha256"`
+	LastUsed   time.Time `json:"last_used,omitzero"`
+	// Broken says why the entry can never be served (its fields are what
+	// could be read); prune removes it first, verify removes it.
+	Broken string `json:"broken,omitempty"`
+}
+
+// ListingJSON is cache ls --json: the entries as one JSON array, in the
+// listing's order, and a newline.
+func ListingJSON(entries []Entry) ([]byte, error) {
+	listed := make([]ListedEntry, 0, len(entries))
+	for _, e := range entries {
+		listed = append(listed, ListedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
+			BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, DiskBytes: e.DiskSize,
+			SHA256: e.EngineSHA256, LastUsed: e.LastUsed, Broken: e.Broken})
+	}
+	var out bytes.Buffer
+	if err := json.NewEncoder(&out).Encode(listed); err != nil {
+		return nil, err
+	}
+	return out.Bytes(), nil
+}
+
+// Warnings are what cache ls tells beside the entries: entries that can
+// never be served, links that are not the cache's, and leftovers of
+// killed stores.
+func (l Listing) Warnings() []string {
+	var out []string
+	for _, e := range l.Entries {
+		if e.Broken != "" {
+			out = append(out, fmt.Sprintf("cache entry %s is broken: %s; it is never served (prune or verify removes it)", e.Key, e.Broken))
+		}
+	}
+	for _, s := range l.Strays {
+		out = append(out, fmt.Sprintf("%s is a symbolic link (to %s), not an entry: not listed, never followed (prune or verify removes the link)", s.Path, s.Target))
+	}
+	for _, s := range l.StagingLinks {
+		out = append(out, fmt.Sprintf("%s is a symbolic link (to %s) in the staging folder, not the cache's: never followed (the next build, prune or verify removes the link)", s.Path, s.Target))
+	}
+	if l.Leftovers > 0 {
+		out = append(out, fmt.Sprintf("%s in the staging folder (tmp/) of a store or removal that was killed; the next build, prune or verify removes them",
+			text.Count(l.Leftovers, "leftover")))
+	}
+	return out
+}
+
+// ListingTable is cache ls's table, most recently used first, then the
+// broken entries (marked, with what is known of them), and a total. A
+// size is the entry's engine and metadata: what max-size counts.
+func ListingTable(entries []Entry, now time.Time) string {
+	var out bytes.Buffer
+	tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "key\tbuild\tbackend\tsize\tbuilt\ttook\tlast used")
+	var total int64
+	broken := 0
+	for _, e := range entries {
+		total += e.DiskSize
+		build := text.Plain(e.Build)
+		if e.Broken != "" {
+			broken++
+			build = strings.TrimSpace(build + " (broken)")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", e.Key[:12], build, orDash(text.Plain(e.Backend)),
+			text.Bytes(e.DiskSize), agoOrDash(now, e.BuiltAt), orDash(durationOrEmpty(e.Duration)), agoOrDash(now, e.LastUsed))
+	}
+	tw.Flush()
+	count := text.Count(len(entries), "entry")
+	if broken > 0 {
+		count += fmt.Sprintf(" (%d broken)", broken)
+	}
+	fmt.Fprintf(&out, "%s, %s (engines and their metadata: what max-size counts)\n", count, text.Bytes(total))
+	return out.String()
+}
+
+// orDash is s, or "—" for what is not known.
+func orDash(s string) string {
+	if s == "" {
+		return "—"
+	}
+	return s
+}
+
+// agoOrDash is how long before now t was ("3h0m0s ago"), or "—" when t
+// is not known.
+func agoOrDash(now, t time.Time) string {
+	if t.IsZero() {
+		return "—"
+	}
+	return text.Duration(now.Sub(t)) + " ago"
+}
+
+func durationOrEmpty(d time.Duration) string {
+	if d <= 0 {
+		return ""
+	}
+	return text.Duration(d)
+}
+
+// PrunedText is what cache prune prints: the links it removed, a line
+// for each entry it removed, and a total. A prune that failed (failed)
+// before removing any entry says only why, never "removed 0 entries":
+// its error is printed instead.
+func PrunedText(p Pruned, now time.Time, failed bool) string {
+	var out strings.Builder
+	var freed int64
+	for _, s := range p.Strays {
+		fmt.Fprintf(&out, "removed the link %s (to %s): not an entry, never followed\n", text.Plain(s.Path), text.Plain(s.Target))
+	}
+	for _, e := range p.Entries {
+		freed += e.DiskSize
+		fmt.Fprintln(&out, prunedLine(e, now))
+	}
+	if !failed || len(p.Entries) > 0 {
+		fmt.Fprintf(&out, "removed %s, %s\n", text.Count(len(p.Entries), "entry"), text.Bytes(freed))
+	}
+	return out.String()
+}
+
+// prunedLine is prune's line for an entry it removed, with what is known
+// of it: "removed 088ad82c9200 mlp (440.8 kB, last used 3h0m0s ago)", and
+// for a broken entry why ("broken: its metadata is missing").
+func prunedLine(e Entry, now time.Time) string {
+	var facts []string
+	if e.Broken != "" {
+		facts = append(facts, "broken: "+e.Broken)
+	}
+	facts = append(facts, text.Bytes(e.DiskSize))
+	if !e.LastUsed.IsZero() {
+		facts = append(facts, "last used "+text.Duration(now.Sub(e.LastUsed))+" ago")
+	}
+	line := "removed " + string(e.Key[:12])
+	if e.Build != "" {
+		line += " " + text.Plain(e.Build)
+	}
+	return line + " (" + strings.Join(facts, ", ") + ")"
+}
