@@ -108,13 +108,13 @@ func orDash(s string) string {
 	return s
 }
 
-// agoOrDash is how long before now t was ("3h0m0s ago"), or "—" when t
-// is not known.
+// agoOrDash is how long before now t was ("3 hours ago", text.Age), or
+// "—" when t is not known.
 func agoOrDash(now, t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
-	return text.Duration(now.Sub(t)) + " ago"
+	return text.Age(now.Sub(t))
 }
 
 func durationOrEmpty(d time.Duration) string {
@@ -145,7 +145,7 @@ func PrunedText(p Pruned, now time.Time, failed bool) string {
 }
 
 // prunedLine is prune's line for an entry it removed, with what is known
-// of it: "removed 088ad82c9200 mlp (440.8 kB, last used 3h0m0s ago)", and
+// of it: "removed 088ad82c9200 mlp (440.8 kB, last used 3 hours ago)", and
 // for a broken entry why ("broken: its metadata is missing").
 func prunedLine(e Entry, now time.Time) string {
 	var facts []string
@@ -154,7 +154,7 @@ func prunedLine(e Entry, now time.Time) string {
 	}
 	facts = append(facts, text.Bytes(e.DiskSize))
 	if !e.LastUsed.IsZero() {
-		facts = append(facts, "last used "+text.Duration(now.Sub(e.LastUsed))+" ago")
+		facts = append(facts, "last used "+text.Age(now.Sub(e.LastUsed)))
 	}
 	line := "removed " + string(e.Key[:12])
 	if e.Build != "" {
