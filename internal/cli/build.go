@@ -118,8 +118,8 @@ func runBuild(c *Command, args []string) error {
 	if err := out.Check("no build was started"); err != nil {
 		return err
 	}
-	out.Extra = run.regressionSection
-	views, heartbeat, err := c.views(f, run.baseline)
+	out.Extra = run.gate.Section
+	views, heartbeat, err := c.views(f, run.gate.Baseline)
 	if err != nil {
 		return err
 	}
@@ -131,7 +131,7 @@ func runBuild(c *Command, args []string) error {
 		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.markRegressions,
+		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.gate.Mark,
 	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))

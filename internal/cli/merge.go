@@ -52,7 +52,7 @@ func runMerge(c *Command, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
-	run := &runSetup{regression: baseline.DefaultRegression}
+	var thresholds *matrix.Regression
 	var matrixBuilds []matrix.Build
 	if matrixPath != "" {
 		// The merge job, like the plan job, may run without the models.
@@ -60,17 +60,17 @@ func runMerge(c *Command, args []string) error {
 		if err != nil {
 			return err
 		}
-		if file.Regression != nil {
-			run.regression = *file.Regression
-		}
+		thresholds = file.Regression
 		addMissing(merged, builds)
 		matrixBuilds = builds
 	}
+	var base *report.Report
 	if baselinePath != "" {
-		if run.baseline, err = report.ReadJSON(baselinePath); err != nil {
+		if base, err = report.ReadJSON(baselinePath); err != nil {
 			return flagFileError("--baseline", err)
 		}
 	}
+	gate := baseline.NewGate(base, thresholds)
 	out, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summaryPath, JUnit: pub.junit})
 	if err != nil {
 		return err
@@ -78,13 +78,13 @@ func runMerge(c *Command, args []string) error {
 	if err := runfiles.Check(mergeFiles(fs.Args(), matrixPath, baselinePath, out)); err != nil {
 		return err
 	}
-	run.markRegressions(merged)
+	gate.Mark(merged)
 	markUnfinished(merged)
 	if err := out.Check("nothing was merged"); err != nil {
 		return err
 	}
 	byShard := shard.CacheByShard(reports)
-	out.Extra = func(r *report.Report) string { return run.regressionSection(r) + shard.CacheTable(byShard) }
+	out.Extra = func(r *report.Report) string { return gate.Section(r) + shard.CacheTable(byShard) }
 	out.Checkpoint(merged)
 	fmt.Fprintf(c.Streams.Err, "trt-action: merged %s, %s, into %s\n", text.Count(len(reports), "report"), text.Count(len(merged.Builds), "build"), reportPath)
 	for _, u := range byShard {

@@ -15,13 +15,13 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// runSetup is what build needs beside the matrix: the baseline to compare
-// with, and the GPUs to spread builds over.
+// runSetup is what build needs beside the matrix: the regression gate
+// (with the baseline ETAs come from), the GPUs to spread builds over, and
+// the engine cache.
 type runSetup struct {
-	baseline   *report.Report
-	regression matrix.Regression
-	gpus       *gpus.Pool
-	cache      *build.EngineCache // nil: no engine cache
+	gate  baseline.Gate
+	gpus  *gpus.Pool
+	cache *build.EngineCache // nil: no engine cache
 }
 
 // prepareRun checks the flags that need more than parsing, and that no
@@ -31,17 +31,14 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
 	errs = append(errs, runfiles.Check(c.runFiles(f, file, builds, out)))
-	run := &runSetup{regression: baseline.DefaultRegression}
-	if file.Regression != nil {
-		run.regression = *file.Regression
-	}
+	var base *report.Report
 	if f.baseline != "" {
-		base, err := report.ReadJSON(f.baseline)
-		if err != nil {
+		var err error
+		if base, err = report.ReadJSON(f.baseline); err != nil {
 			errs = append(errs, flagFileError("--baseline", err))
 		}
-		run.baseline = base
 	}
+	run := &runSetup{gate: baseline.NewGate(base, file.Regression)}
 	slots := 0 // builds the GPUs can take at once
 	var devices []string
 	if f.gpus != "" {
@@ -108,26 +105,4 @@ func capJobs(jobs, slots, cores int) (capped int, why string) {
 		return jobsPerCore * cores, fmt.Sprintf("more than %d per core (%s)", jobsPerCore, text.Count(cores, "core"))
 	}
 	return jobs, ""
-}
-
-// markRegressions records in r the builds slower than the baseline by more
-// than the fail threshold: they fail the run, and the headline names them.
-func (run *runSetup) markRegressions(r *report.Report) {
-	if run.baseline == nil {
-		return
-	}
-	r.Regressions = nil
-	for _, d := range baseline.Compare(r, run.baseline, run.regression) {
-		if d.Verdict == baseline.VerdictFail {
-			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
-		}
-	}
-}
-
-// regressionSection is appended to the job summary when there is a baseline.
-func (run *runSetup) regressionSection(r *report.Report) string {
-	if run.baseline == nil {
-		return ""
-	}
-	return "\n" + baseline.DeltaTable(baseline.Compare(r, run.baseline, run.regression), run.regression)
 }

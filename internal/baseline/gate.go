@@ -1,0 +1,48 @@
+package baseline
+
+import (
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Gate is one run's regression gate: the baseline report its build times
+// are compared with, and the thresholds they are judged by. Build and
+// merge hold one each; without a baseline it judges nothing.
+type Gate struct {
+	Baseline   *report.Report // nil: no --baseline
+	Thresholds matrix.Regression
+}
+
+// NewGate is the gate of a run with the baseline report base (nil for
+// none) under the matrix file's regression block (nil when it has none,
+// or no matrix file was read: DefaultRegression).
+func NewGate(base *report.Report, thresholds *matrix.Regression) Gate {
+	g := Gate{Baseline: base, Thresholds: DefaultRegression}
+	if thresholds != nil {
+		g.Thresholds = *thresholds
+	}
+	return g
+}
+
+// Mark records in r the builds slower than the baseline by more than the
+// fail threshold: they fail the run, and the headline names them.
+func (g Gate) Mark(r *report.Report) {
+	if g.Baseline == nil {
+		return
+	}
+	r.Regressions = nil
+	for _, d := range Compare(r, g.Baseline, g.Thresholds) {
+		if d.Verdict == VerdictFail {
+			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
+		}
+	}
+}
+
+// Section is what the job summary and the comment show after their table
+// when there is a baseline: every build's time against it (DeltaTable).
+func (g Gate) Section(r *report.Report) string {
+	if g.Baseline == nil {
+		return ""
+	}
+	return "\n" + DeltaTable(Compare(r, g.Baseline, g.Thresholds), g.Thresholds)
+}
