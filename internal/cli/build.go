@@ -136,7 +136,7 @@ func runBuild(c *Command, args []string) error {
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))
 	}
-	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrixLocator(f.file, builds)})
+	return c.finishRun(rep, cause, runEnding{out: out, publish: f.publish, failOn: f.failOn, locate: matrix.Locator(f.file, builds)})
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/github"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -237,7 +238,7 @@ func TestMergeSaysWhatFailedIt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if body := commentSummary(nil)(r, 10_000); !strings.Contains(body, "1 regression (b1 +100%)") {
+	if body := github.ReportSummary(nil)(r, 10_000); !strings.Contains(body, "1 regression (b1 +100%)") {
 		t.Errorf("comment body must name the regression:\n%.300s", body)
 	}
 }

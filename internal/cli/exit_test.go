@@ -3,7 +3,6 @@ package cli
 import (
 	"testing"
 
-	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -53,26 +52,5 @@ func TestJudgeOverStatusesInterruptionAndFailOn(t *testing.T) {
 	worded := &report.Report{Interrupted: "SIGTERM after 3s", Builds: []report.Build{{Status: report.StatusOK}}}
 	if got := exitCode(judge(worded, failOnBudget)); got != ExitOK {
 		t.Errorf("words without a Signal: exit %d, want %d", got, ExitOK)
-	}
-}
-
-// Annotations point at the builds' own positions, from the builds already
-// loaded: the matrix file is not read again (here it does not even exist).
-func TestMatrixLocatorUsesLoadedPositions(t *testing.T) {
-	builds := []matrix.Build{
-		{Name: "a", Pos: matrix.Pos{File: "gone/trt-matrix.yml", Line: 7, Column: 5}},
-		{Name: "b"}, // no position known
-	}
-	locate := matrixLocator("gone/trt-matrix.yml", builds)
-	if locate == nil {
-		t.Fatal("no locator for a matrix that is not on disk")
-	}
-	for name, want := range map[string]int{"a": 7, "b": 1, "not-in-matrix": 1} {
-		if file, line := locate(name); file != "gone/trt-matrix.yml" || line != want {
-			t.Errorf("%s: %s:%d, want line %d", name, file, line, want)
-		}
-	}
-	if matrixLocator("", builds) != nil {
-		t.Error("a locator without a matrix file")
 	}
 }

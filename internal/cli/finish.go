@@ -21,7 +21,7 @@ type runEnding struct {
 func (c *Command) finishRun(r *report.Report, cause error, e runEnding) error {
 	outErr := e.out.Final(r)
 	if cause == nil {
-		c.publish(e.publish, r, e.out.NotesPath(), e.out.Extra, e.locate)
+		c.publish(e.publish, r, e.out, e.locate)
 	}
 	outcome := judge(r, e.failOn)
 	if outcome == nil && outErr == nil {

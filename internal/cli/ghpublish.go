@@ -4,16 +4,12 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
-	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/github"
-	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
-	"github.com/trt-action/trt-action/internal/text"
 )
 
 // publishFlags are the GitHub integration flags shared by build and merge.
@@ -48,88 +44,35 @@ func (p publishFlags) check() error {
 }
 
 // publish posts the comment and check run, after the run's last summary
-// was written to summaryPath. It never changes the run's exit code: a token
-// that may not write gives a notice in the log and at the end of the
-// summary, any other error a warning in the log.
-func (c *Command) publish(p publishFlags, r *report.Report, summaryPath string, extra func(*report.Report) string, locate func(string) (string, int)) {
+// was written by out. It never changes the run's exit code: a token that
+// may not write gives a notice in the log and at the end of the summary,
+// any other error a warning in the log.
+func (c *Command) publish(p publishFlags, r *report.Report, out *outputs.Outputs, locate func(string) (string, int)) {
 	if p.comment == github.CommentOff && !p.checkRun {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), publishTimeout)
 	defer cancel()
 	gha := c.actions()
-	out, err := github.Publish(ctx, github.EnvFrom(c.Getenv), github.Options{
+	done, err := github.Publish(ctx, github.EnvFrom(c.Getenv), github.Options{
 		Token:      c.githubToken(),
 		Comment:    p.comment,
 		CommentKey: p.commentKey,
 		CheckRun:   p.checkRun,
-		Summary:    commentSummary(extra),
+		Summary:    github.ReportSummary(out.Extra),
 		Locate:     locate,
 	}, r)
-	for _, n := range out.Notices {
+	for _, n := range done.Notices {
 		c.note(gha, actions.LevelNotice, "GitHub", n)
 	}
-	if err := appendSummaryNotes(summaryPath, out.Notices); err != nil {
+	if err := out.AppendToSummary(github.NotesMarkdown(done.Notices)); err != nil {
 		c.note(gha, actions.LevelWarning, "GitHub", err.Error())
 	}
 	if err != nil {
 		c.note(gha, actions.LevelWarning, "GitHub", "publishing to GitHub failed: "+err.Error())
 	}
-	if out.CommentURL != "" {
-		fmt.Fprintf(c.Streams.Err, "trt-action: comment: %s\n", out.CommentURL)
-	}
-}
-
-// appendSummaryNotes adds notes to the end of the summary file. The
-// renderer keeps the summary under 1,000,000 bytes, so a few notes stay
-// within the runner's 1 MiB limit.
-func appendSummaryNotes(path string, notes []string) error {
-	if path == "" || len(notes) == 0 {
-		return nil
-	}
-	var sb strings.Builder
-	for _, n := range notes {
-		// A notice quotes GitHub's error, which can quote input: escaped as
-		// any other text we do not control.
-		sb.WriteString("\n> [!NOTE]\n> " + text.Markdown(n) + "\n")
-	}
-	if err := atomicfile.Append(path, []byte(sb.String())); err != nil {
-		return fmt.Errorf("summary: %w", err)
-	}
-	return nil
-}
-
-// matrixLocator points each build's annotation at its entry in the matrix
-// file, by the positions the loaded builds keep; a build it does not know
-// (a merge without -f) falls back to the file's first line, and no file
-// to nil.
-func matrixLocator(path string, builds []matrix.Build) func(string) (string, int) {
-	if path == "" {
-		return nil
-	}
-	pos := map[string]matrix.Pos{}
-	for _, b := range builds {
-		pos[b.Name] = b.Pos
-	}
-	return func(name string) (string, int) {
-		if p, ok := pos[name]; ok && p.File != "" {
-			return filepath.ToSlash(p.File), p.Line
-		}
-		return path, 1
-	}
-}
-
-// commentSummary renders the summary, with the section (the baseline
-// comparison) after its table, in the room the comment (or check run)
-// leaves it, so the renderer drops whole sections rather than the comment
-// cutting lines.
-func commentSummary(section func(*report.Report) string) github.SummaryFunc {
-	return func(r *report.Report, maxBytes int) string {
-		opts := report.SummaryOptions{MaxBytes: max(maxBytes, 1)}
-		if section != nil {
-			opts.Comparison = section(r)
-		}
-		return report.Summary(r, opts)
+	if done.CommentURL != "" {
+		fmt.Fprintf(c.Streams.Err, "trt-action: comment: %s\n", done.CommentURL)
 	}
 }
 

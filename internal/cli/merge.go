@@ -91,7 +91,7 @@ func runMerge(c *Command, args []string) error {
 		fmt.Fprintf(c.Streams.Err, "trt-action: %s\n", u.Line())
 	}
 	c.printUntrusted(c.Streams.Err, "■ "+report.Headline(merged)+"\n") // the outcome, as a build's last line
-	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrixLocator(matrixPath, matrixBuilds)})
+	return c.finishRun(merged, nil, runEnding{out: out, publish: pub, failOn: failOn, locate: matrix.Locator(matrixPath, matrixBuilds)})
 }
 
 // mergeFiles is every file merge reads and writes, for runfiles.Check.

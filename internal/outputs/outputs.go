@@ -211,13 +211,19 @@ func (o *Outputs) setStepOutputs(r *report.Report) {
 	}
 }
 
-// NotesPath is the summary file that notes may be appended to, or "": a
-// stream was written once and closed, and opening it again could block.
-func (o *Outputs) NotesPath() string {
-	if o.streams[o.summaryPath] {
-		return ""
+// AppendToSummary adds markdown (notes about publishing) to the end of
+// the summary once its last version is written, through atomicfile, so
+// another name of the file keeps what it had. No summary, or one that is
+// a stream, gets nothing: a stream was written once and closed, and
+// opening it again could block.
+func (o *Outputs) AppendToSummary(markdown string) error {
+	if o.summaryPath == "" || o.streams[o.summaryPath] || markdown == "" {
+		return nil
 	}
-	return o.summaryPath
+	if err := atomicfile.Append(o.summaryPath, []byte(markdown)); err != nil {
+		return fmt.Errorf("summary: %w", err)
+	}
+	return nil
 }
 
 // Error lists every output that could not be written: one line each, then

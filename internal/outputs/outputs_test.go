@@ -81,3 +81,36 @@ func TestEachOutputIsWrittenAsItsRoleSays(t *testing.T) {
 		}
 	}
 }
+
+// Issue 18 point 5: notes went to the summary with O_APPEND, in place; now
+// through atomicfile, so another name of the file keeps what it had. A
+// summary that is a stream (written once, and closed) gets nothing.
+func TestAppendToSummaryReplacesTheSummaryWhole(t *testing.T) {
+	dir := t.TempDir()
+	path, other := filepath.Join(dir, "summary.md"), filepath.Join(dir, "kept.md")
+	if err := os.WriteFile(path, []byte("# Summary\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(path, other); err != nil {
+		t.Fatal(err)
+	}
+	gha := actions.New(actions.Config{Getenv: func(string) string { return "" }})
+	o := New(gha, Paths{Report: filepath.Join(dir, "r.json"), Summary: path})
+	if err := o.AppendToSummary("\n> [!NOTE]\n> no permission to comment\n"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(other); string(data) != "# Summary\n" {
+		t.Errorf("the summary was written in place: its other name holds %q", data)
+	}
+	if data, _ := os.ReadFile(path); string(data) != "# Summary\n\n> [!NOTE]\n> no permission to comment\n" {
+		t.Errorf("summary %q, want the old summary and the note", data)
+	}
+	stream := New(gha, Paths{Report: filepath.Join(dir, "r.json"), Summary: path})
+	stream.streams[path] = true
+	if err := stream.AppendToSummary("more"); err != nil {
+		t.Fatal(err)
+	}
+	if data, _ := os.ReadFile(path); strings.HasSuffix(string(data), "more") {
+		t.Error("a summary that is a stream was opened again")
+	}
+}
