@@ -143,7 +143,7 @@ func runBuild(c *Command, args []string) error {
 // the matrix's, what the builds load, the cache folder, the outputs the
 // flags name and the baseline report.
 func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(file.RunFiles(builds), loadedFiles(builds, f.trtLib, c.workerExecutable())...)
+	files := append(file.RunFiles(builds), build.LoadedFiles(builds, f.trtLib, c.workerExecutable())...)
 	files = append(files, f.cache.folder(file)...)
 	files = append(files, out.Files()...)
 	if f.recordTrace != "" {
@@ -255,4 +255,14 @@ func simulatedStandIns(builds []matrix.Build) int {
 		}
 	}
 	return n
+}
+
+// workerExecutable is the binary the workers run, or "" when it cannot be
+// found (then no build starts, and build says so).
+func (c *Command) workerExecutable() string {
+	if c.Executable == nil {
+		return ""
+	}
+	exe, _ := c.Executable()
+	return exe
 }

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/runfiles"
@@ -33,7 +34,7 @@ func runValidate(c *Command, args []string) error {
 	// other (a run's flags add more, which build checks); for a matrix with
 	// errors, what of it is valid, listed with them.
 	noFlags := &cacheFlags{}
-	files := append(m.RunFiles(m.Builds), loadedFiles(m.Builds, "", c.workerExecutable())...)
+	files := append(m.RunFiles(m.Builds), build.LoadedFiles(m.Builds, "", c.workerExecutable())...)
 	if err := errors.Join(err, runfiles.Check(append(files, noFlags.folder(m)...))); err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package cli
+package build
 
 import (
 	"fmt"
@@ -10,14 +10,14 @@ import (
 	"github.com/trt-action/trt-action/native"
 )
 
-// loadedFiles is every file a run of builds loads to build, as inputs for
+// LoadedFiles is every file a run of builds loads to build, as inputs for
 // runfiles.Check: the executable the workers run (exe; "" when unknown),
 // and for each backend the builds use its shared objects (native.BackendFiles)
 // and the TensorRT library and ONNX parser it loads from trtLib (--trt-lib),
 // else its variable, else the loader's search path (cache.LibraryFiles, as
 // the engine cache names them). None is loaded here. A library that
 // cannot be found is left to the build, which says where it looked.
-func loadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
+func LoadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
 	var files []runfiles.File
 	if exe != "" {
 		files = append(files, runfiles.File{Path: exe, Role: runfiles.Input, Noun: "the trt-action executable, which the workers run"})
@@ -38,14 +38,4 @@ func loadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
 		}
 	}
 	return files
-}
-
-// workerExecutable is the binary the workers run, or "" when it cannot be
-// found (then no build starts, and build says so).
-func (c *Command) workerExecutable() string {
-	if c.Executable == nil {
-		return ""
-	}
-	exe, _ := c.Executable()
-	return exe
 }
