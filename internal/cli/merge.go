@@ -61,7 +61,7 @@ func runMerge(c *Command, args []string) error {
 			return err
 		}
 		thresholds = file.Regression
-		addMissing(merged, builds)
+		shard.AddMissing(merged, builds)
 		matrixBuilds = builds
 	}
 	var base *report.Report
@@ -79,7 +79,7 @@ func runMerge(c *Command, args []string) error {
 		return err
 	}
 	gate.Mark(merged)
-	markUnfinished(merged)
+	shard.MarkUnfinished(merged)
 	if err := out.Check("nothing was merged"); err != nil {
 		return err
 	}
@@ -104,35 +104,4 @@ func mergeFiles(shards []string, matrixPath, baselinePath string, out *outputs.O
 		runfiles.File{Path: matrixPath, Role: runfiles.Input, Noun: "the matrix file (-f)"},
 		runfiles.File{Path: baselinePath, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
 	return append(files, out.Files()...) // Check passes over a path not given ("")
-}
-
-// addMissing adds the matrix's builds that no shard reported, as never
-// started: a shard job that died before uploading its report must not
-// leave a green run.
-func addMissing(r *report.Report, builds []matrix.Build) {
-	have := map[string]bool{}
-	for _, b := range r.Builds {
-		have[b.Name] = true
-	}
-	for _, b := range builds {
-		if !have[b.Name] {
-			r.Builds = append(r.Builds, report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending,
-				Reason: "missing: no shard report has this build (did its job end before uploading its report?)"})
-			r.Complete = false
-		}
-	}
-}
-
-// markUnfinished says why a merged report lacks builds: the shards are
-// over, so what they did not finish never will, and the headline must not
-// read as a run still going.
-func markUnfinished(r *report.Report) {
-	for _, b := range r.Builds {
-		if b.Status == report.StatusPending || b.Status == report.StatusRunning {
-			r.Complete = false
-		}
-	}
-	if !r.Complete && r.Interrupted == "" && r.Ended == "" {
-		r.Ended = "merged from incomplete shard reports"
-	}
 }

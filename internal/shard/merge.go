@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -86,4 +87,35 @@ func earliestStart(reports []*report.Report) time.Time {
 		}
 	}
 	return start
+}
+
+// AddMissing adds the matrix's builds that no shard reported, as never
+// started: a shard job that died before uploading its report must not
+// leave a green run.
+func AddMissing(r *report.Report, builds []matrix.Build) {
+	have := map[string]bool{}
+	for _, b := range r.Builds {
+		have[b.Name] = true
+	}
+	for _, b := range builds {
+		if !have[b.Name] {
+			r.Builds = append(r.Builds, report.Build{Name: b.Name, Backend: b.Backend, Axes: b.Axes, Status: report.StatusPending,
+				Reason: "missing: no shard report has this build (did its job end before uploading its report?)"})
+			r.Complete = false
+		}
+	}
+}
+
+// MarkUnfinished says why a merged report lacks builds: the shards are
+// over, so what they did not finish never will, and the headline must not
+// read as a run still going.
+func MarkUnfinished(r *report.Report) {
+	for _, b := range r.Builds {
+		if b.Status == report.StatusPending || b.Status == report.StatusRunning {
+			r.Complete = false
+		}
+	}
+	if !r.Complete && r.Interrupted == "" && r.Ended == "" {
+		r.Ended = "merged from incomplete shard reports"
+	}
 }

@@ -223,3 +223,28 @@ func TestMergeIncompleteShard(t *testing.T) {
 		t.Errorf("complete=%v interrupted=%q signal=%q; want the first interrupted shard's signal", m.Complete, m.Interrupted, m.Signal)
 	}
 }
+
+// A build of the matrix no shard reported is added as never started, and a
+// merged report with builds that never ended says why it is incomplete
+// (unless a signal or a run budget already does).
+func TestAddMissingAndMarkUnfinished(t *testing.T) {
+	r := &report.Report{Complete: true, Builds: []report.Build{{Name: "a", Status: report.StatusOK}}}
+	AddMissing(r, []matrix.Build{{Name: "a"}, {Name: "b", Backend: "sim"}})
+	if len(r.Builds) != 2 || r.Builds[1].Name != "b" || r.Builds[1].Status != report.StatusPending || !strings.HasPrefix(r.Builds[1].Reason, "missing: ") || r.Complete {
+		t.Fatalf("after AddMissing: complete=%v %+v", r.Complete, r.Builds)
+	}
+	MarkUnfinished(r)
+	if r.Ended != "merged from incomplete shard reports" {
+		t.Errorf("ended %q", r.Ended)
+	}
+	running := &report.Report{Complete: true, Builds: []report.Build{{Name: "a", Status: report.StatusRunning}}}
+	MarkUnfinished(running)
+	if running.Complete || running.Ended == "" {
+		t.Errorf("a running build left complete=%v ended=%q", running.Complete, running.Ended)
+	}
+	stopped := &report.Report{Interrupted: "SIGINT after 1s", Builds: []report.Build{{Name: "a", Status: report.StatusPending}}}
+	MarkUnfinished(stopped)
+	if stopped.Ended != "" {
+		t.Errorf("an interrupted report got ended %q; the signal says why", stopped.Ended)
+	}
+}
