@@ -179,25 +179,6 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 	}
 }
 
-func TestCapJobs(t *testing.T) {
-	for _, c := range []struct {
-		jobs, slots, cores, want int
-		why                      string
-	}{
-		{jobs: 3, cores: 2, want: 3},
-		{jobs: 8, cores: 2, want: 8},
-		{jobs: 100000, cores: 2, want: 8, why: "more than 4 per core (2 cores)"},
-		{jobs: 9, cores: 1, want: 4, why: "more than 4 per core (1 core)"},
-		{jobs: 5, slots: 4, cores: 64, want: 4, why: "more than the GPUs take at once (4 slots: GPUs × --builds-per-gpu); the rest would only wait"},
-		{jobs: 4, slots: 4, cores: 1, want: 4},
-	} {
-		got, why := capJobs(c.jobs, c.slots, c.cores)
-		if got != c.want || why != c.why {
-			t.Errorf("capJobs(%d, %d, %d) = %d, %q; want %d, %q", c.jobs, c.slots, c.cores, got, why, c.want, c.why)
-		}
-	}
-}
-
 func TestMergeSaysWhatFailedIt(t *testing.T) {
 	dir := inDir(t, map[string]string{"trt-builds.yml": "version: 1\nregression: {warn: 10%, fail: 25%, min: 1ms}\ndefaults: {backend: sim}\nbuilds:\n  - name: b${{ matrix.n }}\n    matrix: {n: [1, 2, 3]}\n"})
 	t0 := time.Date(2025, 5, 1, 8, 0, 0, 0, time.UTC)

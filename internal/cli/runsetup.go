@@ -12,7 +12,6 @@ import (
 	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
-	"github.com/trt-action/trt-action/internal/text"
 )
 
 // runSetup is what build needs beside the matrix: the regression gate
@@ -60,7 +59,7 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 	if run.cache, err = c.engineCache(&f.cache, file, builds, f.trtLib, devices); err != nil {
 		return nil, err
 	}
-	if capped, why := capJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {
+	if capped, why := build.CapJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --jobs %d: %s; running %d at once\n", f.jobs, why, capped)
 		f.jobs = capped
 	}
@@ -87,22 +86,4 @@ func checkCounts(f *buildFlags) []error {
 		errs = append(errs, usagef("--run-budget %s: must be positive (leave it out for no run budget)", f.runBudget))
 	}
 	return errs
-}
-
-// jobsPerCore bounds --jobs without --gpus: a build keeps at least a core
-// busy much of the time (TensorRT-RTX builds entirely on the CPU), so more
-// workers than this only slow every build down and spend memory.
-const jobsPerCore = 4
-
-// capJobs is the number of builds to run at once for --jobs jobs: at most
-// the GPU slots (slots > 0; more would only wait for a GPU), else at most
-// jobsPerCore per core. why says what capped it.
-func capJobs(jobs, slots, cores int) (capped int, why string) {
-	switch {
-	case slots > 0 && jobs > slots:
-		return slots, fmt.Sprintf("more than the GPUs take at once (%s: GPUs × --builds-per-gpu); the rest would only wait", text.Count(slots, "slot"))
-	case slots == 0 && jobs > jobsPerCore*cores:
-		return jobsPerCore * cores, fmt.Sprintf("more than %d per core (%s)", jobsPerCore, text.Count(cores, "core"))
-	}
-	return jobs, ""
 }
