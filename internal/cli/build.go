@@ -4,10 +4,8 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"strings"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
@@ -194,7 +192,7 @@ func loadBuilds(path string, only []string, backend string, inputs bool) (*matri
 			builds = file.Builds // --only may name a build whose name is wrong
 		}
 		if backend != "" {
-			_ = overrideBackend(builds, backend) // said once the matrix is valid
+			_ = matrix.OnBackend(builds, backend) // said once the matrix is valid
 		}
 		return file, builds, err
 	}
@@ -208,31 +206,11 @@ func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File,
 		return nil, nil, usageError{err.Error()}
 	}
 	if backend != "" {
-		if err := overrideBackend(builds, backend); err != nil {
-			return nil, nil, err
+		if err := matrix.OnBackend(builds, backend); err != nil {
+			return nil, nil, usageError{err.Error()}
 		}
 	}
 	return file, builds, nil
-}
-
-// overrideBackend applies --backend to every build.
-func overrideBackend(builds []matrix.Build, name string) error {
-	be, known := backend.Lookup(name)
-	if !known {
-		return usagef("--backend %q: allowed: %s", name, strings.Join(backend.Names(), ", "))
-	}
-	for i := range builds {
-		if !be.Simulated && builds[i].ONNX == "" {
-			return usagef("--backend %s: build %q has no onnx model", name, builds[i].Name)
-		}
-		if be.Simulated && builds[i].Backend != name {
-			// A simulator's stub must never replace a real engine:
-			// without an engine path, the build keeps nothing.
-			builds[i].Engine = ""
-		}
-		builds[i].Backend = name
-	}
-	return nil
 }
 
 // matrixError makes an unreadable matrix file a usage error (exit 2), as
