@@ -145,3 +145,14 @@ func safeTitle(s string) string {
 func InertJSON(data []byte) []byte {
 	return bytes.ReplaceAll(data, []byte("##["), []byte(`#\u0023[`))
 }
+
+// InertJSONWriter passes JSON text through InertJSON. "##[" must not
+// straddle two writes: the event stream writes each line whole.
+type InertJSONWriter struct{ W io.Writer }
+
+func (i InertJSONWriter) Write(p []byte) (int, error) {
+	if _, err := i.W.Write(InertJSON(p)); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}

@@ -173,3 +173,14 @@ func TestInertJSONKeepsTheValueAndRunsNothing(t *testing.T) {
 		t.Errorf("still a command: %q in %s", cmds, out)
 	}
 }
+
+// The writer says it wrote what it was given (the caller's bytes), and
+// the workflow log gets them inert.
+func TestInertJSONWriter(t *testing.T) {
+	var log bytes.Buffer
+	in := []byte(`{"name":"##[error]x"}` + "\n")
+	n, err := actions.InertJSONWriter{W: &log}.Write(in)
+	if err != nil || n != len(in) || !bytes.Equal(log.Bytes(), actions.InertJSON(in)) {
+		t.Errorf("wrote %d of %d (%v): %s", n, len(in), err, log.Bytes())
+	}
+}

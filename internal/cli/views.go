@@ -74,7 +74,7 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 	}
 	if f.events != "" {
 		// On stdout the stream may be the workflow log: keep it inert.
-		var w io.Writer = inertWriter{c.Streams.Out}
+		var w io.Writer = actions.InertJSONWriter{W: c.Streams.Out}
 		if f.events != "-" {
 			file, err := atomicfile.Live(f.events)
 			if err != nil {
@@ -86,15 +86,4 @@ func (c *Command) views(f buildFlags, baseline *report.Report) (*viewSet, time.D
 		set.views = append(set.views, jsonl.New(w, jsonl.Options{Depth: f.depth}))
 	}
 	return set, heartbeat, nil
-}
-
-// inertWriter passes JSON lines through actions.InertJSON. The event stream
-// writes each line whole, so "##[" never straddles two writes.
-type inertWriter struct{ w io.Writer }
-
-func (i inertWriter) Write(p []byte) (int, error) {
-	if _, err := i.w.Write(actions.InertJSON(p)); err != nil {
-		return 0, err
-	}
-	return len(p), nil
 }
