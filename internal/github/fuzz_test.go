@@ -14,6 +14,7 @@ import (
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
+	"github.com/trt-action/trt-action/internal/text/texttest"
 )
 
 // FuzzRenderersKeepTextInert renders every output GitHub shows (job
@@ -112,18 +113,14 @@ func xmlText(doc []byte) (string, error) {
 }
 
 var (
-	// A mention, as GitHub links one: "@" at the start or after a
-	// character that is not a letter, digit or "_", before a name
-	// ("model@2x" is none). References are stricter than GitHub (which
-	// links owner/repo#1 but not every x#1): any "#" right before a number
-	// fails, and "GH-" before one where it starts a word.
-	liveMention   = regexp.MustCompile(`(?:^|[^A-Za-z0-9_])@[A-Za-z0-9]`)
-	liveReference = regexp.MustCompile(`#[0-9]|(?i:(?:^|[^A-Za-z0-9_])gh-[0-9])`)
-	htmlComment   = regexp.MustCompile(`(?s)<!--.*?-->`)
-	fencedBlock   = regexp.MustCompile("(?ms)^```.*?^```$")
-	codeSpan      = regexp.MustCompile("`[^`]*`")
-	backslashed   = regexp.MustCompile(`\\([[:punct:]])`)
-	rawTag        = regexp.MustCompile(`</?([a-zA-Z][a-zA-Z0-9]*)`)
+	htmlComment = regexp.MustCompile(`(?s)<!--.*?-->`)
+	fencedBlock = regexp.MustCompile("(?ms)^```.*?^```$")
+	codeSpan    = regexp.MustCompile("`[^`]*`")
+	backslashed = regexp.MustCompile(`\\([[:punct:]])`)
+	rawTag      = regexp.MustCompile(`</?([a-zA-Z][a-zA-Z0-9]*)`)
+	preBlock    = regexp.MustCompile(`(?s)<pre>.*?</pre>`)
+	// escapedBacktick stands for "\\`" while code spans are found.
+	escapedBacktick = "\uE000"
 	// ownTags are the HTML elements the renderers write themselves.
 	ownTags = map[string]bool{"details": true, "summary": true, "pre": true, "sub": true}
 )
@@ -144,22 +141,42 @@ func inertProblems(out string, markdown bool) []string {
 	}
 	visible := out
 	if markdown {
-		visible = htmlComment.ReplaceAllString(visible, "")
-		visible = fencedBlock.ReplaceAllString(visible, "")
-		visible = codeSpan.ReplaceAllString(visible, "")
-		visible = backslashed.ReplaceAllString(visible, "$1")
+		visible = markdownText(visible)
 	}
 	visible = html.UnescapeString(visible)
-	if m := liveMention.FindString(visible); m != "" {
-		problems = append(problems, "live mention "+m)
-	}
-	if m := liveReference.FindString(visible); m != "" {
-		problems = append(problems, "live reference "+m)
+	// A mention or issue reference as GitHub's patterns find them
+	// (texttest, restated apart from text.Neutral).
+	for _, l := range texttest.LiveIn(visible) {
+		problems = append(problems, "live mention or reference "+l.Text)
 	}
 	if markdown {
 		problems = append(problems, markdownProblems(out)...)
 	}
 	return problems
+}
+
+// markdownText is the text of Markdown as GitHub links in it, one text
+// node a line: a comment, a code block or a code span ends a node (a line
+// break here), an escaped backtick starts no code span, and a <pre>
+// block's lines are literal, as GitHub shows them (checked, although
+// GitHub links nothing in them).
+func markdownText(md string) string {
+	var nodes []string
+	rest := md
+	for rest != "" {
+		block := preBlock.FindStringIndex(rest)
+		if block == nil {
+			block = []int{len(rest), len(rest)}
+		}
+		prose := htmlComment.ReplaceAllString(rest[:block[0]], "\n")
+		prose = fencedBlock.ReplaceAllString(prose, "\n")
+		prose = strings.ReplaceAll(prose, "\\`", escapedBacktick)
+		prose = codeSpan.ReplaceAllString(prose, "\n")
+		prose = backslashed.ReplaceAllString(strings.ReplaceAll(prose, escapedBacktick, "\\`"), "$1")
+		nodes = append(nodes, prose, rest[block[0]:block[1]])
+		rest = rest[block[1]:]
+	}
+	return strings.Join(nodes, "\n")
 }
 
 func markdownProblems(out string) []string {

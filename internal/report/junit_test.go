@@ -160,17 +160,23 @@ func TestWriteJUnitReplacesInvalidXMLCharacters(t *testing.T) {
 	}
 }
 
-// The JUnit file, whole: the fixture's builds, and one whose engine and
-// library paths hold "@", "&" and "gh-1" where GitHub sees no mention,
-// reference or character reference (issue 17: a zero-width space landed
-// inside such a path), beside warnings that are mentions and stay
-// neutralised.
+// The JUnit file, whole: the fixture's builds, and ones whose engine and
+// library paths hold "@", "#", "&" and "gh-1" where GitHub sees no
+// mention, reference or character reference (issue 17: a zero-width space
+// landed inside such a path), beside warnings that are mentions and stay
+// neutralised. In the reviewer's "out/@o/#12/a.engine" the "@o/" is no
+// mention (a name before "/" is no user, and "#" starts no team) but
+// "#12" after "/" is a reference, and only it is broken; in the library
+// path "@nvidia/v1" is a team, while "v1#2x" and "@team.so" are nothing.
 func TestJUnitGolden(t *testing.T) {
 	r := junitFixture()
 	r.Builds = append(r.Builds, Build{Name: "paths", Backend: "tensorrt", Status: StatusOK, DurationMs: 2000,
 		Library:  "/opt/trt@10.16/lib/libnvinfer.so.10",
 		Engine:   &Engine{Path: "out/resnet@2x/high-1/a&b.engine", Bytes: 7, SHA256: "cd"},
-		Warnings: []string{"ask @octocat about #12", "&commat;team"}})
+		Warnings: []string{"ask @octocat about #12", "&commat;team"}},
+		Build{Name: "more-paths", Backend: "tensorrt", Status: StatusOK, DurationMs: 2000,
+			Library: "/opt/@nvidia/v1#2x/@team.so",
+			Engine:  &Engine{Path: "out/@o/#12/a.engine", Bytes: 7, SHA256: "ef"}})
 	var buf bytes.Buffer
 	if err := WriteJUnit(&buf, r); err != nil {
 		t.Fatal(err)

@@ -17,19 +17,53 @@ const breaker = "\u200b"
 
 // Neutral breaks what GitHub would turn into a notification or a link to
 // somebody else's issue: mentions of users and teams (@user, @org/team) and
-// references (#123, GH-123, owner/repo#123). It also breaks HTML character
-// references (&commat;, &#x40;): plain text (JUnit, annotations) may be
-// shown as HTML by another tool, which would decode them into a live "@".
-// It breaks them only where they are what they look like, so that a file
-// path or a name that merely holds the signs passes unchanged: a mention
-// starts a word (GitHub's mention pattern wants the "@" at the start or
-// after a character that is not a letter, digit or "_": "model@2x" and
-// "a@b.c" are not mentions; github.com/gjtorikian/html-pipeline,
-// lib/html/pipeline/mention_filter.rb, MentionPattern), as does "GH-"
-// ("high-1" is no reference), and a named character reference ends with
-// ";" ("a&b" is none; "&#" always starts one).
-// It stays exported although only this package calls it today: it is the one
-// mention neutraliser for a renderer that escapes text its own way.
+// issue references (#123, GH-123, user#123, owner/repo#123). It also
+// breaks HTML character references (&commat;, &#x40;): plain text (JUnit,
+// annotations) may be shown as HTML by another tool, which would decode
+// them into a live "@" or "#".
+//
+// It breaks them exactly where GitHub's own patterns match, so that a file
+// path or a name that merely holds the signs passes unchanged. GitHub's
+// rendering is not public; its rules are the patterns of the filters
+// GitHub extracted into html-pipeline (github.com/gjtorikian/html-pipeline),
+// whose reference forms GitHub's documentation lists ("Autolinked
+// references and URLs", docs.github.com/en/get-started/writing-on-github/
+// working-with-advanced-formatting/autolinked-references-and-urls):
+//
+//   - a user mention (lib/html_pipeline/node_filter/mention_filter.rb,
+//     MENTION_PATTERNS): "@" at the start or after a character that is not
+//     a letter, digit or "_"; a name of letters, digits and "-" that starts
+//     with a letter or digit; not followed by "/"; followed by the end, by
+//     a character that is neither a word character nor ".", or by dots
+//     that are not followed by a word character ("@octocat." is one,
+//     "@team.engine" is not, nor is "model@2x");
+//   - a team mention (lib/html_pipeline/node_filter/team_mention_filter.rb,
+//     TEAM_PATTERN): the same "@" and organisation name, "/", and a team
+//     name that starts with a letter or digit ("@org/team"; "@o/#1" is
+//     neither kind);
+//   - an issue reference (lib/github/html/issue_mention_filter.rb, at
+//     commit 3200d912, replace_bare_issue_mentions and
+//     replace_repo_issue_mentions): "#" or "GH-" (any case) and digits
+//     that end a word ("#12a" is none), either at the start or after a
+//     character that is not a word character ("(#12)", "out/#12/",
+//     "high-1" is no "GH-"), or "#" right after a word that may name a
+//     user or repository ("user#12", "owner/repo#12"): letters, digits,
+//     "_", "-" and ".", with at most one "/" and no "." before it, at the
+//     start or after white space, "(", "[" or "{".
+//
+// A word character is an ASCII letter or digit or "_", as in those Ruby
+// patterns; a character outside ASCII is none. Each live sign is broken
+// right after it, which breaks every pattern.
+//
+// Neutral cannot know what a renderer writes around s, so at either end it
+// takes what would make a match: s may start right after a word
+// ("trt-action." + ".000#00" is a reference to a repository's issue, so
+// ".000#00" is broken), and a team name may follow a "/" that ends it.
+// Within s it tries each pattern at every place: where a user mention's
+// name ends in "-" and an "@" follows ("@a-@b"), GitHub's one pass of the
+// pattern links only the first, as its match takes the "-" the second
+// needs before it; both are broken, the safe side. A named character
+// reference ends with ";" ("a&b" is none; "&#" always starts one).
 func Neutral(s string) string {
 	if !strings.ContainsAny(s, "@#-&") {
 		return s
@@ -37,27 +71,110 @@ func Neutral(s string) string {
 	var b strings.Builder
 	b.Grow(len(s) + 8)
 	for i := 0; i < len(s); i++ {
-		c := s[i]
-		b.WriteByte(c)
-		if i+1 == len(s) {
-			break
-		}
-		next := s[i+1]
-		switch {
-		case c == '@' && isAlnum(next) && wordStart(s, i),
-			c == '#' && isDigit(next),
-			c == '&' && (next == '#' || namedReference(s[i+1:])),
-			c == '-' && isDigit(next) && i >= 2 && strings.EqualFold(s[i-2:i], "gh") && wordStart(s, i-2):
+		b.WriteByte(s[i])
+		if live(s, i) {
 			b.WriteString(breaker)
 		}
 	}
 	return b.String()
 }
 
+// live reports whether s[i] is the sign of a mention or reference GitHub
+// would make of s (see Neutral), or the "&" of a character reference.
+func live(s string, i int) bool {
+	if i+1 == len(s) {
+		return false
+	}
+	switch s[i] {
+	case '@':
+		return mentionAt(s, i)
+	case '#':
+		return issueAt(s, i)
+	case '-':
+		return i >= 2 && strings.EqualFold(s[i-2:i], "gh") && wordStart(s, i-2) && numberEndsWord(s, i+1)
+	case '&':
+		return s[i+1] == '#' || namedReference(s[i+1:])
+	}
+	return false
+}
+
+// mentionAt reports whether the "@" at s[i] starts a user or team mention.
+func mentionAt(s string, i int) bool {
+	if !wordStart(s, i) || !isAlnum(s[i+1]) {
+		return false
+	}
+	end := i + 1 // the name: letters, digits and "-", taken whole
+	for end < len(s) && (isAlnum(s[end]) || s[end] == '-') {
+		end++
+	}
+	switch {
+	case end == len(s):
+		return true
+	case s[end] == '/': // no user, but maybe a team (after s, if s ends here)
+		return end+1 == len(s) || isAlnum(s[end+1])
+	case s[end] == '.':
+		dots := end
+		for dots < len(s) && s[dots] == '.' {
+			dots++
+		}
+		// "\.+[ \t\W]|\.+$": a second dot is itself a non-word character.
+		return dots-end > 1 || dots == len(s) || !isWord(s[dots])
+	}
+	return !isWord(s[end])
+}
+
+// issueAt reports whether the "#" at s[i] starts an issue reference: bare
+// (#12) or after a user or repository (user#12, owner/repo#12).
+func issueAt(s string, i int) bool {
+	if !numberEndsWord(s, i+1) {
+		return false
+	}
+	if wordStart(s, i) {
+		return true
+	}
+	from := i // the word before "#", and what may precede it
+	for from > 0 && (isWord(s[from-1]) || strings.IndexByte(".-/", s[from-1]) >= 0) {
+		from--
+	}
+	if from > 0 {
+		return strings.IndexByte(" \t\n\r\f\v([{", s[from-1]) >= 0 && repositoryName(s[from:i], false)
+	}
+	return repositoryName(s[:i], true)
+}
+
+// repositoryName reports whether w may name a user or a repository before
+// an issue number: a first part of letters, digits, "_" and "-", then
+// optionally "/" and a part that may also hold ".", or, without "/",
+// further letters, digits, "_", "-" and ".". A tail (w starts s: a word
+// may stand before it) needs only to end such a name.
+func repositoryName(w string, tail bool) bool {
+	owner, repo, slashed := strings.Cut(w, "/")
+	if !slashed {
+		owner, repo = w, ""
+		if dot := strings.IndexByte(w, '.'); dot >= 0 {
+			owner, repo = w[:dot], w[dot:]
+		}
+	}
+	return (owner != "" || tail) && !strings.ContainsAny(owner, ".") && !strings.ContainsAny(repo, "/")
+}
+
+// numberEndsWord reports whether s[j:] starts with digits that end a word
+// (a regular expression's "\d+\b"): the byte after them is not a letter,
+// a digit or "_".
+func numberEndsWord(s string, j int) bool {
+	if j >= len(s) || !isDigit(s[j]) {
+		return false
+	}
+	for j < len(s) && isDigit(s[j]) {
+		j++
+	}
+	return j == len(s) || !isWord(s[j])
+}
+
 // wordStart reports whether s[i] starts a word: it is the first byte, or
 // the byte before it is not a letter, a digit or "_".
 func wordStart(s string, i int) bool {
-	return i == 0 || !(isAlnum(s[i-1]) || s[i-1] == '_')
+	return i == 0 || !isWord(s[i-1])
 }
 
 // namedReference reports whether s (what follows an "&") is the name of a
@@ -75,6 +192,11 @@ func isDigit(c byte) bool { return c >= '0' && c <= '9' }
 func isAlnum(c byte) bool {
 	return isDigit(c) || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z'
 }
+
+// isWord reports whether c is a word character of the patterns above
+// (ASCII, as Ruby's "\w" is): a letter, a digit or "_". Every byte of a
+// character outside ASCII is not.
+func isWord(c byte) bool { return isAlnum(c) || c == '_' }
 
 // markdownEscaper escapes what could change a line's Markdown structure
 // (table pipes, emphasis, links, code, strike-through, headings, maths) and

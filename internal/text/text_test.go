@@ -25,6 +25,8 @@ func TestLinesKeepsLineBreaks(t *testing.T) {
 	}
 }
 
+// Neutral breaks what GitHub's patterns (see Neutral) make live and
+// nothing else.
 func TestNeutral(t *testing.T) {
 	checkEach(t, "Neutral", Neutral, map[string]string{
 		"fix-@octocat":                 "fix-@\u200boctocat",
@@ -38,7 +40,30 @@ func TestNeutral(t *testing.T) {
 		// mention, reference or character reference passes unchanged.
 		"out/resnet@2x/high-1/a&b.engine": "out/resnet@2x/high-1/a&b.engine",
 		"ci@example.com x_@y &amp":        "ci@example.com x_@y &amp",
-		"out/@team.engine (gh-2)":         "out/@\u200bteam.engine (gh-\u200b2)",
+		// A name followed by "/" is no user, and "#" is no team name; but
+		// "#12" after "/" is a reference (the reviewer's path).
+		"out/@o/#12/a.engine": "out/@o/#\u200b12/a.engine",
+		"out/@o/a.engine":     "out/@\u200bo/a.engine", // the team o/a
+		// A name followed by a dot and a word character is no mention; a
+		// name at the end of a sentence is.
+		"out/@team.engine (gh-2)":    "out/@team.engine (gh-\u200b2)",
+		"thanks @octocat. And @a..b": "thanks @\u200boctocat. And @\u200ba..b",
+		"@octocat_x @x@y @a-b-":      "@octocat_x @\u200bx@y @\u200ba-b-",
+		"(@org/team-a) @org/-x":      "(@\u200borg/team-a) @org/-x",
+		// A number that does not end its word is no reference.
+		"#12a #12_ GH-3b #4-x #5.": "#12a #12_ GH-3b #\u200b4-x #\u200b5.",
+		"a#1 (b#2 [x.y#3 {u/r.s#4": "a#\u200b1 (b#\u200b2 [x.y#\u200b3 {u/r.s#\u200b4",
+		"x=a#1 a/b/c#2 a.b/c#3":    "x=a#1 a/b/c#2 a.b/c#3",
+		// What a renderer may write around s could complete a pattern:
+		// ".a" may end a repository's name ("trt-action." + ".a#4"), and
+		// a team's name may follow "@org/".
+		".a#4": ".a#\u200b4",
+		"@o/":  "@\u200bo/",
+		// Outside ASCII nothing is a word character (Ruby's \w).
+		"résumé#5 é@octocat xgh-6": "résumé#\u200b5 é@\u200boctocat xgh-6",
+		// A match of the user pattern takes the "-" the next "@" would need
+		// before it; both are broken, the safe side.
+		"@a-@b": "@\u200ba-@\u200bb",
 	})
 }
 
