@@ -171,8 +171,12 @@ func TestRTXRejectsModelNamingTheNode(t *testing.T) {
 	so, models := rtxOrSkip(t)
 	req := Request{Name: "rejected", ONNX: filepath.Join(models, "rejected.onnx"), EngineTmp: filepath.Join(t.TempDir(), "e")}
 	res, events, _ := runRTX(t, so, req, nil)
-	if res.Status != Failed || !strings.Contains(res.Err, `"unique_values" (Unique)`) {
-		t.Fatalf("status %v (%s); want a failure naming node unique_values", res.Status, res.Err)
+	// One line, as every list in a build's reason: before, each refused
+	// node had a line of its own, which one-line views showed as
+	// "refused rejected.onnx   node 0".
+	want := "the ONNX parser refused " + req.ONNX + `: node 0 "unique_values" (Unique): `
+	if res.Status != Failed || !strings.HasPrefix(res.Err, want) || strings.Contains(res.Err, "\n") {
+		t.Fatalf("status %v (%q); want a one-line failure starting %q", res.Status, res.Err, want)
 	}
 	if len(events) != 0 {
 		t.Errorf("a refused model still produced %d callbacks", len(events))

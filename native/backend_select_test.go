@@ -45,7 +45,7 @@ func fakeProbe(t *testing.T, answers map[string]string) *[]string {
 const (
 	info11Mismatch = `{"backend":"tensorrt","abi":1,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
 	info10OK       = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
-	info10Missing  = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried:\n  libnvinfer.so.10 (on the library search path): not found"}`
+	info10Missing  = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it"}`
 )
 
 func TestResolveRTX(t *testing.T) {
@@ -167,8 +167,7 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 		t.Fatalf("got %d backends, want trt10, trt11, rtx", len(got))
 	}
 	want := []string{
-		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried:\n" +
-			"  libnvinfer.so.10 (on the library search path): not found",
+		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it",
 		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
 		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
 	}

@@ -80,15 +80,26 @@ func TestVersionWithoutTheLibraryVariableSaysWhatIsMissing(t *testing.T) {
 	if exitCode(err) != 0 {
 		t.Fatalf("version exited %d, want 0:\n%s", exitCode(err), out)
 	}
-	for _, want := range []string{
-		"sim            built in",
-		"libtam_rtx.so, compiled against 1.",
-		"cannot load the TensorRT-RTX library; tried:",
-		"libtensorrt_rtx.so.1 (on the library search path)",
-		"To fix: set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1",
-	} {
+	// One line, the list of what was tried written as every list of
+	// paths is: before, "tried:" and a line per library, which a build's
+	// one-line reason showed as "tried:   libtensorrt_rtx.so.1".
+	const tried = "cannot load the TensorRT-RTX library; tried libtensorrt_rtx.so.1 (on the library search path): "
+	const fix = ". To fix: set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1"
+	for _, want := range []string{"sim            built in", "libtam_rtx.so, compiled against 1.", tried, fix} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("version output:\n%s\nwant it to contain %q", out, want)
 		}
+	}
+
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "m.onnx"), "not a model")
+	writeFile(t, filepath.Join(dir, "rtx.yml"), "version: 1\nbuilds:\n  - {name: rtx, backend: tensorrt-rtx, onnx: m.onnx}\n")
+	out, err = command(dir, []string{"TRT_ACTION_BACKEND_DIR=" + backends}, "build", "-f", "rtx.yml", "--report", "r.json").CombinedOutput()
+	if exitCode(err) != 1 {
+		t.Fatalf("build exited %d, want 1 (the build failed):\n%s", exitCode(err), out)
+	}
+	reason := readReport(t, filepath.Join(dir, "r.json")).Builds[0].Reason
+	if !strings.HasPrefix(reason, tried) || !strings.Contains(reason, fix) || strings.Contains(reason, "\n") || strings.Contains(reason, "  ") {
+		t.Errorf("build reason %q\nwant one line starting %q, with %q", reason, tried, fix)
 	}
 }

@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"runtime"
-	"strings"
 
 	"github.com/trt-action/trt-action/native"
 )
@@ -17,10 +16,7 @@ func runVersion(c *Command, args []string) error {
 	fmt.Fprintf(c.Streams.Out, "trt-action %s (%s, %s/%s)\nbackends:\n  sim            built in\n", Version, runtime.Version(), runtime.GOOS, runtime.GOARCH)
 	missing := false
 	for _, b := range native.CompiledBackends(*lib) {
-		// The loader's further lines (what it tried, how to fix it) go under
-		// their backend, indented.
-		text := strings.ReplaceAll(b.Describe(), "\n", "\n"+strings.Repeat(" ", 17))
-		fmt.Fprintf(c.Streams.Out, "  %-14s %s\n", b.Name, text)
+		fmt.Fprintf(c.Streams.Out, "  %-14s %s\n", b.Name, b.Describe())
 		missing = missing || b.Path == ""
 	}
 	if missing {

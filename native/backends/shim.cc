@@ -137,14 +137,16 @@ std::string loaded_path(void* handle, const std::string& fallback) {
 }
 
 // open_first dlopens the first candidate that loads; on failure it throws
-// TAM_UNAVAILABLE listing every attempt and how to install the library.
+// TAM_UNAVAILABLE listing every attempt and how to install the library, in
+// one line ("tried A (origin): why; then B (origin): why"), as the Go side
+// lists the folders it looked in: a build's reason is one sentence.
 struct Candidate {
   std::string file;
   std::string origin;  // where the name came from, for the error message
 };
 
 void* open_first(const std::vector<Candidate>& candidates, const char* what, std::string* path) {
-  std::ostringstream tried;
+  std::string tried;
   for (const auto& c : candidates) {
     dlerror();
     if (void* h = dlopen(c.file.c_str(), RTLD_NOW | RTLD_LOCAL)) {
@@ -152,11 +154,10 @@ void* open_first(const std::vector<Candidate>& candidates, const char* what, std
       return h;
     }
     const char* e = dlerror();
-    tried << "\n  " << c.file << " (" << c.origin << "): " << (e ? e : "not loadable");
+    tried += (tried.empty() ? "; tried " : "; then ") + c.file + " (" + c.origin + "): " + (e ? e : "not loadable");
   }
   throw BuildError{TAM_UNAVAILABLE,
-                   std::string("cannot load the ") + kProduct + " " + what + "; tried:" + tried.str() + "\nTo fix: " +
-                       kInstallHint};
+                   std::string("cannot load the ") + kProduct + " " + what + tried + ". To fix: " + kInstallHint};
 }
 
 template <typename Fn>
@@ -346,16 +347,19 @@ void apply_targets(nvinfer1::IBuilderConfig& config, const tam::BuildRequest& re
 #endif
 
 // parse_onnx fills the network; on failure the message names each refused
-// node and what the parser said about it.
+// node and what the parser said about it, in one line ("refused m.onnx:
+// node 3 (Unique): why; node 7 …"), like every list in a build's reason.
 void parse_onnx(nvonnxparser::IParser& parser, const std::string& path) {
   if (parser.parseFromFile(path.c_str(), static_cast<int32_t>(nvinfer1::ILogger::Severity::kWARNING))) return;
   std::ostringstream msg;
   msg << "the ONNX parser refused " << path;
   int32_t n = parser.getNbErrors();
+  const char* separator = ": ";
   for (int32_t i = 0; i < n; ++i) {
     const nvonnxparser::IParserError* e = parser.getError(i);
     if (e == nullptr) continue;
-    msg << "\n  ";
+    msg << separator;
+    separator = "; ";
     if (e->node() >= 0) {
       msg << "node " << e->node();
       const char* name = e->nodeName();
