@@ -199,13 +199,16 @@ func compile(t *testing.T, envVar, fallback, src, out string, flags ...string) {
 
 // A command the supervisor starts (nvidia-smi), a worker, the thread its
 // build runs on, and a command the build starts all begin with no signal
-// blocked, also when trt-action itself was started with SIGINT and SIGTERM
-// blocked. Go forks a child with the forking thread's mask
-// (syscall_runtime_BeforeFork saves it, AfterForkInChild restores it), and
-// the runtime unblocks SIGINT and SIGTERM on every thread it starts; a C
-// thread (TensorRT's) forks with its own mask, which it takes from the Go
-// thread that started the build. Commands that are not Go show the mask
-// they were given: a Go program would unblock both itself.
+// blocked, also when trt-action itself was started with every signal
+// blocked (docs/budgets.md says so). Go forks a child with the forking
+// thread's mask, and its threads keep the mask the process started with
+// but for SIGINT, SIGTERM and the few it needs, so without
+// internal/sigmask a worker had SIGUSR1, SIGHUP and the rest blocked, and
+// so had every command. A C thread (TensorRT's) forks with its own mask,
+// which it takes from the Go thread that started the build. Each mask is
+// read by a C program that writes its own (sigmask_probe.c): a shell would
+// not do (dash starts the commands it runs with none blocked, so before,
+// this test read 0 whatever trt-action had passed on).
 func TestWorkersAndTheCommandsTheyStartHaveNoSignalBlocked(t *testing.T) {
 	tools := t.TempDir()
 	backends := filepath.Join(tools, "lib")
@@ -216,27 +219,28 @@ func TestWorkersAndTheCommandsTheyStartHaveNoSignalBlocked(t *testing.T) {
 	compile(t, "CXX", "g++", filepath.Join("testdata", "sigmask_backend.cc"), filepath.Join(backends, "libtam_rtx.so"), "-std=c++17", "-shared", "-fPIC")
 	launcher := filepath.Join(tools, "blocked_exec")
 	compile(t, "CC", "cc", filepath.Join("testdata", "blocked_exec.c"), launcher)
+	// The commands: nvidia-smi, which the supervisor runs for --gpus, and
+	// the one the stand-in's build starts, both writing their own mask.
+	probe := filepath.Join(tools, "bin", "nvidia-smi")
+	if err := os.Mkdir(filepath.Dir(probe), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	compile(t, "CC", "cc", filepath.Join("testdata", "sigmask_probe.c"), probe)
 
 	for _, launch := range []struct {
 		name string
 		argv []string
 	}{
 		{"started with no signal blocked", []string{binary}},
-		{"started with SIGINT and SIGTERM blocked", []string{launcher, binary}},
+		{"started with every signal blocked", []string{launcher, binary}},
 	} {
 		t.Run(launch.name, func(t *testing.T) {
 			dir, masks := t.TempDir(), t.TempDir()
 			writeFile(t, filepath.Join(dir, "m.onnx"), "a stand-in backend reads no model")
 			writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n  - {name: masks, backend: tensorrt-rtx, onnx: m.onnx}\n")
-			// The command the supervisor starts: nvidia-smi, for --gpus.
-			smi := filepath.Join(dir, "bin", "nvidia-smi")
-			writeFile(t, smi, "#!/bin/sh\ngrep '^SigBlk:' /proc/self/status > \"$TAM_TEST_SIGMASK_DIR/supervisor-command\"\nprintf '0, GPU-aaaa\\n'\n")
-			if err := os.Chmod(smi, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			env := []string{"TRT_ACTION_BACKEND_DIR=" + backends, "TAM_TEST_SIGMASK_DIR=" + masks}
+			env := []string{"TRT_ACTION_BACKEND_DIR=" + backends, "TAM_TEST_SIGMASK_DIR=" + masks, "TAM_TEST_SIGMASK_PROBE=" + probe}
 			cmd := command(dir, env, "build", "--report", "r.json", "--gpus", "0")
-			cmd.Env[0] = "PATH=" + filepath.Join(dir, "bin") + ":" + os.Getenv("PATH")
+			cmd.Env[0] = "PATH=" + filepath.Dir(probe) + ":" + os.Getenv("PATH")
 			cmd.Path, cmd.Args = launch.argv[0], append(launch.argv, cmd.Args[1:]...)
 			out, err := cmd.CombinedOutput()
 			if reason := readReport(t, filepath.Join(dir, "r.json")).Builds[0].Reason; reason != "sigmask backend builds no engine" {

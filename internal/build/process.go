@@ -16,6 +16,7 @@ import (
 	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/gpus"
+	"github.com/trt-action/trt-action/internal/sigmask"
 	"github.com/trt-action/trt-action/native"
 	"golang.org/x/sys/unix"
 )
@@ -47,7 +48,7 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
-		err = cmd.Start()
+		err = sigmask.Start(cmd) // none blocked: not even what trt-action was started with
 	}
 	protoW.Close()
 	if err != nil {

@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strings"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/sigmask"
 )
 
 // When neither --trt-lib nor the backend's variable names the library, the
@@ -85,7 +87,7 @@ func ldconfigCache() map[string]string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, ldconfig := range []string{"/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"} {
-		out, err := exec.CommandContext(ctx, ldconfig, "-p").Output()
+		out, err := sigmask.Output(exec.CommandContext(ctx, ldconfig, "-p"))
 		if err == nil {
 			return parseLdconfig(out, ldconfigArch[runtime.GOARCH])
 		}

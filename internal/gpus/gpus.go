@@ -15,6 +15,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/sigmask"
 )
 
 // Device is one GPU as nvidia-smi lists it.
@@ -105,7 +107,7 @@ func queryGPUs(fields string) ([]byte, error) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "nvidia-smi", "--query-gpu="+fields, "--format=csv,noheader")
 	cmd.WaitDelay = time.Second // a child it left holding the pipe must not hold us
-	out, err := cmd.Output()
+	out, err := sigmask.Output(cmd)
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("nvidia-smi: no answer in %s", nvidiaSMITimeout)
 	}

@@ -1,5 +1,6 @@
-// blocked_exec.c: runs its arguments with SIGINT and SIGTERM blocked, as a
-// launcher that blocks them would start trt-action.
+// blocked_exec.c: runs its arguments with every signal blocked, as a
+// launcher that blocks signals (SIGINT and SIGTERM, SIGUSR1, SIGHUP, ...)
+// would start trt-action.
 #include <signal.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -10,9 +11,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   sigset_t set;
-  sigemptyset(&set);
-  sigaddset(&set, SIGINT);
-  sigaddset(&set, SIGTERM);
+  sigfillset(&set);
   sigprocmask(SIG_BLOCK, &set, NULL);
   execv(argv[1], argv + 1);
   perror("execv");

@@ -1,8 +1,9 @@
 // sigmask_backend.cc: a stand-in backend shared object for the signal mask
 // test. Its build, on the worker's build thread as a real TensorRT build
 // runs, writes the worker's signal mask (its main thread's and the build
-// thread's) and starts a command that writes its own, into the folder named
-// by TAM_TEST_SIGMASK_DIR. It builds no engine.
+// thread's) and starts a command (TAM_TEST_SIGMASK_PROBE, sigmask_probe.c)
+// that writes its own, into the folder named by TAM_TEST_SIGMASK_DIR. It
+// builds no engine.
 
 #include <cstdio>
 #include <cstdlib>
@@ -43,10 +44,15 @@ extern "C" int32_t tam_backend_build(const tam_host*, const char*, char* err, si
   }
   copy_mask_line("/proc/self/status", std::string(dir) + "/worker");
   copy_mask_line("/proc/thread-self/status", std::string(dir) + "/build-thread");
+  const char* probe = std::getenv("TAM_TEST_SIGMASK_PROBE");  // sigmask_probe.c
+  if (probe == nullptr) {
+    std::snprintf(err, errcap, "TAM_TEST_SIGMASK_PROBE is not set");
+    return TAM_FAILED;
+  }
+  std::string out = std::string(dir) + "/command";
   pid_t pid = fork();
   if (pid == 0) {
-    std::string script = "grep '^SigBlk:' /proc/self/status > '" + std::string(dir) + "/command'";
-    execl("/bin/sh", "sh", "-c", script.c_str(), static_cast<char*>(nullptr));
+    execl(probe, "sigmask_probe", out.c_str(), static_cast<char*>(nullptr));
     _exit(127);
   }
   int status = 0;
