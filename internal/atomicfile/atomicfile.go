@@ -12,13 +12,20 @@
 // terminal or /dev/null is written straight through (Write, Append, Live)
 // or refused (Install), and a folder is an error that says so.
 //
-// Two kinds of file are written elsewhere, each by the one package that
+// Three kinds of file are written elsewhere, each by the one part that
 // knows its format: $GITHUB_OUTPUT, which the runner reads record by record,
 // is appended to by internal/actions (a record is written whole with one
 // write, and one cut short is taken back, never replaced, since the runner
-// owns the file); and the engine cache's folder is laid out by
-// internal/cache, whose entries are staged and renamed into place under its
-// own locks (an engine it hands a build goes through Install).
+// owns the file); the engine cache's folder is laid out by internal/cache,
+// whose entries are staged and renamed into place under its own locks (an
+// engine it hands a build goes through Install); and a build's timing cache
+// is replaced by the worker's backend (native/backends/files.h,
+// replace_file), because only TensorRT can merge the timings a build
+// gathered into the file's, and that merge must be read, combined and
+// written under the file's lock inside the worker, where the timings are.
+// It is replaced the same way, through a partial file named as this
+// package names them (partial.go), so the supervisor removes one a killed
+// worker left as it removes its own.
 package atomicfile
 
 import (
