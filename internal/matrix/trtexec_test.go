@@ -413,6 +413,13 @@ builds:
 	if !reflect.DeepEqual(warnings, want) {
 		t.Errorf("warnings %q, want %q", warnings, want)
 	}
+	// A build's own line wins over its defaults' backend, as any of its
+	// flags wins over its defaults' keys.
+	src = "version: 1\ndefaults: {backend: tensorrt, onnx: models/tiny.onnx}\nbuilds:\n  - {name: rtx, trtexec: \"tensorrt_rtx --fp16\"}\n"
+	if _, err := parseContent(filepath.Join("testdata", "tools.yml"), []byte(src)); err == nil ||
+		!strings.Contains(err.Error(), "precision: fp16: backend tensorrt-rtx has no such value") {
+		t.Errorf("got %v, want the line's tensorrt-rtx to refuse fp16", err)
+	}
 }
 
 // TestTrtexecMessagesSayWhatWasWritten: --verbose is trtexec's logging,
