@@ -79,8 +79,11 @@ func TestStateCountsContractBreaksWithoutPanicking(t *testing.T) {
 func TestStateLongestSilence(t *testing.T) {
 	s := newState()
 	feed(s, nil, start(0, "A", "", 3), step(10*ms, "A", 0), step(500*ms, "A", 1), step(510*ms, "A", 2))
-	if got := s.LongestSilence(); got != 490*ms {
+	if got := s.LongestSilenceUntil(510 * ms); got != 490*ms {
 		t.Fatalf("longest silence = %v, want 490ms", got)
+	}
+	if got := s.LongestSilenceUntil(1200 * ms); got != 690*ms {
+		t.Fatalf("longest silence with 690ms still running = %v, want 690ms", got)
 	}
 }
 

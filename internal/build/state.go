@@ -157,12 +157,9 @@ func (s *State) Callbacks() int64 { return s.callbacks }
 // LastCallback is the time of the newest callback.
 func (s *State) LastCallback() time.Duration { return s.last }
 
-// LongestSilence is the longest gap between two callbacks seen so far.
-func (s *State) LongestSilence() time.Duration { return s.longestSilence }
-
-// LongestSilenceUntil is LongestSilence counting the silence still running
-// at end, the build's end on the same clock: the silence that got a build
-// killed is often its longest.
+// LongestSilenceUntil is the longest gap between two callbacks, counting
+// the silence still running at end, the build's end on the same clock: the
+// silence that got a build killed is often its longest.
 func (s *State) LongestSilenceUntil(end time.Duration) time.Duration {
 	return max(s.longestSilence, end-s.last)
 }

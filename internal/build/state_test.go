@@ -7,6 +7,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/report/reporttest"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -82,14 +83,12 @@ func TestReportDetail(t *testing.T) {
 	for _, every := range []bool{false, true} {
 		opts := testOptions(t)
 		opts.EveryPhase = every
-		settled := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil).Builds[0]
+		rep := runReport([]matrix.Build{simBuild(dir, "detail", nil)}, opts, nil)
+		settled := rep.Builds[0]
 		if settled.PhaseTree != nil || settled.SlowestPhases != nil || settled.Phases != nil {
 			t.Errorf("every=%v: the ended build's trees are still in memory", every)
 		}
-		b, err := settled.Whole()
-		if err != nil {
-			t.Fatal(err)
-		}
+		b := reporttest.ReadBack(t, rep).Builds[0]
 		if b.Status != report.StatusOK || len(b.PhaseTree) != 1 || b.PhaseTree[0].Count != 1 || len(b.SlowestPhases) != report.DefaultSlowestInstances {
 			t.Fatalf("every=%v: %s, tree %d roots, %d slowest", every, b.Status, len(b.PhaseTree), len(b.SlowestPhases))
 		}

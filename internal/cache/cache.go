@@ -30,7 +30,7 @@
 //  1. A folder is at a key's place only once complete: staged, then
 //     renamed or exchanged in.
 //  2. What is at a key's place changes only under the exclusive flock of
-//     its shard folder (v1/ab/): an install, a replacement, a folder moved
+//     its shard folder (v2/ab/): an install, a replacement, a folder moved
 //     out for removal, a link removed. A holder of that lock never waits
 //     for another lock, so nothing waiting for it can be waiting for
 //     itself.
@@ -87,7 +87,7 @@ type Options struct {
 	MaxSize int64 // bytes; 0 = no limit
 	// Existing opens only a folder that is there: for the commands that
 	// look at a cache (ls, prune, verify), where a mistyped folder must be
-	// an error, not a new empty cache. It creates no v1/ folder; prune and
+	// an error, not a new empty cache. It creates no format folder (v2/); prune and
 	// verify create the staging folder they remove entries through.
 	Existing bool
 	// Look opens the cache to read only (ls): it creates, removes and
@@ -232,7 +232,7 @@ func Open(o Options) (*Cache, error) {
 	case errors.Is(err, fs.ErrNotExist) && o.Existing:
 		return c, nil // no entries, and none to remove
 	case err != nil:
-		c.readOnly = true // the folder is there (checked or created) but v1/ cannot be made
+		c.readOnly = true // the folder is there (checked or created) but the format folder cannot be made
 		return c, nil
 	}
 	defer root.close()
@@ -268,7 +268,7 @@ func (c *Cache) checkExisting() error {
 	return nil
 }
 
-// openRoot opens v1/ (creating it when create), never through a link.
+// openRoot opens the format folder, v2/ (creating it when create), never through a link.
 func (c *Cache) openRoot(create bool) (*folder, error) {
 	top, err := openTop(c.dir)
 	if err != nil {
@@ -341,7 +341,7 @@ func (c *Cache) lookAtStaging() error {
 	case errors.As(err, &link):
 		return err
 	case err != nil:
-		return nil // no v1/: an empty cache
+		return nil // no format folder: an empty cache
 	}
 	defer root.close()
 	if _, err := root.sub(tmpName); errors.As(err, &link) {

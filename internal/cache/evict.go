@@ -3,7 +3,9 @@ package cache
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
+	"path/filepath"
 	"slices"
 	"sync"
 	"time"
@@ -448,7 +450,10 @@ func (c *Cache) lockPrune(root *folder) (func(), error) {
 		f, err = root.open(pruneLock, unix.O_RDWR|unix.O_CREAT, 0o644)
 	}
 	if err != nil {
-		return nil, err
+		// Something other than a file or a link is there (a folder, say):
+		// not the cache's, and not for a prune to remove.
+		return nil, fmt.Errorf("cache: cannot take the prune lock %s: %w; remove what is there (trt-action makes the file again)",
+			filepath.Join(c.root, pruneLock), err)
 	}
 	for {
 		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)

@@ -231,8 +231,12 @@ func effectivePrecision(v any) any {
 
 // normalize puts one setting's value in its canonical form: in a set,
 // order and repeats mean nothing; of "+name,-name" toggles, the last sign
-// of a name wins.
+// of a name wins; of layer types, what decides a layer's type
+// (layerTypesKey).
 func normalize(key string, v any) any {
+	if lt, ok := v.([]settings.LayerType); ok {
+		return layerTypesKey(lt)
+	}
 	list, ok := v.([]string)
 	row, _ := settings.Lookup(key)
 	switch {
@@ -252,6 +256,36 @@ func normalize(key string, v any) any {
 		return out
 	}
 	return list
+}
+
+// layerTypesDoc is layer-precisions or layer-output-types as a key holds
+// them: the order written decides only among the globs other than "*"
+// (native/backends/layer_match.h), so exact names are a map (sorted when
+// encoded) and "*" stands apart. Its shape is not the written list's, so
+// no key made before trt-action skipped the layers trtexec skips for a
+// wildcard can equal one made since.
+type layerTypesDoc struct {
+	Names  map[string]string    `json:"names,omitempty"`  // exact layer name -> type
+	Globs  []settings.LayerType `json:"globs,omitempty"`  // in the order written
+	Others string               `json:"others,omitempty"` // the type "*" gives
+}
+
+func layerTypesKey(list []settings.LayerType) layerTypesDoc {
+	var d layerTypesDoc
+	for _, lt := range list {
+		switch {
+		case lt.Layer == "*":
+			d.Others = lt.Type
+		case settings.IsLayerGlob(lt.Layer):
+			d.Globs = append(d.Globs, lt)
+		default:
+			if d.Names == nil {
+				d.Names = map[string]string{}
+			}
+			d.Names[lt.Layer] = lt.Type
+		}
+	}
+	return d
 }
 
 func sortedSet(list []string) []string {

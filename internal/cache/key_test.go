@@ -239,6 +239,41 @@ func TestKeyIgnoresWhatDoesNotDecideTheEngine(t *testing.T) {
 	})
 }
 
+// TestKeyLayerTypesByWhatDecides: of layer-precisions and
+// layer-output-types, the order exact names are written in decides nothing
+// (an exact name wins whatever the order), nor does where "*" is (it loses
+// to every other pattern); the order of the other globs does (the first
+// written wins), and so does each name and type.
+func TestKeyLayerTypesByWhatDecides(t *testing.T) {
+	dir := project(t)
+	for _, key := range []string{"layer-precisions", "layer-output-types"} {
+		t.Run(key, func(t *testing.T) {
+			of := func(types string) Key {
+				return keyOf(t, dir, "name: mlp\n    backend: tensorrt\n    onnx: models/model.onnx\n    "+key+": "+types)
+			}
+			for _, same := range [][2]string{
+				{`{a: fp16, b: fp32}`, `{b: fp32, a: fp16}`},
+				{`{"*": fp16, a: fp32, "/x/*": int8, b: bf16}`, `{b: bf16, "/x/*": int8, a: fp32, "*": fp16}`},
+			} {
+				if of(same[0]) != of(same[1]) {
+					t.Errorf("%s and %s build the same engine, but their keys differ", same[0], same[1])
+				}
+			}
+			for _, differ := range [][2]string{
+				{`{"/x/*": fp16, "*y*": fp32}`, `{"*y*": fp32, "/x/*": fp16}`},
+				{`{a: fp16}`, `{a: fp32}`},
+				{`{a: fp16}`, `{"a*": fp16}`},
+				{`{a: fp16}`, `{b: fp16}`},
+				{`{"*": fp16}`, `{"*": fp32}`},
+			} {
+				if of(differ[0]) == of(differ[1]) {
+					t.Errorf("%s and %s share a key", differ[0], differ[1])
+				}
+			}
+		})
+	}
+}
+
 // TestKeyTimingCacheLeftOut: a timing cache speeds a build, it does not
 // decide the engine (backend tensorrt; tensorrt-rtx refuses one).
 func TestKeyTimingCacheLeftOut(t *testing.T) {

@@ -6,7 +6,6 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -296,13 +295,6 @@ func findBuildID(data []byte, order binary.ByteOrder) string {
 }
 
 func align4(n uint64) uint64 { return (n + 3) &^ 3 }
-
-// IsLibraryUnknown reports whether err says a library cannot be named
-// without loading it.
-func IsLibraryUnknown(err error) bool {
-	var e *LibraryUnknownError
-	return errors.As(err, &e)
-}
 
 // Env is the Env of a build on the backend called name:
 // libraryIdentity(name, libPath), remembered for the run (a library without

@@ -102,7 +102,7 @@ func TestLibraryIdentityUnknown(t *testing.T) {
 		}
 	}
 	empty := t.TempDir()
-	if _, err := libraryIdentity("tensorrt", empty); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
+	if _, err := libraryIdentity("tensorrt", empty); !isLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvinfer.so.10") {
 		t.Errorf("a folder without the library: %v", err)
 	}
 	if id, err := libraryIdentity("sim", ""); err != nil || id != backend.Sim {
@@ -150,7 +150,7 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 		t.Fatal(err)
 	}
 	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
-	if _, err := libraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
+	if _, err := libraryIdentity("tensorrt", filepath.Join(dir, "libnvinfer.so.10")); !isLibraryUnknown(err) || !strings.Contains(err.Error(), "parser") {
 		t.Errorf("no parser beside the library nor on the search path: %v", err)
 	}
 	// The backend then asks the loader for the parser by name: so does the key.
@@ -161,4 +161,11 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 		!strings.HasSuffix(one, "; "+identityOf(t, filepath.Join(elsewhere, "libnvonnxparser.so.10"))) {
 		t.Errorf("parser on the search path: %q, %v", one, err)
 	}
+}
+
+// isLibraryUnknown reports whether err says a library cannot be named
+// without loading it.
+func isLibraryUnknown(err error) bool {
+	var e *LibraryUnknownError
+	return errors.As(err, &e)
 }

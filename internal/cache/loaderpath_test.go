@@ -74,7 +74,7 @@ func TestLibraryIdentityOnTheLoaderSearchPath(t *testing.T) {
 	lonely := t.TempDir()
 	writeLibs(t, lonely, "libnvinfer.so.10")
 	useLoader(t, loaderSearch{libraryPath: lonely})
-	if _, err := libraryIdentity("tensorrt", ""); !IsLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvonnxparser.so.10") {
+	if _, err := libraryIdentity("tensorrt", ""); !isLibraryUnknown(err) || !strings.Contains(err.Error(), "libnvonnxparser.so.10") {
 		t.Errorf("no parser anywhere: %v", err)
 	}
 }

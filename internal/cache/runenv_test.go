@@ -50,7 +50,7 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	// reason, whatever the GPU.
 	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
 	envs = NameEnvs(NewHasher(), builds, "", []string{"0"}, "")
-	if _, err := envs.Env("tensorrt", "0"); !IsLibraryUnknown(err) || len(envs.Problems) != 1 {
+	if _, err := envs.Env("tensorrt", "0"); !isLibraryUnknown(err) || len(envs.Problems) != 1 {
 		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.Problems)
 	}
 }

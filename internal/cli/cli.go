@@ -236,7 +236,7 @@ func (c *Command) printUsage(fs *flag.FlagSet, args string) {
 // flagLine is where the flag package's usage names a flag, as -name.
 var flagLine = regexp.MustCompile(`(?m)^  -[A-Za-z0-9][A-Za-z0-9_-]*`)
 
-// dashed is a flag's name as the README writes it: -f for a letter,
+// dashed is a flag's name as the docs write it: -f for a letter,
 // --name for a word (the flag package takes both, and prints -name).
 func dashed(name string) string {
 	if len(name) == 1 {
@@ -288,7 +288,7 @@ func (c *Command) parseGiven(fs *flag.FlagSet, args []string, inputs map[string]
 
 // parseInterspersed parses flags before, between and after arguments
 // ("build my.yml --jobs 2", "merge a.json b.json --report m.json"), as the
-// README's forms read; after "--" everything is an argument. fs.Args()
+// forms in docs/commands.md read; after "--" everything is an argument. fs.Args()
 // then holds every argument, in order.
 func parseInterspersed(fs *flag.FlagSet, args []string) error {
 	var positional []string
@@ -313,7 +313,7 @@ func parseInterspersed(fs *flag.FlagSet, args []string) error {
 // (with its flag dashed).
 var badValue = regexp.MustCompile(`^(invalid (?:boolean )?value ".*" for (?:flag )?-{1,2}([^:]+)): `)
 
-// explainFlagError names flags as the README does (--jobs, not -jobs),
+// explainFlagError names flags as the docs do (--jobs, not -jobs),
 // and replaces what the flag package says after a bad value ("parse
 // error") with what the flag allows.
 func explainFlagError(fs *flag.FlagSet, msg string) string {

@@ -17,7 +17,7 @@ import (
 	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
-// Exit codes, the rows of the README's exit-code table. exitCode is the
+// Exit codes, the rows of the exit-code table in docs/budgets.md. exitCode is the
 // one place that picks one: a command returns an error, typed where the
 // code depends on it, and nothing else.
 const (

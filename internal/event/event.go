@@ -14,8 +14,8 @@ type EventKind int
 const (
 	RunStarted    EventKind = iota + 1 // Total builds known
 	BuildStarted                       // Build, Name
-	PhaseStarted                       // Path, Depth, Steps (only down to the views' depth)
-	PhaseFinished                      // Path, Depth, Done, Steps, Elapsed (phase duration)
+	PhaseStarted                       // Path, Steps (only down to the views' depth: len(Path))
+	PhaseFinished                      // Path, Done, Steps, Elapsed (phase duration)
 	Heartbeat                          // Progress, about once a second per running build
 	BudgetWarning                      // Message: a budget passed its warn percentage
 	Stopping                           // Message: soft stop requested (budget, signal); Build -1 = all

@@ -19,11 +19,14 @@ import (
 // workflow command line ("::").
 var buildName = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._+=@,-]{0,127}$`)
 
-// build decodes one expanded build from its merged node.
-func (d *decoder) build(n *yaml.Node, at Pos) Build {
+// build decodes one expanded build from its sources.
+func (d *decoder) build(src *buildSource, at Pos) Build {
 	mark := len(d.w.errs.errs)
 	defer d.nameTrtexecFlags(mark)
-	n = d.withTrtexec(n, d.own)
+	n := src.merged
+	if n == nil {
+		n = d.withLines(src)
+	}
 	fs := d.w.fields(n, "build", buildKeys)
 	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored, TrtexecWarnings: d.trtexecWarnings}
 
@@ -38,9 +41,12 @@ func (d *decoder) build(n *yaml.Node, at Pos) Build {
 	}
 	backendOK := false
 	if p, ok := fs.get("backend"); !ok {
-		d.w.errs.add(at, "build: backend is required; one of %s", choices(backend.Names()))
+		d.w.errs.add(at, "build: backend is required (or a trtexec line that starts with its tool); one of %s", choices(backend.Names()))
 	} else {
 		b.Backend, backendOK = d.enum(p.val, "backend", backend.Names())
+	}
+	if backendOK {
+		d.checkLineTools(b)
 	}
 
 	d.model(fs, &b, at, backendOK)
@@ -238,7 +244,7 @@ func (d *decoder) path(n *yaml.Node, what string) (string, bool) {
 func (d *decoder) existingPath(n *yaml.Node, what string) (string, bool) {
 	p, ok := d.path(n, what)
 	if ok && !d.w.skipInputs && !d.w.exists(p) {
-		d.w.errs.add(d.w.pos(n), "%s: file %q not found (relative paths are relative to %q)", what, p, d.w.dir)
+		d.w.errs.add(d.w.pos(n), "%s: file %s not found (relative paths are relative to %s)", what, quoted(p), quoted(d.w.dir))
 		return p, false
 	}
 	return p, ok

@@ -47,6 +47,12 @@ func (p Pos) before(q Pos) bool {
 	return p.Column < q.Column
 }
 
+// quoted puts a path, or another word the file gave, in double quotes as
+// written, for messages: Go's %q would double each backslash of a Windows
+// path the user wrote once. The collector escapes control characters of
+// every message.
+func quoted(s string) string { return `"` + s + `"` }
+
 // collector gathers errors, dropping exact repeats: a mistake inside
 // defaults or a build with a matrix is seen once per expanded build but
 // should be reported once.

@@ -55,6 +55,9 @@ type walker struct {
 	axes     map[string]bool // every axis of every build, for top-level excludes
 	// topExcludeKeys are top-level exclude keys some build did not have as an axis.
 	topExcludeKeys []*yaml.Node
+	// aliasKeys are the key nodes canonical made for alias keys, each
+	// with the alias it was written as (aliases.go).
+	aliasKeys map[*yaml.Node]string
 
 	// skipInputs leaves out the check that input files (models, traces)
 	// exist: a plan is made where the models are not.
@@ -119,7 +122,7 @@ func parse(path string, data []byte, skipInputs bool) (*File, error) {
 // parsePartial is parse returning the File as far as it decoded, also
 // beside errors; nil when the document could not be read at all.
 func parsePartial(path string, data []byte, skipInputs bool) (*File, error) {
-	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, skipInputs: skipInputs}
+	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, aliasKeys: map[*yaml.Node]string{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
@@ -263,8 +266,8 @@ func (w *walker) topLevel(root *yaml.Node) *File {
 		f.Cache = d.cache(p) // after allow-paths, which may allow its folder
 	}
 	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
-	defaults := w.readDefaults(top.val("defaults"))
-	f.Builds = w.builds(top, root, defaults, topMatrix)
+	defaults, defaultsLine := w.splitLine(w.canonical(w.readDefaults(top.val("defaults"))))
+	f.Builds = w.builds(top, root, &buildSource{defaults: defaults, defaultsLine: defaultsLine}, topMatrix)
 	w.checkTopExcludes()
 	w.checkUniqueNames(f.Builds)
 	w.checkUniqueEngines(f.Builds)
@@ -290,7 +293,7 @@ func (d *decoder) version(top fieldSet, root *yaml.Node) int {
 }
 
 // builds expands every item of the builds list, in file order.
-func (w *walker) builds(top fieldSet, root, defaults *yaml.Node, topMatrix *matrixSpec) []Build {
+func (w *walker) builds(top fieldSet, root *yaml.Node, defaults *buildSource, topMatrix *matrixSpec) []Build {
 	p, ok := top.get("builds")
 	if !ok {
 		w.errs.add(w.pos(root), "builds is required: a list of builds, each with at least name and backend")
@@ -411,15 +414,40 @@ func (w *walker) merge(def, own *yaml.Node) *yaml.Node {
 	return out
 }
 
+// buildSource is where one builds item's keys come from, lowest
+// precedence first: its defaults' trtexec line, its defaults, its own
+// line, its own keys (trtexec.go). Each mapping says every setting in its
+// one place (canonical). merged is the four merged, when no line needs
+// reading for each matrix combination.
+type buildSource struct {
+	defaultsLine, defaults, line, keys *yaml.Node
+	merged                             *yaml.Node
+}
+
+// splitLine takes the trtexec line out of a mapping of build keys.
+func (w *walker) splitLine(m *yaml.Node) (keys, line *yaml.Node) {
+	if isNull(m) {
+		return m, nil
+	}
+	keys = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: m.Line, Column: m.Column}
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value == "trtexec" && !isNull(m.Content[i+1]) {
+			line = m.Content[i+1]
+			continue
+		}
+		keys.Content = append(keys.Content, m.Content[i], m.Content[i+1])
+	}
+	return keys, line
+}
+
 // expandBuild turns one builds item into its expanded builds.
-func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) []Build {
+func (w *walker) expandBuild(item *yaml.Node, defaults *buildSource, topMatrix *matrixSpec) []Build {
 	item = resolve(item)
 	if item.Kind != yaml.MappingNode {
 		w.errs.add(w.pos(item), "builds: expected a build (a mapping with name, backend, ...), got %s", describe(item))
 		return nil
 	}
 	own := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: item.Line, Column: item.Column}
-	ownKeys := map[string]bool{}
 	var ownMatrix *matrixSpec
 	for _, p := range w.pairs(item, "build") {
 		if p.key.Value == "matrix" {
@@ -427,9 +455,12 @@ func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) [
 			continue
 		}
 		own.Content = append(own.Content, p.key, p.val)
-		ownKeys[p.key.Value] = true
 	}
-	merged := w.merge(defaults, own)
+	src := &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
+	src.keys, src.line = w.splitLine(w.canonical(own))
+	if src.defaultsLine == nil && src.line == nil {
+		src.merged = w.merge(src.defaults, src.keys)
+	}
 	spec := combine(topMatrix, ownMatrix)
 	if spec != nil {
 		for _, name := range spec.axisNames() {
@@ -439,8 +470,8 @@ func (w *walker) expandBuild(item, defaults *yaml.Node, topMatrix *matrixSpec) [
 	combos := w.expand(spec, w.pos(item))
 	builds := make([]Build, 0, len(combos))
 	for _, c := range combos {
-		d := &decoder{w: w, combo: c, inBuild: true, own: ownKeys}
-		builds = append(builds, d.build(merged, w.pos(item)))
+		d := &decoder{w: w, combo: c, inBuild: true}
+		builds = append(builds, d.build(src, w.pos(item)))
 	}
 	return builds
 }
@@ -490,8 +521,8 @@ func (w *walker) checkUniqueEngines(builds []Build) {
 			if builds[j].Name == b.Name {
 				continue // already reported as a duplicate name
 			}
-			w.errs.add(b.EnginePos, "engine %q of build %q is also written by build %q (at %s); give each build its own engine path",
-				b.Engine, b.Name, builds[j].Name, builds[j].EnginePos)
+			w.errs.add(b.EnginePos, "engine %s of build %q is also written by build %q (at %s); give each build its own engine path",
+				quoted(b.Engine), b.Name, builds[j].Name, builds[j].EnginePos)
 			continue
 		}
 		first[b.Engine] = i

@@ -1,7 +1,6 @@
 package matrix
 
 import (
-	"path"
 	"slices"
 	"strconv"
 	"strings"
@@ -68,23 +67,14 @@ func because(why string) string {
 	return " (" + why + ")"
 }
 
-// alias is a key written as another way to give part of a setting
-// (workspace is memory-pools.workspace), merged once every key is read.
-type alias struct {
-	row   settings.Setting
-	value any
-	at    Pos
-}
-
 // settings reads every builder-setting key present in fs, then the
-// conflicts between them.
+// conflicts between them. An alias key (workspace) is in its setting's
+// place by now (aliases.go).
 func (d *decoder) settings(fs fieldSet, b *Build) {
 	be := backend.Of(b.Backend)
-	var aliases []alias // an alias's row comes before its setting's
 	for _, row := range settings.All() {
 		p, ok := fs.get(row.Key)
-		if !ok {
-			d.mergeAliases(b, row, aliases, nil)
+		if !ok || row.AliasOf != "" {
 			continue
 		}
 		at := d.w.pos(p.key)
@@ -95,13 +85,10 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 		v, ok := d.settingValue(row, p.val, be)
 		switch {
 		case !ok:
-		case row.AliasOf != "":
-			aliases = append(aliases, alias{row, v, at})
 		case row.Fixed:
 			setFixed(b, row.Key, v, at)
 		default:
 			b.Settings = append(b.Settings, Setting{Key: row.Key, Value: v, Pos: at})
-			d.mergeAliases(b, row, aliases, &b.Settings[len(b.Settings)-1])
 		}
 	}
 	d.checkConflicts(b, fs)
@@ -120,34 +107,6 @@ func setFixed(b *Build, key string, v any, at Pos) {
 		b.TimingCache, b.TimingCachePos = v.(string), at
 	default:
 		panic("matrix: fixed setting " + key + " has no field in Build")
-	}
-}
-
-// mergeAliases writes the aliases of row's setting where they belong:
-// workspace becomes memory-pools.workspace, so a build has one place for it
-// whichever way it was written. written is row's setting when the build
-// wrote it too.
-func (d *decoder) mergeAliases(b *Build, row settings.Setting, aliases []alias, written *Setting) {
-	for _, a := range aliases {
-		key, part, _ := strings.Cut(a.row.AliasOf, ".")
-		if key != row.Key {
-			continue
-		}
-		if written == nil {
-			b.Settings = append(b.Settings, Setting{Key: key, Value: map[string]int64{}, Pos: a.at})
-			written = &b.Settings[len(b.Settings)-1]
-		}
-		pools := written.Value.(map[string]int64)
-		if _, both := pools[part]; both {
-			first, later := written.Pos, a.at
-			firstKey, laterKey := a.row.AliasOf, a.row.Key
-			if later.before(first) {
-				first, later, firstKey, laterKey = later, first, laterKey, firstKey
-			}
-			d.w.errs.add(later, "%s and %s (at %s) set the same pool; keep one", laterKey, firstKey, first)
-			continue
-		}
-		pools[part] = a.value.(int64)
 	}
 }
 
@@ -294,9 +253,9 @@ func (d *decoder) layerTypes(n *yaml.Node, row settings.Setting) ([]LayerType, b
 	out := make([]LayerType, 0, len(ps))
 	ok := true
 	for _, p := range ps {
-		// Layer names often hold "/" (ONNX names like /conv1/Conv); only
-		// the glob syntax is checked here.
-		if _, err := path.Match(p.key.Value, ""); err != nil || strings.TrimSpace(p.key.Value) == "" {
+		// Any text is a layer name or a glob (settings.IsLayerGlob), but
+		// blank text, which names no layer.
+		if strings.TrimSpace(p.key.Value) == "" {
 			d.w.errs.add(d.w.pos(p.key), "%s: %q is not a layer name or glob", row.Key, p.key.Value)
 			ok = false
 			continue
@@ -368,7 +327,7 @@ func (d *decoder) pools(n *yaml.Node, row settings.Setting, be backend.Backend) 
 			ok = false
 			continue
 		}
-		v, good := d.byteSize(p.val, row.Key+"."+name)
+		v, good := d.byteSize(p.val, d.w.aliasName(p.key, row.Key+"."+name))
 		ok = ok && good
 		out[name] = v
 	}
@@ -430,14 +389,29 @@ var settingConflicts = []conflict{
 		"tf32: false turns off what precision: tf32 turns on; remove one of them"},
 }
 
-// settingRequirements are settings that need another one.
+// settingRequirements are settings that need another one to have a value:
+// a Bool to be that value, a Set to include it, directly or through a value
+// that implies it (precision best includes int8).
 var settingRequirements = []struct {
-	key, needs string
+	key        string
 	applies    func(v any) bool
+	needs, has string
 	reason     string
 }{
-	{"exclude-lean-runtime", "version-compatible", isTrue, "exclude-lean-runtime: true needs version-compatible: true (the lean runtime is only embedded in version-compatible plans)"},
-	{"int8-calibration-cache", "precision", func(any) bool { return true }, "int8-calibration-cache needs precision to include int8"},
+	{"exclude-lean-runtime", isTrue, "version-compatible", "true", "exclude-lean-runtime: true needs version-compatible: true (the lean runtime is only embedded in version-compatible plans)"},
+	{"int8-calibration-cache", func(any) bool { return true }, "precision", "int8", "int8-calibration-cache needs precision to include int8 (or best)"},
+}
+
+// hasValue reports whether v, a value of setting key, is or includes has.
+func hasValue(key string, v any, has string) bool {
+	row, _ := settings.Lookup(key)
+	switch v := v.(type) {
+	case bool:
+		return strconv.FormatBool(v) == has
+	case []string:
+		return row.Includes(v, has)
+	}
+	return v == has
 }
 
 // checkConflicts reports each conflicting pair at the key written later.
@@ -473,11 +447,7 @@ func (d *decoder) checkConflicts(b *Build, fs fieldSet) {
 		if !ok || !r.applies(v) {
 			continue
 		}
-		other, _, has := get(r.needs)
-		switch {
-		case r.needs == "precision" && has && slices.Contains(other.([]string), "int8"):
-		case r.needs != "precision" && has && isTrue(other):
-		default:
+		if other, _, has := get(r.needs); !has || !hasValue(r.needs, other, r.has) {
 			d.w.errs.add(at, "%s", r.reason)
 		}
 	}

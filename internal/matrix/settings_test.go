@@ -3,6 +3,7 @@ package matrix
 import (
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/text"
@@ -141,5 +142,27 @@ builds:
 	}
 	if p := f.Builds[2].Precision; !reflect.DeepEqual(p, []string{"fp16", "int8"}) {
 		t.Errorf("precision %v, want [fp16 int8]", p)
+	}
+}
+
+// TestRequirementsFollowWhatAValueImplies: int8-calibration-cache needs
+// precision to ask for int8, and best does (it is fp16, int8 and bf16),
+// written as a key or as trtexec's --best.
+func TestRequirementsFollowWhatAValueImplies(t *testing.T) {
+	for _, c := range []struct {
+		build string
+		ok    bool
+	}{
+		{"precision: [best], int8-calibration-cache: plugins/calib.cache", true},
+		{"precision: [fp16, int8], int8-calibration-cache: plugins/calib.cache", true},
+		{`trtexec: "--best --calib=plugins/calib.cache"`, true},
+		{"precision: [fp16, bf16], int8-calibration-cache: plugins/calib.cache", false},
+		{`trtexec: "--fp16 --calib=plugins/calib.cache"`, false},
+	} {
+		src := "version: 1\nbuilds:\n  - {name: b, backend: tensorrt, onnx: models/tiny.onnx, " + c.build + "}\n"
+		_, err := parseContent(filepath.Join("testdata", "needs.yml"), []byte(src))
+		if c.ok && err != nil || !c.ok && (err == nil || !strings.Contains(err.Error(), "int8-calibration-cache needs precision to include int8")) {
+			t.Errorf("%s: got %v", c.build, err)
+		}
 	}
 }

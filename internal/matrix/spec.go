@@ -53,9 +53,9 @@ type Build struct {
 	TimingCache string           // timing-cache: path
 	Settings    Settings         // every other builder setting (settings.go)
 
-	// What its trtexec line held that is not a setting (trtexec.go): the
-	// inference-only flags it ignored, and warnings about flags that are
-	// deprecated, removed or ignored by trtexec itself.
+	// What its trtexec lines (its defaults' and its own) held that is not
+	// a setting (trtexec.go): the inference-only flags they ignored, and
+	// warnings about flags that are deprecated, removed or ignored.
 	TrtexecIgnored  []string
 	TrtexecWarnings []string
 

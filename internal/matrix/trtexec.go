@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"cmp"
 	"fmt"
 	"io"
 	"path"
@@ -15,12 +16,16 @@ import (
 )
 
 // A build may say `trtexec: "--onnx=m.onnx --fp16 ..."`: its build flags
-// become the build's keys. Keys written next to the line (in the same
-// mapping, or in the build when the line comes from defaults) win over its
-// flags. trtexecLine goes the other way. What each flag means is the
-// settings table's (internal/settings); this file splits the line and turns
-// what the flags say into YAML nodes, so the decoder checks them exactly as
-// if they were written as keys.
+// become the build's keys. A line is one source of a build's keys among
+// four, each a mapping whose keys say each setting in its one place
+// (aliases.go): the defaults' line, the defaults, the build's own line and
+// the build, each winning over the ones before it, and mappings merging
+// entry by entry (load.go's merge). So keys written next to a line win
+// over its flags, and every written key wins over a line in defaults.
+// trtexecLine goes the other way. What each flag means is the settings
+// table's (internal/settings); this file splits the line and turns what
+// the flags say into YAML nodes, so the decoder checks them exactly as if
+// they were written as keys.
 
 // trtexecKeys collects the keys a line sets, as YAML nodes; it is the
 // settings.Writer the table's flags write to.
@@ -29,6 +34,17 @@ type trtexecKeys struct {
 	order []string
 	nodes map[string]*yaml.Node
 	flags map[string]string // key -> the flag that set it, for messages
+
+	word      string             // the flag being read, as written: --memPoolSize=workspace:1G
+	writers   map[string]written // a place (key and path) -> the flag that wrote it
+	conflicts []string           // two flags of the line that set one place
+}
+
+// written is who wrote a place of a line: fill is --shapes, which gives
+// way to any flag that names the place.
+type written struct {
+	word string
+	fill bool
 }
 
 func (k *trtexecKeys) node(kind yaml.Kind, tag, value string) *yaml.Node {
@@ -44,8 +60,33 @@ func (k *trtexecKeys) set(key string, n *yaml.Node) {
 	k.nodes[key] = n
 }
 
+// claim records that the flag being read writes place (key and path); a
+// place another flag of the line wrote already is a conflict, as two
+// spellings of one key in one mapping are (--workspace=1024 with
+// --memPoolSize=workspace:1500M). It reports whether to write.
+func (k *trtexecKeys) claim(key string, path []string, fill bool) bool {
+	place := strings.Join(append([]string{key}, path...), ".")
+	prev, taken := k.writers[place]
+	switch {
+	case !taken || prev.fill && !fill:
+		k.writers[place] = written{word: k.word, fill: fill}
+		return true
+	case fill:
+		return false // --shapes gives way
+	case prev.word == k.word:
+		k.conflicts = append(k.conflicts, fmt.Sprintf("%s sets %s twice; keep one", k.word, place))
+	default:
+		k.conflicts = append(k.conflicts, fmt.Sprintf("%s and %s both set %s; keep one", prev.word, k.word, place))
+	}
+	return false
+}
+
 // Set writes key: value.
-func (k *trtexecKeys) Set(key, value string) { k.set(key, k.scalar(value)) }
+func (k *trtexecKeys) Set(key, value string) {
+	if k.claim(key, nil, false) {
+		k.set(key, k.scalar(value))
+	}
+}
 
 // Append adds an item to a key holding a list.
 func (k *trtexecKeys) Append(key, item string) {
@@ -57,8 +98,24 @@ func (k *trtexecKeys) Append(key, item string) {
 	n.Content = append(n.Content, k.scalar(item))
 }
 
-// Put writes key: {path...: value}, replacing an earlier value in place.
+// Put writes key: {path...: value}.
 func (k *trtexecKeys) Put(key string, path []string, value string) {
+	if k.claim(key, path, false) {
+		k.put(key, path, value)
+	}
+}
+
+// Fill writes key: {path...: value} unless another flag of the line
+// gives it.
+func (k *trtexecKeys) Fill(key string, path []string, value string) {
+	if k.claim(key, path, true) {
+		k.put(key, path, value)
+	}
+}
+
+// put writes key: {path...: value}, replacing a value --shapes filled in
+// place.
+func (k *trtexecKeys) put(key string, path []string, value string) {
 	m := k.mapping(key, path[:len(path)-1]...)
 	last := path[len(path)-1]
 	for i := 0; i+1 < len(m.Content); i += 2 {
@@ -68,18 +125,6 @@ func (k *trtexecKeys) Put(key string, path []string, value string) {
 		}
 	}
 	m.Content = append(m.Content, k.scalar(last), k.scalar(value))
-}
-
-// Has reports whether key: {path...} was written.
-func (k *trtexecKeys) Has(key string, path []string) bool {
-	n, ok := k.nodes[key]
-	for _, p := range path {
-		if !ok {
-			return false
-		}
-		n, ok = child(n, p)
-	}
-	return ok
 }
 
 func child(m *yaml.Node, key string) (*yaml.Node, bool) {
@@ -109,56 +154,74 @@ func (k *trtexecKeys) mapping(key string, path ...string) *yaml.Node {
 	return n
 }
 
-// withTrtexec returns n with the trtexec line's keys added, unless a key
-// that wins over the line is written; own lists the build's own keys.
-func (d *decoder) withTrtexec(n *yaml.Node, own map[string]bool) *yaml.Node {
-	var line *yaml.Node
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		if n.Content[i].Value == "trtexec" {
-			line = resolve(n.Content[i+1])
-		}
+// asMapping is the keys the line set, as one mapping at the line.
+func (k *trtexecKeys) asMapping() *yaml.Node {
+	m := k.node(yaml.MappingNode, "!!map", "")
+	for _, key := range k.order {
+		m.Content = append(m.Content, k.scalar(key), k.nodes[key])
 	}
-	if line == nil {
-		return n
-	}
+	return m
+}
+
+// lineRead is what decoding learnt from one trtexec line of a build.
+type lineRead struct {
+	at    Pos
+	flags map[string]string // key -> the line's flag that set it
+	tool  string            // the backend whose tool leads the line; "" none
+}
+
+// readLine reads the trtexec line n (a build's or its defaults'): its
+// errors and warnings go to the file's, and its keys come back as one
+// mapping; nil when there is nothing to add.
+func (d *decoder) readLine(n *yaml.Node) *yaml.Node {
+	line := resolve(n)
 	text, ok := d.text(line, "trtexec", "a trtexec command line")
 	if !ok {
-		return n
+		return nil
 	}
 	r := parseTrtexec(text, line)
+	at := d.w.pos(line)
 	for _, e := range r.errs {
-		d.w.errs.add(d.w.pos(line), "trtexec: %s", e)
+		d.w.errs.add(at, "trtexec: %s", e)
 	}
 	if len(r.ignored) > 0 {
-		d.w.warns.add(d.w.pos(line), "trtexec: %s", ignoredNote(r.ignored))
+		d.w.warns.add(at, "trtexec: %s", ignoredNote(r.ignored))
 	}
 	for _, w := range r.warnings {
-		d.w.warns.add(d.w.pos(line), "trtexec: %s", w)
+		d.w.warns.add(at, "trtexec: %s", w)
 	}
-	d.trtexecIgnored, d.trtexecWarnings = r.ignored, r.warnings
-	d.trtexecAt, d.trtexecFlags = d.w.pos(line), r.keys.flags
-	wins := func(key string) bool {
-		if own["trtexec"] {
-			return own[key]
-		}
-		return true // the line comes from defaults: every written key wins
+	d.trtexecIgnored = append(d.trtexecIgnored, r.ignored...)
+	d.trtexecWarnings = append(d.trtexecWarnings, r.warnings...)
+	d.lines = append(d.lines, lineRead{at: at, flags: r.keys.flags, tool: r.tool})
+	return r.keys.asMapping()
+}
+
+// withLines is the build's keys from its four sources (see the top of
+// this file), the lines read for this matrix combination.
+func (d *decoder) withLines(src *buildSource) *yaml.Node {
+	var n *yaml.Node
+	if src.defaultsLine != nil {
+		n = d.readLine(src.defaultsLine)
 	}
-	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
-	written := map[string]bool{}
-	for i := 0; i+1 < len(n.Content); i += 2 {
-		key := n.Content[i].Value
-		if _, fromLine := r.keys.nodes[key]; fromLine && !wins(key) {
+	n = d.w.merge(n, src.defaults)
+	if src.line != nil {
+		n = d.w.merge(n, d.readLine(src.line))
+	}
+	return d.w.merge(n, src.keys)
+}
+
+// checkLineTools warns when a line's program is another backend's tool
+// than the build's (tensorrt_rtx under backend: tensorrt): the flags are
+// read for the build's backend. The simulator stands in for any backend.
+func (d *decoder) checkLineTools(b Build) {
+	be := backend.Of(b.Backend)
+	for _, l := range d.lines {
+		if l.tool == "" || l.tool == b.Backend || be.Simulated || be.Name == "" {
 			continue
 		}
-		written[key] = true
-		out.Content = append(out.Content, n.Content[i], n.Content[i+1])
+		d.w.warns.add(l.at, "trtexec: the line runs %s, the tool of backend %s, but the build's backend is %s: its flags are read as %s flags",
+			backend.Of(l.tool).Tool, l.tool, b.Backend, cmp.Or(be.Tool, b.Backend))
 	}
-	for _, key := range r.keys.order {
-		if !written[key] {
-			out.Content = append(out.Content, r.keys.scalar(key), r.keys.nodes[key])
-		}
-	}
-	return out
 }
 
 // ignoredNote is how the inference-only flags of a line are mentioned.
@@ -173,8 +236,8 @@ func (d *decoder) nameTrtexecFlags(mark int) {
 	c := &d.w.errs
 	kept := c.errs[:mark]
 	for _, e := range c.errs[mark:] {
-		if e.Pos == d.trtexecAt {
-			for key, flag := range d.trtexecFlags {
+		if i := slices.IndexFunc(d.lines, func(l lineRead) bool { return l.at == e.Pos }); i >= 0 {
+			for key, flag := range d.lines[i].flags {
 				if strings.HasPrefix(e.Msg, key+":") || strings.HasPrefix(e.Msg, key+".") || strings.HasPrefix(e.Msg, key+" and ") {
 					e.Msg = "trtexec " + flag + ": " + e.Msg
 					break
@@ -193,34 +256,50 @@ func (d *decoder) nameTrtexecFlags(mark int) {
 // parsedLine is what a trtexec line says.
 type parsedLine struct {
 	keys     *trtexecKeys
+	tool     string   // the backend whose tool leads the line, if one does
 	ignored  []string // inference-only flags
 	warnings []string
 	errs     []string
 }
 
 // parseTrtexec reads a trtexec command line: the program may lead (a bare
-// name or a path, POSIX or Windows, with or without .exe); every other
-// word is --flag or --flag=value.
+// name or a path, POSIX or Windows, with or without .exe), and names the
+// backend when the build does not; every other word is --flag or
+// --flag=value, each given once but for the plugin flags, as trtexec reads
+// them.
 func parseTrtexec(line string, at *yaml.Node) parsedLine {
-	r := parsedLine{keys: &trtexecKeys{at: at, nodes: map[string]*yaml.Node{}, flags: map[string]string{}}}
+	r := parsedLine{keys: &trtexecKeys{at: at, nodes: map[string]*yaml.Node{}, flags: map[string]string{}, writers: map[string]written{}}}
 	words, err := shellWords(line)
 	if err != nil {
 		r.errs = []string{err.Error()}
 		return r
 	}
-	if len(words) > 0 && isTool(words[0]) {
-		words = words[1:]
+	if len(words) > 0 {
+		if be, ok := toolBackend(words[0]); ok {
+			r.tool, words = be.Name, words[1:]
+			r.keys.Set("backend", be.Name)
+		}
 	}
+	given := map[string]bool{}
 	for _, w := range words {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
 		if !strings.HasPrefix(w, "--") || name == "" {
-			r.errs = append(r.errs, fmt.Sprintf("%q is not a flag; write --name or --name=value", w))
+			r.errs = append(r.errs, fmt.Sprintf("%s is not a flag; write --name or --name=value", quoted(w)))
 			continue
 		}
 		info := settings.Classify(name)
+		if given[name] && info.Class != settings.Unknown && !info.Repeatable() {
+			r.errs = append(r.errs, fmt.Sprintf("--%s is given twice; trtexec takes each flag once (a second is an unknown option to it), "+
+				"but for the plugin libraries", name))
+			continue
+		}
+		given[name] = true
 		switch info.Class {
 		case settings.Mapped:
+			r.keys.word = w
 			warnings, err := info.Read(r.keys, value, hasValue)
+			r.errs = append(r.errs, r.keys.conflicts...)
+			r.keys.conflicts = nil
 			if err != nil {
 				r.errs = append(r.errs, err.Error())
 				continue
@@ -229,7 +308,7 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			r.warnings = append(r.warnings, warnings...)
 		case settings.InferenceOnly:
 			r.ignored = append(r.ignored, "--"+name)
-		case settings.NoOp:
+		case settings.NoOp, settings.Ignored:
 			r.warnings = append(r.warnings, fmt.Sprintf("--%s: %s; ignored", name, info.Why))
 		case settings.Refused:
 			r.errs = append(r.errs, fmt.Sprintf("--%s is not supported by trt-action: %s", name, info.Why))
@@ -238,26 +317,35 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			if c := closest(name, settings.FlagNames()); c != "" {
 				msg += fmt.Sprintf(" (did you mean --%s?)", c)
 			}
-			r.errs = append(r.errs, msg+"; see the README for the trtexec flags trt-action reads")
+			r.errs = append(r.errs, msg+"; docs/builder-settings.md lists the trtexec flags trt-action reads")
 		}
 	}
 	return r
 }
 
-// isTool reports whether word names trtexec or tensorrt_rtx: a bare name,
-// or a path of either kind (/usr/src/tensorrt/bin/trtexec,
+// toolBackend is the backend whose tool word names: a bare trtexec or
+// tensorrt_rtx, or a path of either kind (/usr/src/tensorrt/bin/trtexec,
 // C:\TensorRT-RTX\bin\tensorrt_rtx.exe).
-func isTool(word string) bool {
+func toolBackend(word string) (backend.Backend, bool) {
 	base := path.Base(strings.ReplaceAll(word, `\`, "/"))
 	base = strings.TrimSuffix(strings.TrimSuffix(base, ".exe"), ".EXE")
-	return slices.ContainsFunc(backend.All(), func(b backend.Backend) bool { return b.Tool != "" && b.Tool == base })
+	all := backend.All()
+	i := slices.IndexFunc(all, func(b backend.Backend) bool { return b.Tool != "" && b.Tool == base })
+	if i < 0 {
+		return backend.Backend{}, false
+	}
+	return all[i], true
 }
 
 // shellWords splits a command line the way a POSIX shell would for plain
 // words and 'single' and "double" quotes. A backslash escapes only a
 // quote, a space, another backslash or a newline (which joins lines); any
 // other backslash is a character of the word, so a Windows path such as
-// C:\TensorRT-RTX\bin\tensorrt_rtx.exe reads as written.
+// C:\TensorRT-RTX\bin\tensorrt_rtx.exe reads as written. A backslash that
+// stands alone between blanks continues the line: it is what a shell
+// line's trailing backslash becomes when YAML folds the line break of a
+// plain or folded (>) scalar into a space. Inside a word, a\ b is still an
+// escaped space.
 func shellWords(s string) ([]string, error) {
 	var words []string
 	var cur strings.Builder
@@ -265,6 +353,8 @@ func shellWords(s string) ([]string, error) {
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		switch {
+		case c == '\\' && !inWord && (i+1 == len(s) || isBlank(s[i+1])):
+			// a folded continuation: nothing of the command
 		case c == '\\' && i+1 < len(s) && strings.IndexByte("'\" \t\\\n", s[i+1]) >= 0:
 			i++
 			if s[i] != '\n' {
@@ -279,7 +369,7 @@ func shellWords(s string) ([]string, error) {
 			cur.WriteString(s[i+1 : i+1+end])
 			i += end + 1
 			inWord = true
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		case isBlank(c):
 			if inWord {
 				words = append(words, cur.String())
 				cur.Reset()
@@ -295,6 +385,8 @@ func shellWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
 // shellQuote quotes a word for a POSIX shell when it needs it.
 func shellQuote(w string) string {

@@ -20,14 +20,12 @@ type decoder struct {
 	w       *walker
 	combo   combo
 	inBuild bool // ${{ matrix.X }} is meaningful only inside builds
-	// own are the keys the build itself wrote (not from defaults);
-	// trtexecIgnored the inference-only flags of its trtexec line and
-	// trtexecWarnings what its flags warn of.
-	own             map[string]bool
+	// lines are the build's trtexec lines (its defaults', its own) as
+	// read for this combination; trtexecIgnored their inference-only flags
+	// and trtexecWarnings what their flags warn of.
+	lines           []lineRead
 	trtexecIgnored  []string
 	trtexecWarnings []string
-	trtexecAt       Pos               // where the trtexec line is
-	trtexecFlags    map[string]string // key -> the line's flag that set it
 }
 
 // text returns a scalar's substituted value; want names the expected type.

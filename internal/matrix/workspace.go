@@ -99,19 +99,19 @@ func (d *decoder) outputPath(n *yaml.Node, what string) (string, bool) {
 func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 	abs := runfiles.Abs(p)
 	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		d.w.errs.add(pos, "%s: %q is a symbolic link; trt-action does not write through links, so remove it or name the file it points to", what, p)
+		d.w.errs.add(pos, "%s: %s is a symbolic link; trt-action does not write through links, so remove it or name the file it points to", what, quoted(p))
 		return false
 	} else if err == nil && !fi.Mode().IsRegular() {
-		d.w.errs.add(pos, "%s: %q exists and is not a regular file", what, p)
+		d.w.errs.add(pos, "%s: %s exists and is not a regular file", what, quoted(p))
 		return false
 	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-		d.w.errs.add(pos, "%s: %q: %v", what, p, err)
+		d.w.errs.add(pos, "%s: %s: %v", what, quoted(p), err)
 		return false
 	}
 	real := filepath.Join(d.w.realDir(filepath.Dir(abs)), filepath.Base(abs))
 	if !d.w.ws.allows(real) {
-		d.w.errs.add(pos, "%s: %q resolves to %s, outside the workspace %s (%s); write inside it, or allow the folder with a top-level allow-paths: [%s]",
-			what, p, real, d.w.ws.root, d.w.ws.why, filepath.Dir(real))
+		d.w.errs.add(pos, "%s: %s resolves to %s, outside the workspace %s (%s); write inside it, or allow the folder with a top-level allow-paths: [%s]",
+			what, quoted(p), real, d.w.ws.root, d.w.ws.why, filepath.Dir(real))
 		return false
 	}
 	return true
@@ -122,13 +122,13 @@ func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 // the workspace or an allowed folder, and must not be a file.
 func (d *decoder) checkOutputFolder(pos Pos, what, p string) bool {
 	if fi, err := os.Stat(p); err == nil && !fi.IsDir() {
-		d.w.errs.add(pos, "%s: %q exists and is not a folder", what, p)
+		d.w.errs.add(pos, "%s: %s exists and is not a folder", what, quoted(p))
 		return false
 	}
 	real := runfiles.Real(p)
 	if !d.w.ws.allows(real) {
-		d.w.errs.add(pos, "%s: %q resolves to %s, outside the workspace %s (%s); use a folder inside it, or allow it with a top-level allow-paths: [%s]",
-			what, p, real, d.w.ws.root, d.w.ws.why, real)
+		d.w.errs.add(pos, "%s: %s resolves to %s, outside the workspace %s (%s); use a folder inside it, or allow it with a top-level allow-paths: [%s]",
+			what, quoted(p), real, d.w.ws.root, d.w.ws.why, real)
 		return false
 	}
 	return true

@@ -196,7 +196,7 @@ func TestSettledHitKeepsItsOriginalInTheReport(t *testing.T) {
 	if r.Builds[1].Cache.Original != nil {
 		t.Error("the settled hit still holds its original build in memory")
 	}
-	whole, err := r.Builds[1].Whole()
+	whole, err := r.Builds[1].whole()
 	if err != nil {
 		t.Fatal(err)
 	}

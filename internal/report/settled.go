@@ -90,9 +90,10 @@ func (d *digest) whole() (Build, error) {
 	return b, err
 }
 
-// Whole is the build with all its detail: b itself, or for a build the
-// report settled, read back from its encoding.
-func (b *Build) Whole() (Build, error) {
+// whole is the build with all its detail: b itself, or for a build the
+// report settled, read back from its encoding. Outside this package the
+// detail is read where users read it, in the JSON report.
+func (b *Build) whole() (Build, error) {
 	if b.digest == nil {
 		return *b, nil
 	}

@@ -74,7 +74,7 @@ func TestSettledBuildsRenderAsWhole(t *testing.T) {
 		for i := range r.Builds {
 			p, ok := SlowestPath(&r.Builds[i])
 			fmt.Fprintln(&b, p, ok)
-			whole, err := r.Builds[i].Whole()
+			whole, err := r.Builds[i].whole()
 			if err != nil {
 				t.Fatal(err)
 			}

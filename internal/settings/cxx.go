@@ -322,6 +322,9 @@ func settingsTable() []byte {
 			continue
 		}
 		for _, v := range s.Values {
+			if len(v.Implies) > 0 {
+				continue // it stands for other values, and has no enumerator of its own
+			}
 			flavours := v.Flavours
 			if len(flavours) == 0 {
 				flavours = s.Flavours
@@ -334,6 +337,17 @@ func settingsTable() []byte {
 		}
 	}
 	b.WriteString("  };\n  return specs;\n}\n\n")
+
+	b.WriteString("// What each value of a setting with values that stand for others asks the\n" +
+		"// builder for: itself, the values it stands for, or nothing (a value that sets\n" +
+		"// nothing beyond TensorRT's defaults and has no enumerator). Throws on a value\n" +
+		"// the table does not have.\nnamespace parts {\n")
+	for _, s := range table {
+		if slices.ContainsFunc(s.Values, func(v Value) bool { return len(v.Implies) > 0 }) {
+			s.writeParts(&b)
+		}
+	}
+	b.WriteString("}  // namespace parts\n\n")
 
 	b.WriteString("namespace detail {\n\n// decode_settings reads the \"settings\" object; an unknown key is an error, so a\n" +
 		"// setting can never be dropped on the way.\ninline Settings decode_settings(const tamjson::Value& v) {\n" +
@@ -481,6 +495,24 @@ func settingsEnums() []byte {
 	return b.Bytes()
 }
 
+// writeParts writes the function that says what each of s's values asks
+// for (parts::precision: best is fp16, int8 and bf16; fp32 is nothing).
+func (s Setting) writeParts(b *bytes.Buffer) {
+	fmt.Fprintf(b, "inline std::vector<std::string> %s(const std::string& v) {\n", ident(s.Key))
+	for _, v := range s.Values {
+		var parts []string
+		switch {
+		case len(v.Implies) > 0:
+			parts = v.Implies
+		case v.Implied && v.Enum == "":
+		default:
+			parts = []string{v.Name}
+		}
+		fmt.Fprintf(b, "  if (v == %s) return %s;\n", quote(v.Name), cxxList(parts))
+	}
+	fmt.Fprintf(b, "  throw std::invalid_argument(%s + v + %s);\n}\n", quote(s.Key+" \""), quote("\" is unknown; allowed: "+strings.Join(s.ValueNames(), ", ")))
+}
+
 // writeLookup writes the string-to-enumerator function of s, compiled
 // where the headers have the setting. A setting with a value that sets
 // nothing returns std::optional.
@@ -498,6 +530,9 @@ func (s Setting) writeLookup(b *bytes.Buffer) {
 	fmt.Fprintf(b, "// %s: its values' %s.\n", s.Key, typ)
 	fmt.Fprintf(b, "inline %s %s(const std::string& v) {\n", ret, ident(s.Key))
 	for _, v := range s.Values {
+		if len(v.Implies) > 0 {
+			continue // it is looked up as the values it stands for
+		}
 		g := guard(v.Flavours, v.Since)
 		if g != "" {
 			fmt.Fprintf(b, "#if %s\n", g)

@@ -105,19 +105,34 @@ type Value struct {
 	// (precision fp32 sets no flag; TF32 is on by default), so a trtexec
 	// line needs no flag for it and an engine cache key leaves it out.
 	Implied bool
+	// Implies are the values it stands for (precision best: fp16, int8 and
+	// bf16): a requirement of one of them is met by it, and the backends
+	// apply them in its place.
+	Implies []string
 }
 
 // Alias is another spelling of a value that trtexec reads.
 type Alias struct {
 	Spelling string
-	Warning  string // what a line using it is told; "" = nothing
+	// Deprecated: trtexec warns that the spelling is deprecated, and so
+	// does a line that uses it.
+	Deprecated bool
 }
 
 // LayerType is one entry of layer-precisions or layer-output-types.
 type LayerType struct {
-	Layer string `json:"layer"` // a layer name or a glob (path.Match syntax; * also matches /)
+	Layer string `json:"layer"` // a layer name, or a glob: see IsLayerGlob
 	Type  string `json:"type"`
 }
+
+// IsLayerGlob reports whether a layer-precisions (or layer-output-types)
+// pattern is a glob rather than a layer's exact name: it holds a *, which
+// matches any run of characters, / included. ? and [ are characters of a
+// name, as in trtexec (samples/common/sampleUtils.cpp,
+// matchStringWithOneWildcard, in NVIDIA/TensorRT 10.x), which reads one *
+// only; more than one * is trt-action's own. native/backends/layer_match.h
+// matches with the same syntax.
+func IsLayerGlob(pattern string) bool { return strings.Contains(pattern, "*") }
 
 // DLA runs layers on a Jetson deep-learning accelerator.
 type DLA struct {
@@ -194,6 +209,20 @@ func (s Setting) ValueNames() []string {
 		out[i] = v.Name
 	}
 	return out
+}
+
+// Includes reports whether list, values of s, asks for value name: holds
+// it, or a value that implies it (precision [best] includes int8).
+func (s Setting) Includes(list []string, name string) bool {
+	for _, item := range list {
+		if item == name {
+			return true
+		}
+		if v, ok := s.Value(item); ok && slices.Contains(v.Implies, name) {
+			return true
+		}
+	}
+	return false
 }
 
 // Field returns the part of an Object setting called name.

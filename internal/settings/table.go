@@ -37,16 +37,19 @@ var table = []Setting{
 	{Key: "tiling-optimization-level", Kind: Int, Min: 0, Max: 3, Default: 0, Since: 8,
 		Doc:     "Tiling optimization level, 0 (none, the default) to 3.",
 		Trtexec: []Flag{{Name: "tilingOptimizationLevel"}}},
-	{Key: "precision", Kind: Set, Fixed: true,
+	// Each value is the BuilderFlag it sets; fp32 sets none (FP32 is
+	// always allowed), and best stands for what trtexec's --best sets
+	// (fp16, int8 and bf16: samples/common/sampleOptions.cpp, NVIDIA/TensorRT 10.x).
+	{Key: "precision", Kind: Set, Fixed: true, EnumType: "BuilderFlag",
 		Doc: "Precision flags: one or a list; best is fp16, int8 and bf16. TensorRT 10 only, but for tf32.",
 		Values: []Value{
 			{Name: "fp32", Flavours: trt10, Why: whyStronglyTyped, Implied: true},
-			{Name: "fp16", Flavours: trt10, Why: whyStronglyTyped},
-			{Name: "bf16", Flavours: trt10, Why: whyStronglyTyped},
-			{Name: "int8", Flavours: trt10, Why: whyStronglyTyped},
-			{Name: "fp8", Flavours: trt10, Why: whyStronglyTyped},
-			{Name: "tf32", Implied: true},
-			{Name: "best", Flavours: trt10, Why: whyStronglyTyped},
+			{Name: "fp16", Enum: "kFP16", Flavours: trt10, Why: whyStronglyTyped},
+			{Name: "bf16", Enum: "kBF16", Flavours: trt10, Why: whyStronglyTyped},
+			{Name: "int8", Enum: "kINT8", Flavours: trt10, Why: whyStronglyTyped},
+			{Name: "fp8", Enum: "kFP8", Flavours: trt10, Why: whyStronglyTyped},
+			{Name: "tf32", Enum: "kTF32", Implied: true},
+			{Name: "best", Implies: []string{"fp16", "int8", "bf16"}, Flavours: trt10, Why: whyStronglyTyped},
 		},
 		Trtexec: []Flag{{Name: "fp16", Set: "fp16"}, {Name: "bf16", Set: "bf16"}, {Name: "int8", Set: "int8"},
 			{Name: "fp8", Set: "fp8"}, {Name: "best", Set: "best"}}},
@@ -168,9 +171,8 @@ var table = []Setting{
 		Doc: "How much the engine says about its layers: none, layer-names-only (the default), detailed.",
 		Values: []Value{{Name: "none", Enum: "kNONE"},
 			{Name: "layer-names-only", Trtexec: "layer_names_only", Enum: "kLAYER_NAMES_ONLY",
-				Aliases: []Alias{{Spelling: "default", Warning: "--profilingVerbosity=default is deprecated, replaced by layer_names_only"}}},
-			{Name: "detailed", Enum: "kDETAILED",
-				Aliases: []Alias{{Spelling: "verbose", Warning: "--profilingVerbosity=verbose is deprecated, replaced by detailed"}}}},
+				Aliases: []Alias{{Spelling: "default", Deprecated: true}}},
+			{Name: "detailed", Enum: "kDETAILED", Aliases: []Alias{{Spelling: "verbose", Deprecated: true}}}},
 		Trtexec: []Flag{{Name: "profilingVerbosity"}, {Name: "nvtxMode", Successor: "--profilingVerbosity", Removed: true}}},
 	{Key: "preview-features", Kind: Toggles, EnumType: "PreviewFeature",
 		Doc: "Preview features to turn on (+name) or off (-name).",
@@ -182,8 +184,14 @@ var table = []Setting{
 			{Name: "multidevice-runtime-10-16", Trtexec: "multiDeviceRuntime", Enum: "kMULTIDEVICE_RUNTIME_10_16", Since: 16,
 				Flavours: trt10},
 		},
+		// The names trtexec 8.6 to 10.x read and later versions dropped
+		// (sampleOptions.cpp at v8.6.1, v10.0.1 and v10.16; NvInfer.h's
+		// PreviewFeature at v8.6.1 and v10.0.1): a line with one still builds.
 		Trtexec: []Flag{{Name: "preview", Ignored: map[string]string{
-			"profileSharing0806": "it has no effect since TensorRT 10.0, where profile sharing is always on"}}}},
+			"profileSharing0806":      "it has no effect since TensorRT 10.0, where profile sharing is always on",
+			"fasterDynamicShapes0805": "removed in TensorRT 10.0; it was on by default, and turning it off was deprecated in 8.6",
+			"disableExternalTacticSourcesForCore0805": "removed in TensorRT 10.0, where the core uses no cuBLAS or cuDNN tactics " +
+				"unless tactic-sources (--tacticSources) turns them on"}}}},
 	{Key: "dla", Kind: Object, Flavours: datacenter, Why: whyNoDLA,
 		Doc: "Build for a Jetson DLA core: {core: N, gpu-fallback: true}.",
 		Fields: []Setting{

@@ -49,8 +49,17 @@ func TestTableIsConsistent(t *testing.T) {
 		spellings := map[string]bool{}
 		for _, v := range s.Values {
 			flavour(s.Key+" "+v.Name, v.Flavours)
-			if s.EnumType != "" && v.Enum == "" && s.Kind != Enum {
+			// A value of an enum-typed setting stands for an enumerator, or
+			// for other values (best), or asks for nothing (fp32); an Enum's
+			// value may set nothing (refit: none). Anything else would be
+			// accepted and apply nothing.
+			if s.EnumType != "" && v.Enum == "" && s.Kind != Enum && !v.Implied && len(v.Implies) == 0 {
 				t.Errorf("%s %s: a value of an enum-typed %v stands for no enumerator", s.Key, v.Name, s.Kind)
+			}
+			for _, part := range v.Implies {
+				if p, ok := s.Value(part); !ok || p.Enum == "" || len(p.Implies) > 0 {
+					t.Errorf("%s %s implies %q, which is no value with an enumerator of its own", s.Key, v.Name, part)
+				}
 			}
 			for _, sp := range append([]string{v.trtexec()}, aliasSpellings(v)...) {
 				if sp != NoFlag && spellings[sp] {
@@ -91,11 +100,15 @@ func aliasSpellings(v Value) []string {
 }
 
 // toolFlags reads testdata/trtexec-flags: each tool version's flag names.
-func toolFlags(t *testing.T) map[string][]string {
+func toolFlags(t *testing.T) map[string][]string { return toolLists(t, "trtexec-flags", 5) }
+
+// toolLists reads the lists in testdata/dir, at least least of them: each
+// tool version's names, one a line, # comments.
+func toolLists(t *testing.T, dir string, least int) map[string][]string {
 	t.Helper()
-	files, err := filepath.Glob(filepath.Join("testdata", "trtexec-flags", "*.txt"))
-	if err != nil || len(files) < 5 {
-		t.Fatalf("flag lists: %v %v", files, err)
+	files, err := filepath.Glob(filepath.Join("testdata", dir, "*.txt"))
+	if err != nil || len(files) < least {
+		t.Fatalf("%s lists: %v %v", dir, files, err)
 	}
 	out := map[string][]string{}
 	for _, f := range files {
@@ -103,14 +116,56 @@ func toolFlags(t *testing.T) map[string][]string {
 		if err != nil {
 			t.Fatal(err)
 		}
+		tool := strings.TrimSuffix(filepath.Base(f), ".txt")
 		sc := bufio.NewScanner(bytes.NewReader(data))
 		for sc.Scan() {
 			if line := strings.TrimSpace(sc.Text()); line != "" && !strings.HasPrefix(line, "#") {
-				out[strings.TrimSuffix(filepath.Base(f), ".txt")] = append(out[strings.TrimSuffix(filepath.Base(f), ".txt")], line)
+				out[tool] = append(out[tool], line)
 			}
 		}
 	}
 	return out
+}
+
+// recorder is a Writer that keeps what a flag wrote.
+type recorder struct{ wrote []string }
+
+func (r *recorder) Set(key, value string)   { r.wrote = append(r.wrote, key+": "+value) }
+func (r *recorder) Append(key, item string) { r.wrote = append(r.wrote, key+": +"+item) }
+func (r *recorder) Put(key string, path []string, value string) {
+	r.wrote = append(r.wrote, key+"."+strings.Join(path, ".")+": "+value)
+}
+func (r *recorder) Fill(key string, path []string, value string) { r.Put(key, path, value) }
+
+// TestEveryPreviewNameIsRead: every --preview name trtexec 8.6 to 10.x
+// reads (testdata/trtexec-preview, from each tag's sampleOptions.cpp) turns
+// a preview feature on or off, or is ignored with a warning saying why
+// (one a later TensorRT dropped, or made the default); and the error for
+// a name no trtexec has lists them all.
+func TestEveryPreviewNameIsRead(t *testing.T) {
+	preview := Classify("preview")
+	all := map[string]bool{}
+	for tool, names := range toolLists(t, "trtexec-preview", 3) {
+		for _, name := range names {
+			all[name] = true
+			for _, sign := range []string{"+", "-"} {
+				var w recorder
+				warnings, err := preview.Read(&w, sign+name, true)
+				switch {
+				case err != nil:
+					t.Errorf("%s: --preview=%s%s: %v", tool, sign, name, err)
+				case len(w.wrote) == 0 && (len(warnings) != 1 || !strings.Contains(warnings[0], name+" ignored: ")):
+					t.Errorf("%s: --preview=%s%s sets nothing and says %q", tool, sign, name, warnings)
+				}
+			}
+		}
+	}
+	_, err := preview.Read(&recorder{}, "+nonesuch0000", true)
+	for name := range all {
+		if err == nil || !strings.Contains(err.Error(), name) {
+			t.Errorf("the error for an unknown name does not list %s: %v", name, err)
+		}
+	}
 }
 
 // TestEveryToolFlagIsClassified checks the flag table against the flags

@@ -67,6 +67,7 @@ const (
 	Mapped                     // it sets a builder setting
 	InferenceOnly              // it only matters when trtexec runs the engine: ignored, listed as a warning
 	NoOp                       // trtexec 10.x removed it and nothing replaces it in a build: ignored with a warning
+	Ignored                    // it means nothing to a trt-action build (trtexec's own logging): ignored with a warning saying why
 	Refused                    // a build flag trt-action cannot honour: an error saying why
 )
 
@@ -75,7 +76,7 @@ type FlagInfo struct {
 	Class   Class
 	Setting Setting // Mapped
 	Flag    Flag    // Mapped
-	Why     string  // NoOp, Refused: why
+	Why     string  // NoOp, Ignored, Refused: why
 }
 
 // otherFlag is a flag no setting reads.
@@ -91,6 +92,7 @@ const (
 	whyNotBuild     = "it is not a build setting trt-action passes"
 	whyDLALayers    = "per-layer DLA placement is not a trt-action setting"
 	whyParserFlag   = "ONNX parser flags are not trt-action settings"
+	whyDLAParser    = "it sets an ONNX parser flag for the DLA, and trt-action sets no parser flags"
 	whyDebugTensors = "debug tensors are not supported"
 	whyTuning       = "a build-route tuning loop builds many engines; trt-action builds one per build (use a matrix axis)"
 	whyCurrentGPU   = "it builds for the machine's GPU (kCURRENT); trt-action builds TensorRT-RTX engines ahead of time " +
@@ -110,7 +112,7 @@ var otherFlags = map[string]otherFlag{
 	"exportProfile": {class: InferenceOnly}, "exportTimes": {class: InferenceOnly}, "exportLayerInfo": {class: InferenceOnly},
 	"exportOutput": {class: InferenceOnly}, "dumpOutput": {class: InferenceOnly}, "dumpRawBindingsToFile": {class: InferenceOnly},
 	"loadInputs": {class: InferenceOnly}, "useRuntime": {class: InferenceOnly}, "leanDLLPath": {class: InferenceOnly},
-	"verbose": {class: InferenceOnly}, "skipInference": {class: InferenceOnly}, "device": {class: InferenceOnly},
+	"skipInference": {class: InferenceOnly}, "device": {class: InferenceOnly},
 	"idleTime": {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
 	"timeDeserialize": {class: InferenceOnly}, "timeRefit": {class: InferenceOnly}, "persistentCacheRatio": {class: InferenceOnly},
 	"useManagedMemory": {class: InferenceOnly}, "allocationStrategy": {class: InferenceOnly}, "dumpRefit": {class: InferenceOnly},
@@ -121,6 +123,9 @@ var otherFlags = map[string]otherFlag{
 	"accuracyThreshold": {class: InferenceOnly}, "atol": {class: InferenceOnly}, "rtol": {class: InferenceOnly},
 	"loadRefOutputs": {class: InferenceOnly}, "refPair": {class: InferenceOnly},
 	"rtxCudaGraphStrategy": {class: InferenceOnly}, "runtimeCacheFile": {class: InferenceOnly},
+
+	// trtexec's own logging: trt-action logs TensorRT's messages itself.
+	"verbose": {class: Ignored, why: "it turns on trtexec's verbose logging; trt-action logs TensorRT's messages itself"},
 
 	// Build flags of trtexec 8.x that 10.x removed, with nothing to set in their place.
 	"explicitBatch":     {class: NoOp, why: "removed in TensorRT 10, where explicit batch is always on"},
@@ -162,28 +167,29 @@ var otherFlags = map[string]otherFlag{
 	"markUnfusedTensorsAsDebugTensors": {class: Refused, why: whyDebugTensors},
 	"layerDeviceTypes":                 {class: Refused, why: whyDLALayers},
 	"buildDLAStandalone":               {class: Refused, why: "standalone DLA loadables are not supported"},
-	"uint8AsymmetricQuantizationDLA":   {class: Refused, why: whyDLALayers},
-	"adjustForDLA":                     {class: Refused, why: whyDLALayers},
-	"reportCapabilityDLA":              {class: Refused, why: whyParserFlag},
-	"enablePluginOverride":             {class: Refused, why: whyParserFlag},
-	"pluginInstanceNorm":               {class: Refused, why: whyParserFlag},
-	"pi":                               {class: Refused, why: whyParserFlag},
-	"ignoreParsedPluginLibs":           {class: Refused, why: whyParserFlag},
-	"decomposableAttentions":           {class: Refused, why: "decomposable attentions are not a trt-action setting"},
-	"useGpu":                           {class: Refused, why: whyCurrentGPU},
-	"useGPU":                           {class: Refused, why: whyCurrentGPU}, // as TensorRT-RTX 1.6's release notes spell it
-	"help":                             {class: Refused, why: "it prints the tool's help"},
-	"helpBuildRoute":                   {class: Refused, why: "it prints the tool's help"},
-	"setBuildRoute":                    {class: Refused, why: "build routes are not a trt-action setting"},
-	"tuneBuildRoutes":                  {class: Refused, why: whyTuning},
-	"tuneBuildRouteFile":               {class: Refused, why: whyTuning},
-	"tuningSearch":                     {class: Refused, why: whyTuning},
-	"tuningTimeOut":                    {class: Refused, why: whyTuning},
-	"tuningCacheFile":                  {class: Refused, why: whyTuning},
-	"tuningResultFile":                 {class: Refused, why: whyTuning},
-	"continue":                         {class: Refused, why: whyTuning},
-	"dryRun":                           {class: Refused, why: whyTuning},
-	"saveAllEngines":                   {class: Refused, why: whyTuning},
+	"uint8AsymmetricQuantizationDLA":   {class: Refused, why: whyDLAParser + " (uint8 and asymmetric quantization in Q/DQ nodes)"},
+	"adjustForDLA":                     {class: Refused, why: whyDLAParser + " (it rewrites layers to suit the DLA)"},
+	"reportCapabilityDLA": {class: Refused, why: "it makes the ONNX parser fail unless every node can run on the DLA, " +
+		"a check trt-action does not make; a build with dla and without gpu-fallback fails on a layer the DLA cannot run"},
+	"enablePluginOverride":   {class: Refused, why: whyParserFlag},
+	"pluginInstanceNorm":     {class: Refused, why: whyParserFlag},
+	"pi":                     {class: Refused, why: whyParserFlag},
+	"ignoreParsedPluginLibs": {class: Refused, why: whyParserFlag},
+	"decomposableAttentions": {class: Refused, why: "decomposable attentions are not a trt-action setting"},
+	"useGpu":                 {class: Refused, why: whyCurrentGPU},
+	"useGPU":                 {class: Refused, why: whyCurrentGPU}, // as TensorRT-RTX 1.6's release notes spell it
+	"help":                   {class: Refused, why: "it prints the tool's help"},
+	"helpBuildRoute":         {class: Refused, why: "it prints the tool's help"},
+	"setBuildRoute":          {class: Refused, why: "build routes are not a trt-action setting"},
+	"tuneBuildRoutes":        {class: Refused, why: whyTuning},
+	"tuneBuildRouteFile":     {class: Refused, why: whyTuning},
+	"tuningSearch":           {class: Refused, why: whyTuning},
+	"tuningTimeOut":          {class: Refused, why: whyTuning},
+	"tuningCacheFile":        {class: Refused, why: whyTuning},
+	"tuningResultFile":       {class: Refused, why: whyTuning},
+	"continue":               {class: Refused, why: whyTuning},
+	"dryRun":                 {class: Refused, why: whyTuning},
+	"saveAllEngines":         {class: Refused, why: whyTuning},
 }
 
 // lineKeys are the build keys besides builder settings that a line sets:
@@ -216,6 +222,13 @@ var flagIndex = func() map[string]FlagInfo {
 // Classify says what trt-action does with flag name (without "--").
 func Classify(name string) FlagInfo { return flagIndex[name] }
 
+// Repeatable reports whether a line may give the flag more than once:
+// trtexec reads the flags of plugin libraries in a loop, one file each
+// (while (getAndDelOption(...)) in samples/common/sampleOptions.cpp,
+// NVIDIA/TensorRT 8.6 to 10.x), and every other flag once, reporting a
+// repeat as an unknown option.
+func (f FlagInfo) Repeatable() bool { return f.Class == Mapped && f.Setting.Kind == Files }
+
 // FlagNames lists every flag trt-action knows, sorted: for suggestions.
 func FlagNames() []string { return slices.Sorted(maps.Keys(flagIndex)) }
 
@@ -225,8 +238,10 @@ func FlagNames() []string { return slices.Sorted(maps.Keys(flagIndex)) }
 type Writer interface {
 	Set(key, value string)                       // key: value
 	Append(key, item string)                     // key: [..., item]
-	Put(key string, path []string, value string) // key: {path...: value}; a later value replaces an earlier one
-	Has(key string, path []string) bool
+	Put(key string, path []string, value string) // key: {path...: value}
+	// Fill writes key: {path...: value} where no Put gives it, before or
+	// after: --shapes fills the bounds the other shape flags leave out.
+	Fill(key string, path []string, value string)
 }
 
 // Read applies one flag of a line to w. Warnings are what the line's
@@ -331,11 +346,24 @@ func (s Setting) fromTrtexec(flag Flag, spelled string) (name, warning string, e
 		}
 		for _, a := range v.Aliases {
 			if same(a.Spelling, spelled) {
-				return v.Name, a.Warning, nil
+				return v.Name, flag.aliasWarning(a, v), nil
 			}
 		}
 	}
 	return "", "", fmt.Errorf("value %q; trtexec's values: %s", spelled, strings.Join(s.trtexecSpellings(), ", "))
+}
+
+// aliasWarning is what a line that spells v as a is told, about the flag
+// it wrote: a removed flag's own warning names its successor, so its
+// value is said in the successor's words.
+func (f Flag) aliasWarning(a Alias, v Value) string {
+	switch {
+	case !a.Deprecated:
+		return ""
+	case f.Successor != "":
+		return fmt.Sprintf("--%s=%s is read as %s=%s", f.Name, a.Spelling, f.Successor, v.trtexec())
+	}
+	return fmt.Sprintf("--%s=%s is deprecated, replaced by --%s=%s", f.Name, a.Spelling, f.Name, v.trtexec())
 }
 
 func (v Value) trtexec() string {
@@ -369,7 +397,8 @@ func readToggles(w Writer, s Setting, flag Flag, value string) ([]string, error)
 		}
 		name, warning, err := s.fromTrtexec(flag, t[1:])
 		if err != nil {
-			return nil, fmt.Errorf("unknown name %q; trtexec's names: %s", t[1:], strings.Join(s.trtexecSpellings(), ", "))
+			known := slices.Concat(s.trtexecSpellings(), slices.Sorted(maps.Keys(flag.Ignored)))
+			return nil, fmt.Errorf("unknown name %q; trtexec's names: %s", t[1:], strings.Join(known, ", "))
 		}
 		w.Append(s.Key, t[:1]+name)
 		warnings = append(warnings, nonEmpty(warning)...)
@@ -445,10 +474,12 @@ func readShapes(w Writer, key, part, value string) error {
 		if err != nil {
 			return err
 		}
+		if part != "" {
+			w.Put(key, []string{name, part}, dims)
+			continue
+		}
 		for _, bound := range []string{"min", "opt", "max"} {
-			if part == bound || part == "" && !w.Has(key, []string{name, bound}) {
-				w.Put(key, []string{name, bound}, dims)
-			}
+			w.Fill(key, []string{name, bound}, dims)
 		}
 	}
 	return nil
@@ -574,6 +605,9 @@ func (s Setting) WriteTrtexec(v any) Line {
 		for _, lt := range list {
 			if name := l.name(s.Key, lt.Layer); name != "" {
 				items = append(items, name+":"+lt.Type)
+			}
+			if strings.Count(lt.Layer, "*") > 1 {
+				l.Notes = append(l.Notes, fmt.Sprintf("%s %q has more than one *: trt-action reads each as a wildcard, trtexec only the first", s.Key, lt.Layer))
 			}
 		}
 		if len(items) > 0 {

@@ -126,7 +126,7 @@ backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TE
 #                     settings_enums.h: each value's enumerator exists exactly where
 #                     the settings table says
 BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/test_check.h $(BACKEND_DEPS)
-backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
+backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer VTensor VConstantLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
 backend_settings_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
 	-DTAM_STANDINS='"$(abspath $@).standins.h"' -isystem $(2) -idirafter native/backends/cuda-stub \
 	-o $@ native/backends/settings_test.cc

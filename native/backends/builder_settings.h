@@ -72,24 +72,72 @@ inline void load_plugins(nvinfer1::IBuilder& builder, const Settings& s, const T
 // still what weakly typed TensorRT 10 builds ask for.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+// A wildcard pattern gives its type only to the layers trtexec would give it
+// to; a layer's exact name applies as written. The conditions are trtexec's
+// (samples/common/sampleEngines.cpp in NVIDIA/TensorRT 10.x:
+// isNonActivationType, setLayerPrecisions, setLayerOutputTypes): a layer
+// computing on integers, booleans or shapes keeps the type TensorRT gives it.
+inline bool is_non_activation(nvinfer1::DataType t) {
+  using nvinfer1::DataType;
+  return t == DataType::kINT32 || t == DataType::kINT64 || t == DataType::kBOOL || t == DataType::kUINT8;
+}
+
+inline bool is_constant_of(nvinfer1::ILayer& layer, bool (*typed)(nvinfer1::DataType)) {
+  return layer.getType() == nvinfer1::LayerType::kCONSTANT &&
+         typed(static_cast<nvinfer1::IConstantLayer&>(layer).getWeights().type);
+}
+
+// plausible_for_precision: trtexec skips, for layer-precisions, a layer whose
+// precision is a non-activation type, a constant of non-activation weights, a
+// layer whose first input is a shape tensor, and one whose first input and
+// first output are both of non-activation types.
+inline bool plausible_for_precision(nvinfer1::ILayer& layer) {
+  nvinfer1::ITensor* in = layer.getNbInputs() >= 1 ? layer.getInput(0) : nullptr;  // an optional input may be null
+  nvinfer1::ITensor* out = layer.getNbOutputs() >= 1 ? layer.getOutput(0) : nullptr;
+  return !is_non_activation(layer.getPrecision()) && !is_constant_of(layer, is_non_activation) &&
+         !(in && in->isShapeTensor()) &&
+         !(in && out && is_non_activation(in->getType()) && is_non_activation(out->getType()));
+}
+
+// plausible_for_output_types: trtexec skips, for layer-output-types, a layer
+// whose precision is int32 or bool and a constant of int32 weights; and an
+// output that is a shape tensor (plausible_output). trtexec asks output 0
+// whether it is one for every output of the layer; trt-action asks each output.
+inline bool plausible_for_output_types(nvinfer1::ILayer& layer) {
+  using nvinfer1::DataType;
+  const DataType p = layer.getPrecision();
+  return p != DataType::kINT32 && p != DataType::kBOOL &&
+         !is_constant_of(layer, [](DataType t) { return t == DataType::kINT32; });
+}
+
+inline bool plausible_output(nvinfer1::ILayer& layer, int32_t k) {
+  nvinfer1::ITensor* out = layer.getOutput(k);
+  return out && !out->isShapeTensor();
+}
+
 // apply_layer_types sets layer-precisions and layer-output-types: for each
-// layer, the pattern layer_match.h says wins decides its type. A pattern that
-// names no layer at all is an error, since it is almost always a misspelt name.
+// layer, the pattern layer_match.h says wins decides its type; a wildcard's
+// type reaches only the layers and outputs trtexec would give it to (above).
+// A pattern that names no layer at all is an error, since it is almost always
+// a misspelt name.
 inline void apply_layer_types(nvinfer1::INetworkDefinition& network, const Settings& s) {
   using Patterns = std::vector<std::pair<std::string, std::string>>;
   auto each = [&](const std::string& key, const Patterns& patterns, auto lookup, bool outputs) {
     std::vector<bool> named(patterns.size(), false);
     for (int32_t i = 0; i < network.getNbLayers(); ++i) {
-      nvinfer1::ILayer* layer = network.getLayer(i);
-      for (size_t k = 0; k < patterns.size(); ++k) named[k] = named[k] || layer_matches(patterns[k].first, layer->getName());
-      const int winner = winning_pattern(patterns, layer->getName());
-      if (winner < 0) continue;
-      const nvinfer1::DataType type = lookup(patterns[winner].second);
+      nvinfer1::ILayer& layer = *network.getLayer(i);
+      for (size_t k = 0; k < patterns.size(); ++k) named[k] = named[k] || layer_matches(patterns[k].first, layer.getName());
+      const Winner winner = winning_pattern(patterns, layer.getName());
+      if (winner.index < 0) continue;
+      const nvinfer1::DataType type = lookup(patterns[winner.index].second);
       if (!outputs) {
-        layer->setPrecision(type);
+        if (winner.exact || plausible_for_precision(layer)) layer.setPrecision(type);
         continue;
       }
-      for (int32_t k = 0; k < layer->getNbOutputs(); ++k) layer->setOutputType(k, type);
+      if (!winner.exact && !plausible_for_output_types(layer)) continue;
+      for (int32_t k = 0; k < layer.getNbOutputs(); ++k)
+        if (winner.exact || plausible_output(layer, k)) layer.setOutputType(k, type);
     }
     for (size_t k = 0; k < patterns.size(); ++k)
       if (!named[k]) throw std::runtime_error(key + ": \"" + patterns[k].first + "\" matches no layer of the model");

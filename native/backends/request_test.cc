@@ -161,25 +161,47 @@ void test_settings_errors() {
 // other globs the first written wins.
 void test_layer_precedence() {
   using P = std::vector<std::pair<std::string, std::string>>;
-  check(tam::winning_pattern(P{{"conv1", "fp32"}, {"*", "fp16"}}, "conv1") == 0, "trtexec's rule: conv1:fp32,*:fp16");
-  check(tam::winning_pattern(P{{"*", "fp16"}, {"conv1", "fp32"}}, "conv1") == 1, "the exact name wins whatever the order");
-  check(tam::winning_pattern(P{{"*", "fp16"}, {"conv1", "fp32"}}, "fc") == 0, "* covers the rest");
-  check(tam::winning_pattern(P{{"/backbone/*", "fp16"}, {"*attn*", "fp32"}}, "/backbone/attn/MatMul") == 0,
+  auto winner = [](const P& patterns, const char* layer) { return tam::winning_pattern(patterns, layer).index; };
+  check(winner(P{{"conv1", "fp32"}, {"*", "fp16"}}, "conv1") == 0, "trtexec's rule: conv1:fp32,*:fp16");
+  check(winner(P{{"*", "fp16"}, {"conv1", "fp32"}}, "conv1") == 1, "the exact name wins whatever the order");
+  check(winner(P{{"*", "fp16"}, {"conv1", "fp32"}}, "fc") == 0, "* covers the rest");
+  check(winner(P{{"/backbone/*", "fp16"}, {"*attn*", "fp32"}}, "/backbone/attn/MatMul") == 0,
         "among globs the first written wins");
-  check(tam::winning_pattern(P{{"*attn*", "fp32"}, {"/backbone/*", "fp16"}}, "/backbone/attn/MatMul") == 0,
-        "... in either order written");
-  check(tam::winning_pattern(P{{"*", "fp16"}, {"/backbone/*", "fp32"}}, "/backbone/conv") == 1, "* loses to another glob");
-  check(tam::winning_pattern(P{{"/head/*", "fp16"}, {"/backbone/Conv", "int8"}, {"/backbone/*", "fp32"}}, "/backbone/Conv") == 1,
+  check(winner(P{{"*attn*", "fp32"}, {"/backbone/*", "fp16"}}, "/backbone/attn/MatMul") == 0, "... in either order written");
+  check(winner(P{{"*", "fp16"}, {"/backbone/*", "fp32"}}, "/backbone/conv") == 1, "* loses to another glob");
+  check(winner(P{{"/head/*", "fp16"}, {"/backbone/Conv", "int8"}, {"/backbone/*", "fp32"}}, "/backbone/Conv") == 1,
         "an exact name wins over an earlier glob");
-  check(tam::winning_pattern(P{{"/head/*", "fp16"}}, "/backbone/Conv") == -1, "no pattern names it");
-  check(tam::layer_matches("*", "/a/b") && tam::layer_matches("a[b", "a[b") && !tam::layer_matches("/a/*", "/b/c"),
-        "* crosses /, and a name that is a broken glob still names itself");
+  check(winner(P{{"/head/*", "fp16"}}, "/backbone/Conv") == -1, "no pattern names it");
+  check(tam::winning_pattern(P{{"*", "fp16"}, {"conv1", "fp32"}}, "conv1").exact, "an exact name is said to be one");
+  check(!tam::winning_pattern(P{{"conv*", "fp16"}}, "conv1").exact, "a glob's match is not exact");
+  check(tam::winning_pattern(P{{"a*b", "fp16"}}, "a*b").exact, "a name holding * is matched exactly first");
+}
+
+// The pattern syntax is trtexec's (matchStringWithOneWildcard): * matches
+// any run of characters, / included; ? and [ are characters of a name. More
+// than one * is trt-action's: each is a wildcard.
+void test_layer_pattern_syntax() {
+  check(tam::layer_matches("*", "/a/b") && tam::layer_matches("*", ""), "* matches any name, / included");
+  check(tam::layer_matches("/conv*", "/conv1/Conv") && !tam::layer_matches("/conv*", "/fc/conv1"), "a prefix and *");
+  check(tam::layer_matches("*Conv", "/conv1/Conv") && !tam::layer_matches("*Conv", "/conv1/Conv_1"), "* and a suffix");
+  check(tam::layer_matches("/a*/b", "/a/b") && tam::layer_matches("/a*/b", "/ax/y/b"), "* in the middle, empty too");
+  check(!tam::layer_matches("ab*ba", "aba"), "the prefix and the suffix do not overlap");
+  check(tam::layer_matches("conv?", "conv?") && !tam::layer_matches("conv?", "conv1"), "? is a character");
+  check(tam::layer_matches("conv[12]", "conv[12]") && !tam::layer_matches("conv[12]", "conv1"), "[ is a character");
+  check(tam::layer_matches("conv[*", "conv[1") && !tam::layer_matches("conv[*", "conv1"), "[ is a character in a glob too");
+  check(tam::layer_matches("*attn*", "/backbone/attn/MatMul") && !tam::layer_matches("*attn*", "/backbone/mlp"),
+        "each of several * is a wildcard");
+  check(tam::layer_matches("a*b*c", "abc") && tam::layer_matches("a*b*c", "axxbyyc") && !tam::layer_matches("a*b*c", "acb"),
+        "several * keep their order");
+  check(tam::layer_matches("a**", "a") && tam::glob_matches("**", ""), "* runs");
+  check(!tam::layer_matches("a", "ab") && !tam::layer_matches("ab", "a"), "a name without * is exact");
 }
 
 }  // namespace
 
 int main() {
   test_layer_precedence();
+  test_layer_pattern_syntax();
   test_settings();
   test_settings_errors();
   test_full_request();

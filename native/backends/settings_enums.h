@@ -101,6 +101,27 @@ namespace enums {
                               "\" is unknown here, or missing from the TensorRT headers this backend was compiled with");
 }
 
+// precision: its values' nvinfer1::BuilderFlag.
+inline std::optional<nvinfer1::BuilderFlag> precision(const std::string& v) {
+#if (defined(TAM_FLAVOR_TRT10))
+  if (v == "fp32") return std::nullopt;
+#endif
+#if (defined(TAM_FLAVOR_TRT10))
+  if (v == "fp16") return nvinfer1::BuilderFlag::kFP16;
+#endif
+#if (defined(TAM_FLAVOR_TRT10))
+  if (v == "bf16") return nvinfer1::BuilderFlag::kBF16;
+#endif
+#if (defined(TAM_FLAVOR_TRT10))
+  if (v == "int8") return nvinfer1::BuilderFlag::kINT8;
+#endif
+#if (defined(TAM_FLAVOR_TRT10))
+  if (v == "fp8") return nvinfer1::BuilderFlag::kFP8;
+#endif
+  if (v == "tf32") return nvinfer1::BuilderFlag::kTF32;
+  unknown("precision", v);
+}
+
 #if (defined(TAM_FLAVOR_RTX))
 // targets: its values' nvinfer1::ComputeCapability.
 inline nvinfer1::ComputeCapability targets(const std::string& v) {
@@ -279,6 +300,10 @@ inline nvinfer1::BuilderFlag builder_flags(const std::string& v) {
 // lookup resolves value of key with key's lookup above, or throws: for tests
 // that check every value_specs() entry against the headers.
 inline void lookup(const std::string& key, const std::string& value) {
+  if (key == "precision") {
+    (void)precision(value);
+    return;
+  }
 #if (defined(TAM_FLAVOR_RTX))
   if (key == "targets") {
     (void)targets(value);

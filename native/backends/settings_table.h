@@ -136,6 +136,12 @@ struct ValueSpec {
 
 inline const std::vector<ValueSpec>& value_specs() {
   static const std::vector<ValueSpec> specs = {
+      {"precision", "fp32", {Flavour::kTRT10}, 0},
+      {"precision", "fp16", {Flavour::kTRT10}, 0},
+      {"precision", "bf16", {Flavour::kTRT10}, 0},
+      {"precision", "int8", {Flavour::kTRT10}, 0},
+      {"precision", "fp8", {Flavour::kTRT10}, 0},
+      {"precision", "tf32", {}, 0},
       {"targets", "sm75", {Flavour::kRTX}, 0},
       {"targets", "sm80", {Flavour::kRTX}, 0},
       {"targets", "sm86", {Flavour::kRTX}, 0},
@@ -205,6 +211,23 @@ inline const std::vector<ValueSpec>& value_specs() {
   };
   return specs;
 }
+
+// What each value of a setting with values that stand for others asks the
+// builder for: itself, the values it stands for, or nothing (a value that sets
+// nothing beyond TensorRT's defaults and has no enumerator). Throws on a value
+// the table does not have.
+namespace parts {
+inline std::vector<std::string> precision(const std::string& v) {
+  if (v == "fp32") return {};
+  if (v == "fp16") return {"fp16"};
+  if (v == "bf16") return {"bf16"};
+  if (v == "int8") return {"int8"};
+  if (v == "fp8") return {"fp8"};
+  if (v == "tf32") return {"tf32"};
+  if (v == "best") return {"fp16", "int8", "bf16"};
+  throw std::invalid_argument("precision \"" + v + "\" is unknown; allowed: fp32, fp16, bf16, int8, fp8, tf32, best");
+}
+}  // namespace parts
 
 namespace detail {
 

@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <type_traits>
@@ -36,6 +37,7 @@ struct Default<T&> {
 }  // namespace tamtest
 
 #include "builder_settings.h"
+#include "precision.h"
 
 namespace {
 
@@ -44,7 +46,7 @@ using namespace nvinfer1::apiv;
 // The stand-ins implement every method, deprecated ones too.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults
+#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults, VTensorDefaults, VConstantLayerDefaults
 #pragma GCC diagnostic pop
 
 using tamtest::check;
@@ -253,6 +255,26 @@ void test_every_value_resolves_exactly_where_the_table_says() {
         "an unknown value throws; it never becomes another value");
 }
 
+// Each precision value this flavour takes (precision.h) sets the BuilderFlag
+// the settings table names: none falls through to setting nothing.
+void test_every_precision_value_sets_its_flag() {
+  int set = 0;
+  for (const auto& p : tam::allowed::precision) {
+    std::vector<std::string> values;
+    if (throws_with([&] { values = tam::precision_flags(tam::kFlavour, {p}, false); }, "")) continue;
+    for (const auto& v : values) {
+      const bool resolves = !throws_with([&] { check(tam::enums::precision(v).has_value(), ("precision " + v + " names a BuilderFlag").c_str()); }, "");
+      check(resolves, ("precision " + p + ": " + v + " has a BuilderFlag in these headers").c_str());
+      set += resolves;
+    }
+  }
+#if defined(TAM_FLAVOR_TRT10)
+  check(set >= 6, "fp16, bf16, int8, fp8, tf32 and best's three set flags on TensorRT 10");
+#else
+  check(set == 1, "only tf32 sets a flag on a strongly typed flavour");
+#endif
+}
+
 void test_a_refused_setter_names_the_key_and_tensorrt() {
   RecordingConfig rec;
   rec.refuse_tactics = true;
@@ -323,12 +345,43 @@ void test_a_library_too_old_for_a_setting() {
 }
 #endif
 
-// RecordingLayer and a network of two of them, for layer-precisions.
+// FakeTensor is a tensor of a type, a shape tensor or not.
+class FakeTensor : public VTensorDefaults {
+ public:
+  FakeTensor(DataType type, bool shape) : type_(type), shape_(shape) {}
+  DataType getType() const noexcept override { return type_; }
+  bool isShapeTensor() const noexcept override { return shape_; }
+
+ private:
+  DataType type_;
+  bool shape_;
+};
+
+class TensorOver : public ITensor {
+ public:
+  explicit TensorOver(VTensor* impl) { mImpl = impl; }
+};
+
+// Tensor is a FakeTensor with the ITensor over it.
+struct Tensor {
+  Tensor(DataType type, bool shape) : fake(type, shape), over(&fake) {}
+  FakeTensor fake;
+  TensorOver over;
+};
+
+// RecordingLayer is a layer of a type, precision, inputs and outputs, that
+// remembers the types set on it.
 class RecordingLayer : public VLayerDefaults {
  public:
-  explicit RecordingLayer(const char* name) : name_(name) {}
+  RecordingLayer(const char* name, LayerType type, DataType precision, std::vector<Tensor*> in, std::vector<Tensor*> out)
+      : name_(name), type_(type), precision_(precision), in_(std::move(in)), out_(std::move(out)) {}
   char const* getName() const noexcept override { return name_; }
-  int32_t getNbOutputs() const noexcept override { return 2; }
+  LayerType getType() const noexcept override { return type_; }
+  DataType getPrecision() const noexcept override { return precision_; }
+  int32_t getNbInputs() const noexcept override { return static_cast<int32_t>(in_.size()); }
+  ITensor* getInput(int32_t i) const noexcept override { return in_[i] ? &in_[i]->over : nullptr; }
+  int32_t getNbOutputs() const noexcept override { return static_cast<int32_t>(out_.size()); }
+  ITensor* getOutput(int32_t i) const noexcept override { return &out_[i]->over; }
   void setPrecision(DataType t) noexcept override { precision = static_cast<int>(t); }
   void setOutputType(int32_t i, DataType t) noexcept override { outputs[i] = static_cast<int>(t); }
   int precision = -1;
@@ -336,6 +389,9 @@ class RecordingLayer : public VLayerDefaults {
 
  private:
   const char* name_;
+  LayerType type_;
+  DataType precision_;
+  std::vector<Tensor*> in_, out_;
 };
 
 class LayerOver : public ILayer {
@@ -343,17 +399,56 @@ class LayerOver : public ILayer {
   explicit LayerOver(VLayer* impl) { mLayer = impl; }
 };
 
-class RecordingNetwork : public VNetworkDefinitionDefaults {
+// A constant layer: an IConstantLayer, whose weights are of a type.
+class FakeConstant : public VConstantLayerDefaults {
  public:
-  RecordingNetwork() : conv_("/conv1/Conv"), fc_("/fc/Gemm"), conv_over_(&conv_), fc_over_(&fc_) {}
-  int32_t getNbLayers() const noexcept override { return 2; }
-  ILayer* getLayer(int32_t i) const noexcept override {
-    return i == 0 ? const_cast<LayerOver*>(&conv_over_) : const_cast<LayerOver*>(&fc_over_);
-  }
-  RecordingLayer conv_, fc_;
+  explicit FakeConstant(DataType type) : type_(type) {}
+  Weights getWeights() const noexcept override { return Weights{type_, nullptr, 0}; }
 
  private:
-  LayerOver conv_over_, fc_over_;
+  DataType type_;
+};
+
+class ConstantOver : public IConstantLayer {
+ public:
+  ConstantOver(VLayer* layer, VConstantLayer* impl) {
+    mLayer = layer;
+    mImpl = impl;
+  }
+};
+
+// RecordingNetwork is a network of layers added to it, in order.
+class RecordingNetwork : public VNetworkDefinitionDefaults {
+ public:
+  RecordingLayer& add(const char* name, std::vector<Tensor*> in = {}, std::vector<Tensor*> out = {},
+                      DataType precision = DataType::kFLOAT, LayerType type = LayerType::kCONVOLUTION) {
+    if (out.empty()) out = {&float_};
+    layers_.push_back(std::make_unique<RecordingLayer>(name, type, precision, std::move(in), std::move(out)));
+    plain_.push_back(std::make_unique<LayerOver>(layers_.back().get()));
+    order_.push_back(plain_.back().get());
+    return *layers_.back();
+  }
+  RecordingLayer& add_constant(const char* name, DataType weights, DataType output) {
+    Tensor* out = output == DataType::kFLOAT ? &float_ : output == DataType::kINT32 ? &int32_ : &int64_;
+    layers_.push_back(std::make_unique<RecordingLayer>(name, LayerType::kCONSTANT, DataType::kFLOAT, std::vector<Tensor*>{},
+                                                       std::vector<Tensor*>{out}));
+    constants_.push_back(std::make_unique<FakeConstant>(weights));
+    constant_.push_back(std::make_unique<ConstantOver>(layers_.back().get(), constants_.back().get()));
+    order_.push_back(constant_.back().get());
+    return *layers_.back();
+  }
+  int32_t getNbLayers() const noexcept override { return static_cast<int32_t>(order_.size()); }
+  ILayer* getLayer(int32_t i) const noexcept override { return order_[i]; }
+
+  Tensor float_{DataType::kFLOAT, false}, int32_{DataType::kINT32, false}, int64_{DataType::kINT64, false},
+      shape_{DataType::kINT64, true};
+
+ private:
+  std::vector<std::unique_ptr<RecordingLayer>> layers_;
+  std::vector<std::unique_ptr<FakeConstant>> constants_;
+  std::vector<std::unique_ptr<LayerOver>> plain_;
+  std::vector<std::unique_ptr<ConstantOver>> constant_;
+  std::vector<ILayer*> order_;  // the layers in the order added
 };
 
 class NetworkOver : public INetworkDefinition {
@@ -361,20 +456,26 @@ class NetworkOver : public INetworkDefinition {
   explicit NetworkOver(VNetworkDefinition* impl) { mImpl = impl; }
 };
 
+const int kFloat = static_cast<int>(DataType::kFLOAT), kHalf = static_cast<int>(DataType::kHALF),
+          kInt8 = static_cast<int>(DataType::kINT8), kBF16 = static_cast<int>(DataType::kBF16);
+
 void test_layer_types() {
   RecordingNetwork rec;
+  RecordingLayer& conv = rec.add("/conv1/Conv", {&rec.float_}, {&rec.float_, &rec.float_});
+  RecordingLayer& fc = rec.add("/fc/Gemm", {&rec.float_}, {&rec.float_, &rec.float_});
   NetworkOver network(&rec);
   tam::Settings s;
   s.layer_precisions = {{"/conv1/*", "fp32"}};
   s.layer_output_types = {{"*", "fp16"}};
   tam::apply_layer_types(network, s);
-  check(rec.conv_.precision == static_cast<int>(DataType::kFLOAT) && rec.fc_.precision == -1,
-        "layer-precisions: the glob picks /conv1/Conv only (\"*\" crosses \"/\")");
-  check(rec.conv_.outputs.size() == 2 && rec.fc_.outputs[1] == static_cast<int>(DataType::kHALF),
-        "layer-output-types: every output of every matching layer");
+  check(conv.precision == kFloat && fc.precision == -1, "layer-precisions: the glob picks /conv1/Conv only (\"*\" crosses \"/\")");
+  check(conv.outputs.size() == 2 && fc.outputs[1] == kHalf, "layer-output-types: every output of every matching layer");
   s.layer_precisions = {{"/conv2/*", "int8"}};
   check(throws_with([&] { tam::apply_layer_types(network, s); }, "layer-precisions: \"/conv2/*\" matches no layer"),
         "a glob that matches nothing is an error");
+  s.layer_precisions = {{"/conv?/Conv", "int8"}};
+  check(throws_with([&] { tam::apply_layer_types(network, s); }, "layer-precisions: \"/conv?/Conv\" matches no layer"),
+        "? is a character of a name, as in trtexec: it matches no layer here");
 }
 
 // The precedence reaches the network: the exact name wins over * written
@@ -382,15 +483,55 @@ void test_layer_types() {
 // globs wins.
 void test_layer_precedence_on_a_network() {
   RecordingNetwork rec;
+  RecordingLayer& conv = rec.add("/conv1/Conv", {&rec.float_});
+  RecordingLayer& fc = rec.add("/fc/Gemm", {&rec.float_});
   NetworkOver network(&rec);
   tam::Settings s;
   s.layer_precisions = {{"*", "fp16"}, {"/conv1/Conv", "fp32"}};
   s.layer_output_types = {{"/conv1/*", "int8"}, {"*Conv", "fp32"}, {"*", "bf16"}};
   tam::apply_layer_types(network, s);
-  check(rec.conv_.precision == static_cast<int>(DataType::kFLOAT), "the exact name wins over * written before it");
-  check(rec.fc_.precision == static_cast<int>(DataType::kHALF), "* covers the other layer");
-  check(rec.conv_.outputs[0] == static_cast<int>(DataType::kINT8), "the first written of two globs wins");
-  check(rec.fc_.outputs[0] == static_cast<int>(DataType::kBF16), "* where no other pattern names the layer");
+  check(conv.precision == kFloat, "the exact name wins over * written before it");
+  check(fc.precision == kHalf, "* covers the other layer");
+  check(conv.outputs[0] == kInt8, "the first written of two globs wins");
+  check(fc.outputs[0] == kBF16, "* where no other pattern names the layer");
+}
+
+// A wildcard gives its type only to the layers trtexec would give it to
+// (sampleEngines.cpp, setLayerPrecisions and setLayerOutputTypes): not to a
+// layer computing on integers, booleans or shapes. An exact name applies as
+// written.
+void test_wildcards_skip_what_trtexec_skips() {
+  RecordingNetwork rec;
+  RecordingLayer& conv = rec.add("conv", {&rec.float_});
+  RecordingLayer& gather = rec.add("gather_i32", {&rec.float_}, {&rec.int32_}, DataType::kINT32, LayerType::kGATHER);
+  RecordingLayer& index = rec.add("where_bool", {&rec.float_}, {&rec.float_}, DataType::kBOOL, LayerType::kSELECT);
+  RecordingLayer& casts = rec.add("cast_ints", {&rec.int32_}, {&rec.int64_}, DataType::kFLOAT, LayerType::kCAST);
+  RecordingLayer& on_shape = rec.add("reshape_on_shape", {&rec.shape_}, {&rec.float_}, DataType::kFLOAT, LayerType::kSHUFFLE);
+  RecordingLayer& shape_out = rec.add("shape_out", {&rec.float_}, {&rec.float_, &rec.shape_}, DataType::kFLOAT, LayerType::kSHAPE);
+  RecordingLayer& i64_const = rec.add_constant("const_i64", DataType::kINT64, DataType::kINT64);
+  RecordingLayer& i32_const = rec.add_constant("const_i32", DataType::kINT32, DataType::kINT32);
+  RecordingLayer& f_const = rec.add_constant("const_f", DataType::kFLOAT, DataType::kFLOAT);
+  RecordingLayer& exact = rec.add("exact_i32", {&rec.int32_}, {&rec.int32_}, DataType::kINT32, LayerType::kGATHER);
+  NetworkOver network(&rec);
+  tam::Settings s;
+  s.layer_precisions = {{"*", "fp16"}, {"exact_i32", "fp16"}};
+  s.layer_output_types = {{"*", "fp16"}, {"exact_i32", "fp16"}};
+  tam::apply_layer_types(network, s);
+
+  check(conv.precision == kHalf && conv.outputs[0] == kHalf, "a float layer takes the wildcard's type");
+  check(gather.precision == -1 && gather.outputs.empty(), "a layer of int32 precision keeps its type");
+  check(index.precision == -1 && index.outputs.empty(), "nor one of bool precision");
+  check(casts.precision == -1, "layer-precisions skips a layer from integers to integers");
+  check(casts.outputs[0] == kHalf, "layer-output-types does not: trtexec asks only the layer's precision and constants");
+  check(on_shape.precision == -1, "layer-precisions skips a layer whose first input is a shape tensor");
+  check(on_shape.outputs[0] == kHalf, "its output is no shape tensor: layer-output-types sets it");
+  check(shape_out.precision == kHalf, "a layer of float inputs takes the precision");
+  check(shape_out.outputs.size() == 1 && shape_out.outputs[0] == kHalf, "but its shape-tensor output keeps its type");
+  check(i64_const.precision == -1, "a constant of int64 weights keeps its precision");
+  check(i64_const.outputs[0] == kHalf, "layer-output-types skips only int32 constants, as trtexec");
+  check(i32_const.precision == -1 && i32_const.outputs.empty(), "a constant of int32 weights keeps both");
+  check(f_const.precision == kHalf && f_const.outputs[0] == kHalf, "a float constant takes both");
+  check(exact.precision == kHalf && exact.outputs[0] == kHalf, "an exact name applies as written, whatever the layer");
 }
 #elif defined(TAM_FLAVOR_TRT11)
 void test_tensorrt11_refuses_tensorrt10_settings() {
@@ -433,6 +574,7 @@ int main() {
   test_every_setting_reaches_its_setter();
   test_every_value_resolves_exactly_where_the_table_says();
   test_a_refused_setter_names_the_key_and_tensorrt();
+  test_every_precision_value_sets_its_flag();
 #if defined(TAM_FLAVOR_TRT10)
   test_tensorrt10_only_settings();
 #if TAM_HEADERS_MINOR >= 16
@@ -440,6 +582,7 @@ int main() {
 #endif
   test_layer_types();
   test_layer_precedence_on_a_network();
+  test_wildcards_skip_what_trtexec_skips();
 #elif defined(TAM_FLAVOR_TRT11)
   test_tensorrt11_refuses_tensorrt10_settings();
 #elif defined(TAM_FLAVOR_RTX)

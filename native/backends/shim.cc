@@ -294,9 +294,8 @@ nvinfer1::Dims to_dims(const std::vector<int64_t>& v) {
 // check_request_fits_flavour refuses what this flavour cannot do before the
 // library is loaded, so a wrong matrix entry fails the same way everywhere.
 void check_request_fits_flavour(const tam::BuildRequest& req) {
-  // Only checked here; build() applies them for the loaded library's minor
-  // version, which decides no more than what `best` includes.
-  tam::precision_flags(kFlavour, NV_TENSORRT_MINOR, req.precision, req.strongly_typed);
+  // Only checked here; build() applies them.
+  tam::precision_flags(kFlavour, req.precision, req.strongly_typed);
   tam::check_settings_fit_flavour(kFlavour, req.settings);
 #if defined(TAM_FLAVOR_RTX)
   if (!req.timing_cache.empty())
@@ -307,28 +306,17 @@ void check_request_fits_flavour(const tam::BuildRequest& req) {
 #endif
 }
 
-// The precision flags are deprecated in 10.x (strong typing replaces them)
-// but still what TensorRT 10 users ask for; 11.x and TensorRT-RTX have none.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-void apply_precision(nvinfer1::IBuilderConfig& config, const std::vector<tam::PrecisionFlag>& flags) {
-  using P = tam::PrecisionFlag;
-  using nvinfer1::BuilderFlag;
-  for (P flag : flags) {
-    switch (flag) {
-      case P::kTF32: config.setFlag(BuilderFlag::kTF32); break;
-#if NV_TENSORRT_MAJOR == 10 && !defined(TAM_FLAVOR_RTX)
-      case P::kFP16: config.setFlag(BuilderFlag::kFP16); break;
-      case P::kBF16: config.setFlag(BuilderFlag::kBF16); break;
-      case P::kINT8: config.setFlag(BuilderFlag::kINT8); break;
-      case P::kFP8: config.setFlag(BuilderFlag::kFP8); break;
-#else
-      default: fail("internal error: a precision flag on a strongly typed flavour");  // precision_flags refuses it
-#endif
+// apply_precision sets the BuilderFlag of each precision value precision.h
+// returned, as the settings table names it (settings_enums.h).
+void apply_precision(nvinfer1::IBuilderConfig& config, const std::vector<std::string>& values) {
+  for (const auto& p : values) {
+    if (auto flag = tam::enums::precision(p)) {
+      config.setFlag(*flag);
+    } else {
+      fail("internal error: precision " + p + " sets no flag");  // precision_flags leaves such values out
     }
   }
 }
-#pragma GCC diagnostic pop
 
 #if defined(TAM_FLAVOR_RTX)
 // apply_targets sets the targets, in the order the request lists them (a
@@ -532,7 +520,9 @@ int32_t network_flags(const tam::BuildRequest& req) {
   return 0;
 }
 
-int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* err) {
+// build runs one build to its serialized engine; every failure, a cancel
+// included, is a BuildError (or another exception) that carries its message.
+void build(const tam_host* host, const tam::BuildRequest& req) {
   check_request_fits_flavour(req);
   Library lib = load_library(req.lib_path);
   check_version(lib);
@@ -563,7 +553,7 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
 
   Owned<nvinfer1::IBuilderConfig> config(builder->createBuilderConfig());
   if (!config) fail("cannot create a builder config: " + logger().last_error());
-  apply_precision(*config, tam::precision_flags(kFlavour, lib.minor, req.precision, req.strongly_typed));
+  apply_precision(*config, tam::precision_flags(kFlavour, req.precision, req.strongly_typed));
   tam::apply_config(*config, req.settings, gate, trt_errors());
 #if TAM_HAS_INT8_CALIBRATION_CACHE
   // The calibrator must outlive the build; it only serves the cache file.
@@ -598,8 +588,6 @@ int32_t build(const tam_host* host, const tam::BuildRequest& req, std::string* e
 #if !defined(TAM_FLAVOR_RTX)
   if (timing) timing->save_or_warn(host);
 #endif
-  err->clear();
-  return TAM_OK;
 }
 
 std::string info_json(const std::string& lib_path) {
@@ -640,10 +628,9 @@ TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_j
       return TAM_FAILED;
     }
     tam::BuildRequest req = tam::decode_request(request_json ? request_json : "");
-    std::string message;
-    int32_t status = build(host, req, &message);
-    copy_out(message, err, errcap);
-    return status;
+    build(host, req);
+    copy_out("", err, errcap);
+    return TAM_OK;
   } catch (const BuildError& e) {
     copy_out(e.message, err, errcap);
     return e.status;

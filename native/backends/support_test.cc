@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <csignal>
@@ -170,33 +171,47 @@ void test_no_write_through_links() {
 // ------------------------------------------------------------ precision.h
 
 using tam::Flavour;
-using tam::PrecisionFlag;
-using Flags = std::vector<PrecisionFlag>;
+using Flags = std::vector<std::string>;
 
-Flags flags(Flavour f, std::vector<std::string> precision, int32_t minor = 16, bool strongly_typed = false) {
-  return tam::precision_flags(f, minor, precision, strongly_typed);
+Flags flags(Flavour f, std::vector<std::string> precision, bool strongly_typed = false) {
+  return tam::precision_flags(f, precision, strongly_typed);
 }
 
 void test_precision_tensorrt10() {
   const auto T10 = Flavour::kTRT10;
   check(flags(T10, {}).empty(), "no precision, no flags");
   check(flags(T10, {"fp32"}).empty(), "fp32 sets nothing: FP32 is always allowed");
-  check(flags(T10, {"fp16"}) == Flags{PrecisionFlag::kFP16}, "fp16");
-  check(flags(T10, {"bf16"}) == Flags{PrecisionFlag::kBF16}, "bf16");
-  check(flags(T10, {"int8"}) == Flags{PrecisionFlag::kINT8}, "int8");
-  check(flags(T10, {"fp8"}) == Flags{PrecisionFlag::kFP8}, "fp8");
-  check(flags(T10, {"tf32"}) == Flags{PrecisionFlag::kTF32}, "tf32");
-  check((flags(T10, {"best"}) == Flags{PrecisionFlag::kFP16, PrecisionFlag::kINT8, PrecisionFlag::kBF16}),
-        "best is fp16, int8 and bf16");
-  check((flags(T10, {"best"}, 0) == Flags{PrecisionFlag::kFP16, PrecisionFlag::kINT8, PrecisionFlag::kBF16}),
-        "10.0 already has bf16");
-  check((flags(T10, {"fp16", "best", "fp32", "fp16"}) ==
-         Flags{PrecisionFlag::kFP16, PrecisionFlag::kINT8, PrecisionFlag::kBF16}),
+  check(flags(T10, {"fp16"}) == Flags{"fp16"}, "fp16");
+  check(flags(T10, {"bf16"}) == Flags{"bf16"}, "bf16");
+  check(flags(T10, {"int8"}) == Flags{"int8"}, "int8");
+  check(flags(T10, {"fp8"}) == Flags{"fp8"}, "fp8");
+  check(flags(T10, {"tf32"}) == Flags{"tf32"}, "tf32");
+  check((flags(T10, {"best"}) == Flags{"fp16", "int8", "bf16"}), "best is fp16, int8 and bf16");
+  check((flags(T10, {"fp16", "best", "fp32", "fp16"}) == Flags{"fp16", "int8", "bf16"}),
         "flags are not repeated and keep list order");
-  check(throws_with([&] { flags(T10, {"fp16"}, 16, true); }, "\"fp16\" contradicts strongly_typed"),
+  check(throws_with([&] { flags(T10, {"fp16"}, true); }, "\"fp16\" contradicts strongly_typed"),
         "a strongly typed TensorRT 10 network takes no precision");
-  check(throws_with([&] { flags(T10, {"best"}, 16, true); }, "contradicts strongly_typed"), "nor best");
-  check(flags(T10, {"tf32"}, 16, true) == Flags{PrecisionFlag::kTF32}, "but tf32, a math mode, is fine");
+  check(throws_with([&] { flags(T10, {"best"}, true); }, "contradicts strongly_typed"), "nor best");
+  check(flags(T10, {"tf32"}, true) == Flags{"tf32"}, "but tf32, a math mode, is fine");
+  check(throws_with([&] { flags(T10, {"fp4"}); }, "precision \"fp4\" is unknown; allowed: fp32, fp16"),
+        "a value the table lacks is refused, naming the allowed ones");
+}
+
+// Every precision value of the settings table means something to the
+// backend: the values it turns on are values of the table that stand for
+// flags of their own, and a value that turns on nothing is the one the table
+// says asks for nothing (fp32). settings_test.cc checks that each such value
+// names a BuilderFlag of the headers.
+void test_every_precision_value_turns_on_flags() {
+  for (const auto& p : tam::allowed::precision) {
+    const Flags got = flags(Flavour::kTRT10, {p});
+    check(!got.empty() || p == "fp32", ("precision " + p + " turns on no flag").c_str());
+    for (const auto& part : got) {
+      check(std::find(tam::allowed::precision.begin(), tam::allowed::precision.end(), part) != tam::allowed::precision.end() &&
+                tam::parts::precision(part) == Flags{part},
+            ("precision " + p + " turns on " + part + ", which is no flag of its own").c_str());
+    }
+  }
 }
 
 void test_precision_strongly_typed_flavours() {
@@ -207,7 +222,7 @@ void test_precision_strongly_typed_flavours() {
     check(throws_with([&] { flags(f, {"fp16"}); }, "cast the ONNX model's tensors to fp16"), "fp16 says to cast");
     check(throws_with([&] { flags(f, {"int8"}); }, "QuantizeLinear/DequantizeLinear to int8"), "int8 says to quantize");
     check(throws_with([&] { flags(f, {"best"}); }, "no \"all precisions\" switch"), "best says there is none");
-    check(flags(f, {"tf32"}) == Flags{PrecisionFlag::kTF32}, "tf32 is a builder flag everywhere");
+    check(flags(f, {"tf32"}) == Flags{"tf32"}, "tf32 is a builder flag everywhere");
     check(flags(f, {}).empty(), "no precision is fine");
   }
   check(throws_with([] { flags(Flavour::kTRT11, {"fp16"}); }, "TensorRT 11.x"), "names TensorRT 11.x");
@@ -330,6 +345,7 @@ int main() {
   test_replace_file_write_failure();
   test_no_write_through_links();
   test_precision_tensorrt10();
+  test_every_precision_value_turns_on_flags();
   test_precision_strongly_typed_flavours();
   test_precision_unknown();
   test_log_forwarding();

@@ -5,8 +5,10 @@ package reporttest
 
 import (
 	"fmt"
+	"path/filepath"
 	"slices"
 	"strings"
+	"testing"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/backend"
@@ -157,4 +159,20 @@ func Rebuilt() *report.Report {
 	r.Builds = []report.Build{rebuilt, stored, hit}
 	r.DurationMs = 35_050
 	return r
+}
+
+// ReadBack is r as its JSON report holds it: written and read again, so a
+// test sees every build whole (a settled build's detail lives in the
+// report's spool until then), exactly as a user of the report would.
+func ReadBack(t testing.TB, r *report.Report) *report.Report {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "report.json")
+	if err := report.WriteJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := report.ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return back
 }

@@ -195,17 +195,17 @@ func progressText(p *event.Progress) string {
 func resultText(b *report.Build) string {
 	d := text.DurationMs(b.DurationMs)
 	if report.Succeeded(b.Status) {
-		text := "✔ " + b.Status + " in " + d
+		line := "✔ " + b.Status + " in " + d
 		if b.Engine != nil {
-			text += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, fmtBytes(b.Engine.Bytes))
+			line += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, text.Bytes(b.Engine.Bytes))
 		}
 		if origin := report.CacheOrigin(b, time.Time{}); origin != "" {
-			text += "; " + origin
+			line += "; " + origin
 		}
 		if note := report.CacheStoreNote(b); note != "" {
-			text += "; " + note
+			line += "; " + note
 		}
-		return text
+		return line
 	}
 	return "✖ " + b.Status + " after " + d + report.ReasonSuffix(b)
 }
