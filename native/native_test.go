@@ -110,6 +110,10 @@ func stripTiming(evs []trace.Event) []trace.Event {
 	return out
 }
 
+// simSlack is sim.cc's kSlack: an event due within it is delivered at once
+// rather than slept for.
+const simSlack = time.Millisecond
+
 func TestSimReplaysInOrderFromSeveralThreads(t *testing.T) {
 	const step = 2 * time.Millisecond
 	req := simRequest(t, smallTrace, SimRequest{StepNs: int64(step), Threads: 4})
@@ -139,8 +143,15 @@ func TestSimReplaysInOrderFromSeveralThreads(t *testing.T) {
 	if len(threads) != 4 {
 		t.Errorf("callbacks came from %d thread numbers, want 4", len(threads))
 	}
-	if last := events[len(events)-1].T; last < time.Duration(len(events)-1)*step {
-		t.Errorf("last event at %v; pacing at %v per event wants at least %v", last, step, time.Duration(len(events)-1)*step)
+	// Event i is due i steps after the replay began, which is after the
+	// monitor's clock began. Pacing delivers an event due within simSlack
+	// at once (sim.cc, kSlack), so on a loaded machine, where a thread gets
+	// its turn late, an event can come up to simSlack before its step:
+	// never earlier. No upper bound: a loaded machine makes any event late.
+	for i, ev := range events {
+		if due := time.Duration(i)*step - simSlack; ev.T < due {
+			t.Errorf("event %d at %v; pacing at %v per event wants it at %v at the earliest", i, ev.T, step, due)
+		}
 	}
 	if len(logs) == 0 || logs[0] != (LogLine{Severity: 3, Text: "simulating 12 callbacks on 4 threads"}) {
 		t.Errorf("logs = %+v, want the info line first", logs)
@@ -307,14 +318,11 @@ func TestSimSilenceFault(t *testing.T) {
 	if len(events) != 40 {
 		t.Fatalf("%d events, want all 40", len(events))
 	}
-	widest, at := time.Duration(0), 0
-	for i := 1; i < len(events); i++ {
-		if gap := events[i].T - events[i-1].T; gap > widest {
-			widest, at = gap, i
-		}
-	}
-	if widest < silence || at != 20 {
-		t.Errorf("widest gap %v before event %d, want >= %v before event 20", widest, at, silence)
+	// The silence sleeps before event 20 (half of the 40): the gap there is
+	// at least the silence. (Not "the widest gap": a loaded machine can
+	// stall a replay anywhere; the check is that the silence is here.)
+	if gap := events[20].T - events[19].T; gap < silence {
+		t.Errorf("gap before event 20 %v, want >= %v", gap, silence)
 	}
 }
 
@@ -332,8 +340,12 @@ func TestSimTraceTimesPaceTheReplay(t *testing.T) {
 	if res.Status != OK {
 		t.Fatalf("result = %+v", res)
 	}
-	if last := events[len(events)-1].T; last < evs[len(evs)-1].T {
-		t.Errorf("last event at %v, before its trace time %v", last, evs[len(evs)-1].T)
+	// Each event comes at its trace time, or up to simSlack before it
+	// (see TestSimReplaysInOrderFromSeveralThreads), never earlier.
+	for i, ev := range events {
+		if due := evs[i].T - simSlack; ev.T < due {
+			t.Errorf("event %d at %v, before its trace time %v less the slack", i, ev.T, evs[i].T)
+		}
 	}
 }
 

@@ -19,7 +19,7 @@ import (
 
 const quickMatrix = `version: 1
 builds:
-  - {name: quick, backend: sim, engine: out/quick.engine}
+  - {name: quick, backend: sim, sim: {step: 100us}, engine: out/quick.engine}
 `
 
 // lastLine is the last line a person reads: workflow command lines
@@ -169,7 +169,10 @@ builds:
 func TestBackendSimNeverReplacesARealEngine(t *testing.T) {
 	dir := t.TempDir()
 	writeFile(t, filepath.Join(dir, "models", "mlp.onnx"), "not read by the simulator")
+	// Quick steps: the simulator's default (2 ms, about 13 s a build) adds
+	// nothing to what is checked here.
 	writeFile(t, filepath.Join(dir, "trt-builds.yml"), `version: 1
+defaults: {sim: {step: 100us}}
 builds:
   - {name: mlp, backend: tensorrt-rtx, onnx: models/mlp.onnx, engine: out/mlp.engine}
   - {name: stub, backend: sim, engine: out/stub.engine}

@@ -188,6 +188,23 @@ func TestWarningFiresOncePerLimitInstance(t *testing.T) {
 	}
 }
 
+// The check wakes at the warn point, then at the deadline: a warning comes
+// at its percentage, not only with the hit.
+func TestNextWakesAtTheWarnPointBeforeTheDeadline(t *testing.T) {
+	b := newBudget(matrix.Budgets{Build: 300 * ms, WarnPercent: 50}, 0)
+	s := newState()
+	if next, ok := b.Next(s, 0, 0); !ok || next != 150*ms {
+		t.Fatalf("next = %v, %v; want the warn point, 150ms", next, ok)
+	}
+	v := b.Check(s, 150*ms, 0)
+	if v.Hit != nil || len(v.Warnings) != 1 || v.Warnings[0] != "build used 50% of its 300ms limit (150ms so far)" {
+		t.Fatalf("at the warn point: %+v", v)
+	}
+	if next, ok := b.Next(s, 150*ms, 0); !ok || next != 300*ms {
+		t.Fatalf("next = %v, %v; want the deadline, 300ms", next, ok)
+	}
+}
+
 func TestNearestAndUse(t *testing.T) {
 	b := newBudget(matrix.Budgets{Build: time.Second, Stall: 300 * ms}, 0)
 	s := newState()

@@ -41,6 +41,40 @@ func TestARunItsBudgetEndedIsCompleteAndSaysWhy(t *testing.T) {
 	}
 }
 
+// The run budget counts from the run's start, for the runner as for its
+// builds: a first checkpoint that outlasts the whole budget (a slow disk,
+// a loaded machine) leaves every build started with none of it left, and
+// the run still ends by its budget, complete and saying so. Before, the
+// runner's timer started after that checkpoint, so the builds' own run
+// limits ended them all first and the run ended as "3 cancelled", as if
+// nothing had run out.
+func TestARunBudgetSpentBeforeTheFirstBuildStillEndsTheRun(t *testing.T) {
+	dir := t.TempDir()
+	builds := []matrix.Build{simBuild(dir, "a", nil), simBuild(dir, "b", nil), simBuild(dir, "c", nil)}
+	opts := testOptions(t)
+	const budget = 2 * time.Second
+	opts.Jobs, opts.RunBudget = 3, budget
+	first := true
+	opts.Checkpoint = func(*report.Report) {
+		if first {
+			first = false
+			time.Sleep(budget + 500*time.Millisecond)
+		}
+	}
+	rep := runReport(builds, opts, nil)
+	if !rep.Complete || rep.Interrupted != "" || rep.Ended != "run budget 2s exceeded" {
+		t.Fatalf("complete=%v interrupted=%q ended=%q; want a complete run that says the run budget ended it", rep.Complete, rep.Interrupted, rep.Ended)
+	}
+	if h := report.Headline(rep); !strings.HasPrefix(h, "❌ run budget 2s exceeded: ") {
+		t.Errorf("headline %q must say the run budget ended the run", h)
+	}
+	for _, b := range rep.Builds {
+		if b.Status != report.StatusCancelled || !strings.Contains(b.Reason, "run budget") {
+			t.Errorf("%s: %s %q, want cancelled by the run budget", b.Name, b.Status, b.Reason)
+		}
+	}
+}
+
 func TestConcludeRunsBeforeTheLastCheckpointAndEvent(t *testing.T) {
 	opts := testOptions(t)
 	var seenAtCheckpoint, seenAtEvent bool

@@ -173,7 +173,10 @@ func (r *runner) loop(signals <-chan os.Signal) {
 	next, running := 0, 0
 	var runOver <-chan time.Time
 	if r.opts.RunBudget > 0 {
-		t := time.NewTimer(r.opts.RunBudget)
+		// From the run's start, as each build's run limit counts: the first
+		// checkpoint (a slow disk) must not give the runner more time than
+		// its builds.
+		t := time.NewTimer(max(r.opts.RunBudget-r.since(), 0))
 		defer t.Stop()
 		runOver = t.C
 	}
@@ -195,6 +198,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			if ev.Kind == event.BuildFinished {
 				running--
 				r.rep.Settle(ev.Build, ev.Result)
+				r.noteRunLimit(ev.Result)
 				r.checkpoint(false)
 			}
 			r.emit(ev)
@@ -207,6 +211,17 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			// this only keeps the rest from starting.
 			r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 		}
+	}
+}
+
+// noteRunLimit closes admission when a build's own run limit stopped it:
+// the run budget is spent then, whether or not the loop has seen its timer
+// yet. The two run out together, and a loaded machine can hand the loop
+// the builds' ends first; the last of them would end the loop with the
+// run's budget never named as why.
+func (r *runner) noteRunLimit(b *report.Build) {
+	if b != nil && b.Budget != nil && b.Budget.Kind == kindRun {
+		r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 	}
 }
 
