@@ -245,3 +245,19 @@ func TestCachePruneOfAReadOnlyCacheSaysOnlyThat(t *testing.T) {
 		t.Errorf("cache prune of a read-only cache: exit %d\nstdout %q\nstderr %q", exitCode(err), stdout.String(), stderr.String())
 	}
 }
+
+// A build whose cache folder holds an older format's folder (v1/ after an
+// upgrade) says so once, with its size and how to remove it, and leaves it.
+func TestABuildNamesAnOlderCacheFormatOnce(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), cacheRunMatrix)
+	writeFile(t, filepath.Join(dir, "c", "v1", "ab", "abcd", "engine"), strings.Repeat("x", 4_000))
+	out, err := command(dir, nil, "build", "--cache", "c").CombinedOutput()
+	const named = "c/v1/ (cache format 1, 4.0 kB) is never read by this version (cache format 2); trt-action cache prune --other-formats removes it"
+	if exitCode(err) != 0 || strings.Count(string(out), named) != 1 {
+		t.Errorf("build: exit %d, want %q once:\n%s", exitCode(err), named, out)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "c", "v1", "ab", "abcd", "engine")); err != nil {
+		t.Errorf("a build removed the older format's folder: %v", err)
+	}
+}

@@ -4,7 +4,7 @@
 //
 // On disk, under Options.Dir:
 //
-//	v2/                      v<FormatVersion>: another version's entries are never read
+//	v2/                      v<FormatVersion>: another version's entries are never read (v1/: formats.go)
 //	  ab/abcd…(64 hex)/      one entry, named by its key
 //	    engine               the engine
 //	    entry.json           its metadata (Entry); its modification time is the last use
@@ -93,6 +93,8 @@ type Options struct {
 	// Look opens the cache to read only (ls): it creates, removes and
 	// cleans up nothing, and stores nothing.
 	Look bool
+	// A build's Open (neither Existing nor Look) also keeps a notice for
+	// each folder of an older cache format in the folder (formats.go).
 }
 
 // noCacheError is Open's error for Options.Existing when the folder is not
@@ -246,6 +248,9 @@ func Open(o Options) (*Cache, error) {
 		return c, nil
 	}
 	c.removeAbandoned(root)
+	if !o.Existing {
+		c.noteOlderFormats()
+	}
 	return c, nil
 }
 

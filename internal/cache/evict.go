@@ -19,6 +19,9 @@ import (
 type PruneRule struct {
 	MaxSize   int64         // remove least recently used entries until the cache holds at most this many bytes
 	UnusedFor time.Duration // remove entries not used for this long
+	// OtherFormats removes the folders of older cache formats, which this
+	// version never reads (formats.go).
+	OtherFormats bool
 }
 
 // slot is an entry folder as the listing found it.
@@ -315,15 +318,22 @@ type Listing struct {
 	// StagingLinks are links in tmp/: never the cache's, removed (the
 	// link) by the next build, prune or verify.
 	StagingLinks []Stray
+	// OtherFormats are the folders of other cache formats beside this
+	// one's, never read; prune --other-formats removes the older ones.
+	OtherFormats []OtherFormat
 }
 
 // List returns every entry, most recently used first, then the broken
 // ones, and the strays: what prune and max-size count. It changes
 // nothing.
 func (c *Cache) List() (Listing, error) {
+	others, err := c.OtherFormats()
+	if err != nil {
+		return Listing{}, err
+	}
 	root, err := c.openRoot(false)
 	if isNotExist(err) {
-		return Listing{}, nil
+		return Listing{OtherFormats: others}, nil
 	}
 	if err != nil {
 		return Listing{}, err
@@ -333,7 +343,7 @@ func (c *Cache) List() (Listing, error) {
 	if err != nil {
 		return Listing{}, err
 	}
-	l := Listing{Entries: make([]Entry, 0, len(slots)), Strays: strays}
+	l := Listing{Entries: make([]Entry, 0, len(slots)), Strays: strays, OtherFormats: others}
 	for i := len(slots) - 1; i >= 0; i-- {
 		if slots[i].entry.Broken == "" {
 			l.Entries = append(l.Entries, slots[i].entry)
@@ -354,8 +364,9 @@ func (c *Cache) List() (Listing, error) {
 
 // Pruned is what Prune removed.
 type Pruned struct {
-	Entries []Entry // by rule, least recently used first
-	Strays  []Stray // links where entries belong, always removed
+	Entries []Entry       // by rule, least recently used first
+	Strays  []Stray       // links where entries belong, always removed
+	Formats []OtherFormat // folders of older formats, for PruneRule.OtherFormats
 }
 
 // Prune removes entries by rule, least recently used first, and every
@@ -374,22 +385,27 @@ func (c *Cache) prune(rule PruneRule) (done Pruned, own int, err error) {
 	if c.readOnly {
 		return Pruned{}, 0, ErrReadOnly
 	}
+	if rule.OtherFormats {
+		if done.Formats, err = c.pruneFormats(); err != nil {
+			return done, 0, err
+		}
+	}
 	root, err := c.openRoot(false)
 	if isNotExist(err) {
-		return Pruned{}, 0, nil
+		return done, 0, nil
 	}
 	if err != nil {
-		return Pruned{}, 0, err
+		return done, 0, err
 	}
 	defer root.close()
 	unlock, err := c.lockPrune(root)
 	if err != nil {
-		return Pruned{}, 0, err
+		return done, 0, err
 	}
 	defer unlock()
 	slots, strays, err := c.scan(root)
 	if err != nil {
-		return Pruned{}, 0, err
+		return done, 0, err
 	}
 	at(c.hooks.listed, struct{}{})
 	for _, s := range strays {

@@ -269,6 +269,44 @@ func (d *folder) removeAll(name string) error {
 	return nil
 }
 
+// sizeOf is what the regular files in name hold, name and everything
+// under it when it is a folder. Links are not followed (they count
+// nothing), nor are names that vanish meanwhile.
+func (d *folder) sizeOf(name string) (int64, error) {
+	st, err := d.lstat(name)
+	switch {
+	case isNotExist(err):
+		return 0, nil
+	case err != nil:
+		return 0, err
+	case st.mode.IsRegular():
+		return st.size, nil
+	case !st.mode.IsDir():
+		return 0, nil
+	}
+	sub, err := d.sub(name)
+	if err != nil {
+		if isNotExist(err) || errors.As(err, new(*linkError)) {
+			return 0, nil // swapped for a link or removed meanwhile
+		}
+		return 0, err
+	}
+	defer sub.close()
+	names, err := sub.names()
+	if err != nil {
+		return 0, err
+	}
+	var total int64
+	for _, n := range names {
+		size, err := sub.sizeOf(n)
+		if err != nil {
+			return 0, err
+		}
+		total += size
+	}
+	return total, nil
+}
+
 // removeLink removes name in d when it is not a folder: a link (itself,
 // never what it names) or a stray file. A folder there (an entry or a
 // shard made meanwhile, in place of a link that was seen) is never

@@ -65,6 +65,7 @@ func (l Listing) Warnings() []string {
 	for _, s := range l.StagingLinks {
 		out = append(out, fmt.Sprintf("%s is a symbolic link (to %s) in the staging folder, not the cache's: never followed (the next build, prune or verify removes the link)", s.Path, s.Target))
 	}
+	out = append(out, formatWarnings(l.OtherFormats)...)
 	if l.Leftovers > 0 {
 		out = append(out, fmt.Sprintf("%s in the staging folder (tmp/) of a store or removal that was killed; the next build, prune or verify removes them",
 			text.Count(l.Leftovers, "leftover")))
@@ -131,6 +132,13 @@ func durationOrEmpty(d time.Duration) string {
 func PrunedText(p Pruned, now time.Time, failed bool) string {
 	var out strings.Builder
 	var freed int64
+	for _, o := range p.Formats {
+		if o.Link != "" {
+			fmt.Fprintf(&out, "removed %s (the link, never what it names)\n", o)
+		} else {
+			fmt.Fprintf(&out, "removed %s: this version never reads it\n", o)
+		}
+	}
 	for _, s := range p.Strays {
 		fmt.Fprintf(&out, "removed the link %s (to %s): not an entry, never followed\n", text.Plain(s.Path), text.Plain(s.Target))
 	}

@@ -30,6 +30,8 @@ func sampleListing() Listing {
 		Strays:       []Stray{{Path: ".trt-cache/v2/ab", Target: "/elsewhere"}},
 		StagingLinks: []Stray{{Path: ".trt-cache/v2/tmp/store-1", Target: "/tmp/x"}},
 		Leftovers:    2,
+		OtherFormats: []OtherFormat{{Path: ".trt-cache/v1", Format: 1, Link: "/mnt/@octocat"},
+			{Path: ".trt-cache/v3/", Format: 3, Bytes: 2_048}, {Path: ".trt-cache/v4", Format: 4, Link: "/x"}},
 	}
 }
 
@@ -47,7 +49,8 @@ func TestListingGolden(t *testing.T) {
 
 func TestPrunedTextGolden(t *testing.T) {
 	l := sampleListing()
-	pruned := Pruned{Entries: []Entry{l.Entries[2], l.Entries[3], l.Entries[1]}, Strays: l.Strays}
+	pruned := Pruned{Entries: []Entry{l.Entries[2], l.Entries[3], l.Entries[1]}, Strays: l.Strays,
+		Formats: []OtherFormat{{Path: ".trt-cache/v1/", Format: 1, Bytes: 812_000_000}, l.OtherFormats[0]}}
 	golden.Check(t, "prune.golden.txt", PrunedText(pruned, listingNow, false))
 	// A prune that failed says what it removed before it failed, or,
 	// having removed nothing, only its error (printed by the caller).

@@ -22,7 +22,7 @@ var cacheVerbs = map[string]struct {
 }{
 	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
 	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
-	"prune":  {"remove least recently used entries: --max-size SIZE, --older-than DURATION", runCachePrune},
+	"prune":  {"remove least recently used entries (--max-size SIZE, --older-than DURATION) and older cache formats' folders (--other-formats)", runCachePrune},
 	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
 }
 
@@ -196,10 +196,11 @@ func (s *sizeFlag) Set(v string) error {
 }
 
 func runCachePrune(c *Command, args []string) error {
-	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION]")
+	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION] [--other-formats]")
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
 	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
+	otherFormats := fs.Bool("other-formats", false, "remove the folders of older cache formats (v1/ beside v2/), which this version never reads")
 	where, err := c.cacheFolderFlags(fs, args)
 	if err != nil {
 		return err
@@ -215,12 +216,12 @@ func runCachePrune(c *Command, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
-	rule := cache.PruneRule{MaxSize: int64(maxSize), UnusedFor: *olderThan}
+	rule := cache.PruneRule{MaxSize: int64(maxSize), UnusedFor: *olderThan, OtherFormats: *otherFormats}
 	if rule.MaxSize == 0 {
 		rule.MaxSize = cc.MaxSize()
 	}
-	if rule.MaxSize == 0 && rule.UnusedFor == 0 {
-		return usagef("cache prune: say what to remove: --max-size SIZE or --older-than DURATION (or a matrix file with cache: max-size)")
+	if rule.MaxSize == 0 && rule.UnusedFor == 0 && !rule.OtherFormats {
+		return usagef("cache prune: say what to remove: --max-size SIZE, --older-than DURATION or --other-formats (or a matrix file with cache: max-size)")
 	}
 	pruned, err := cc.Prune(rule)
 	if errors.Is(err, cache.ErrReadOnly) {

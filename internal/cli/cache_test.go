@@ -154,6 +154,38 @@ func TestCacheLsPruneVerify(t *testing.T) {
 	}
 }
 
+// After an upgrade the old format's folder stays beside the new one:
+// cache ls names it with its size, and cache prune --other-formats
+// removes it (only it, when asked for alone). A build's notice:
+// cmd/trt-action's TestABuildNamesAnOlderCacheFormatOnce.
+func TestOlderCacheFormatIsNamedThenPruned(t *testing.T) {
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix})
+	fillCache(t, filepath.Join(dir, ".trt-cache"), "current")
+	old := filepath.Join(dir, ".trt-cache", "v1", "ab", "abcd")
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, "engine"), make([]byte, 4_000), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const named = "v1/ (cache format 1, 4.0 kB) is never read by this version"
+	code, out, errb := runCacheCommand(t, "ls")
+	if code != ExitOK || !strings.Contains(errb, named) || !strings.Contains(out, "1 entry, ") {
+		t.Errorf("cache ls: exit %d, want v1/ named on stderr\n%s%s", code, out, errb)
+	}
+	code, out, errb = runCacheCommand(t, "prune", "--other-formats")
+	if code != ExitOK || !strings.HasPrefix(out, "removed .trt-cache/v1/ (cache format 1, 4.0 kB): this version never reads it\n") ||
+		!strings.HasSuffix(out, "removed 0 entries, 0 B\n") || strings.Contains(errb, "v1/") {
+		t.Errorf("cache prune --other-formats: exit %d\n%s%s", code, out, errb)
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".trt-cache", "v1")); !os.IsNotExist(err) {
+		t.Errorf("v1/ stayed: %v", err)
+	}
+	if code, out, errb = runCacheCommand(t, "ls"); code != ExitOK || errb != "" || !strings.Contains(out, "1 entry, ") {
+		t.Errorf("cache ls after: exit %d, want this format's entry and no warning\n%s%s", code, out, errb)
+	}
+}
+
 func TestCacheUsageErrors(t *testing.T) {
 	inDir(t, map[string]string{"trt-builds.yml": goodMatrix})
 	if err := os.Mkdir("c", 0o755); err != nil {
@@ -166,7 +198,7 @@ func TestCacheUsageErrors(t *testing.T) {
 		{nil, "name a verb"},
 		{[]string{"list"}, `unknown verb "list"; allowed: key, ls, prune, verify`},
 		{[]string{"ls"}, "no cache folder: give --cache DIR"},
-		{[]string{"prune", "--cache", "c"}, "--max-size SIZE or --older-than DURATION"},
+		{[]string{"prune", "--cache", "c"}, "--max-size SIZE, --older-than DURATION or --other-formats"},
 		{[]string{"prune", "--cache", "c", "--max-size", "big"}, `invalid size "big"`},
 		{[]string{"prune", "--cache", "c", "--older-than", "-1h"}, "cache prune: --older-than -1h0m0s: want a duration above zero, like 720h"},
 		{[]string{"prune", "--cache", "c", "--older-than", "0s"}, "cache prune: --older-than 0s: want a duration above zero"},
