@@ -314,7 +314,9 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			r.errs = append(r.errs, fmt.Sprintf("--%s is not supported by trt-action: %s", name, info.Why))
 		default:
 			msg := fmt.Sprintf("unknown flag --%s", name)
-			if c := closest(name, settings.FlagNames()); c != "" {
+			if c, ok := ownEarlierSpellings[name]; ok {
+				msg += fmt.Sprintf(" (no trtexec has it; earlier versions of trt-action printed it in plan --trtexec: write --%s)", c)
+			} else if c := closest(name, settings.FlagNames()); c != "" {
 				msg += fmt.Sprintf(" (did you mean --%s?)", c)
 			}
 			r.errs = append(r.errs, msg+"; docs/builder-settings.md lists the trtexec flags trt-action reads")
@@ -322,6 +324,12 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 	}
 	return r
 }
+
+// ownEarlierSpellings are flags no trtexec has that trt-action itself once
+// read and printed in plan --trtexec, each with trtexec's own flag. A line
+// saved from that output is refused (trtexec would refuse it too), saying
+// what to write instead, which is too far from the name for closest.
+var ownEarlierSpellings = map[string]string{"weightStreaming": "allowWeightStreaming"}
 
 // toolBackend is the backend whose tool word names: a bare trtexec or
 // tensorrt_rtx, or a path of either kind (/usr/src/tensorrt/bin/trtexec,
