@@ -423,13 +423,14 @@ builds:
 }
 
 // TestTrtexecMessagesSayWhatWasWritten: --verbose is trtexec's logging,
-// not an inference flag; a removed flag's deprecated value is said in the
+// not an inference flag; --device picks the build's GPU too, and says
+// what does so here; a removed flag's deprecated value is said in the
 // words written; a parser flag for the DLA says what it does; a path in a
 // message is quoted as written, a Windows path's backslashes once.
 func TestTrtexecMessagesSayWhatWasWritten(t *testing.T) {
 	src := `version: 1
 builds:
-  - {name: a, backend: tensorrt, onnx: models/tiny.onnx, trtexec: "--verbose --nvtxMode=verbose --reportCapabilityDLA"}
+  - {name: a, backend: tensorrt, onnx: models/tiny.onnx, trtexec: "--verbose --nvtxMode=verbose --reportCapabilityDLA --device=1"}
   - {name: b, backend: tensorrt, onnx: 'models\mlp.onnx'}
 `
 	f, err := parsePartial(filepath.Join("testdata", "words.yml"), []byte(src), false)
@@ -444,6 +445,7 @@ builds:
 	for _, want := range []string{
 		"--verbose: it turns on trtexec's verbose logging; trt-action logs TensorRT's messages itself; ignored",
 		"--nvtxMode=verbose is read as --profilingVerbosity=detailed",
+		"--device: it picks trtexec's GPU, for the build too; trt-action gives each build its GPU with --gpus (CUDA_VISIBLE_DEVICES); ignored",
 		"--reportCapabilityDLA is not supported by trt-action: it makes the ONNX parser fail unless every node can run on the DLA",
 		`onnx: file "testdata/models\mlp.onnx" not found`,
 	} {
@@ -451,7 +453,7 @@ builds:
 			t.Errorf("no %q in\n%s", want, text)
 		}
 	}
-	for _, unwanted := range []string{"only matter when trtexec runs the engine): --verbose", "--profilingVerbosity=verbose is deprecated",
+	for _, unwanted := range []string{"only matter when trtexec runs the engine): --verbose", "runs the engine): --device", "--profilingVerbosity=verbose is deprecated",
 		"ONNX parser flags", `\\mlp`} {
 		if strings.Contains(text, unwanted) {
 			t.Errorf("%q in\n%s", unwanted, text)

@@ -112,7 +112,7 @@ var otherFlags = map[string]otherFlag{
 	"exportProfile": {class: InferenceOnly}, "exportTimes": {class: InferenceOnly}, "exportLayerInfo": {class: InferenceOnly},
 	"exportOutput": {class: InferenceOnly}, "dumpOutput": {class: InferenceOnly}, "dumpRawBindingsToFile": {class: InferenceOnly},
 	"loadInputs": {class: InferenceOnly}, "useRuntime": {class: InferenceOnly}, "leanDLLPath": {class: InferenceOnly},
-	"skipInference": {class: InferenceOnly}, "device": {class: InferenceOnly},
+	"skipInference": {class: InferenceOnly},
 	"idleTime": {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
 	"timeDeserialize": {class: InferenceOnly}, "timeRefit": {class: InferenceOnly}, "persistentCacheRatio": {class: InferenceOnly},
 	"useManagedMemory": {class: InferenceOnly}, "allocationStrategy": {class: InferenceOnly}, "dumpRefit": {class: InferenceOnly},
@@ -126,6 +126,9 @@ var otherFlags = map[string]otherFlag{
 
 	// trtexec's own logging: trt-action logs TensorRT's messages itself.
 	"verbose": {class: Ignored, why: "it turns on trtexec's verbose logging; trt-action logs TensorRT's messages itself"},
+	// trtexec builds on the device it names too (it selects it before
+	// building), so it is no inference-only flag: say who picks the GPU.
+	"device": {class: Ignored, why: "it picks trtexec's GPU, for the build too; trt-action gives each build its GPU with --gpus (CUDA_VISIBLE_DEVICES)"},
 
 	// Build flags of trtexec 8.x that 10.x removed, with nothing to set in their place.
 	"explicitBatch":     {class: NoOp, why: "removed in TensorRT 10, where explicit batch is always on"},
