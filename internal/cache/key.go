@@ -20,7 +20,10 @@ import (
 // FormatVersion is part of every key and of the cache's folder layout.
 // Bump it whenever what a key means changes: a field added to or dropped
 // from keyDoc, a normalization changed, or a change in how trt-action
-// applies a setting that gives the same key another engine.
+// applies a setting that gives the same key another engine. A change that
+// only gives one key to settings that always build the same engine (best
+// read as fp16, int8 and bf16) needs none: no old key can then name
+// another engine, and entries under keys no longer made age out.
 //
 // 2: targets are a set before the build too (a list with repeats built
 // another engine under the same key), layer-precisions and
@@ -210,7 +213,10 @@ func (h *Hasher) files(ctx context.Context, key string, v any) (any, error) {
 // (TF32 is on by default: NvInfer.h documents BuilderFlag::kTF32 as enabled
 // by default, https://github.com/NVIDIA/TensorRT/blob/main/include/NvInfer.h)
 // and fp32, which sets no flag (FP32 is always allowed;
-// native/backends/precision.h). nil when nothing is left.
+// native/backends/precision.h). A value that stands for others (best:
+// fp16, int8 and bf16, which the backends set as if written) is those
+// others, so precision: [best] and [fp16, int8, bf16] share a key. nil
+// when nothing is left.
 func effectivePrecision(v any) any {
 	list, ok := v.([]string)
 	if !ok {
@@ -219,7 +225,11 @@ func effectivePrecision(v any) any {
 	row, _ := settings.Lookup("precision")
 	var out []string
 	for _, p := range list {
-		if value, _ := row.Value(p); !value.Implied {
+		value, _ := row.Value(p)
+		switch {
+		case len(value.Implies) > 0:
+			out = append(out, value.Implies...)
+		case !value.Implied:
 			out = append(out, p)
 		}
 	}

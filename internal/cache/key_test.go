@@ -318,6 +318,14 @@ func TestKeyFileSettings(t *testing.T) {
 	if keyOf(t, dir, withLine(trt, "precision: [int8]")) == base {
 		t.Error("fp16 left precision, the key stayed")
 	}
+	// best is fp16, int8 and bf16, which the backends set as if written.
+	best := keyOf(t, dir, withLine(trt, "precision: [best]"))
+	if best != keyOf(t, dir, withLine(trt, "precision: [bf16, int8, fp16]")) || best != keyOf(t, dir, withLine(trt, "precision: [fp16, best]")) {
+		t.Error("precision best and the three it stands for have different keys")
+	}
+	if best == base {
+		t.Error("best adds bf16 to fp16 and int8, and the key stayed")
+	}
 }
 
 // TestKeySim: a simulated build's key has its trace's bytes and its
