@@ -111,6 +111,12 @@ func (cs Collisions) Unwrap() []error {
 // seen is a File as the file system sees it.
 type seen struct {
 	File
+	place
+}
+
+// place is what the file system says of a path, the same for every File
+// that names it.
+type place struct {
 	real   string // Real(Path)
 	folder string // the device and inode of real's folder; "" when it is not there
 	entry  string // the directory entry a write replaces: folder and name, else real
@@ -125,13 +131,12 @@ type seen struct {
 // /dev/stdout) is written through, never replaced, so it is not compared.
 func Check(files []File) error {
 	all := make([]seen, 0, len(files))
-	folders := folderIDs{}
-	reals := realPaths{}
+	look := newLooks()
 	for _, f := range files {
-		if f.Path == "" || (f.Role != Input && f.Role != Folder && atomicfile.IsStream(f.Path)) {
+		if f.Path == "" || (f.Role != Input && f.Role != Folder && look.stream(f.Path)) {
 			continue
 		}
-		all = append(all, identify(f, reals, folders))
+		all = append(all, seen{File: f, place: look.place(f.Path)})
 	}
 	found := append(sameFiles(all), nested(all)...)
 	if len(found) == 0 {
@@ -152,19 +157,48 @@ type finding struct {
 	subject int
 }
 
-// identify sees f. The files of a run mostly lie in a few folders, which
-// reals and folders resolve and identify once each.
-func identify(f File, reals realPaths, folders folderIDs) seen {
-	s := seen{File: f, real: reals.of(f.Path)}
-	id := folders.of(filepath.Dir(s.real))
-	s.folder, s.entry = id, "path "+s.real
-	if id != "" {
-		s.entry = "entry " + id + " " + filepath.Base(s.real)
-	}
-	if info, err := os.Stat(f.Path); err == nil { // as the run will open it
-		s.isDir, s.inode = info.IsDir(), fileID(info)
+// looks is what one Check learned of the file system, so that each path
+// and each folder is looked at once: a run names one model, or one timing
+// cache, for every build (10,000 builds name a few paths 30,000 times),
+// and its files mostly lie in a few folders.
+type looks struct {
+	reals   realPaths
+	folders folderIDs
+	places  map[string]place // by path as given
+	streams map[string]bool  // by path as given: atomicfile.IsStream
+}
+
+func newLooks() *looks {
+	return &looks{reals: realPaths{}, folders: folderIDs{}, places: map[string]place{}, streams: map[string]bool{}}
+}
+
+// stream reports whether an output at p is written through, never
+// replaced (atomicfile.IsStream).
+func (l *looks) stream(p string) bool {
+	s, ok := l.streams[p]
+	if !ok {
+		s = atomicfile.IsStream(p)
+		l.streams[p] = s
 	}
 	return s
+}
+
+// place is what the file system says of p.
+func (l *looks) place(p string) place {
+	if pl, ok := l.places[p]; ok {
+		return pl
+	}
+	pl := place{real: l.reals.of(p)}
+	id := l.folders.of(filepath.Dir(pl.real))
+	pl.folder, pl.entry = id, "path "+pl.real
+	if id != "" {
+		pl.entry = "entry " + id + " " + filepath.Base(pl.real)
+	}
+	if info, err := os.Stat(p); err == nil { // as the run will open it
+		pl.isDir, pl.inode = info.IsDir(), fileID(info)
+	}
+	l.places[p] = pl
+	return pl
 }
 
 // realPaths is Real remembered by folder.
