@@ -120,9 +120,9 @@ func nameMatches(glob, name string) bool {
 	return ok || (err != nil && glob == name)
 }
 
-// limits lists every limit in force. now and lastSeen (when the newest
-// callback arrived) are on the build's clock.
-func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
+// fromStart lists the limits that count from the build's start whatever
+// it does: its own budget and what is left of the run's.
+func (b *Budget) fromStart() []limit {
 	var out []limit
 	if b.spec.Build > 0 {
 		out = append(out, limit{kind: kindBuild, limit: b.spec.Build, deadline: b.spec.Build})
@@ -130,6 +130,26 @@ func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
 	if b.runLeft > 0 {
 		out = append(out, limit{kind: kindRun, limit: b.runLeft, deadline: b.runLeft})
 	}
+	return out
+}
+
+// nearestFromStart is the nearer of the build's budget and the run's
+// budget left (the build's on a tie); ok is false when neither applies.
+// It bounds what a build does before its phases: reading its inputs for
+// the engine cache key.
+func (b *Budget) nearestFromStart() (l limit, ok bool) {
+	for _, c := range b.fromStart() {
+		if !ok || c.deadline < l.deadline {
+			l, ok = c, true
+		}
+	}
+	return l, ok
+}
+
+// limits lists every limit in force. now and lastSeen (when the newest
+// callback arrived) are on the build's clock.
+func (b *Budget) limits(s *State, lastSeen time.Duration) []limit {
+	out := b.fromStart()
 	if b.spec.Stall > 0 {
 		out = append(out, limit{kind: kindStall, limit: b.spec.Stall, start: lastSeen, deadline: lastSeen + b.spec.Stall})
 	}

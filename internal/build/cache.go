@@ -195,15 +195,12 @@ func (h hashBudget) Error() string { return describeHit(&h.hit) }
 // soft stop) ends it, and so does the build's budget or the run's, both
 // counted from the build's start, as they are for the worker.
 func (w *watch) hashContext() (context.Context, context.CancelFunc) {
-	limit, kind := w.spec.Budgets.Build, kindBuild
-	if left := w.budget.runLeft; left > 0 && (limit == 0 || left < limit) {
-		limit, kind = left, kindRun
-	}
-	if limit == 0 {
+	l, ok := w.budget.nearestFromStart()
+	if !ok {
 		return context.WithCancel(w.r.soft)
 	}
-	over := hashBudget{report.BudgetHit{Kind: kind, LimitMs: limit.Milliseconds()}}
-	return context.WithDeadlineCause(w.r.soft, w.started.Add(limit), over)
+	over := hashBudget{report.BudgetHit{Kind: l.kind, LimitMs: l.limit.Milliseconds()}}
+	return context.WithDeadlineCause(w.r.soft, w.started.Add(l.deadline), over)
 }
 
 // hashStopped ends the build when its key's computation was stopped: by
