@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
@@ -34,57 +32,53 @@ type EngineCache struct {
 	// without asking the cache, and its engine replaces the entry.
 	Rebuild func(name string) bool
 
-	inRun   sameKey // the keys this run is building now, and those --rebuild is for
-	plan    sync.Once
-	planned chan struct{} // closed once the keys of the --rebuild builds are known
+	inRun sameKey // the keys this run is building now, and those --rebuild is for
 }
 
-// planRebuilds computes, once per run and on a goroutine of its own, the
-// keys of the builds --rebuild names (for every GPU a build may get where
-// its backend builds for the GPU it runs on), so that no build asks the
-// cache for one of those keys before it is known to be one (whichever
-// build hashes its model first). It returns the channel that closes when
-// they are known. The hashes of the models are remembered (Hasher), so a
-// build of the same model reads it no second time. A key that cannot be
-// computed is left out: that build runs without the cache.
+// planRebuilds computes, on a goroutine of its own, the keys of the
+// builds --rebuild names, for every GPU a build may get (Env says where
+// the GPU is part of the key: for a backend that builds for the GPU it
+// runs on), so that no build asks the cache for one of those keys before
+// it is known to be one (whichever build hashes its model first). Run
+// calls it once, before any build starts; it returns the channel that
+// closes when they are known. The hashes of the models are remembered
+// (Hasher), so a build of the same model reads it no second time. A key
+// that cannot be computed is left out: that build runs without the cache.
 func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
-	ec.plan.Do(func() {
-		ec.planned = make(chan struct{})
-		var named []int
-		for i, b := range r.builds {
-			if b.Engine != "" && ec.Rebuild != nil && ec.Rebuild(b.Name) {
-				ec.inRun.addRebuilder(i)
-				named = append(named, i)
-			}
+	planned := make(chan struct{})
+	var named []int
+	for i, b := range r.builds {
+		if b.Engine != "" && ec.Rebuild != nil && ec.Rebuild(b.Name) {
+			ec.inRun.addRebuilder(i)
+			named = append(named, i)
 		}
-		if len(named) == 0 {
-			close(ec.planned)
-			return
-		}
-		gpus := []string{""}
-		if r.opts.GPUs != nil {
-			gpus = r.opts.GPUs.Devices()
-		}
-		go func() {
-			defer close(ec.planned)
-			for _, i := range named {
-				b := r.builds[i]
-				for _, gpu := range gpus {
-					if backend.Of(b.Backend).Target != backend.TargetBuildGPU && gpu != gpus[0] {
-						break // the GPU is in the key only of a backend that builds for it
-					}
-					env, err := ec.Env(b.Backend, gpu)
-					if err != nil {
-						continue
-					}
-					if k, err := ec.Hasher.Key(r.soft, b, env); err == nil {
-						ec.inRun.planRebuild(i, k)
-					}
+	}
+	if len(named) == 0 {
+		close(planned)
+		return planned
+	}
+	gpus := []string{""}
+	if r.opts.GPUs != nil {
+		gpus = r.opts.GPUs.Devices()
+	}
+	go func() {
+		defer close(planned)
+		for _, i := range named {
+			b := r.builds[i]
+			done := map[cache.Env]bool{} // GPUs alike, or a backend whose key has none: one key
+			for _, gpu := range gpus {
+				env, err := ec.Env(b.Backend, gpu)
+				if err != nil || done[env] {
+					continue
+				}
+				done[env] = true
+				if k, err := ec.Hasher.Key(r.soft, b, env); err == nil {
+					ec.inRun.planRebuild(i, k)
 				}
 			}
-		}()
-	})
-	return ec.planned
+		}
+	}()
+	return planned
 }
 
 // cacheKey is a build's key and what it was made from, once known.
@@ -102,16 +96,12 @@ func (w *watch) lookup() *report.Build {
 	if ec == nil || w.spec.Engine == "" { // a stand-in (--backend sim) keeps no engine
 		return nil
 	}
-	planned := ec.planRebuilds(w.r)
-	named := ec.Rebuild != nil && ec.Rebuild(w.spec.Name)
-	if named {
-		ec.inRun.start(w.index) // builds of its key may wait for it from now on
-	}
+	ec.inRun.start(w.index) // a build --rebuild names: builds of its key may wait for it from now on
 	env, err := ec.Env(w.spec.Backend, w.gpu)
 	var key cache.Key
 	if err == nil {
 		ctx, cancel := w.hashContext()
-		if err = waitFor(ctx, planned); err == nil { // the keys --rebuild is for come first
+		if err = waitFor(ctx, w.r.rebuildsPlanned); err == nil { // the keys --rebuild is for come first
 			key, err = ec.Hasher.Key(ctx, w.spec, env)
 		}
 		cancel()
@@ -131,7 +121,7 @@ func (w *watch) lookup() *report.Build {
 		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v", context.Cause(w.r.soft)), outcome{})
 	}
 	for {
-		do, ended := ec.inRun.claim(key, w.index, named)
+		do, ended := ec.inRun.claim(key, w.index)
 		if do != wait {
 			w.key.claimed = true
 			// A build --rebuild names, or one of its key that cannot

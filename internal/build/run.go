@@ -118,6 +118,8 @@ type runner struct {
 
 	lastTurn chan struct{} // closed once the latest dispatched build has asked for its GPU
 
+	rebuildsPlanned <-chan struct{} // closed once the keys --rebuild is for are known (EngineCache.planRebuilds)
+
 	lastCheckpoint time.Time
 	checkpointCost time.Duration    // how long the last checkpoint took
 	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
@@ -151,6 +153,9 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	case sig := <-signals: // it came while the run was being set up: start nothing
 		r.onSignal(sig)
 	default:
+	}
+	if opts.Cache != nil {
+		r.rebuildsPlanned = opts.Cache.planRebuilds(r) // before any build asks the cache
 	}
 	r.loop(signals)
 	r.finish()

@@ -112,8 +112,8 @@ func (s *sameKey) settleLocked(index int, k cache.Key) {
 	}
 }
 
-// claim decides what build index, with key k, does (named: --rebuild
-// names it; its key is settled in the same step, so no build of the key
+// claim decides what build index, with key k, does (a build --rebuild
+// names has its key settled in the same step, so no build of the key
 // finds it neither building nor to be waited for).
 // A build of the key runs now: wait for it. A build --rebuild names
 // rebuilds. A key --rebuild is for whose entry was not stored in this run
@@ -125,12 +125,11 @@ func (s *sameKey) settleLocked(index int, k cache.Key) {
 // a rebuild listed later may get no slot until this build ends. Otherwise
 // the build asks the cache. A build that does not wait holds the key's
 // claim until release.
-func (s *sameKey) claim(k cache.Key, index int, named bool) (turn, <-chan struct{}) {
+func (s *sameKey) claim(k cache.Key, index int) (turn, <-chan struct{}) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if named {
-		s.settleLocked(index, k)
-	}
+	_, named := s.rebuilders[index]
+	s.settleLocked(index, k) // nothing unless --rebuild names it
 	if ch, ok := s.building[k]; ok {
 		return wait, ch
 	}

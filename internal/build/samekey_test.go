@@ -243,26 +243,26 @@ func TestSameKeyDecisions(t *testing.T) {
 	var s sameKey
 	s.addRebuilder(1)
 	s.planRebuild(1, k)
-	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+	if do, ch := s.claim(k, 2); do != wait || ch == nil {
 		t.Fatalf("a build listed after the rebuild: %v; want it to wait", do)
 	}
-	if do, _ := s.claim(k, 0, false); do != rebuild {
+	if do, _ := s.claim(k, 0); do != rebuild {
 		t.Fatalf("a build listed before a rebuild not started: %v; want it rebuilt", do)
 	}
 	s.release(k)
 	s.start(1)
-	if do, _ := s.claim(k, 0, false); do != wait {
+	if do, _ := s.claim(k, 0); do != wait {
 		t.Fatalf("a build listed before a rebuild started: %v; want it to wait", do)
 	}
-	if do, _ := s.claim(k, 1, true); do != rebuild {
+	if do, _ := s.claim(k, 1); do != rebuild {
 		t.Fatalf("the rebuild: %v", do)
 	}
-	if do, ch := s.claim(k, 2, false); do != wait || ch == nil {
+	if do, ch := s.claim(k, 2); do != wait || ch == nil {
 		t.Fatalf("while the rebuild builds: %v; want a wait", do)
 	}
 	s.stored(k)
 	s.release(k)
-	if do, _ := s.claim(k, 2, false); do != ask {
+	if do, _ := s.claim(k, 2); do != ask {
 		t.Fatalf("after the rebuild stored its engine: %v; want ask", do)
 	}
 }
