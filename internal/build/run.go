@@ -203,7 +203,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			if ev.Kind == event.BuildFinished {
 				running--
 				r.rep.Settle(ev.Build, ev.Result)
-				r.noteRunLimit(ev.Result)
+				r.closeIfRunSpent()
 				r.checkpoint(false)
 			}
 			r.emit(ev)
@@ -219,13 +219,15 @@ func (r *runner) loop(signals <-chan os.Signal) {
 	}
 }
 
-// noteRunLimit closes admission when a build's own run limit stopped it:
-// the run budget is spent then, whether or not the loop has seen its timer
-// yet. The two run out together, and a loaded machine can hand the loop
-// the builds' ends first; the last of them would end the loop with the
-// run's budget never named as why.
-func (r *runner) noteRunLimit(b *report.Build) {
-	if b != nil && b.Budget != nil && b.Budget.Kind == kindRun {
+// closeIfRunSpent closes admission when the run's clock says its budget
+// is spent, whether or not the loop has seen its timer yet: a build its
+// run limit stopped ends at the same moment as the timer fires, and a
+// loaded machine can hand the loop the builds' ends first; the last of
+// them would end the loop with the run's budget never named as why. It is
+// asked as a build's end is taken, before the checkpoint, whose own time
+// must not make a run whose builds all ended in time one its budget ended.
+func (r *runner) closeIfRunSpent() {
+	if r.runSpent() {
 		r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 	}
 }
@@ -265,10 +267,17 @@ func (r *runner) startRefused() error {
 	if err := context.Cause(r.admit); err != nil {
 		return err
 	}
-	if r.opts.RunBudget > 0 && r.since() >= r.opts.RunBudget {
+	if r.runSpent() {
 		return runBudgetExceeded{Limit: r.opts.RunBudget}
 	}
 	return nil
+}
+
+// runSpent reports whether the run's budget is spent by the run's clock,
+// which counts from its start, as each build's run limit does
+// (watch.startClock).
+func (r *runner) runSpent() bool {
+	return r.opts.RunBudget > 0 && r.since() >= r.opts.RunBudget
 }
 
 // runBudgetExceeded is why builds were not started once the run budget ran out.

@@ -93,13 +93,15 @@ func (w *watch) run() *report.Build {
 }
 
 // startClock starts the build's clock, and the budgets that count from
-// it, now.
+// it, now. Its run limit ends when the run's clock says the run budget is
+// spent, never before (runner.runSpent): both are read from one moment.
 func (w *watch) startClock() {
 	w.started = time.Now()
-	w.res.StartMs = w.r.since().Milliseconds()
+	inRun := w.started.Sub(w.r.started)
+	w.res.StartMs = inRun.Milliseconds()
 	var runLeft time.Duration
 	if w.r.opts.RunBudget > 0 {
-		runLeft = max(w.r.opts.RunBudget-w.r.since(), time.Millisecond)
+		runLeft = max(w.r.opts.RunBudget-inRun, time.Millisecond)
 	}
 	w.budget = newBudget(w.spec.Budgets, runLeft)
 }
