@@ -81,15 +81,11 @@ func Write(path string, data []byte) error {
 // may be called once at most; its error is returned and path left as it was
 // (a stream may have taken part of it).
 func WriteFrom(path string, fill func(io.Writer) error) error {
-	t, err := resolve(path)
+	t, err := forWriting(path)
 	if err != nil {
 		return err
 	}
-	if t.kind == stream {
-		return writeThrough(path, fill)
-	}
-	removeStaleOnce(t.path)
-	return replace(t, fill)
+	return t.write(path, fill)
 }
 
 // Append adds data to the end of path by Write's rules: a regular file is
@@ -100,20 +96,12 @@ func WriteFrom(path string, fill func(io.Writer) error) error {
 // run): an addition another process makes to the file while it is copied
 // would be lost.
 func Append(path string, data []byte) error {
-	t, err := resolve(path)
+	t, err := forWriting(path)
 	if err != nil {
 		return err
 	}
-	add := func(w io.Writer) error {
-		_, err := w.Write(data)
-		return err
-	}
-	if t.kind == stream {
-		return writeThrough(path, add)
-	}
-	removeStaleOnce(t.path)
-	return replace(t, func(w io.Writer) error {
-		if t.kind == regular {
+	return t.write(path, func(w io.Writer) error {
+		if t.kind == regular { // replaced: its content first
 			old, err := os.Open(t.path)
 			if err != nil {
 				return err
@@ -124,7 +112,8 @@ func Append(path string, data []byte) error {
 				return err
 			}
 		}
-		return add(w)
+		_, err := w.Write(data)
+		return err
 	})
 }
 
@@ -137,29 +126,17 @@ func Append(path string, data []byte) error {
 // FIFO, a device or a descriptor is written straight through, as by Write.
 // Close syncs a regular file.
 func Live(path string) (io.WriteCloser, error) {
-	t, err := resolve(path)
+	t, err := forWriting(path)
 	if err != nil {
 		return nil, err
 	}
 	if t.kind == stream {
 		return openThrough(path)
 	}
-	removeStaleOnce(t.path)
-	f, err := createPartial(t.path)
+	f, err := renameNew(t, nil, true)
 	if err != nil {
-		return nil, pathError("write", t.path, err)
+		return nil, err
 	}
-	if err := f.Chmod(t.mode); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, pathError("write", t.path, err)
-	}
-	if err := os.Rename(f.Name(), t.path); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return nil, pathError("write", t.path, err)
-	}
-	SyncDir(filepath.Dir(t.path))
 	return liveFile{f}, nil
 }
 
@@ -180,6 +157,27 @@ func (f liveFile) Close() error {
 func IsStream(path string) bool {
 	t, err := resolve(path)
 	return err == nil && t.kind == stream
+}
+
+// forWriting resolves path for a write by Write's rules. Before a file is
+// replaced, the partial files a killed writer left beside it are removed
+// (once a path for the process).
+func forWriting(path string) (target, error) {
+	t, err := resolve(path)
+	if err == nil && t.kind != stream {
+		removeStaleOnce(t.path)
+	}
+	return t, err
+}
+
+// write puts what fill writes at t, which forWriting resolved from path:
+// straight through a stream, else in a new file that replaces t.path.
+func (t target) write(path string, fill func(io.Writer) error) error {
+	if t.kind == stream {
+		return writeThrough(path, fill)
+	}
+	_, err := renameNew(t, fill, false)
+	return err
 }
 
 // resolve finds what path names, following links.
@@ -274,37 +272,45 @@ func openThrough(path string) (*os.File, error) {
 	}
 }
 
-// replace writes the content beside t.path and renames it over t.path. On
-// any failure the partial file is removed and t.path is left as it was.
-func replace(t target, fill func(io.Writer) error) (err error) {
-	tmp, err := createPartial(t.path)
+// renameNew puts a new file at t.path: it is made beside t.path, written
+// by fill (nil: left empty), given t's permissions and renamed over
+// t.path. A file written whole (keepOpen false) is synced and closed before
+// the rename; one the caller goes on writing (keepOpen, for Live) is renamed
+// into place at once and returned open. On any failure the new file is
+// removed and t.path is left as it was.
+func renameNew(t target, fill func(io.Writer) error, keepOpen bool) (f *os.File, err error) {
+	f, err = createPartial(t.path)
 	if err != nil {
-		return pathError("write", t.path, err)
+		return nil, pathError("write", t.path, err)
 	}
 	defer func() {
 		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
-			err = pathError("write", t.path, err)
+			f.Close()
+			os.Remove(f.Name())
+			f, err = nil, pathError("write", t.path, err)
 		}
 	}()
-	if err = fill(tmp); err != nil {
-		return err
+	if fill != nil {
+		if err = fill(f); err != nil {
+			return f, err
+		}
 	}
-	if err = tmp.Chmod(t.mode); err != nil {
-		return err
+	if err = f.Chmod(t.mode); err != nil {
+		return f, err
 	}
-	if err = tmp.Sync(); err != nil {
-		return err
+	if !keepOpen {
+		if err = f.Sync(); err != nil {
+			return f, err
+		}
+		if err = f.Close(); err != nil {
+			return f, err
+		}
 	}
-	if err = tmp.Close(); err != nil {
-		return err
-	}
-	if err = os.Rename(tmp.Name(), t.path); err != nil {
-		return err
+	if err = os.Rename(f.Name(), t.path); err != nil {
+		return f, err
 	}
 	SyncDir(filepath.Dir(t.path))
-	return nil
+	return f, nil
 }
 
 // Install renames the complete file tmp (written beside path, see
