@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/sigmask"
@@ -81,9 +82,12 @@ func isFile(p string) bool {
 var ldconfigArch = map[string]string{"amd64": "x86-64", "arm64": "AArch64"}
 
 // ldconfigCache reads the loader's cache through `ldconfig -p` (bounded:
-// it reads one file, so a second is plenty). No ldconfig, or an error,
-// gives an empty cache, and the default folders are still searched.
-func ldconfigCache() map[string]string {
+// it reads one file, so a second is plenty), once a process: every
+// library a run names is looked up in the same cache, so one ldconfig is
+// spawned, not one a lookup. No ldconfig, or an error, gives an empty
+// cache, and the default folders are still searched. The map is shared:
+// callers only read it.
+var ldconfigCache = sync.OnceValue(func() map[string]string {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	for _, ldconfig := range []string{"/sbin/ldconfig", "/usr/sbin/ldconfig", "ldconfig"} {
@@ -93,7 +97,7 @@ func ldconfigCache() map[string]string {
 		}
 	}
 	return nil
-}
+})
 
 // parseLdconfig maps each soname of arch to its path in `ldconfig -p`
 // output; the first line for a name wins, as in the loader.
