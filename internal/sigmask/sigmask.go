@@ -25,19 +25,33 @@ import (
 
 // Start starts cmd, as cmd.Start does, with no signal blocked.
 func Start(cmd *exec.Cmd) error {
+	return withCleanMask(cmd.Start)
+}
+
+// withCleanMask runs start locked to its thread with no signal blocked on
+// it, and gives the thread its mask back after.
+func withCleanMask(start func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
 	var none, before unix.Sigset_t
 	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &none, &before); err != nil {
-		return cmd.Start() // cannot happen for SIG_SETMASK; the child then keeps the thread's mask
+		return start() // cannot happen for SIG_SETMASK; the child then keeps the thread's mask
 	}
 	defer unix.PthreadSigmask(unix.SIG_SETMASK, &before, nil)
-	return cmd.Start()
+	return start()
 }
 
 // Output runs cmd and returns its standard output, as cmd.Output does,
 // started with no signal blocked. A failed command's standard error is in
-// its *exec.ExitError (its last 32 KiB), as cmd.Output keeps it.
+// its *exec.ExitError (its last 32 KiB; cmd.Output keeps the first and
+// the last 32 KiB).
+//
+// It is not cmd.Output run inside withCleanMask: that would keep the
+// thread's mask cleared until the command ends (nvidia-smi can take
+// seconds), and a signal trt-action was started with blocked could reach
+// it meanwhile; SIGTSTP, which the Go runtime leaves to the system unless
+// notified, would stop trt-action. Only the fork runs with the mask
+// cleared.
 func Output(cmd *exec.Cmd) ([]byte, error) {
 	if cmd.Stdout != nil || cmd.Stderr != nil {
 		return nil, errors.New("sigmask.Output: Stdout or Stderr already set")

@@ -1,11 +1,14 @@
 package sigmask
 
 import (
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -75,6 +78,80 @@ func TestOutputKeepsAFailuresStandardError(t *testing.T) {
 	exitErr, ok := err.(*exec.ExitError)
 	if !ok || exitErr.ExitCode() != 3 || string(exitErr.Stderr) != "nope\n" {
 		t.Errorf("err %v (%T), want exit 3 with its standard error", err, err)
+	}
+}
+
+// outputHelper names the file the command Output runs touches once it
+// has started, in a test binary that is the helper of
+// TestOutputLeavesTrtActionsMaskWhileTheCommandRuns.
+const outputHelper = "SIGMASK_TEST_OUTPUT_READY"
+
+// Output clears the mask for the fork only: a signal trt-action was
+// started with blocked stays blocked on its own threads while the command
+// runs. Had Output run cmd.Output with the mask cleared, a SIGTSTP that
+// came meanwhile would stop trt-action (the Go runtime leaves SIGTSTP to
+// the system unless it is notified), though the launcher blocked it.
+func TestOutputLeavesTrtActionsMaskWhileTheCommandRuns(t *testing.T) {
+	if ready := os.Getenv(outputHelper); ready != "" {
+		Output(exec.Command("sh", "-c", `sleep 0.2; : > "$1"; sleep 3`, "sh", ready))
+		return
+	}
+	ready := filepath.Join(t.TempDir(), "ready")
+	helper := exec.Command(os.Args[0], "-test.run=^TestOutputLeavesTrtActionsMaskWhileTheCommandRuns$")
+	helper.Env = append(os.Environ(), outputHelper+"="+ready)
+	startBlocked(t, helper, unix.SIGTSTP) // as a launcher that blocks it starts trt-action
+	defer func() {
+		unix.Kill(helper.Process.Pid, unix.SIGCONT)
+		helper.Process.Kill()
+		helper.Wait()
+	}()
+	status := func(field string) string {
+		data, err := os.ReadFile("/proc/" + strconv.Itoa(helper.Process.Pid) + "/status")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for line := range strings.Lines(string(data)) {
+			if v, ok := strings.CutPrefix(line, field+":"); ok {
+				return strings.TrimSpace(v)
+			}
+		}
+		t.Fatalf("no %s in the helper's status", field)
+		return ""
+	}
+	if mask := blockedOf(t, []byte("SigBlk:"+status("SigBlk")), nil); mask&(1<<(unix.SIGTSTP-1)) == 0 {
+		t.Fatalf("the helper has SIGTSTP unblocked (%#x): the test shows nothing", mask)
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(ready); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the helper's command never started")
+		}
+	}
+	if err := unix.Kill(helper.Process.Pid, unix.SIGTSTP); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if state := status("State"); strings.HasPrefix(state, "T") {
+		t.Errorf("a SIGTSTP trt-action was started with blocked stopped it while Output's command ran (state %s)", state)
+	}
+}
+
+// startBlocked starts cmd with sig blocked, as exec.Cmd starts a child
+// with the mask of the thread that forks it.
+func startBlocked(t *testing.T, cmd *exec.Cmd, sig unix.Signal) {
+	t.Helper()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var set, before unix.Sigset_t
+	set.Val[0] = 1 << (sig - 1)
+	if err := unix.PthreadSigmask(unix.SIG_BLOCK, &set, &before); err != nil {
+		t.Fatal(err)
+	}
+	defer unix.PthreadSigmask(unix.SIG_SETMASK, &before, nil)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
 	}
 }
 
