@@ -213,14 +213,16 @@ func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File,
 	return file, builds, nil
 }
 
-// matrixError makes an unreadable matrix file a usage error (exit 2), as
-// an invalid one (matrix.Errors) already is.
+// matrixError is a matrix file that could not be loaded, typed by the
+// exit-code table: one that is not there, or is not YAML, is invalid
+// (exit 2), as one with errors (matrix.Errors) already is; one there that
+// could not be read is any other error (readError).
 func matrixError(err error) error {
 	var problems matrix.Errors
 	if errors.As(err, &problems) {
 		return err
 	}
-	return usagef("matrix file: %v", err)
+	return readError(fmt.Errorf("matrix file: %w", err))
 }
 
 // simulatedStandIns counts the builds --backend sim turned into simulated

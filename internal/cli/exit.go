@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -71,9 +73,10 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// invalid makes err, a problem with input the user named (a file, a
-// cache folder), invalid input: exit 2, in err's own words. Help asked
-// for stays what it is.
+// invalid makes err, a problem with input the user named (a file's
+// content, a cache folder), invalid input: exit 2, in err's own words.
+// Help asked for stays what it is. A file that could not be read is not
+// invalid: see readError.
 func invalid(err error) error {
 	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) {
 		return err
@@ -81,14 +84,33 @@ func invalid(err error) error {
 	return usageError{err.Error()}
 }
 
-// flagFileError is a usage error about the file a flag names. A positioned
-// error (FILE:LINE:COL: …) keeps its position first, for editors and
-// problem matchers, and names the flag at the end.
+// readError is err, from reading a file the user named, typed by the
+// exit-code table: a file that is there and could not be read is any other
+// error (exit 1); a path that names no file, like a missing matrix file,
+// or a file read that is not what it should be, is invalid input (exit 2).
+func readError(err error) error {
+	if couldNotRead(err) {
+		return err
+	}
+	return invalid(err)
+}
+
+// couldNotRead reports whether err is the file system refusing to read a
+// file that is there (no permission, a folder, an I/O error), rather than
+// a path that names nothing (it, or a folder on the way, is missing).
+func couldNotRead(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
+}
+
+// flagFileError is readError about the file a flag names, in words that
+// name the flag. A positioned error (FILE:LINE:COL: …) keeps its position
+// first, for editors and problem matchers, and names the flag at the end.
 func flagFileError(flag string, err error) error {
 	if msg := err.Error(); positioned.MatchString(msg) {
-		return usagef("%s (%s)", msg, flag)
+		return usagef("%s (%s)", msg, flag) // a place in the file: what is there is wrong
 	}
-	return usagef("%s: %v", flag, err)
+	return readError(fmt.Errorf("%s: %w", flag, err))
 }
 
 // What fails the step (--fail-on).

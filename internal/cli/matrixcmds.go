@@ -66,7 +66,7 @@ func runPlan(c *Command, args []string) error {
 	}
 	c.printMatrixWarnings(m)
 	if handled, err := c.printShardPlan(sf, builds); handled {
-		return invalid(err)
+		return err
 	}
 	var out bytes.Buffer
 	if *asJSON {
