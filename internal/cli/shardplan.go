@@ -6,7 +6,6 @@ import (
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
-	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/shard"
 )
 
@@ -51,13 +50,9 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	if n > maxMatrixJobs {
 		return true, usagef("--shards %d: GitHub runs at most %d jobs per matrix", n, maxMatrixJobs)
 	}
-	var baseline *report.Report
-	if s.baseline != "" {
-		r, err := report.ReadJSON(s.baseline)
-		if err != nil {
-			return true, flagFileError("--baseline", err)
-		}
-		baseline = r
+	baseline, err := readBaseline(s.baseline)
+	if err != nil {
+		return true, err
 	}
 	data, err := shard.GitHubMatrix(shard.Plan(builds, n, baseline))
 	if err != nil {
