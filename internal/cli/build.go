@@ -138,12 +138,10 @@ func runBuild(c *Command, args []string) error {
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:
-// the matrix's, what the builds load, the cache folder, the outputs the
-// flags name and the baseline report.
+// the matrix's (matrixFiles), the outputs the flags name, the traces
+// --record-trace writes and the baseline report.
 func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(file.RunFiles(builds), build.LoadedFiles(builds, f.trtLib, c.workerExecutable())...)
-	files = append(files, f.cache.folder(file)...)
-	files = append(files, out.Files()...)
+	files := append(matrixFiles(file, builds, f.trtLib, c.workerExecutable(), &f.cache), out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
 			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output,
@@ -154,6 +152,15 @@ func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Bui
 		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
 	}
 	return files
+}
+
+// matrixFiles is every file the matrix names for builds, for
+// runfiles.Check: the matrix file and what its builds read and write
+// (File.RunFiles), what they load (trtLib or each backend's library, and
+// exe, the worker binary) and the cache folder cache names.
+func matrixFiles(file *matrix.File, builds []matrix.Build, trtLib, exe string, cache *cacheFlags) []runfiles.File {
+	files := append(file.RunFiles(builds), build.LoadedFiles(builds, trtLib, exe)...)
+	return append(files, cache.folder(file)...)
 }
 
 // newOutputs are the outputs a run writes (build's, or merge's).
