@@ -94,10 +94,14 @@ func runBuild(c *Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Looked up once: the files checked and the workers started name one
+	// binary. Not found, no file is checked against it, and no build
+	// starts (said after every other problem).
+	exe, exeErr := c.workerExecutable()
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
 		if file != nil { // invalid: what of it is valid is checked too, so both come at once
-			err = errors.Join(err, runfiles.Check(c.runFiles(&f, file, builds, out)))
+			err = errors.Join(err, runfiles.Check(runFiles(&f, file, builds, out, exe)))
 		}
 		return err
 	}
@@ -105,13 +109,12 @@ func runBuild(c *Command, args []string) error {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file, builds, out)
+	run, err := c.prepareRun(&f, file, builds, out, exe)
 	if err != nil {
 		return err
 	}
-	exe, err := c.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find my own executable to start workers: %w", err)
+	if exeErr != nil {
+		return fmt.Errorf("cannot find my own executable to start workers: %w", exeErr)
 	}
 	if err := out.Check("no build was started"); err != nil {
 		return err
@@ -138,10 +141,10 @@ func runBuild(c *Command, args []string) error {
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:
-// the matrix's (matrixFiles), the outputs the flags name, the traces
-// --record-trace writes and the baseline report.
-func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(matrixFiles(file, builds, f.trtLib, c.workerExecutable(), &f.cache), out.Files()...)
+// the matrix's (matrixFiles; exe is the worker binary), the outputs the
+// flags name, the traces --record-trace writes and the baseline report.
+func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string) []runfiles.File {
+	files := append(matrixFiles(file, builds, f.trtLib, exe, &f.cache), out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
 			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output,
@@ -244,12 +247,11 @@ func simulatedStandIns(builds []matrix.Build) int {
 	return n
 }
 
-// workerExecutable is the binary the workers run, or "" when it cannot be
+// workerExecutable is the binary the workers run, or why it cannot be
 // found (then no build starts, and build says so).
-func (c *Command) workerExecutable() string {
+func (c *Command) workerExecutable() (string, error) {
 	if c.Executable == nil {
-		return ""
+		return "", errors.New("none was given")
 	}
-	exe, _ := c.Executable()
-	return exe
+	return c.Executable()
 }

@@ -31,7 +31,8 @@ func runValidate(c *Command, args []string) error {
 	// What the matrix alone names, with no flags (a run's flags add more,
 	// which build checks); for a matrix with errors, what of it is valid,
 	// listed with them.
-	files := matrixFiles(m, m.Builds, "", c.workerExecutable(), &cacheFlags{})
+	exe, _ := c.workerExecutable() // not found: checked against nothing
+	files := matrixFiles(m, m.Builds, "", exe, &cacheFlags{})
 	if err := errors.Join(err, runfiles.Check(files)); err != nil {
 		return err
 	}

@@ -24,12 +24,12 @@ type runSetup struct {
 }
 
 // prepareRun checks the flags that need more than parsing, and that no
-// output would write over an input or another output, and reports every
-// problem at once.
-func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) (*runSetup, error) {
+// output would write over an input or another output (exe, the worker
+// binary, among them), and reports every problem at once.
+func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
-	errs = append(errs, runfiles.Check(c.runFiles(f, file, builds, out)))
+	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out, exe)))
 	base, err := readBaseline(f.baseline)
 	errs = append(errs, err)
 	run := &runSetup{gate: baseline.NewGate(base, file.Regression)}
