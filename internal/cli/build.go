@@ -183,44 +183,44 @@ const (
 // loadBuilds reads the matrix file and picks the builds to run. With
 // inputs, a matrix with errors comes back too (beside its matrix.Errors)
 // as far as it is valid, its builds picked as far as --only and --backend
-// can pick them, for the check of the files it names.
+// can pick them, for the check of the files it names; what they could not
+// pick is said once the matrix is valid.
 func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
+	load := matrix.LoadPartial
 	if !inputs {
-		file, err := matrix.LoadWithoutInputs(path)
-		if err != nil {
-			return nil, nil, matrixError(err)
-		}
-		return pickBuilds(file, only, backend)
+		load = matrix.LoadWithoutInputs // never comes back with errors
 	}
-	file, err := matrix.LoadPartial(path)
-	if err != nil {
-		if file == nil {
-			return nil, nil, matrixError(err)
-		}
-		builds, perr := file.Select(only)
-		if perr != nil {
-			builds = file.Builds // --only may name a build whose name is wrong
-		}
-		if backend != "" {
-			_ = matrix.OnBackend(builds, backend) // said once the matrix is valid
-		}
+	file, err := load(path)
+	if file == nil {
+		return nil, nil, matrixError(err)
+	}
+	builds, pickErr := pickBuilds(file, only, backend)
+	switch {
+	case err != nil:
 		return file, builds, err
-	}
-	return pickBuilds(file, only, backend)
-}
-
-// pickBuilds picks from a valid file the builds --only and --backend ask for.
-func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File, []matrix.Build, error) {
-	builds, err := file.Select(only)
-	if err != nil {
-		return nil, nil, usageError{err.Error()}
-	}
-	if backend != "" {
-		if err := matrix.OnBackend(builds, backend); err != nil {
-			return nil, nil, usageError{err.Error()}
-		}
+	case pickErr != nil:
+		return nil, nil, pickErr
 	}
 	return file, builds, nil
+}
+
+// pickBuilds picks the builds --only and --backend ask for, as far as
+// they can: every build when --only names one the file does not have (its
+// name may be what is wrong in the file).
+func pickBuilds(file *matrix.File, only []string, backend string) ([]matrix.Build, error) {
+	builds, err := file.Select(only)
+	if err != nil {
+		builds = file.Builds
+	}
+	if backend != "" {
+		if berr := matrix.OnBackend(builds, backend); err == nil {
+			err = berr
+		}
+	}
+	if err != nil {
+		return builds, usageError{err.Error()}
+	}
+	return builds, nil
 }
 
 // matrixError is a matrix file that could not be loaded, typed by the
