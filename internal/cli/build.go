@@ -224,15 +224,15 @@ func pickBuilds(file *matrix.File, only []string, backend string) ([]matrix.Buil
 }
 
 // matrixError is a matrix file that could not be loaded, typed by the
-// exit-code table: one that is not there, or is not YAML, is invalid
-// (exit 2), as one with errors (matrix.Errors) already is; one there that
-// could not be read is any other error (readError).
+// exit-code table (invalid): one that is not there, or is not YAML, is
+// invalid input (exit 2), as one with errors (matrix.Errors) already is;
+// one there that could not be read is any other error (exit 1).
 func matrixError(err error) error {
 	var problems matrix.Errors
 	if errors.As(err, &problems) {
 		return err
 	}
-	return readError(fmt.Errorf("matrix file: %w", err))
+	return invalid(fmt.Errorf("matrix file: %w", err))
 }
 
 // simulatedStandIns counts the builds --backend sim turned into simulated

@@ -73,26 +73,17 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// invalid makes err, a problem with input the user named (a file's
-// content, a cache folder), invalid input: exit 2, in err's own words.
-// Help asked for stays what it is. A file that could not be read is not
-// invalid: see readError.
+// invalid types err, a problem with input the user named (a file, a
+// cache folder), by the exit-code table: invalid input (exit 2, in err's
+// own words) when the path names nothing, like a missing matrix file, or
+// what was read there is not what it should be; any other error (exit 1)
+// when a file there could not be read (couldNotRead). Help asked for
+// stays what it is.
 func invalid(err error) error {
-	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) {
+	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) || couldNotRead(err) {
 		return err
 	}
 	return usageError{err.Error()}
-}
-
-// readError is err, from reading a file the user named, typed by the
-// exit-code table: a file that is there and could not be read is any other
-// error (exit 1); a path that names no file, like a missing matrix file,
-// or a file read that is not what it should be, is invalid input (exit 2).
-func readError(err error) error {
-	if couldNotRead(err) {
-		return err
-	}
-	return invalid(err)
 }
 
 // couldNotRead reports whether err is the file system refusing to read a
@@ -103,14 +94,14 @@ func couldNotRead(err error) bool {
 	return errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
 }
 
-// flagFileError is readError about the file a flag names, in words that
+// flagFileError is invalid about the file a flag names, in words that
 // name the flag. A positioned error (FILE:LINE:COL: …) keeps its position
 // first, for editors and problem matchers, and names the flag at the end.
 func flagFileError(flag string, err error) error {
 	if msg := err.Error(); positioned.MatchString(msg) {
 		return usagef("%s (%s)", msg, flag) // a place in the file: what is there is wrong
 	}
-	return readError(fmt.Errorf("%s: %w", flag, err))
+	return invalid(fmt.Errorf("%s: %w", flag, err))
 }
 
 // What fails the step (--fail-on).

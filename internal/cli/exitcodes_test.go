@@ -93,10 +93,12 @@ func TestExitCodesAreTheDocumentedTable(t *testing.T) {
 	unreadable := []error{
 		run(nil, "validate", folder), run(nil, "trace", "convert", folder), run(nil, "merge", "--report", merged, folder),
 		run(nil, "merge", "--report", merged, "--baseline", folder, shardReport), run(nil, "plan", "--github-matrix", "--baseline", folder, mfile),
+		run(nil, "cache", "ls", "-f", folder),
 	}
 	absent := []error{
 		run(nil, "validate", missing), run(nil, "trace", "convert", missing), run(nil, "trace", "convert", notDir),
 		run(nil, "merge", "--report", merged, missing), run(nil, "plan", "--github-matrix", "--baseline", missing, mfile),
+		run(nil, "cache", "ls", "-f", missing), run(nil, "cache", "ls", "--cache", missing),
 	}
 	planOutput := run(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": folder}, "plan", "--github-matrix", mfile)
 	cases := map[int][]error{

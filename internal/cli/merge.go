@@ -44,7 +44,7 @@ func runMerge(c *Command, args []string) error {
 	for _, path := range fs.Args() {
 		r, err := report.ReadJSON(path)
 		if err != nil {
-			return readError(err)
+			return invalid(err)
 		}
 		reports = append(reports, r)
 	}

@@ -22,7 +22,7 @@ func runTrace(c *Command, args []string) error {
 	if name != "-" {
 		f, err := os.Open(name)
 		if err != nil {
-			return readError(err)
+			return invalid(err)
 		}
 		defer f.Close()
 		in = f
@@ -37,7 +37,7 @@ func runTrace(c *Command, args []string) error {
 		if rest, ok := strings.CutPrefix(err.Error(), "ansi"); ok {
 			msg = name + rest
 		}
-		return readError(reworded{msg, err})
+		return invalid(reworded{msg, err})
 	}
 	var out bytes.Buffer
 	w := trace.NewWriter(&out)
