@@ -40,15 +40,7 @@ func TestSettingsTableShowsWhatDiffers(t *testing.T) {
 
 	// A report read back from JSON holds []any, float64 and map[string]any:
 	// the table must come out the same.
-	data, err := json.Marshal(builds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decoded []Build
-	if err := json.Unmarshal(data, &decoded); err != nil {
-		t.Fatal(err)
-	}
-	if got := settingsTable(decoded); got != want {
+	if got := settingsTable(readBack(t, builds)); got != want {
 		t.Errorf("after a JSON round trip got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -107,6 +99,20 @@ func TestValueTextWritesNumbersAsJSONDoes(t *testing.T) {
 	}
 }
 
+// readBack is builds as a report read back from JSON holds them.
+func readBack(tb testing.TB, builds []Build) []Build {
+	tb.Helper()
+	data, err := json.Marshal(builds)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var decoded []Build
+	if err := json.Unmarshal(data, &decoded); err != nil {
+		tb.Fatal(err)
+	}
+	return decoded
+}
+
 // settingsMatrix is n builds as two matrix axes make them: eight settings
 // each, two of which differ from build to build.
 func settingsMatrix(n int) []Build {
@@ -127,18 +133,10 @@ func settingsMatrix(n int) []Build {
 // of a live run's values, and of a report read back (merge).
 func BenchmarkSettingsTable2k(b *testing.B) {
 	live := settingsMatrix(2000)
-	data, err := json.Marshal(live)
-	if err != nil {
-		b.Fatal(err)
-	}
-	var decoded []Build
-	if err := json.Unmarshal(data, &decoded); err != nil {
-		b.Fatal(err)
-	}
 	for _, c := range []struct {
 		name   string
 		builds []Build
-	}{{"live", live}, {"decoded", decoded}} {
+	}{{"live", live}, {"decoded", readBack(b, live)}} {
 		b.Run(c.name, func(b *testing.B) {
 			b.ReportAllocs()
 			for b.Loop() {
