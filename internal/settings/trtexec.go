@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // How trtexec (datacenter TensorRT) and tensorrt_rtx (TensorRT-RTX) flags
@@ -113,7 +115,7 @@ var otherFlags = map[string]otherFlag{
 	"exportOutput": {class: InferenceOnly}, "dumpOutput": {class: InferenceOnly}, "dumpRawBindingsToFile": {class: InferenceOnly},
 	"loadInputs": {class: InferenceOnly}, "useRuntime": {class: InferenceOnly}, "leanDLLPath": {class: InferenceOnly},
 	"skipInference": {class: InferenceOnly},
-	"idleTime": {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
+	"idleTime":      {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
 	"timeDeserialize": {class: InferenceOnly}, "timeRefit": {class: InferenceOnly}, "persistentCacheRatio": {class: InferenceOnly},
 	"useManagedMemory": {class: InferenceOnly}, "allocationStrategy": {class: InferenceOnly}, "dumpRefit": {class: InferenceOnly},
 	"getPlanVersionOnly": {class: InferenceOnly}, "weightStreamingBudget": {class: InferenceOnly},
@@ -748,15 +750,10 @@ func DimsX(dims []int64) string {
 	return strings.Join(parts, "x")
 }
 
-// trtexecSize writes a size in trtexec's binary units, exactly.
+// trtexecSize writes a size in trtexec's binary units, exactly: GiB, MiB
+// and KiB are trtexec's G, M and K, and B is B (the suffixes readPools
+// reads).
 func trtexecSize(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
+	count, unit := text.ExactBinary(n)
+	return strconv.FormatInt(count, 10) + strings.TrimSuffix(unit, "iB")
 }
