@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 
@@ -498,7 +497,7 @@ func readPools(w Writer, s Setting, value string) error {
 		pool, size, ok := strings.Cut(item, ":")
 		name, _, err := s.fromTrtexec(Flag{}, pool)
 		if !ok || err != nil {
-			return fmt.Errorf("%q is not POOL:SIZE with a pool of %s", item, strings.Join(sortedCopy(s.trtexecSpellings()), ", "))
+			return fmt.Errorf("%q is not POOL:SIZE with a pool of %s", item, strings.Join(slices.Sorted(slices.Values(s.trtexecSpellings())), ", "))
 		}
 		unit := "MiB"
 		if n := len(size); n > 0 && units[size[n-1]] != "" {
@@ -524,12 +523,6 @@ func readLayerTypes(w Writer, key, value string) error {
 	return nil
 }
 
-func sortedCopy(list []string) []string {
-	out := slices.Clone(list)
-	sort.Strings(out)
-	return out
-}
-
 // Line is what plan --trtexec writes for one setting: its flags, and what
 // the line cannot say.
 type Line struct {
@@ -550,25 +543,23 @@ func (s Setting) WriteTrtexec(v any) Line {
 	switch s.Kind {
 	case Bool:
 		b, _ := v.(bool)
-		if f, ok := s.setFlag(strconv.FormatBool(b)); ok {
+		if f := s.writingFlag(strconv.FormatBool(b)); f != nil {
 			l.flag(f.Name)
-		} else if _, other := s.setFlag(strconv.FormatBool(!b)); !other {
+		} else if s.writingFlag(strconv.FormatBool(!b)) == nil {
 			l.missing("%s: %v has no trtexec flag", s.Key, b)
 		} // else trtexec does this without a flag
 	case Enum:
 		name, _ := v.(string)
 		val, _ := s.Value(name)
-		switch f, isSet := s.setFlag(name); {
+		switch f := s.writingFlag(name); {
 		case value != nil && val.trtexec() != NoFlag:
 			l.flag(value.Name, val.trtexec())
-		case isSet:
+		case f != nil:
 			l.flag(f.Name)
 		case s.Default != name:
 			l.missing("%s: %s has no trtexec flag", s.Key, name)
 		}
-	case Int, Size:
-		l.flag(value.Name, fmt.Sprint(v))
-	case File, OutputFile:
+	case Int, Size, File, OutputFile:
 		l.flag(value.Name, fmt.Sprint(v))
 	case Files:
 		list, _ := v.([]string)
@@ -661,25 +652,20 @@ func (l *Line) name(key, name string) string {
 	return q
 }
 
-// valueFlag is the flag plan --trtexec writes a value with: the first that
-// takes one and is neither deprecated nor removed.
-func (s Setting) valueFlag() *Flag {
+// valueFlag is the flag plan --trtexec writes a value with (nil: none).
+func (s Setting) valueFlag() *Flag { return s.writingFlag("") }
+
+// writingFlag is the first of s's flags that plan --trtexec may write for
+// set: with set "", one that takes a value; else one without a value that
+// writes set. Never a part's flag, nor a deprecated or removed one. Nil:
+// none.
+func (s Setting) writingFlag(set string) *Flag {
 	for i, f := range s.Trtexec {
-		if f.Set == "" && f.Part == "" && f.Successor == "" {
+		if f.Set == set && f.Part == "" && f.Successor == "" {
 			return &s.Trtexec[i]
 		}
 	}
 	return nil
-}
-
-// setFlag is the flag without a value that writes value.
-func (s Setting) setFlag(value string) (Flag, bool) {
-	for _, f := range s.Trtexec {
-		if f.Set == value && f.Part == "" && f.Successor == "" {
-			return f, true
-		}
-	}
-	return Flag{}, false
 }
 
 func (s Setting) writeSet(l *Line, value *Flag, list []string) {
@@ -695,7 +681,7 @@ func (s Setting) writeSet(l *Line, value *Flag, list []string) {
 	var none []string
 	for _, name := range list {
 		val, _ := s.Value(name)
-		if f, ok := s.setFlag(name); ok {
+		if f := s.writingFlag(name); f != nil {
 			l.flag(f.Name)
 		} else if !val.Implied {
 			none = append(none, name)
