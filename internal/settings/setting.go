@@ -6,9 +6,11 @@
 // internal/matrix (validation, trtexec lines both ways, the JSON Schema),
 // internal/cache (defaults and files in keys), internal/report (how the
 // summary shows a value), and the C++ backends, whose decoder, value lists,
-// enum lookups, flavour checks and version gates are generated from it
-// (go generate ./internal/settings writes native/backends/settings_table.h
-// and settings_enums.h; a test fails when they are stale).
+// enum lookups, flavour checks and version gates are generated from it, as
+// is the matrix file's JSON Schema. go generate ./internal/settings writes
+// native/backends/settings_table.h and settings_enums.h, with
+// backend_table.h from the backend registry (internal/backend), and
+// internal/matrix/schema.json; tests fail when any of them is stale.
 package settings
 
 import (
