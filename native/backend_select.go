@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -72,6 +73,20 @@ func findFlavour(f backend.Flavour, dirs []string) string {
 	return ""
 }
 
+// compiledNewestFirst yields each of be's flavours whose shared object is
+// in dirs, with its path, newest first: which one fits only loading the
+// TensorRT library tells, and the newest is the likeliest. It looks for
+// each as the walk reaches it.
+func compiledNewestFirst(be backend.Backend, dirs []string) iter.Seq2[backend.Flavour, string] {
+	return func(yield func(backend.Flavour, string) bool) {
+		for i := len(be.Flavours) - 1; i >= 0; i-- {
+			if p := findFlavour(be.Flavours[i], dirs); p != "" && !yield(be.Flavours[i], p) {
+				return
+			}
+		}
+	}
+}
+
 // SearchedDirs says where backend shared objects were looked for, naming
 // TRT_ACTION_BACKEND_DIR also when it is not set: a binary copied without
 // its lib/ folder needs to learn that the variable exists.
@@ -99,12 +114,9 @@ func notBuilt(be backend.Backend, f backend.Flavour, dirs []string) error {
 // has none.
 func BackendFiles(name string) []string {
 	be, _ := backend.Lookup(name)
-	dirs := BackendDirs()
 	var files []string
-	for i := len(be.Flavours) - 1; i >= 0; i-- {
-		if p := findFlavour(be.Flavours[i], dirs); p != "" {
-			files = append(files, p)
-		}
+	for _, p := range compiledNewestFirst(be, BackendDirs()) {
+		files = append(files, p)
 	}
 	return files
 }
@@ -140,17 +152,8 @@ func ResolveBackend(name, libPath string) (string, error) {
 // resolveByLibrary picks, of be's compiled flavours, newest first, the one
 // that can load the TensorRT library.
 func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string, error) {
-	var problems, files, setups []string
-	compiled := 0
-	for i := len(be.Flavours) - 1; i >= 0; i-- {
-		f := be.Flavours[i]
-		files = append([]string{f.File}, files...)
-		setups = append([]string{"`make " + f.HeadersVar + "=...`"}, setups...)
-		p := findFlavour(f, dirs)
-		if p == "" {
-			continue
-		}
-		compiled++
+	var problems []string // one for each compiled flavour
+	for f, p := range compiledNewestFirst(be, dirs) {
 		info, err := probe(p, libPath)
 		if err != nil {
 			problems = append(problems, err.Error())
@@ -161,7 +164,12 @@ func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string
 		}
 		problems = append(problems, fmt.Sprintf("%s (%s): %s", f.File, f.Product, info.Error))
 	}
-	if compiled == 0 {
+	if len(problems) == 0 { // none is compiled
+		var files, setups []string
+		for _, f := range be.Flavours {
+			files = append(files, f.File)
+			setups = append(setups, "`make "+f.HeadersVar+"=...`")
+		}
 		return "", fmt.Errorf("no %s backend: neither %s was found (%s); %s; "+
 			"or build them with %s (the folder holding NvInfer.h)",
 			be.Name, strings.Join(files, " nor "), SearchedDirs(dirs), whereBackendsLive, strings.Join(setups, " or "))

@@ -297,15 +297,7 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 		allocs = append(allocs, unsafe.Pointer(p))
 		return p
 	}
-	names := map[string]*C.char{}
-	intern := func(s string) *C.char {
-		if p, ok := names[s]; ok {
-			return p
-		}
-		p := cstr(s)
-		names[s] = p
-		return p
-	}
+	names := cNames{}
 
 	cfg := (*C.tam_sim_config)(C.calloc(1, C.sizeof_tam_sim_config))
 	allocs = append(allocs, unsafe.Pointer(cfg))
@@ -315,15 +307,7 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 		events := (*C.tam_sim_event)(C.calloc(C.size_t(max(n, 1)), C.sizeof_tam_sim_event))
 		allocs = append(allocs, unsafe.Pointer(events))
 		for i, ev := range sim.Trace {
-			ce := (*C.tam_sim_event)(unsafe.Add(unsafe.Pointer(events), uintptr(i)*C.sizeof_tam_sim_event))
-			ce.t_ns, ce.kind, ce.n = C.int64_t(ev.T), simKind(ev.Kind), C.int32_t(ev.Steps)
-			if ev.Kind == trace.Step {
-				ce.n = C.int32_t(ev.Step)
-			}
-			ce.phase = intern(ev.Phase)
-			if ev.Parent != "" {
-				ce.parent = intern(ev.Parent)
-			}
+			toSimEvent((*C.tam_sim_event)(unsafe.Add(unsafe.Pointer(events), uintptr(i)*C.sizeof_tam_sim_event)), ev, names)
 		}
 		cfg.events = events
 	}
@@ -343,20 +327,8 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 		for _, p := range allocs {
 			C.free(p)
 		}
+		names.free()
 	}
-}
-
-// simKind is a trace event's kind as trtaction.h numbers it.
-func simKind(k trace.Kind) C.int32_t {
-	switch k {
-	case trace.Start:
-		return C.TAM_EV_START
-	case trace.Step:
-		return C.TAM_EV_STEP
-	case trace.Finish:
-		return C.TAM_EV_FINISH
-	}
-	return -1 // the simulator refuses it with a clear error
 }
 
 // openBackend loads a backend shared object; its error wraps ErrUnavailable.

@@ -29,7 +29,7 @@ type fileSource struct {
 	f     *os.File
 	r     *trace.Reader
 	err   error // a bad line, reported by the read after the events before it
-	names map[string]*C.char
+	names cNames
 }
 
 func openFileSource(path string) (*fileSource, error) {
@@ -37,7 +37,7 @@ func openFileSource(path string) (*fileSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &fileSource{path: path, f: f, names: map[string]*C.char{}}
+	s := &fileSource{path: path, f: f, names: cNames{}}
 	s.r = trace.NewReader(f, path)
 	return s, nil
 }
@@ -61,27 +61,10 @@ func (s *fileSource) read(buf []C.tam_sim_event) (int, error) {
 			}
 			break
 		}
-		ce := &buf[n]
-		ce.t_ns, ce.kind, ce.n = C.int64_t(ev.T), simKind(ev.Kind), C.int32_t(ev.Steps)
-		if ev.Kind == trace.Step {
-			ce.n = C.int32_t(ev.Step)
-		}
-		ce.phase, ce.parent = s.name(ev.Phase), nil
-		if ev.Parent != "" {
-			ce.parent = s.name(ev.Parent)
-		}
+		toSimEvent(&buf[n], ev, s.names)
 		n++
 	}
 	return n, nil
-}
-
-func (s *fileSource) name(name string) *C.char {
-	if p, ok := s.names[name]; ok {
-		return p
-	}
-	p := C.CString(name)
-	s.names[name] = p
-	return p
 }
 
 // rewind starts the file again, for a repeated replay.
@@ -126,9 +109,7 @@ func (s *fileSource) countLines(cancelled func() bool) (int, error) {
 var errCancelledReading = errors.New("simulator: cancelled while reading the trace")
 
 func (s *fileSource) close() {
-	for _, p := range s.names {
-		C.free(unsafe.Pointer(p))
-	}
+	s.names.free()
 	s.f.Close()
 }
 

@@ -112,8 +112,7 @@ type Cache struct {
 	dir      string // Options.Dir
 	root     string // dir/v<FormatVersion>, for messages: it is reached through folder
 	maxSize  int64
-	readOnly bool
-	look     bool
+	readOnly bool // Options.Look, or a folder that cannot be written
 	now      func() time.Time
 	stored   runStores // what this Cache stored, to tell their eviction
 	notices  []string  // what Open found and did that the user should hear of
@@ -215,7 +214,7 @@ func Open(o Options) (*Cache, error) {
 	if o.MaxSize < 0 {
 		return nil, fmt.Errorf("cache: max size %d is negative", o.MaxSize)
 	}
-	c := &Cache{dir: o.Dir, root: filepath.Join(o.Dir, versionName), maxSize: o.MaxSize, look: o.Look, now: time.Now}
+	c := &Cache{dir: o.Dir, root: filepath.Join(o.Dir, versionName), maxSize: o.MaxSize, readOnly: o.Look, now: time.Now}
 	if o.Existing || o.Look {
 		if err := c.checkExisting(); err != nil {
 			return nil, err
@@ -224,7 +223,6 @@ func Open(o Options) (*Cache, error) {
 		return nil, fmt.Errorf("cache folder %s: %w", o.Dir, err)
 	}
 	if o.Look {
-		c.readOnly = true
 		return c, c.lookAtStaging()
 	}
 	root, err := c.openRoot(!o.Existing)
@@ -239,15 +237,16 @@ func Open(o Options) (*Cache, error) {
 	}
 	defer root.close()
 	tmp, err := c.staging(root)
-	if err == nil {
-		err = probeWritable(tmp)
-		tmp.close()
-	}
 	if err != nil {
 		c.readOnly = true
 		return c, nil
 	}
-	c.removeAbandoned(root)
+	defer tmp.close()
+	if err := probeWritable(tmp); err != nil {
+		c.readOnly = true
+		return c, nil
+	}
+	c.removeAbandoned(tmp)
 	if !o.Existing {
 		c.noteOlderFormats()
 	}
@@ -291,31 +290,22 @@ func (c *Cache) openRoot(create bool) (*folder, error) {
 // one. A link there is removed (the link, not what it names) and a folder
 // made instead, with a notice.
 func (c *Cache) staging(root *folder) (*folder, error) {
-	return c.ownFolder(root, tmpName, true)
+	return c.ownFolder(root, tmpName)
 }
 
 // ownFolder opens the folder name in parent that the cache keeps there,
-// creating it when create. A link in its place is not the cache's: it is
-// removed (with a notice) and, when create, a folder made instead.
-func (c *Cache) ownFolder(parent *folder, name string, create bool) (*folder, error) {
-	var d *folder
-	var err error
-	if create {
-		d, err = parent.makeSub(name)
-	} else {
-		d, err = parent.sub(name)
-	}
+// creating it when it is missing. A link in its place is not the cache's:
+// it is removed (with a notice) and a folder made instead.
+func (c *Cache) ownFolder(parent *folder, name string) (*folder, error) {
+	d, err := parent.makeSub(name)
 	var link *linkError
-	if !errors.As(err, &link) || c.readOnly || c.look {
+	if !errors.As(err, &link) || c.readOnly {
 		return d, err
 	}
 	if err := parent.removeLink(name); err != nil {
 		return nil, err
 	}
 	c.notify(link.removed("folder"))
-	if !create {
-		return nil, &fs.PathError{Op: "open", Path: parent.join(name), Err: fs.ErrNotExist}
-	}
 	return parent.makeSub(name)
 }
 

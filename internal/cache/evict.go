@@ -327,11 +327,16 @@ type Listing struct {
 // ones, and the strays: what prune and max-size count. It changes
 // nothing.
 func (c *Cache) List() (Listing, error) {
-	others, err := c.OtherFormats()
+	top, err := openTop(c.dir)
 	if err != nil {
 		return Listing{}, err
 	}
-	root, err := c.openRoot(false)
+	defer top.close()
+	others, err := otherFormats(top, false)
+	if err != nil {
+		return Listing{}, err
+	}
+	root, err := top.sub(versionName)
 	if isNotExist(err) {
 		return Listing{OtherFormats: others}, nil
 	}

@@ -125,7 +125,7 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 		return nil, fmt.Errorf("cache entry %s: lock: %w", c.entryDir(k), err)
 	}
 	at(c.hooks.opened, k)
-	r.engine, r.entry, err = readParts(dir, k, true)
+	r.engine, r.entry, err = readParts(dir, k)
 	var bad corruption
 	switch {
 	case errors.As(err, &bad) && !shard.same(string(k), dir.f):
@@ -141,31 +141,19 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 }
 
 // readParts opens the engine in dir (k's entry folder, share-locked by
-// the caller) and reads and checks the metadata against it: whole, or
-// without the original build's report entry (a listing has no use for
-// its phase tree). A part that is missing, a link, not a regular file,
+// the caller), then reads the whole metadata and checks it against k and
+// the engine's size. A part that is missing, a link, not a regular file,
 // unreadable or inconsistent is a corruption. The engine is returned open
-// unless there is an error. With a corruption, what the metadata says is
-// returned when it could be read (the build's name, for a listing).
-func readParts(dir *folder, k Key, whole bool) (*os.File, Entry, error) {
-	engine, err := dir.openRegular(engineName)
+// unless there is an error.
+func readParts(dir *folder, k Key) (*os.File, Entry, error) {
+	engine, fi, err := dir.openRegular(engineName)
 	if err != nil {
-		err = asCorruption(err, "its engine")
-		if _, bad := err.(corruption); bad {
-			e, _ := readMeta(dir, k, -1, whole) // what it says, for a listing
-			return nil, e, err
-		}
+		return nil, Entry{}, asCorruption(err, "its engine")
+	}
+	e, err := readMeta(dir, k, fi.Size())
+	if err != nil {
+		engine.Close()
 		return nil, Entry{}, err
-	}
-	fi, err := engine.Stat()
-	if err != nil {
-		engine.Close()
-		return nil, Entry{}, fmt.Errorf("%s: %w", engine.Name(), err)
-	}
-	e, err := readMeta(dir, k, fi.Size(), whole)
-	if err != nil {
-		engine.Close()
-		return nil, e, err
 	}
 	return engine, e, nil
 }
@@ -200,36 +188,23 @@ type entryHead struct {
 	Original json.RawMessage `json:"original,omitempty"`
 }
 
-// readMeta reads and checks the metadata in dir against the size of its
-// engine file (engineSize; below 0 when the engine is not a file to
-// measure). A corruption comes with what the metadata says when it could
-// be read.
-func readMeta(dir *folder, k Key, engineSize int64, whole bool) (Entry, error) {
-	f, err := dir.openRegular(metaName)
+// readMeta reads the metadata in dir whole and checks it against k and
+// the size of its engine file (engineSize).
+func readMeta(dir *folder, k Key, engineSize int64) (Entry, error) {
+	f, fi, err := dir.openRegular(metaName)
 	if err != nil {
 		return Entry{}, asCorruption(err, "its metadata")
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
-	}
 	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
 	if err != nil {
 		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
-	return checkMeta(data, fi.ModTime(), fi.Size(), k, engineSize, whole)
-}
-
-// checkMeta decodes the metadata file's content (modified at modTime,
-// metaSize bytes) and checks it against k and the engine's size (below 0:
-// not known). A corruption comes with what it says when it decoded.
-func checkMeta(data []byte, modTime time.Time, metaSize int64, k Key, engineSize int64, whole bool) (Entry, error) {
-	m, err := decodeMeta(data, whole)
+	m, err := decodeMeta(data, true)
 	if err != nil {
 		return Entry{}, err
 	}
-	return checkDecoded(m, modTime, metaSize, k, engineSize)
+	return checkDecoded(m, fi.ModTime(), fi.Size(), k, engineSize)
 }
 
 // decodeMeta decodes the metadata file's content: whole, or without the
@@ -250,7 +225,10 @@ func decodeMeta(data []byte, whole bool) (entryFile, error) {
 	return m, nil
 }
 
-// checkDecoded is checkMeta after the decoding.
+// checkDecoded checks decoded metadata (its file modified at modTime,
+// metaSize bytes) against k and the engine's size (below 0: not known, as
+// when a listing finds no engine file). A corruption comes with what the
+// metadata says.
 func checkDecoded(m entryFile, modTime time.Time, metaSize int64, k Key, engineSize int64) (Entry, error) {
 	e := m.Entry
 	e.Key, e.LastUsed, e.DiskSize = k, modTime, entrySize(max(engineSize, 0), metaSize)

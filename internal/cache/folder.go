@@ -124,11 +124,13 @@ func (d *folder) open(name string, flag int, perm uint32) (*os.File, error) {
 }
 
 // openRegular opens name for reading and checks it is a regular file (a
-// FIFO would block a reader for ever; a device is nobody's engine).
-func (d *folder) openRegular(name string) (*os.File, error) {
+// FIFO would block a reader for ever; a device is nobody's engine). It
+// returns what it checked, the open file's size and modification time
+// among it.
+func (d *folder) openRegular(name string) (*os.File, fs.FileInfo, error) {
 	f, err := d.open(name, unix.O_RDONLY|unix.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	fi, err := f.Stat()
 	if err == nil && !fi.Mode().IsRegular() {
@@ -136,9 +138,9 @@ func (d *folder) openRegular(name string) (*os.File, error) {
 	}
 	if err != nil {
 		f.Close()
-		return nil, err
+		return nil, nil, err
 	}
-	return f, nil
+	return f, fi, nil
 }
 
 // notRegularError is a FIFO, a device or a folder where the cache keeps a

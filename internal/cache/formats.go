@@ -54,19 +54,12 @@ func formatOf(name string) (int, bool) {
 	return n, true
 }
 
-// OtherFormats lists the folders of other formats in the cache folder,
-// oldest format first, with their sizes. It changes nothing and follows
-// no link.
-func (c *Cache) OtherFormats() ([]OtherFormat, error) {
-	top, err := openTop(c.dir)
-	if err != nil {
-		return nil, err
-	}
-	defer top.close()
-	return otherFormats(top)
-}
-
-func otherFormats(top *folder) ([]OtherFormat, error) {
+// otherFormats lists the folders of other formats in the cache folder
+// top, oldest format first, with their sizes: every one for cache ls, or
+// only the older ones (olderOnly) for a build's notice and prune
+// --other-formats, so a newer trt-action's folder is never gone through
+// for a size nobody is shown. It changes nothing and follows no link.
+func otherFormats(top *folder, olderOnly bool) ([]OtherFormat, error) {
 	names, err := top.names()
 	if err != nil {
 		return nil, err
@@ -74,7 +67,7 @@ func otherFormats(top *folder) ([]OtherFormat, error) {
 	var out []OtherFormat
 	for _, name := range names {
 		n, ok := formatOf(name)
-		if !ok {
+		if !ok || (olderOnly && n > FormatVersion) {
 			continue
 		}
 		st, err := top.lstat(name)
@@ -106,14 +99,17 @@ func otherFormats(top *folder) ([]OtherFormat, error) {
 // folder holds folders of older formats: they are never read, and only
 // prune --other-formats removes them.
 func (c *Cache) noteOlderFormats() {
-	others, err := c.OtherFormats()
+	top, err := openTop(c.dir)
 	if err != nil {
 		return
 	}
-	for _, o := range others {
-		if o.Older() {
-			c.notify(o.neverRead())
-		}
+	defer top.close()
+	older, err := otherFormats(top, true)
+	if err != nil {
+		return
+	}
+	for _, o := range older {
+		c.notify(o.neverRead())
 	}
 }
 
@@ -164,15 +160,12 @@ func (c *Cache) pruneFormats() ([]OtherFormat, error) {
 // and a removal killed part way is a staging leftover the next Open
 // removes.
 func (c *Cache) pruneOlderFormats(top, root *folder) ([]OtherFormat, error) {
-	others, err := otherFormats(top)
+	older, err := otherFormats(top, true)
 	if err != nil {
 		return nil, err
 	}
 	var removed []OtherFormat
-	for _, o := range others {
-		if !o.Older() {
-			continue
-		}
+	for _, o := range older {
 		if err := c.removeFormat(top, root, o); err != nil {
 			return removed, err
 		}

@@ -330,10 +330,10 @@ type BuildKey struct {
 	Err error
 }
 
-// Keys computes every build's key as a plan shows it, before any GPU is
-// chosen: the library from libPath (--trt-lib) or the backend's variable,
-// no target. plan --json and cache key use it, so both show one key.
-// Hashing stops when ctx ends.
+// Keys computes every build's key before any GPU is chosen: the library
+// from libPath (--trt-lib) or the backend's variable, no target. cache key
+// uses it (plan --json uses PlanKeys, runenv.go, which names the GPU as a
+// build would). Hashing stops when ctx ends.
 func (h *Hasher) Keys(ctx context.Context, builds []matrix.Build, libPath string) []BuildKey {
 	out := make([]BuildKey, len(builds))
 	for i, b := range builds {

@@ -150,7 +150,7 @@ func TestEngineLinkIsCorrupt(t *testing.T) {
 			if err := os.Symlink(outside, p); err != nil {
 				t.Fatal(err)
 			}
-			bad, err := c.Verify()
+			_, bad, err := c.Verify()
 			if err != nil || len(bad) != 1 || bad[0].Key != k || !bad[0].Removed || !strings.Contains(bad[0].Reason, "symbolic link") {
 				t.Fatalf("Verify = %+v, %v; want the entry corrupt for its link", bad, err)
 			}
@@ -198,7 +198,7 @@ func TestEntryFolderLinkIsSeen(t *testing.T) {
 					t.Error("ls removed the link")
 				}
 			case "verify":
-				bad, err := c.Verify()
+				_, bad, err := c.Verify()
 				if err != nil || len(bad) != 1 || bad[0].Path != link || !bad[0].Removed {
 					t.Fatalf("Verify = %+v, %v; want the link, removed", bad, err)
 				}
@@ -289,7 +289,7 @@ func TestVerifyAndPruneWithoutStaging(t *testing.T) {
 	if err != nil || existing.ReadOnly() {
 		t.Fatalf("Open = read-only %v, %v", existing.ReadOnly(), err)
 	}
-	found, err := existing.Verify()
+	_, found, err := existing.Verify()
 	if err != nil || len(found) != 1 || !found[0].Removed {
 		t.Fatalf("Verify = %+v, %v; want the bad entry removed", found, err)
 	}
@@ -433,7 +433,7 @@ func TestReplaceUnderConcurrentReaders(t *testing.T) {
 	})
 	verifier := openCache(t, dir, 0)
 	loop("verify", func() string {
-		if bad, err := verifier.Verify(); len(bad) > 0 || err != nil {
+		if _, bad, err := verifier.Verify(); len(bad) > 0 || err != nil {
 			return fmt.Sprintf("%v, %v", bad, err)
 		}
 		return ""

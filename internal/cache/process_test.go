@@ -113,7 +113,7 @@ func TestTwoProcessesRacing(t *testing.T) {
 		}
 	}
 	c := openCache(t, filepath.Join(dir, "cache"), 0)
-	bad, err := c.Verify()
+	_, bad, err := c.Verify()
 	if err != nil || len(bad) > 0 {
 		t.Errorf("Verify after the race: %v, %v", bad, err)
 	}

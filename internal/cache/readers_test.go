@@ -118,7 +118,7 @@ func TestDiscardRemovesOnlyTheEntryItChecked(t *testing.T) {
 					t.Errorf("Fetch got %q; want the new entry, read again", got)
 				}
 			case "verify":
-				if bad, err := reader.Verify(); len(bad) != 0 || err != nil {
+				if _, bad, err := reader.Verify(); len(bad) != 0 || err != nil {
 					t.Errorf("Verify = %v, %v; want nothing (the bad entry was replaced while checked)", bad, err)
 				}
 			}

@@ -91,15 +91,10 @@ const abandonedAfter = time.Hour
 // moment from being mistaken for a leftover.
 const lockGrace = time.Minute
 
-// removeAbandoned removes the staging folders (and stray files) in tmp/
-// that no live process holds. A link in tmp/ is removed as a link; nothing
-// is followed.
-func (c *Cache) removeAbandoned(root *folder) {
-	tmp, err := root.sub(tmpName)
-	if err != nil {
-		return
-	}
-	defer tmp.close()
+// removeAbandoned removes the staging folders (and stray files) in tmp
+// (tmp/, open) that no live process holds. A link in tmp/ is removed as a
+// link; nothing is followed.
+func (c *Cache) removeAbandoned(tmp *folder) {
 	left, links := c.leftovers(tmp)
 	for _, l := range left {
 		_ = removeStaged(tmp, l)

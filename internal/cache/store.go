@@ -73,7 +73,7 @@ func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, erro
 		return Stored{}, storeError(err)
 	}
 	defer root.close()
-	shard, err := c.ownFolder(root, string(k[:2]), true)
+	shard, err := c.ownFolder(root, string(k[:2]))
 	if err != nil {
 		return Stored{}, storeError(err)
 	}

@@ -245,7 +245,7 @@ func TestCorruptEntries(t *testing.T) {
 			// Verify finds the same damage.
 			k = store(t, c, "mlp", 1000)
 			harm(t, c.entryDir(k))
-			bad, err := c.Verify()
+			_, bad, err := c.Verify()
 			if err != nil || len(bad) != 1 || bad[0].Key != k || !bad[0].Removed {
 				t.Fatalf("Verify = %+v, %v; want the one bad entry, removed", bad, err)
 			}

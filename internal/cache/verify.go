@@ -15,21 +15,22 @@ import (
 // (a link where an entry or a shard belongs: the link is removed). Entries
 // in use by another process are checked under the same shared lock a
 // reader takes, and an entry replaced while it is checked is checked
-// again: only the folder found bad is ever removed.
-func (c *Cache) Verify() ([]*CorruptError, error) {
+// again: only the folder found bad is ever removed. checked is how many
+// entries were checked, good or bad (not those removed, or replaced again
+// and again, while Verify went through the cache).
+func (c *Cache) Verify() (checked int, bad []*CorruptError, err error) {
 	root, err := c.openRoot(false)
 	if isNotExist(err) {
-		return nil, nil
+		return 0, nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
 	defer root.close()
 	slots, strays, err := c.scan(root)
 	if err != nil {
-		return nil, err
+		return 0, nil, err
 	}
-	var bad []*CorruptError
 	for _, s := range strays {
 		e := &CorruptError{Key: Key(s.name), Path: s.Path, Reason: fmt.Sprintf("it is a symbolic link (to %s), never followed", s.Target)}
 		if !c.readOnly {
@@ -46,25 +47,30 @@ func (c *Cache) Verify() ([]*CorruptError, error) {
 		}
 		var corrupt *CorruptError
 		switch {
-		case errors.As(err, &corrupt):
-			bad = append(bad, corrupt)
+		case errors.Is(err, errMiss): // removed since the listing
 		case errors.Is(err, errMoved): // replaced again and again while checked: nothing to say of it
+		case errors.As(err, &corrupt):
+			checked++
+			bad = append(bad, corrupt)
 		case err != nil:
-			return bad, err
+			return checked, bad, err
+		default:
+			checked++
 		}
 	}
-	return bad, nil
+	return checked, bad, nil
 }
 
 // check checks k's entry and discards it when it is bad: nil when it is
-// good (or gone), a *CorruptError when it was bad, errMoved when it was
-// replaced or removed while it was checked.
+// good, errMiss when it is gone (removed since the listing), a
+// *CorruptError when it was bad, errMoved when it was replaced or removed
+// while it was checked.
 func (c *Cache) check(k Key) error {
 	r, err := c.openEntry(k)
 	var bad corruption
 	switch {
 	case errors.Is(err, errMiss):
-		return nil // removed since the listing
+		return err
 	case errors.As(err, &bad):
 		return c.discard(k, r, bad.reason)
 	case err != nil:

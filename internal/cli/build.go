@@ -94,10 +94,14 @@ func runBuild(c *Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Looked up once: the files checked and the workers started name one
+	// binary. Not found, no file is checked against it, and no build
+	// starts (said after every other problem).
+	exe, exeErr := c.workerExecutable()
 	file, builds, err := loadBuilds(f.file, f.only, f.backend, withInputs)
 	if err != nil {
 		if file != nil { // invalid: what of it is valid is checked too, so both come at once
-			err = errors.Join(err, runfiles.Check(c.runFiles(&f, file, builds, out)))
+			err = errors.Join(err, runfiles.Check(runFiles(&f, file, builds, out, exe)))
 		}
 		return err
 	}
@@ -105,13 +109,12 @@ func runBuild(c *Command, args []string) error {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file, builds, out)
+	run, err := c.prepareRun(&f, file, builds, out, exe)
 	if err != nil {
 		return err
 	}
-	exe, err := c.Executable()
-	if err != nil {
-		return fmt.Errorf("cannot find my own executable to start workers: %w", err)
+	if exeErr != nil {
+		return fmt.Errorf("cannot find my own executable to start workers: %w", exeErr)
 	}
 	if err := out.Check("no build was started"); err != nil {
 		return err
@@ -138,12 +141,10 @@ func runBuild(c *Command, args []string) error {
 }
 
 // runFiles is every file the run reads and writes, for runfiles.Check:
-// the matrix's, what the builds load, the cache folder, the outputs the
-// flags name and the baseline report.
-func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) []runfiles.File {
-	files := append(file.RunFiles(builds), build.LoadedFiles(builds, f.trtLib, c.workerExecutable())...)
-	files = append(files, f.cache.folder(file)...)
-	files = append(files, out.Files()...)
+// the matrix's (matrixFiles; exe is the worker binary), the outputs the
+// flags name, the traces --record-trace writes and the baseline report.
+func runFiles(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string) []runfiles.File {
+	files := append(matrixFiles(file, builds, f.trtLib, exe, &f.cache), out.Files()...)
 	if f.recordTrace != "" {
 		for _, b := range builds {
 			files = append(files, runfiles.File{Path: build.TraceFile(f.recordTrace, b.Name), Role: runfiles.Output,
@@ -154,6 +155,15 @@ func (c *Command) runFiles(f *buildFlags, file *matrix.File, builds []matrix.Bui
 		files = append(files, runfiles.File{Path: f.baseline, Role: runfiles.Input, Noun: "the baseline report (--baseline)"})
 	}
 	return files
+}
+
+// matrixFiles is every file the matrix names for builds, for
+// runfiles.Check: the matrix file and what its builds read and write
+// (File.RunFiles), what they load (trtLib or each backend's library, and
+// exe, the worker binary) and the cache folder cache names.
+func matrixFiles(file *matrix.File, builds []matrix.Build, trtLib, exe string, cache *cacheFlags) []runfiles.File {
+	files := append(file.RunFiles(builds), build.LoadedFiles(builds, trtLib, exe)...)
+	return append(files, cache.folder(file)...)
 }
 
 // newOutputs are the outputs a run writes (build's, or merge's).
@@ -173,54 +183,56 @@ const (
 // loadBuilds reads the matrix file and picks the builds to run. With
 // inputs, a matrix with errors comes back too (beside its matrix.Errors)
 // as far as it is valid, its builds picked as far as --only and --backend
-// can pick them, for the check of the files it names.
+// can pick them, for the check of the files it names; what they could not
+// pick is said once the matrix is valid.
 func loadBuilds(path string, only []string, backend string, inputs bool) (*matrix.File, []matrix.Build, error) {
+	load := matrix.LoadPartial
 	if !inputs {
-		file, err := matrix.LoadWithoutInputs(path)
-		if err != nil {
-			return nil, nil, matrixError(err)
-		}
-		return pickBuilds(file, only, backend)
+		load = matrix.LoadWithoutInputs // never comes back with errors
 	}
-	file, err := matrix.LoadPartial(path)
-	if err != nil {
-		if file == nil {
-			return nil, nil, matrixError(err)
-		}
-		builds, perr := file.Select(only)
-		if perr != nil {
-			builds = file.Builds // --only may name a build whose name is wrong
-		}
-		if backend != "" {
-			_ = matrix.OnBackend(builds, backend) // said once the matrix is valid
-		}
+	file, err := load(path)
+	if file == nil {
+		return nil, nil, matrixError(err)
+	}
+	builds, pickErr := pickBuilds(file, only, backend)
+	switch {
+	case err != nil:
 		return file, builds, err
-	}
-	return pickBuilds(file, only, backend)
-}
-
-// pickBuilds picks from a valid file the builds --only and --backend ask for.
-func pickBuilds(file *matrix.File, only []string, backend string) (*matrix.File, []matrix.Build, error) {
-	builds, err := file.Select(only)
-	if err != nil {
-		return nil, nil, usageError{err.Error()}
-	}
-	if backend != "" {
-		if err := matrix.OnBackend(builds, backend); err != nil {
-			return nil, nil, usageError{err.Error()}
-		}
+	case pickErr != nil:
+		return nil, nil, pickErr
 	}
 	return file, builds, nil
 }
 
-// matrixError makes an unreadable matrix file a usage error (exit 2), as
-// an invalid one (matrix.Errors) already is.
+// pickBuilds picks the builds --only and --backend ask for, as far as
+// they can: every build when --only names one the file does not have (its
+// name may be what is wrong in the file).
+func pickBuilds(file *matrix.File, only []string, backend string) ([]matrix.Build, error) {
+	builds, err := file.Select(only)
+	if err != nil {
+		builds = file.Builds
+	}
+	if backend != "" {
+		if berr := matrix.OnBackend(builds, backend); err == nil {
+			err = berr
+		}
+	}
+	if err != nil {
+		return builds, usageError{err.Error()}
+	}
+	return builds, nil
+}
+
+// matrixError is a matrix file that could not be loaded, typed by the
+// exit-code table (invalid): one that is not there, or is not YAML, is
+// invalid input (exit 2), as one with errors (matrix.Errors) already is;
+// one there that could not be read is any other error (exit 1).
 func matrixError(err error) error {
 	var problems matrix.Errors
 	if errors.As(err, &problems) {
 		return err
 	}
-	return usagef("matrix file: %v", err)
+	return invalid(fmt.Errorf("matrix file: %w", err))
 }
 
 // simulatedStandIns counts the builds --backend sim turned into simulated
@@ -235,12 +247,11 @@ func simulatedStandIns(builds []matrix.Build) int {
 	return n
 }
 
-// workerExecutable is the binary the workers run, or "" when it cannot be
+// workerExecutable is the binary the workers run, or why it cannot be
 // found (then no build starts, and build says so).
-func (c *Command) workerExecutable() string {
+func (c *Command) workerExecutable() (string, error) {
 	if c.Executable == nil {
-		return ""
+		return "", errors.New("none was given")
 	}
-	exe, _ := c.Executable()
-	return exe
+	return c.Executable()
 }

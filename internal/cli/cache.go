@@ -119,7 +119,7 @@ func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
 		if m.Cache == nil || m.Cache.Dir == "" {
 			return nil, usagef("no cache folder: give --cache DIR, or a matrix file with cache: {dir: ...} (-f %s has none)", f.file)
 		}
-		o = cache.Options{Dir: m.Cache.Dir, MaxSize: m.Cache.MaxSize, Existing: true, Look: look}
+		o.Dir, o.MaxSize = m.Cache.Dir, m.Cache.MaxSize
 	}
 	return cache.Open(o)
 }
@@ -238,13 +238,12 @@ func runCacheVerify(c *Command, args []string) error {
 	if err != nil {
 		return invalid(err)
 	}
-	bad, err := cc.Verify()
+	checked, bad, err := cc.Verify()
 	if err != nil {
 		return err
 	}
 	if len(bad) == 0 {
-		listing, _ := cc.List()
-		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(len(listing.Entries), "entry")) // none broken: verify removed them
+		fmt.Fprintf(c.Streams.Out, "%s ok\n", text.Count(checked, "entry"))
 		return nil
 	}
 	problems := make([]error, len(bad))

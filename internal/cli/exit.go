@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
+	"syscall"
 
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -71,24 +73,35 @@ func (e usageError) Error() string { return e.msg }
 
 func usagef(format string, args ...any) error { return usageError{fmt.Sprintf(format, args...)} }
 
-// invalid makes err, a problem with input the user named (a file, a
-// cache folder), invalid input: exit 2, in err's own words. Help asked
-// for stays what it is.
+// invalid types err, a problem with input the user named (a file, a
+// cache folder), by the exit-code table: invalid input (exit 2, in err's
+// own words) when the path names nothing, like a missing matrix file, or
+// what was read there is not what it should be; any other error (exit 1)
+// when a file there could not be read (couldNotRead). Help asked for
+// stays what it is.
 func invalid(err error) error {
-	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) {
+	if err == nil || isInvalid(err) || errors.Is(err, flag.ErrHelp) || couldNotRead(err) {
 		return err
 	}
 	return usageError{err.Error()}
 }
 
-// flagFileError is a usage error about the file a flag names. A positioned
-// error (FILE:LINE:COL: …) keeps its position first, for editors and
-// problem matchers, and names the flag at the end.
+// couldNotRead reports whether err is the file system refusing to read a
+// file that is there (no permission, a folder, an I/O error), rather than
+// a path that names nothing (it, or a folder on the way, is missing).
+func couldNotRead(err error) bool {
+	var pe *fs.PathError
+	return errors.As(err, &pe) && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, syscall.ENOTDIR)
+}
+
+// flagFileError is invalid about the file a flag names, in words that
+// name the flag. A positioned error (FILE:LINE:COL: …) keeps its position
+// first, for editors and problem matchers, and names the flag at the end.
 func flagFileError(flag string, err error) error {
 	if msg := err.Error(); positioned.MatchString(msg) {
-		return usagef("%s (%s)", msg, flag)
+		return usagef("%s (%s)", msg, flag) // a place in the file: what is there is wrong
 	}
-	return usagef("%s: %v", flag, err)
+	return invalid(fmt.Errorf("%s: %w", flag, err))
 }
 
 // What fails the step (--fail-on).

@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -74,15 +75,41 @@ func TestExitCodesAreTheDocumentedTable(t *testing.T) {
 		t.Fatalf("Check of a folder: %v, want an outputs.Error", unwritable)
 	}
 	sigint, sigterm := interrupted{report.SignalInterrupt}, interrupted{report.SignalTerminate}
+	// What commands end with when a file the user named is there and
+	// could not be read (a folder), or names nothing, or a step output
+	// could not be written.
+	dir := t.TempDir()
+	mfile := filepath.Join(dir, "m.yml")
+	if err := os.WriteFile(mfile, []byte("version: 1\nbuilds:\n  - {name: a, backend: sim}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	shardReport := writeShard(t, dir, "shard.json", time.Now(), report.Build{Name: "a", Backend: "sim", Status: report.StatusOK})
+	merged, missing, notDir := filepath.Join(dir, "merged.json"), filepath.Join(dir, "absent"), filepath.Join(mfile, "x")
+	run := func(env map[string]string, args ...string) error {
+		c, _, _ := fanoutCommand(env)
+		c.Streams.In = strings.NewReader("")
+		return c.run(args)
+	}
+	unreadable := []error{
+		run(nil, "validate", folder), run(nil, "trace", "convert", folder), run(nil, "merge", "--report", merged, folder),
+		run(nil, "merge", "--report", merged, "--baseline", folder, shardReport), run(nil, "plan", "--github-matrix", "--baseline", folder, mfile),
+		run(nil, "cache", "ls", "-f", folder),
+	}
+	absent := []error{
+		run(nil, "validate", missing), run(nil, "trace", "convert", missing), run(nil, "trace", "convert", notDir),
+		run(nil, "merge", "--report", merged, missing), run(nil, "plan", "--github-matrix", "--baseline", missing, mfile),
+		run(nil, "cache", "ls", "-f", missing), run(nil, "cache", "ls", "--cache", missing),
+	}
+	planOutput := run(map[string]string{"GITHUB_ACTIONS": "true", "GITHUB_OUTPUT": folder}, "plan", "--github-matrix", mfile)
 	cases := map[int][]error{
 		ExitOK: {nil, flag.ErrHelp, invalid(flag.ErrHelp)},
-		ExitFailed: {runEnd{outcome: buildsFailed}, errors.New("cache verify: an entry is corrupt"),
-			internalError{value: "a bug"}, fmt.Errorf("cannot find my own executable: %w", os.ErrNotExist)},
-		ExitInvalid: {usagef("--jobs 0: must be at least 1"), matrix.Errors{{Msg: "bad"}}, runfiles.Collisions{{Msg: "overlap"}},
-			&cache.LibraryUnknownError{Backend: "tensorrt"}, invalid(errors.New("no engine cache at c")), errors.Join(usagef("a"), usagef("b"))},
+		ExitFailed: append([]error{runEnd{outcome: buildsFailed}, errors.New("cache verify: an entry is corrupt"),
+			internalError{value: "a bug"}, fmt.Errorf("cannot find my own executable: %w", os.ErrNotExist)}, unreadable...),
+		ExitInvalid: append([]error{usagef("--jobs 0: must be at least 1"), matrix.Errors{{Msg: "bad"}}, runfiles.Collisions{{Msg: "overlap"}},
+			&cache.LibraryUnknownError{Backend: "tensorrt"}, invalid(errors.New("no engine cache at c")), errors.Join(usagef("a"), usagef("b"))}, absent...),
 		ExitBudget: {runEnd{outcome: overBudget}},
 		ExitOutput: {unwritable, runEnd{outputs: unwritable}, runEnd{outcome: buildsFailed, outputs: unwritable},
-			runEnd{outcome: overBudget, outputs: unwritable}},
+			runEnd{outcome: overBudget, outputs: unwritable}, planOutput},
 		ExitInterrupted: {runEnd{outcome: sigint}, runEnd{outcome: sigint, outputs: unwritable}},
 		ExitTerminated:  {runEnd{outcome: sigterm}, runEnd{outcome: sigterm, outputs: unwritable}},
 	}
@@ -98,7 +125,7 @@ func TestExitCodesAreTheDocumentedTable(t *testing.T) {
 		}
 		for _, err := range cases[code] {
 			if got := exitCode(err); got != code {
-				t.Errorf("exitCode(%#v) = %d, want %d", err, got, code)
+				t.Errorf("exitCode(%T: %v) = %d, want %d", err, err, got, code)
 			}
 		}
 	}

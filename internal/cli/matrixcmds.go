@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
-	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/runfiles"
@@ -29,13 +28,12 @@ func runValidate(c *Command, args []string) error {
 	if m == nil {
 		return matrixError(err)
 	}
-	// What the matrix alone names: its engines and timing caches, and its
-	// cache folder, against its inputs, what its builds load and each
-	// other (a run's flags add more, which build checks); for a matrix with
-	// errors, what of it is valid, listed with them.
-	noFlags := &cacheFlags{}
-	files := append(m.RunFiles(m.Builds), build.LoadedFiles(m.Builds, "", c.workerExecutable())...)
-	if err := errors.Join(err, runfiles.Check(append(files, noFlags.folder(m)...))); err != nil {
+	// What the matrix alone names, with no flags (a run's flags add more,
+	// which build checks); for a matrix with errors, what of it is valid,
+	// listed with them.
+	exe, _ := c.workerExecutable() // not found: checked against nothing
+	files := matrixFiles(m, m.Builds, "", exe, &cacheFlags{})
+	if err := errors.Join(err, runfiles.Check(files)); err != nil {
 		return err
 	}
 	c.printMatrixWarnings(m)
@@ -66,7 +64,7 @@ func runPlan(c *Command, args []string) error {
 	}
 	c.printMatrixWarnings(m)
 	if handled, err := c.printShardPlan(sf, builds); handled {
-		return invalid(err)
+		return err
 	}
 	var out bytes.Buffer
 	if *asJSON {

@@ -64,11 +64,9 @@ func runMerge(c *Command, args []string) error {
 		shard.AddMissing(merged, builds)
 		matrixBuilds = builds
 	}
-	var base *report.Report
-	if baselinePath != "" {
-		if base, err = report.ReadJSON(baselinePath); err != nil {
-			return flagFileError("--baseline", err)
-		}
+	base, err := readBaseline(baselinePath)
+	if err != nil {
+		return err
 	}
 	gate := baseline.NewGate(base, thresholds)
 	out, err := c.newOutputs(outputs.Paths{Report: reportPath, Summary: summaryPath, JUnit: pub.junit})

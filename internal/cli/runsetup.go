@@ -24,24 +24,18 @@ type runSetup struct {
 }
 
 // prepareRun checks the flags that need more than parsing, and that no
-// output would write over an input or another output, and reports every
-// problem at once.
-func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs) (*runSetup, error) {
+// output would write over an input or another output (exe, the worker
+// binary, among them), and reports every problem at once.
+func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
 	errs = append(errs, f.cache.check(file, builds)...)
-	errs = append(errs, runfiles.Check(c.runFiles(f, file, builds, out)))
-	var base *report.Report
-	if f.baseline != "" {
-		var err error
-		if base, err = report.ReadJSON(f.baseline); err != nil {
-			errs = append(errs, flagFileError("--baseline", err))
-		}
-	}
+	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out, exe)))
+	base, err := readBaseline(f.baseline)
+	errs = append(errs, err)
 	run := &runSetup{gate: baseline.NewGate(base, file.Regression)}
 	slots := 0 // builds the GPUs can take at once
 	var devices []string
 	if f.gpus != "" {
-		var err error
 		devices, err = gpus.WithinVisible(f.gpus, c.Getenv("CUDA_VISIBLE_DEVICES"), gpus.NvidiaSMI)
 		if err != nil {
 			errs = append(errs, usageError{err.Error()}) // it names --gpus and the value
@@ -55,7 +49,6 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	var err error
 	if run.cache, err = c.engineCache(&f.cache, file, builds, f.trtLib, devices); err != nil {
 		return nil, err
 	}
@@ -64,6 +57,19 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 		f.jobs = capped
 	}
 	return run, nil
+}
+
+// readBaseline reads the report --baseline names (build's, merge's and
+// plan's), or none when path is "".
+func readBaseline(path string) (*report.Report, error) {
+	if path == "" {
+		return nil, nil
+	}
+	r, err := report.ReadJSON(path)
+	if err != nil {
+		return nil, flagFileError("--baseline", err)
+	}
+	return r, nil
 }
 
 // checkCounts refuses numeric flags that are out of range or that would

@@ -5,7 +5,7 @@ import (
 	"fmt"
 
 	"github.com/trt-action/trt-action/internal/matrix"
-	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/outputs"
 	"github.com/trt-action/trt-action/internal/shard"
 )
 
@@ -28,6 +28,8 @@ func (s *shardFlags) register(fs *flag.FlagSet) {
 // printShardPlan handles --github-matrix: it prints the shard plan as one
 // line of JSON and, in Actions, sets the step output "matrix" to it. It
 // reports false when --github-matrix was not given, so plan goes on as usual.
+// Its errors are typed for the exit code: bad flags and a bad baseline are
+// usage errors, a step output not written an outputs.Error.
 func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, error) {
 	if !s.githubMatrix {
 		if s.shards != 0 || s.baseline != "" {
@@ -48,13 +50,9 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	if n > maxMatrixJobs {
 		return true, usagef("--shards %d: GitHub runs at most %d jobs per matrix", n, maxMatrixJobs)
 	}
-	var baseline *report.Report
-	if s.baseline != "" {
-		r, err := report.ReadJSON(s.baseline)
-		if err != nil {
-			return true, flagFileError("--baseline", err)
-		}
-		baseline = r
+	baseline, err := readBaseline(s.baseline)
+	if err != nil {
+		return true, err
 	}
 	data, err := shard.GitHubMatrix(shard.Plan(builds, n, baseline))
 	if err != nil {
@@ -62,9 +60,7 @@ func (c *Command) printShardPlan(s shardFlags, builds []matrix.Build) (bool, err
 	}
 	fmt.Fprintln(c.Streams.Out, string(data))
 	if gha := c.actions(); gha.InActions() {
-		if err := gha.SetOutput("matrix", string(data)); err != nil {
-			return true, fmt.Errorf("output matrix: %w", err)
-		}
+		return true, outputs.SetStepOutput(gha, "matrix", string(data))
 	}
 	return true, nil
 }

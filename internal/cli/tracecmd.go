@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"fmt"
 	"os"
 	"strings"
 
@@ -34,10 +33,11 @@ func runTrace(c *Command, args []string) error {
 	if err != nil {
 		// ConvertANSI names its input "ansi" (ansi:LINE: …); name the file,
 		// so the error reads FILE:LINE: … like every positioned error.
+		msg := name + ": " + err.Error()
 		if rest, ok := strings.CutPrefix(err.Error(), "ansi"); ok {
-			return usageError{name + rest}
+			msg = name + rest
 		}
-		return invalid(fmt.Errorf("%s: %w", name, err))
+		return invalid(reworded{msg, err})
 	}
 	var out bytes.Buffer
 	w := trace.NewWriter(&out)
@@ -53,3 +53,12 @@ func runTrace(c *Command, args []string) error {
 	_, err = c.Streams.Out.Write(actions.InertJSON(out.Bytes()))
 	return err
 }
+
+// reworded is err in other words.
+type reworded struct {
+	msg string
+	err error
+}
+
+func (e reworded) Error() string { return e.msg }
+func (e reworded) Unwrap() error { return e.err }

@@ -103,7 +103,7 @@ func kindSchema(s settings.Setting) object {
 	case settings.Bool:
 		return orExpression(object{{"type", "boolean"}})
 	case settings.Enum:
-		return ref(valueDef(s)).orExpr()
+		return orExpression(ref(valueDef(s)))
 	case settings.Int:
 		return orExpression(object{{"type", "integer"}, {"minimum", s.Min}, {"maximum", s.Max}})
 	case settings.Size:
@@ -145,8 +145,6 @@ func kindSchema(s settings.Setting) object {
 	}
 	panic(fmt.Sprintf("schema: setting %s has kind %d, which has no schema", s.Key, s.Kind))
 }
-
-func (o object) orExpr() object { return orExpression(o) }
 
 func jsonList(list []string) []any {
 	out := make([]any, len(list))

@@ -94,7 +94,8 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 	d.checkConflicts(b, fs)
 }
 
-// setFixed puts a fixed setting's value, written at at, in its field of b.
+// setFixed puts a fixed setting's value, written at at, in its field of b
+// (Build.builderSetting reads it from there).
 func setFixed(b *Build, key string, v any, at Pos) {
 	switch key {
 	case "precision":
@@ -420,15 +421,12 @@ func (d *decoder) checkConflicts(b *Build, fs fieldSet) {
 		return // every conflict involves a setting; most builds have none
 	}
 	get := func(key string) (any, Pos, bool) {
-		if v, ok := b.Settings.get(key); ok {
-			p, _ := fs.get(key)
-			return v, d.w.pos(p.key), true
+		v, ok := b.builderSetting(key)
+		if !ok {
+			return nil, Pos{}, false
 		}
-		if key == "precision" && b.Precision != nil {
-			p, _ := fs.get(key)
-			return b.Precision, d.w.pos(p.key), true
-		}
-		return nil, Pos{}, false
+		p, _ := fs.get(key)
+		return v, d.w.pos(p.key), true
 	}
 	for _, c := range settingConflicts {
 		va, pa, okA := get(c.a)
@@ -469,20 +467,40 @@ func (b Build) BuilderSettings() map[string]any {
 	if m == nil {
 		m = map[string]any{}
 	}
-	if len(b.Precision) > 0 {
-		m["precision"] = b.Precision
-	}
-	if len(b.Targets) > 0 {
-		m["targets"] = b.Targets
-	}
-	if b.TimingCache != "" {
-		m["timing-cache"] = b.TimingCache
-	}
-	if len(b.Shapes) > 0 {
-		m["shapes"] = b.Shapes
+	for _, key := range fixedKeys {
+		if v, ok := b.builderSetting(key); ok {
+			m[key] = v
+		}
 	}
 	if len(m) == 0 {
 		return nil
 	}
 	return m
+}
+
+// fixedKeys are the settings with a field of their own in Build.
+var fixedKeys = func() []string {
+	var keys []string
+	for _, row := range settings.All() {
+		if row.Fixed {
+			keys = append(keys, row.Key)
+		}
+	}
+	return keys
+}()
+
+// builderSetting returns the value of builder setting key in b, from its
+// field for a fixed one (setFixed puts it there), if set.
+func (b Build) builderSetting(key string) (any, bool) {
+	switch key {
+	case "precision":
+		return b.Precision, len(b.Precision) > 0
+	case "targets":
+		return b.Targets, len(b.Targets) > 0
+	case "timing-cache":
+		return b.TimingCache, b.TimingCache != ""
+	case "shapes":
+		return b.Shapes, len(b.Shapes) > 0
+	}
+	return b.Settings.get(key)
 }

@@ -211,6 +211,16 @@ func (o *Outputs) setStepOutputs(r *report.Report) {
 	}
 }
 
+// SetStepOutput sets one step output for a command that writes no other
+// output (plan --github-matrix): one that cannot be written is an Error,
+// as every output's is.
+func SetStepOutput(gha *actions.Actions, name, value string) error {
+	if err := gha.SetOutput(name, value); err != nil {
+		return Error{fails: []failure{{output: fmt.Sprintf("$GITHUB_OUTPUT (%s)", name), err: err}}}
+	}
+	return nil
+}
+
 // AppendToSummary adds markdown (notes about publishing) to the end of
 // the summary once its last version is written, through atomicfile, so
 // another name of the file keeps what it had. No summary, or one that is

@@ -196,10 +196,7 @@ func TestSettledHitKeepsItsOriginalInTheReport(t *testing.T) {
 	if r.Builds[1].Cache.Original != nil {
 		t.Error("the settled hit still holds its original build in memory")
 	}
-	whole, err := r.Builds[1].whole()
-	if err != nil {
-		t.Fatal(err)
-	}
+	whole := wholeBuild(t, &r.Builds[1])
 	if whole.Cache == nil || whole.Cache.Original == nil || len(whole.Cache.Original.Phases) == 0 {
 		t.Fatalf("the encoded hit lost its original phases: %+v", whole.Cache)
 	}

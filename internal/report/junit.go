@@ -38,13 +38,12 @@ type junitProblem struct {
 // statuses, and then each test case is made and encoded in turn, so a run
 // of thousands of builds never holds its JUnit document in memory.
 func WriteJUnit(w io.Writer, r *Report) error {
-	var tests, failures, skipped int
+	tests, failures, skipped := len(r.Builds), 0, 0
 	for i := range r.Builds {
-		tests++
-		switch status := r.Builds[i].Status; {
-		case isJUnitFailure(status):
+		switch junitKind(r.Builds[i].Status) {
+		case junitFailure:
 			failures++
-		case !Succeeded(status):
+		case junitSkipped:
 			skipped++
 		}
 	}
@@ -98,26 +97,38 @@ func junitTestCase(b *Build) junitCase {
 		Time:      junitSeconds(b.DurationMs),
 		SystemOut: text.PlainLines(junitSystemOut(b)),
 	}
-	switch {
-	case isJUnitFailure(b.Status):
+	switch junitKind(b.Status) {
+	case junitFailure:
 		c.Failure = &junitProblem{Message: junitMessage(b), Type: text.Plain(b.Status), Body: text.PlainLines(junitFailureBody(b))}
-	case !Succeeded(b.Status):
+	case junitSkipped:
 		c.Skipped = &junitProblem{Message: junitMessage(b)}
 	}
 	return c
 }
 
-// isJUnitFailure reports whether a status counts as a failure (as opposed to a
-// success or a build that never got to finish).
-// isJUnitFailure: a build still pending or running in a finished report
-// (merge's missing shards, a killed shard's leftovers) never produced its
-// engine, so it fails like a failed build; cancelled ones are skipped.
-func isJUnitFailure(status string) bool {
+// junitOutcome is what a build is as a JUnit test case.
+type junitOutcome int
+
+const (
+	junitPassed junitOutcome = iota
+	junitFailure
+	junitSkipped
+)
+
+// junitKind is what a build of this status is as a test case, for the
+// counts and the case alike: a success passes; a failed, budget-exceeded,
+// crashed or killed build fails, and so does one still pending or running
+// in a finished report (merge's missing shards, a killed shard's
+// leftovers), which never produced its engine; a cancelled one is skipped.
+func junitKind(status string) junitOutcome {
 	switch status {
 	case StatusFailed, StatusBudgetExceeded, StatusCrashed, StatusKilled, StatusPending, StatusRunning:
-		return true
+		return junitFailure
 	}
-	return false
+	if Succeeded(status) {
+		return junitPassed
+	}
+	return junitSkipped
 }
 
 func junitMessage(b *Build) string {

@@ -4,41 +4,59 @@ import (
 	"encoding/json"
 	"fmt"
 	"maps"
+	"math"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/settings"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// settingsThatDiffer lists, sorted, the setting keys whose value is not
-// the same in every build: what a matrix axis (or a build's own keys)
-// changed. A key some builds lack counts as differing.
-func settingsThatDiffer(builds []Build) []string {
-	if len(builds) < 2 {
-		return nil
-	}
-	values := map[string]map[string]bool{} // key -> distinct values, "" for absent
-	for _, b := range builds {
-		for k := range applied(b) {
-			values[k] = map[string]bool{}
+// settingCells are each build's settings rendered (settingText), key to
+// cell, each once per table.
+func settingCells(builds []Build) []map[string]string {
+	rows := map[string]settings.Setting{} // each key's row, looked up once
+	cells := make([]map[string]string, len(builds))
+	for i, b := range builds {
+		a := applied(b)
+		cells[i] = make(map[string]string, len(a))
+		for k, v := range a {
+			row, seen := rows[k]
+			if !seen {
+				row, _ = settings.Lookup(k)
+				rows[k] = row
+			}
+			cells[i][k] = settingText(row, v)
 		}
 	}
-	for _, b := range builds {
-		a := applied(b)
-		for k := range values {
-			v, has := a[k]
-			text := ""
-			if has {
-				text = "=" + settingText(k, v)
+	return cells
+}
+
+// settingsThatDiffer lists, sorted, the setting keys whose cell is not
+// the same in every build: what a matrix axis (or a build's own keys)
+// changed. A key some builds lack counts as differing.
+func settingsThatDiffer(cells []map[string]string) []string {
+	if len(cells) < 2 {
+		return nil
+	}
+	differs := map[string]bool{}
+	for _, c := range cells {
+		for k := range c {
+			if _, done := differs[k]; done {
+				continue
 			}
-			values[k][text] = true
+			first, firstHas := cells[0][k]
+			differs[k] = slices.ContainsFunc(cells[1:], func(c map[string]string) bool {
+				v, has := c[k]
+				return has != firstHas || v != first
+			})
 		}
 	}
 	var keys []string
-	for k, vs := range values {
-		if len(vs) > 1 {
+	for k, d := range differs {
+		if d {
 			keys = append(keys, k)
 		}
 	}
@@ -56,7 +74,11 @@ func applied(b Build) map[string]any {
 // settingsTable is the summary's table of the settings that differ across
 // builds, one row per build; "" when none differ.
 func settingsTable(builds []Build) string {
-	keys := settingsThatDiffer(builds)
+	if len(builds) < 2 {
+		return ""
+	}
+	cells := settingCells(builds)
+	keys := settingsThatDiffer(cells)
 	if len(keys) == 0 {
 		return ""
 	}
@@ -66,13 +88,12 @@ func settingsTable(builds []Build) string {
 		sb.WriteString(" " + text.Markdown(k) + " |")
 	}
 	sb.WriteString("\n|---|" + strings.Repeat("---|", len(keys)) + "\n")
-	for _, b := range builds {
+	for i, b := range builds {
 		sb.WriteString("| " + text.Markdown(b.Name) + " |")
-		a := applied(b)
 		for _, k := range keys {
 			cell := "—"
-			if v, has := a[k]; has {
-				cell = text.Markdown(settingText(k, v))
+			if v, has := cells[i][k]; has {
+				cell = text.Markdown(v)
 			}
 			sb.WriteString(" " + cell + " |")
 		}
@@ -87,8 +108,7 @@ func settingsTable(builds []Build) string {
 // table's order, shapes as min, opt and max per input, layer types as
 // trtexec writes them in the order written; other lists joined by commas,
 // mappings as key=value in key order.
-func settingText(key string, v any) string {
-	row, _ := settings.Lookup(key)
+func settingText(row settings.Setting, v any) string {
 	switch row.Kind {
 	case settings.Size:
 		var n int64
@@ -130,9 +150,14 @@ func settingText(key string, v any) string {
 	return valueText(v)
 }
 
-// as reads v, a Go value or one decoded from a report's JSON, into out
-// through JSON, which is how the report holds it anyway.
-func as(v any, out any) bool {
+// as reads v into out: as it is when it has out's type already (a live
+// run's values), else through JSON, which is how a report read back holds
+// it (float64, []any, map[string]any).
+func as[T any](v any, out *T) bool {
+	if t, ok := v.(T); ok {
+		*out = t
+		return true
+	}
 	data, err := json.Marshal(v)
 	return err == nil && json.Unmarshal(data, out) == nil
 }
@@ -160,8 +185,19 @@ func valueText(v any) string {
 		return strings.Join(parts, " ")
 	case nil:
 		return ""
+	case bool:
+		return strconv.FormatBool(v)
+	case int:
+		return strconv.Itoa(v)
+	case int64:
+		return strconv.FormatInt(v, 10)
+	case float64:
+		// As JSON writes it, which uses an exponent outside this range.
+		if a := math.Abs(v); a == 0 || (a >= 1e-6 && a < 1e21) {
+			return strconv.FormatFloat(v, 'f', -1, 64)
+		}
 	}
-	// Numbers, booleans and typed values go through JSON.
+	// Other numbers and typed values go through JSON.
 	var generic any
 	if data, err := json.Marshal(v); err == nil && json.Unmarshal(data, &generic) == nil {
 		if _, isMap := generic.(map[string]any); isMap {

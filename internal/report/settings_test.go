@@ -2,6 +2,8 @@ package report
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"strings"
 	"testing"
 
@@ -38,15 +40,7 @@ func TestSettingsTableShowsWhatDiffers(t *testing.T) {
 
 	// A report read back from JSON holds []any, float64 and map[string]any:
 	// the table must come out the same.
-	data, err := json.Marshal(builds)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var decoded []Build
-	if err := json.Unmarshal(data, &decoded); err != nil {
-		t.Fatal(err)
-	}
-	if got := settingsTable(decoded); got != want {
+	if got := settingsTable(readBack(t, builds)); got != want {
 		t.Errorf("after a JSON round trip got\n%s\nwant\n%s", got, want)
 	}
 }
@@ -86,5 +80,68 @@ func TestSummaryHasTheSettingsTable(t *testing.T) {
 	}}
 	if got := Summary(r, SummaryOptions{}); !strings.Contains(got, "### Settings that differ") || !strings.Contains(got, "| a | identical |") {
 		t.Errorf("summary lacks the settings table:\n%s", got)
+	}
+}
+
+// valueText writes booleans and numbers itself, and must write them as
+// JSON does (how it wrote every one before): a report read back holds
+// float64, and a live run int, int64 and bool.
+func TestValueTextWritesNumbersAsJSONDoes(t *testing.T) {
+	for _, v := range []any{true, false, 0, -7, 3, int64(1 << 40), int64(math.MinInt64), 0.0, math.Copysign(0, -1), 3.0, 0.5, -2.25,
+		1e-6, 9.99e-7, 1e20, 1e21, 123456789.125, float64(1 << 53), math.MaxFloat64, math.SmallestNonzeroFloat64} {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got, want := valueText(v), string(data); got != want {
+			t.Errorf("valueText(%T %v) = %q, want %q", v, v, got, want)
+		}
+	}
+}
+
+// readBack is builds as a report read back from JSON holds them.
+func readBack(tb testing.TB, builds []Build) []Build {
+	tb.Helper()
+	data, err := json.Marshal(builds)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var decoded []Build
+	if err := json.Unmarshal(data, &decoded); err != nil {
+		tb.Fatal(err)
+	}
+	return decoded
+}
+
+// settingsMatrix is n builds as two matrix axes make them: eight settings
+// each, two of which differ from build to build.
+func settingsMatrix(n int) []Build {
+	builds := make([]Build, n)
+	for i := range builds {
+		builds[i] = settingsBuild(fmt.Sprintf("b%d", i), map[string]any{
+			"opt-level": 3, "tf32": false, "tactic-sources": []string{"-jit-convolutions"},
+			"profiling-verbosity": []string{"none", "detailed"}[i%2], "l2-limit-for-tiling": int64(i%7) << 20,
+			"memory-pools":     map[string]int64{"workspace": 1 << 30, "tactic-shared": 48 << 10},
+			"shapes":           map[string]settings.Shape{"x": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}},
+			"layer-precisions": []settings.LayerType{{Layer: "*", Type: "fp16"}, {Layer: "conv1", Type: "fp32"}},
+		})
+	}
+	return builds
+}
+
+// The settings table is rendered at every checkpoint (after each build):
+// of a live run's values, and of a report read back (merge).
+func BenchmarkSettingsTable2k(b *testing.B) {
+	live := settingsMatrix(2000)
+	for _, c := range []struct {
+		name   string
+		builds []Build
+	}{{"live", live}, {"decoded", readBack(b, live)}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				settingsTable(c.builds)
+			}
+		})
 	}
 }

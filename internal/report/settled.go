@@ -90,16 +90,6 @@ func (d *digest) whole() (Build, error) {
 	return b, err
 }
 
-// whole is the build with all its detail: b itself, or for a build the
-// report settled, read back from its encoding. Outside this package the
-// detail is read where users read it, in the JSON report.
-func (b *Build) whole() (Build, error) {
-	if b.digest == nil {
-		return *b, nil
-	}
-	return b.digest.whole()
-}
-
 // tree is the settled build's folded phase tree, read back from its
 // encoding. The spool is this process's own file, so reading it fails only
 // on an I/O error; the views then show the build without its phases.

@@ -11,8 +11,9 @@ import (
 )
 
 // The C++ side of the table: go generate ./internal/settings writes these
-// headers into native/backends; generated_test.go fails when they differ
-// from what the table and the backend registry say now.
+// headers into native/backends; table_test.go (TestGeneratedHeadersAreCurrent)
+// fails when they differ from what the table and the backend registry say
+// now.
 //
 //   backend_table.h   the flavours (backend registry): names, libraries
 //   settings_table.h  TensorRT-free: allowed values and ranges, the
@@ -93,7 +94,6 @@ func backendTable() []byte {
 				kw, first = "#if", false
 			}
 			fmt.Fprintf(&b, "%s defined(%s)\n", kw, f.Define)
-			fmt.Fprintf(&b, "#define TAM_HAVE_FLAVOUR 1\n")
 			fmt.Fprintf(&b, "constexpr Flavour kFlavour = %s;\n", flavourEnum(f.ID))
 			fmt.Fprintf(&b, "constexpr int kFlavourMajor = %d;\n", f.Major)
 			fmt.Fprintf(&b, "constexpr char kBackend[] = %s;\n", quote(be.Name))

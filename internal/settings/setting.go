@@ -6,9 +6,11 @@
 // internal/matrix (validation, trtexec lines both ways, the JSON Schema),
 // internal/cache (defaults and files in keys), internal/report (how the
 // summary shows a value), and the C++ backends, whose decoder, value lists,
-// enum lookups, flavour checks and version gates are generated from it
-// (go generate ./internal/settings writes native/backends/settings_table.h
-// and settings_enums.h; a test fails when they are stale).
+// enum lookups, flavour checks and version gates are generated from it, as
+// is the matrix file's JSON Schema. go generate ./internal/settings writes
+// native/backends/settings_table.h and settings_enums.h, with
+// backend_table.h from the backend registry (internal/backend), and
+// internal/matrix/schema.json; tests fail when any of them is stale.
 package settings
 
 import (
@@ -83,6 +85,8 @@ type Setting struct {
 	EnumType string
 
 	Trtexec []Flag // its trtexec flags, the first of a kind being the one plan --trtexec writes
+
+	valueNames []string // Values' names, worked out once for each row of the table (ValueNames)
 }
 
 // Value is one value a setting allows.
@@ -152,8 +156,8 @@ func All() []Setting { return table }
 
 // Lookup returns the row of key.
 func Lookup(key string) (Setting, bool) {
-	i := slices.IndexFunc(table, func(s Setting) bool { return s.Key == key })
-	if i < 0 {
+	i, ok := rowOf[key]
+	if !ok {
 		return Setting{}, false
 	}
 	return table[i], true
@@ -163,18 +167,24 @@ func Lookup(key string) (Setting, bool) {
 // the package's: do not change it.
 func Keys() []string { return keys }
 
-// keys and valueNames are worked out once: a matrix asks for them for
-// every build.
-var keys, valueNames = func() ([]string, map[string][]string) {
-	ks, names := make([]string, len(table)), map[string][]string{}
+// keys and rowOf (each key's index in table) are worked out once, as are
+// the rows' value names (withValueNames): a matrix asks for them for every
+// build.
+var keys, rowOf = func() ([]string, map[string]int) {
+	ks, rows := make([]string, len(table)), make(map[string]int, len(table))
 	for i, s := range table {
-		ks[i] = s.Key
-		for _, v := range s.Values {
-			names[s.Key] = append(names[s.Key], v.Name)
-		}
+		ks[i], rows[s.Key] = s.Key, i
 	}
-	return ks, names
+	return ks, rows
 }()
+
+// withValueNames gives each row its value names, for ValueNames.
+func withValueNames(rows []Setting) []Setting {
+	for i := range rows {
+		rows[i].valueNames = valueNamesOf(rows[i].Values)
+	}
+	return rows
+}
 
 // Default is key's documented default, if it has one on every backend.
 func Default(key string) (any, bool) {
@@ -201,11 +211,15 @@ func (s Setting) Value(name string) (Value, bool) {
 // ValueNames lists the names of s's values, in table order. The slice
 // may be the package's: do not change it.
 func (s Setting) ValueNames() []string {
-	if names, ok := valueNames[s.Key]; ok && len(names) == len(s.Values) {
-		return names
+	if s.valueNames != nil {
+		return s.valueNames
 	}
-	out := make([]string, len(s.Values))
-	for i, v := range s.Values {
+	return valueNamesOf(s.Values)
+}
+
+func valueNamesOf(values []Value) []string {
+	out := make([]string, len(values))
+	for i, v := range values {
 		out[i] = v.Name
 	}
 	return out

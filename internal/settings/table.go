@@ -28,7 +28,7 @@ var layerTypeValues = []Value{
 
 // table is every builder setting. The order is the order of a build's
 // keys in messages, plans and the schema.
-var table = []Setting{
+var table = withValueNames([]Setting{
 	{Key: "workspace", Kind: Size, AliasOf: "memory-pools.workspace",
 		Doc: "The workspace memory pool limit: another way to write memory-pools: {workspace: SIZE}."},
 	{Key: "opt-level", Kind: Int, Min: 0, Max: 5, Default: 3,
@@ -216,4 +216,4 @@ var table = []Setting{
 		Trtexec: []Flag{{Name: "noBuilderCache", Set: "disable-timing-cache"}, {Name: "errorOnTimingCacheMiss", Set: "error-on-timing-cache-miss"},
 			{Name: "noCompilationCache", Set: "disable-compilation-cache"}, {Name: "monitorMemory", Set: "monitor-memory"},
 			{Name: "distributiveIndependence", Set: "distributive-independence"}}},
-}
+})

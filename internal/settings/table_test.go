@@ -227,3 +227,14 @@ func TestShapesLineNamesEachProblemOnce(t *testing.T) {
 		t.Errorf("flags %q, missing %q, notes %q", l.Flags, l.Missing, l.Notes)
 	}
 }
+
+// TestPoolsLineWritesTrtexecUnits: plan --trtexec writes each pool's size
+// exactly in the units trtexec reads (G, M, K, else bytes), in table order.
+func TestPoolsLineWritesTrtexecUnits(t *testing.T) {
+	s, _ := Lookup("memory-pools")
+	l := s.WriteTrtexec(map[string]int64{"workspace": 3 << 30, "tactic-shared": 48 << 10, "dla-sram": 1536 << 20, "dla-local": 1000})
+	want := []string{"--memPoolSize=workspace:3G,tacticSharedMem:48K,dlaSRAM:1536M,dlaLocalDRAM:1000B"}
+	if !slices.Equal(l.Flags, want) || len(l.Missing) != 0 {
+		t.Errorf("flags %q, missing %q; want flags %q", l.Flags, l.Missing, want)
+	}
+}

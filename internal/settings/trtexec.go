@@ -4,9 +4,10 @@ import (
 	"fmt"
 	"maps"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // How trtexec (datacenter TensorRT) and tensorrt_rtx (TensorRT-RTX) flags
@@ -112,8 +113,7 @@ var otherFlags = map[string]otherFlag{
 	"exportProfile": {class: InferenceOnly}, "exportTimes": {class: InferenceOnly}, "exportLayerInfo": {class: InferenceOnly},
 	"exportOutput": {class: InferenceOnly}, "dumpOutput": {class: InferenceOnly}, "dumpRawBindingsToFile": {class: InferenceOnly},
 	"loadInputs": {class: InferenceOnly}, "useRuntime": {class: InferenceOnly}, "leanDLLPath": {class: InferenceOnly},
-	"skipInference": {class: InferenceOnly},
-	"idleTime": {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
+	"skipInference": {class: InferenceOnly}, "idleTime": {class: InferenceOnly}, "sleepTime": {class: InferenceOnly}, "useProfile": {class: InferenceOnly},
 	"timeDeserialize": {class: InferenceOnly}, "timeRefit": {class: InferenceOnly}, "persistentCacheRatio": {class: InferenceOnly},
 	"useManagedMemory": {class: InferenceOnly}, "allocationStrategy": {class: InferenceOnly}, "dumpRefit": {class: InferenceOnly},
 	"getPlanVersionOnly": {class: InferenceOnly}, "weightStreamingBudget": {class: InferenceOnly},
@@ -496,7 +496,7 @@ func readPools(w Writer, s Setting, value string) error {
 		pool, size, ok := strings.Cut(item, ":")
 		name, _, err := s.fromTrtexec(Flag{}, pool)
 		if !ok || err != nil {
-			return fmt.Errorf("%q is not POOL:SIZE with a pool of %s", item, strings.Join(sortedCopy(s.trtexecSpellings()), ", "))
+			return fmt.Errorf("%q is not POOL:SIZE with a pool of %s", item, strings.Join(slices.Sorted(slices.Values(s.trtexecSpellings())), ", "))
 		}
 		unit := "MiB"
 		if n := len(size); n > 0 && units[size[n-1]] != "" {
@@ -522,12 +522,6 @@ func readLayerTypes(w Writer, key, value string) error {
 	return nil
 }
 
-func sortedCopy(list []string) []string {
-	out := slices.Clone(list)
-	sort.Strings(out)
-	return out
-}
-
 // Line is what plan --trtexec writes for one setting: its flags, and what
 // the line cannot say.
 type Line struct {
@@ -548,25 +542,23 @@ func (s Setting) WriteTrtexec(v any) Line {
 	switch s.Kind {
 	case Bool:
 		b, _ := v.(bool)
-		if f, ok := s.setFlag(strconv.FormatBool(b)); ok {
+		if f := s.writingFlag(strconv.FormatBool(b)); f != nil {
 			l.flag(f.Name)
-		} else if _, other := s.setFlag(strconv.FormatBool(!b)); !other {
+		} else if s.writingFlag(strconv.FormatBool(!b)) == nil {
 			l.missing("%s: %v has no trtexec flag", s.Key, b)
 		} // else trtexec does this without a flag
 	case Enum:
 		name, _ := v.(string)
 		val, _ := s.Value(name)
-		switch f, isSet := s.setFlag(name); {
+		switch f := s.writingFlag(name); {
 		case value != nil && val.trtexec() != NoFlag:
 			l.flag(value.Name, val.trtexec())
-		case isSet:
+		case f != nil:
 			l.flag(f.Name)
 		case s.Default != name:
 			l.missing("%s: %s has no trtexec flag", s.Key, name)
 		}
-	case Int, Size:
-		l.flag(value.Name, fmt.Sprint(v))
-	case File, OutputFile:
+	case Int, Size, File, OutputFile:
 		l.flag(value.Name, fmt.Sprint(v))
 	case Files:
 		list, _ := v.([]string)
@@ -659,25 +651,20 @@ func (l *Line) name(key, name string) string {
 	return q
 }
 
-// valueFlag is the flag plan --trtexec writes a value with: the first that
-// takes one and is neither deprecated nor removed.
-func (s Setting) valueFlag() *Flag {
+// valueFlag is the flag plan --trtexec writes a value with (nil: none).
+func (s Setting) valueFlag() *Flag { return s.writingFlag("") }
+
+// writingFlag is the first of s's flags that plan --trtexec may write for
+// set: with set "", one that takes a value; else one without a value that
+// writes set. Never a part's flag, nor a deprecated or removed one. Nil:
+// none.
+func (s Setting) writingFlag(set string) *Flag {
 	for i, f := range s.Trtexec {
-		if f.Set == "" && f.Part == "" && f.Successor == "" {
+		if f.Set == set && f.Part == "" && f.Successor == "" {
 			return &s.Trtexec[i]
 		}
 	}
 	return nil
-}
-
-// setFlag is the flag without a value that writes value.
-func (s Setting) setFlag(value string) (Flag, bool) {
-	for _, f := range s.Trtexec {
-		if f.Set == value && f.Part == "" && f.Successor == "" {
-			return f, true
-		}
-	}
-	return Flag{}, false
 }
 
 func (s Setting) writeSet(l *Line, value *Flag, list []string) {
@@ -693,7 +680,7 @@ func (s Setting) writeSet(l *Line, value *Flag, list []string) {
 	var none []string
 	for _, name := range list {
 		val, _ := s.Value(name)
-		if f, ok := s.setFlag(name); ok {
+		if f := s.writingFlag(name); f != nil {
 			l.flag(f.Name)
 		} else if !val.Implied {
 			none = append(none, name)
@@ -748,15 +735,10 @@ func DimsX(dims []int64) string {
 	return strings.Join(parts, "x")
 }
 
-// trtexecSize writes a size in trtexec's binary units, exactly.
+// trtexecSize writes a size in trtexec's binary units, exactly: GiB, MiB
+// and KiB are trtexec's G, M and K, and B is B (the suffixes readPools
+// reads).
 func trtexecSize(n int64) string {
-	for _, u := range []struct {
-		suffix string
-		size   int64
-	}{{"G", 1 << 30}, {"M", 1 << 20}, {"K", 1 << 10}} {
-		if n%u.size == 0 {
-			return strconv.FormatInt(n/u.size, 10) + u.suffix
-		}
-	}
-	return strconv.FormatInt(n, 10) + "B"
+	count, unit := text.ExactBinary(n)
+	return strconv.FormatInt(count, 10) + strings.TrimSuffix(unit, "iB")
 }

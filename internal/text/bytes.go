@@ -3,13 +3,15 @@ package text
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 )
 
 // Sizes have this one home, both ways: Bytes writes one as the report and
 // the cache commands show it ("440.8 kB"), ExactSize as a matrix file
-// writes it ("1GiB"), and ParseBytes reads what both write as well as the
+// writes it ("1GiB"), ExactBinary for a tool that reads binary units only,
+// and ParseBytes reads what both Bytes and ExactSize write as well as the
 // sizes people write in the matrix file and on the command line ("4GiB",
 // "512 MiB", "1.5GB", "600kB").
 
@@ -62,14 +64,37 @@ func ParseBytes(s string) (int64, error) {
 // to the same number, so a setting shows as the user wrote it in the usual
 // case and never rounded.
 func ExactSize(n int64) string {
-	units := []struct {
-		suffix string
-		size   int64
-	}{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}, {"GB", 1e9}, {"MB", 1e6}, {"KB", 1e3}}
+	if n == 0 {
+		return "0B"
+	}
+	count, unit := exactIn(n, exactUnits)
+	return fmt.Sprintf("%d%s", count, unit)
+}
+
+// ExactBinary is n exactly in the largest binary unit that divides it:
+// the count and "GiB", "MiB" or "KiB", else n and "B" (zero is 0 GiB).
+// It serves tools that read binary units only, each spelled their own
+// way (trtexec's G, M and K).
+func ExactBinary(n int64) (count int64, unit string) { return exactIn(n, binaryUnits) }
+
+// exactUnit is a unit a size is written exactly in.
+type exactUnit struct {
+	suffix string
+	size   int64
+}
+
+var (
+	binaryUnits = []exactUnit{{"GiB", 1 << 30}, {"MiB", 1 << 20}, {"KiB", 1 << 10}}
+	// exactUnits are ExactSize's: the binary ones first, then the decimal.
+	exactUnits = append(slices.Clone(binaryUnits), exactUnit{"GB", 1e9}, exactUnit{"MB", 1e6}, exactUnit{"KB", 1e3})
+)
+
+// exactIn is n in the first of units that divides it, else in bytes.
+func exactIn(n int64, units []exactUnit) (int64, string) {
 	for _, u := range units {
-		if n != 0 && n%u.size == 0 {
-			return fmt.Sprintf("%d%s", n/u.size, u.suffix)
+		if n%u.size == 0 {
+			return n / u.size, u.suffix
 		}
 	}
-	return fmt.Sprintf("%dB", n)
+	return n, "B"
 }

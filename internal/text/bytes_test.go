@@ -51,3 +51,16 @@ func TestExactSize(t *testing.T) {
 		}
 	}
 }
+
+func TestExactBinary(t *testing.T) {
+	type exact struct {
+		count int64
+		unit  string
+	}
+	for n, want := range map[int64]exact{1 << 30: {1, "GiB"}, 3 << 40: {3072, "GiB"}, 1536 << 20: {1536, "MiB"},
+		48 << 10: {48, "KiB"}, 1_500_000_000: {1_500_000_000, "B"}, 1234: {1234, "B"}, 0: {0, "GiB"}} {
+		if count, unit := ExactBinary(n); count != want.count || unit != want.unit {
+			t.Errorf("ExactBinary(%d) = %d %s, want %d %s", n, count, unit, want.count, want.unit)
+		}
+	}
+}

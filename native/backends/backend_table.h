@@ -23,7 +23,6 @@ inline const char* flavour_name(Flavour f) {
 
 // The flavour this translation unit is compiled as, when it is one.
 #if defined(TAM_FLAVOR_TRT10)
-#define TAM_HAVE_FLAVOUR 1
 constexpr Flavour kFlavour = Flavour::kTRT10;
 constexpr int kFlavourMajor = 10;
 constexpr char kBackend[] = "tensorrt";
@@ -33,7 +32,6 @@ constexpr char kParserSoname[] = "libnvonnxparser.so.10";
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #elif defined(TAM_FLAVOR_TRT11)
-#define TAM_HAVE_FLAVOUR 1
 constexpr Flavour kFlavour = Flavour::kTRT11;
 constexpr int kFlavourMajor = 11;
 constexpr char kBackend[] = "tensorrt";
@@ -43,7 +41,6 @@ constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
 constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #elif defined(TAM_FLAVOR_RTX)
-#define TAM_HAVE_FLAVOUR 1
 constexpr Flavour kFlavour = Flavour::kRTX;
 constexpr int kFlavourMajor = 1;
 constexpr char kBackend[] = "tensorrt-rtx";

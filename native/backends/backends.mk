@@ -37,7 +37,7 @@ BACKEND_SRC := native/backends/shim.cc
 # come from internal/settings (go generate ./internal/settings).
 BACKEND_PURE_HEADERS := native/backends/json.h native/backends/request.h native/backends/backend_table.h \
 	native/backends/settings_table.h native/backends/settings_decode.h native/backends/precision.h \
-	native/backends/version_gate.h native/backends/layer_match.h
+	native/backends/version_gate.h native/backends/layer_match.h native/backends/join.h
 BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h \
 	native/backends/files.h native/backends/host_log.h native/backends/builder_settings.h native/backends/settings_enums.h \
 	native/backends/cuda-stub/cuda_runtime_api.h
@@ -151,7 +151,8 @@ bin/backends-settings-test-rtx: $(BACKEND_SETTINGS_DEPS)
 	$(call backend_standins,$(TRT_RTX_INCLUDE))
 	$(call backend_settings_test,TAM_FLAVOR_RTX,$(TRT_RTX_INCLUDE))
 
-$(BACKEND_GATE_TEST_BIN): native/backends/version_gate_test.cc native/backends/version_gate.h native/backends/test_check.h
+$(BACKEND_GATE_TEST_BIN): native/backends/version_gate_test.cc native/backends/version_gate.h native/backends/join.h \
+		native/backends/test_check.h
 	@mkdir -p $(dir $@)
 	$(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -o $@ native/backends/version_gate_test.cc
 

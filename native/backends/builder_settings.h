@@ -122,13 +122,13 @@ inline bool plausible_output(nvinfer1::ILayer& layer, int32_t k) {
 // A pattern that names no layer at all is an error, since it is almost always
 // a misspelt name.
 inline void apply_layer_types(nvinfer1::INetworkDefinition& network, const Settings& s) {
-  using Patterns = std::vector<std::pair<std::string, std::string>>;
-  auto each = [&](const std::string& key, const Patterns& patterns, auto lookup, bool outputs) {
+  auto each = [&](const std::string& key, const LayerPatterns& patterns, auto lookup, bool outputs) {
     std::vector<bool> named(patterns.size(), false);
     for (int32_t i = 0; i < network.getNbLayers(); ++i) {
       nvinfer1::ILayer& layer = *network.getLayer(i);
-      for (size_t k = 0; k < patterns.size(); ++k) named[k] = named[k] || layer_matches(patterns[k].first, layer.getName());
-      const Winner winner = winning_pattern(patterns, layer.getName());
+      const std::vector<bool> matched = matching_patterns(patterns, layer.getName());
+      for (size_t k = 0; k < patterns.size(); ++k) named[k] = named[k] || matched[k];
+      const Winner winner = winning_match(patterns, matched, layer.getName());
       if (winner.index < 0) continue;
       const nvinfer1::DataType type = lookup(patterns[winner.index].second);
       if (!outputs) {

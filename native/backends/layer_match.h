@@ -64,20 +64,36 @@ struct Winner {
   bool exact = false;
 };
 
-// winning_pattern says which of patterns (in the order written) decides
-// layer's type.
-inline Winner winning_pattern(const std::vector<std::pair<std::string, std::string>>& patterns, const char* layer) {
+using LayerPatterns = std::vector<std::pair<std::string, std::string>>;  // pattern -> type, as written
+
+// matching_patterns says which of patterns name layer (layer_matches).
+inline std::vector<bool> matching_patterns(const LayerPatterns& patterns, const char* layer) {
+  std::vector<bool> matched(patterns.size());
+  for (size_t i = 0; i < patterns.size(); ++i) matched[i] = layer_matches(patterns[i].first, layer);
+  return matched;
+}
+
+// winning_match says which of patterns (in the order written) decides
+// layer's type, given which of them name it (matching_patterns).
+inline Winner winning_match(const LayerPatterns& patterns, const std::vector<bool>& matched, const char* layer) {
   int glob = -1, star = -1;
   for (size_t i = 0; i < patterns.size(); ++i) {
+    if (!matched[i]) continue;
     const std::string& p = patterns[i].first;
     if (p == layer) return {static_cast<int>(i), true};
     if (p == "*") {
       if (star < 0) star = static_cast<int>(i);
-    } else if (glob < 0 && layer_matches(p, layer)) {
+    } else if (glob < 0) {
       glob = static_cast<int>(i);
     }
   }
   return {glob >= 0 ? glob : star, false};
+}
+
+// winning_pattern says which of patterns (in the order written) decides
+// layer's type.
+inline Winner winning_pattern(const LayerPatterns& patterns, const char* layer) {
+  return winning_match(patterns, matching_patterns(patterns, layer), layer);
 }
 
 }  // namespace tam

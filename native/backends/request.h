@@ -5,7 +5,6 @@
 #ifndef TAM_BACKENDS_REQUEST_H
 #define TAM_BACKENDS_REQUEST_H
 
-#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <stdexcept>
@@ -53,20 +52,6 @@ inline std::string string_field(const tamjson::Value& doc, const char* key) {
   return v ? v->as_string(key) : std::string();
 }
 
-// fixed_list reads a fixed setting's list (precision, targets), each value
-// one the settings table allows.
-inline std::vector<std::string> fixed_list(const tamjson::Value& v, const char* key,
-                                           const std::vector<std::string>& allowed) {
-  std::vector<std::string> out = strings(v, key);
-  for (const auto& s : out)
-    if (std::find(allowed.begin(), allowed.end(), s) == allowed.end()) {
-      std::string list;
-      for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-      throw std::runtime_error(std::string(key) + ": \"" + s + "\" is unknown; allowed: " + list);
-    }
-  return out;
-}
-
 }  // namespace detail
 
 // decode_request reads and checks the request; it throws std::runtime_error
@@ -84,10 +69,10 @@ inline BuildRequest decode_request(const std::string& json) {
   if (r.onnx.empty()) throw std::runtime_error("request: onnx (the model path) is required");
   if (r.engine_tmp.empty()) throw std::runtime_error("request: engine_tmp is required");
 
-  if (const auto* v = doc.find("precision")) r.precision = detail::fixed_list(*v, "precision", allowed::precision);
+  if (const auto* v = doc.find("precision")) r.precision = detail::allowed_list(*v, "precision", allowed::precision);
   if (const auto* v = doc.find("strongly_typed")) r.strongly_typed = v->as_bool("strongly_typed");
   if (const auto* v = doc.find("no_monitor")) r.no_monitor = v->as_bool("no_monitor");
-  if (const auto* v = doc.find("targets")) r.targets = detail::fixed_list(*v, "targets", allowed::targets);
+  if (const auto* v = doc.find("targets")) r.targets = detail::allowed_list(*v, "targets", allowed::targets);
   if (const auto* v = doc.find("setting_keys")) r.setting_keys = detail::strings(*v, "setting_keys");
   if (const auto* v = doc.find("settings")) {
     r.settings = detail::decode_settings(*v);

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "backend_table.h"
+#include "join.h"
 #include "json.h"
 
 namespace tam {
@@ -25,11 +26,27 @@ inline std::vector<std::string> strings(const tamjson::Value& v, const char* wha
   return out;
 }
 
+inline bool contains(const std::vector<std::string>& list, const std::string& v) {
+  return std::find(list.begin(), list.end(), v) != list.end();
+}
+
+// check_allowed refuses v, written at what ("settings.refit", "precision"),
+// unless allowed has it.
+inline void check_allowed(const std::string& what, const std::string& v, const std::vector<std::string>& allowed) {
+  if (!contains(allowed, v)) throw std::runtime_error(what + ": \"" + v + "\" is unknown; allowed: " + join(allowed));
+}
+
+// allowed_list reads the list of strings written at what, each one allowed
+// has: a setting's list, or a fixed setting's (precision, targets).
+inline std::vector<std::string> allowed_list(const tamjson::Value& v, const std::string& what,
+                                             const std::vector<std::string>& allowed) {
+  std::vector<std::string> out = strings(v, what.c_str());
+  for (const auto& s : out) check_allowed(what, s, allowed);
+  return out;
+}
+
 inline void one_of(const std::string& key, const std::string& v, const std::vector<std::string>& allowed) {
-  if (std::find(allowed.begin(), allowed.end(), v) != allowed.end()) return;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  throw std::runtime_error("settings." + key + ": \"" + v + "\" is unknown; allowed: " + list);
+  check_allowed("settings." + key, v, allowed);
 }
 
 inline std::string enum_field(const tamjson::Value& v, const std::string& key, const std::vector<std::string>& allowed) {
@@ -40,9 +57,7 @@ inline std::string enum_field(const tamjson::Value& v, const std::string& key, c
 
 inline std::vector<std::string> enum_list(const tamjson::Value& v, const std::string& key,
                                           const std::vector<std::string>& allowed) {
-  std::vector<std::string> out = strings(v, ("settings." + key).c_str());
-  for (const auto& s : out) one_of(key, s, allowed);
-  return out;
+  return allowed_list(v, "settings." + key, allowed);
 }
 
 inline int64_t int_in(const tamjson::Value& v, const std::string& key, int64_t lo, int64_t hi) {
@@ -101,10 +116,6 @@ inline void object_fields(const tamjson::Value& v, const std::string& key, std::
   if (v.kind != tamjson::Value::kObject) throw std::runtime_error("settings." + key + ": want an object");
   std::vector<std::string> allowed(names.begin(), names.end());
   for (const auto& field : v.fields) one_of(key, field.first, allowed);
-}
-
-inline bool contains(const std::vector<std::string>& list, const std::string& v) {
-  return std::find(list.begin(), list.end(), v) != list.end();
 }
 
 // has_toggle reports whether "+name" or "-name" is in the list.

@@ -510,9 +510,7 @@ const tam::TrtErrors& trt_errors() {
 // (if any) it failed on.
 std::string settings_note(const std::vector<std::string>& setting_keys) {
   if (setting_keys.empty()) return "";
-  std::string keys;
-  for (const auto& k : setting_keys) keys += (keys.empty() ? "" : ", ") + k;
-  return " (with settings: " + keys + ")";
+  return " (with settings: " + tam::detail::join(setting_keys) + ")";
 }
 
 int32_t network_flags(const tam::BuildRequest& req) {

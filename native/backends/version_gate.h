@@ -17,6 +17,8 @@
 #include <string>
 #include <vector>
 
+#include "join.h"
+
 namespace tam {
 
 // A build setting (named by its matrix key) whose TensorRT call arrived after
@@ -61,20 +63,20 @@ class Gate {
   // headers' full version.
   std::string refusal(const std::vector<VersionedSetting>& requested, const std::string& library,
                       const std::string& compiled) const {
-    std::string too_old_library, too_old_headers;
+    std::vector<std::string> too_old_library, too_old_headers;
     for (const auto& s : refused(requested)) {
       std::string item = std::string(s.key) + " (needs 10." + std::to_string(s.since_minor) + ")";
-      std::string& list = s.since_minor > library_ ? too_old_library : too_old_headers;
-      list += (list.empty() ? "" : ", ") + item;
+      (s.since_minor > library_ ? too_old_library : too_old_headers).push_back(item);
     }
+    auto them = [](const std::vector<std::string>& list) { return list.size() == 1 ? "it" : "them"; };
     std::string out;
     if (!too_old_library.empty())
-      out = library + ", too old for " + too_old_library + ": use a newer library or remove " +
-            (too_old_library.find(',') == std::string::npos ? "it" : "them");
+      out = library + ", too old for " + detail::join(too_old_library) + ": use a newer library or remove " +
+            them(too_old_library);
     if (!too_old_headers.empty())
       out += std::string(out.empty() ? "" : "; ") + "this backend was compiled against TensorRT " + compiled +
-             " headers, which lack " + too_old_headers + ": rebuild the backend against the headers of the TensorRT you run, or remove " +
-             (too_old_headers.find(',') == std::string::npos ? "it" : "them");
+             " headers, which lack " + detail::join(too_old_headers) +
+             ": rebuild the backend against the headers of the TensorRT you run, or remove " + them(too_old_headers);
     return out;
   }
 

@@ -301,7 +301,7 @@ func TestCacheTwoProcessesRaceOnOneFolder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if bad, err := c.Verify(); err != nil || len(bad) != 0 {
+	if _, bad, err := c.Verify(); err != nil || len(bad) != 0 {
 		t.Errorf("after the race: %v, %v", bad, err)
 	}
 	if l, _ := c.List(); len(l.Entries) != len(cacheBuilds) {
