@@ -23,6 +23,11 @@ const (
 	BuildFinished                      // Result
 	RunFinished                        // Run: the final report
 	Warning                            // Message: something the run worked around (a corrupt cache entry); Build -1 = the run
+	// A build that runs a command (a builder script) has TensorRT builds
+	// inside it; their phase events carry Inner, and these mark their ends.
+	InnerStarted  // Inner, Message: a TensorRT build began inside a script build ("pid 4711, build_serialized_network, python route")
+	InnerFinished // Inner, InnerResult: that TensorRT build ended
+	Output        // Message: one line the script build's command printed (untrusted text; views escape it)
 )
 
 // Event is what the run tells its views. Views receive events in order, from
@@ -39,6 +44,11 @@ type Event struct {
 	Elapsed  time.Duration // PhaseFinished: the phase's own duration
 	Message  string
 	Severity string // LibraryLog: error or warning
+	// Inner is the TensorRT build (TensorRTBuild.Index, 1-based) a phase,
+	// InnerStarted or InnerFinished event of a script build is about; 0
+	// for every event of an ONNX build.
+	Inner       int
+	InnerResult *report.TensorRTBuild // InnerFinished
 	Progress *Progress
 	Result   *report.Build
 	Run      *report.Report
@@ -52,6 +62,12 @@ type Progress struct {
 	Silent     time.Duration // since the last callback
 	BudgetLeft time.Duration // time to the nearest limit; -1 when no limit applies
 	BudgetName string        // which limit BudgetLeft refers to ("build", "phase Timing tactics", ...)
+	// Script builds: Active is the phases of TensorRT build Inner (the
+	// newest running one); InnerRunning counts the running ones, and
+	// InnerDone those that ended. Inner is 0 while none runs.
+	Inner        int
+	InnerRunning int
+	InnerDone    int
 }
 
 // ActivePhase is one running phase.

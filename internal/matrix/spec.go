@@ -61,6 +61,10 @@ type Build struct {
 
 	Budgets Budgets
 	Sim     Sim
+	// Script is set for a build that runs a command (run:) instead of
+	// building an ONNX model: ONNX, Engine and the builder settings are
+	// then empty (docs/builder-scripts.md).
+	Script *Script
 
 	Axes map[string]string // this build's matrix values, for display
 	Pos  Pos               // where the build (list item) starts
@@ -70,6 +74,21 @@ type Build struct {
 	// (EnginePos is where name: was written when the engine path comes from
 	// the name).
 	ONNXPos, EnginePos, TimingCachePos, SimTracePos Pos
+}
+
+// Script is a build that runs a command, a program that builds TensorRT
+// engines itself (a builder script); trt-action observes the builds inside
+// it. The command is never run by validate, plan or cache key.
+type Script struct {
+	Argv    []string // the command's words, ${{ matrix.x }} substituted; never run through a shell
+	Env     []string // env: as NAME=value, sorted by name; added to (and overriding) the run's environment
+	Workdir string   // workdir: where the command starts; "" = the matrix file's folder
+	// Engines are the files the program writes (engine:): each must exist,
+	// be non-empty and be written during the build; they join the run's
+	// output-collision check.
+	Engines   []string
+	EnginePos []Pos // where each of Engines was written
+	RunPos    Pos   // where run: was written
 }
 
 // Budgets are a build's time limits. Zero means no limit.

@@ -95,6 +95,11 @@ type Build struct {
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
 	Settings         *Settings         `json:"settings,omitempty"`
 	Cache            *CacheUse         `json:"cache,omitempty"` // only when the run used an engine cache
+	// Script and TensorRTBuilds are set for a build that ran a command
+	// (run:); Engines are the files it declared (Engine is an ONNX build's).
+	Script         *Script         `json:"script,omitempty"`
+	TensorRTBuilds []TensorRTBuild `json:"tensorrt_builds,omitempty"`
+	Engines        []Engine        `json:"engines,omitempty"`
 
 	digest *digest // set when the report settled the build: its detail is in the spool (Settle)
 }
