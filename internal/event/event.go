@@ -49,9 +49,9 @@ type Event struct {
 	// for every event of an ONNX build.
 	Inner       int
 	InnerResult *report.TensorRTBuild // InnerFinished
-	Progress *Progress
-	Result   *report.Build
-	Run      *report.Report
+	Progress    *Progress
+	Result      *report.Build
+	Run         *report.Report
 }
 
 // Progress is a running build's state at one moment.
