@@ -18,6 +18,9 @@ type control struct {
 	// signal sends a signal to a process group; nil is syscall.Kill on
 	// -pgid. Tests put a recorder here.
 	signal func(pgid int, sig syscall.Signal) error
+	// stopFn, when set, asks for the soft stop instead of a line on stdin
+	// (a script build's hook channel).
+	stopFn func(why string)
 
 	stopWhy   string        // the first soft stop's reason; "" while none
 	stopAt    time.Duration // build clock of the deadline or signal behind it
@@ -41,7 +44,11 @@ func (c *control) softStop(why string, at, grace time.Duration) bool {
 	first := c.stopWhy == ""
 	if first {
 		c.stopWhy, c.stopAt = why, at
-		_, _ = io.WriteString(c.stdin, `{"m":"stop"}`+"\n")
+		if c.stopFn != nil {
+			c.stopFn(why)
+		} else {
+			_, _ = io.WriteString(c.stdin, `{"m":"stop"}`+"\n")
+		}
 	}
 	if due := time.Now().Add(grace); c.killTimer == nil || due.Before(c.killAt) {
 		if c.killTimer != nil {

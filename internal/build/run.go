@@ -22,6 +22,13 @@ type Options struct {
 	WorkerArgs []string // its arguments (the hidden worker subcommand)
 	WorkerEnv  []string // extra environment for workers
 	LibPath    string   // --trt-lib
+	// ReaperArgs start the binary as a script build's reaper (the hidden
+	// reaper subcommand); the command's words follow them after "--".
+	ReaperArgs []string
+	// HookPath is the folder holding the Python hook's bootstrap, put
+	// first on a script build's PYTHONPATH; "" runs script builds
+	// unobserved.
+	HookPath string
 
 	Jobs       int           // builds at once; default 1
 	GPUs       *gpus.Pool    // when set, each worker gets one GPU from it

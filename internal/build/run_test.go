@@ -25,6 +25,7 @@ import (
 const workerEnv = "TRT_ACTION_TEST_WORKER"
 
 func TestMain(m *testing.M) {
+	runAsHelper()
 	if os.Getenv(workerEnv) == "1" {
 		if err := RunWorker(os.Stdin, os.NewFile(3, "proto")); err != nil {
 			os.Exit(2) // as the binary's worker does: invalid input

@@ -69,6 +69,10 @@ func (w *watch) run() *report.Build {
 		started.Message = "on GPU " + w.gpu
 	}
 	w.emit(started)
+	if w.spec.Script != nil {
+		w.budget.spec = commandBudgets(w.spec.Budgets)
+		return w.runScript()
+	}
 	if err := w.prepareEngine(); err != nil {
 		return w.finish(report.StatusFailed, "engine: "+err.Error(), outcome{})
 	}

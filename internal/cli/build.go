@@ -129,7 +129,7 @@ func runBuild(c *Command, args []string) error {
 		runBudget = f.runBudget
 	}
 	rep, cause := build.Run(builds, build.Options{
-		Exe: exe, WorkerArgs: []string{workerCommand}, LibPath: f.trtLib,
+		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.gate.Mark,

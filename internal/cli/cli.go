@@ -74,6 +74,7 @@ var subcommands = map[string]subcommand{
 	"trace":       {summary: "convert an ANSI progress recording to a trace: trace convert FILE|-", run: runTrace},
 	"version":     {summary: "print the version and the backends compiled in", run: runVersion},
 	workerCommand: {hidden: true, summary: "run one build (internal)", run: runWorker},
+	reaperCommand: {hidden: true, signals: true, summary: "run a script build's command (internal)", run: runReaper},
 }
 
 // Main runs one subcommand and returns the process exit code.

@@ -1,0 +1,215 @@
+package build
+
+import (
+	"encoding/json"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// The test binary doubles as a script build's reaper and as the program a
+// script build runs: a stand-in for a Python program with trt-action's hook
+// loaded, speaking the hook protocol (hookproto.go) exactly as the hook
+// does, so the supervisor's side is tested without Python. The real hook
+// and real TensorRT-RTX builds are tested in internal/pyhook and
+// test/realbuild.
+
+const (
+	reaperArg   = "-test.run=^reaper$"  // os.Args[1] of the test binary started as a reaper
+	fakeHookEnv = "TRT_ACTION_FAKE_HOOK" // the scenario the test binary plays as a command
+)
+
+// runAsHelper runs the test binary as a reaper or a fake program when it
+// was started as one; it returns false otherwise.
+func runAsHelper() bool {
+	if len(os.Args) > 2 && os.Args[1] == reaperArg && os.Args[2] == "--" {
+		// What the __reaper command does, with signals handled here.
+		_, _ = unix.FcntlInt(3, unix.F_SETFD, unix.FD_CLOEXEC)
+		signals := make(chan os.Signal, 1)
+		notifyTerm(signals)
+		if err := RunReaper(os.Args[3:], os.Stdin, os.NewFile(3, "result"), signals); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(2)
+		}
+		os.Exit(0)
+	}
+	if scenario := os.Getenv(fakeHookEnv); scenario != "" {
+		os.Exit(playFakeProgram(scenario))
+	}
+	return false
+}
+
+// fakeHook is the hook's side of the channel in one process.
+type fakeHook struct {
+	conn    *net.UnixConn
+	stopped atomic.Bool
+}
+
+func dialFakeHook() *fakeHook {
+	path := os.Getenv(envSupervisor)
+	if path == "" {
+		return nil
+	}
+	c, err := net.DialUnix("unixpacket", nil, &net.UnixAddr{Name: path, Net: "unixpacket"})
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "fake hook:", err)
+		return nil
+	}
+	h := &fakeHook{conn: c}
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, err := c.Read(buf)
+			if err != nil {
+				return
+			}
+			var m struct{ M string }
+			if json.Unmarshal(buf[:n], &m) == nil && m.M == hookStop {
+				h.stopped.Store(true)
+			}
+		}
+	}()
+	h.send(map[string]any{"m": hookHello, "pid": os.Getpid(), "ppid": os.Getppid(), "python": "fake", "argv": os.Args})
+	return h
+}
+
+func (h *fakeHook) send(m map[string]any) {
+	data, _ := json.Marshal(m)
+	_, _ = h.conn.Write(data)
+}
+
+// build plays one TensorRT build of steps steps, stepEvery apart, and
+// reports how it ended: ok, or none when a stop reached it.
+func (h *fakeHook) build(id, steps int, stepEvery time.Duration) bool {
+	h.send(map[string]any{"m": hookBegin, "id": id, "t": monoNow(), "entry": "build_serialized_network", "route": "python",
+		"library": "Fake TensorRT 1.0", "config": map[string]any{"flags": []string{"TF32"}},
+		"network": map[string]any{"inputs": []map[string]any{{"name": "x", "dtype": "FLOAT", "shape": []int{1, 3}}},
+			"outputs": []map[string]any{{"name": "y", "dtype": "FLOAT", "shape": []int{1, 3}}}, "layers": 2}})
+	h.send(map[string]any{"m": hookEvents, "id": id, "e": []any{
+		[]any{monoNow(), 1, "s", "Building engine", nil, steps},
+		[]any{monoNow(), 1, "s", "Timing tactics", "Building engine", 1},
+	}})
+	ok := true
+	for i := 0; i < steps; i++ {
+		time.Sleep(stepEvery)
+		h.send(map[string]any{"m": hookEvents, "id": id, "e": []any{[]any{monoNow(), 1, "p", "Building engine", i}}})
+		if h.stopped.Load() {
+			ok = false
+			break
+		}
+	}
+	h.send(map[string]any{"m": hookEvents, "id": id, "e": []any{
+		[]any{monoNow(), 1, "f", "Timing tactics"}, []any{monoNow(), 1, "f", "Building engine"}}})
+	end := map[string]any{"m": hookEnd, "id": id, "t": monoNow(), "result": "ok", "bytes": 1234}
+	if !ok {
+		end = map[string]any{"m": hookEnd, "id": id, "t": monoNow(), "result": "none", "stopped": true}
+	}
+	h.send(end)
+	return ok
+}
+
+// playFakeProgram runs one scenario and returns the exit code.
+func playFakeProgram(scenario string) int {
+	fmt.Println("fake program:", scenario)
+	if scenario == "unhooked" { // a program the hook never loaded in
+		return 0
+	}
+	h := dialFakeHook()
+	if h == nil {
+		return 3
+	}
+	step := 5 * time.Millisecond
+	switch scenario {
+	case "ok": // one build, its engine written
+		if !h.build(1, 6, step) {
+			return 1
+		}
+		return writeFakeEngine()
+	case "two": // two builds in a row
+		h.build(1, 4, step)
+		h.build(2, 4, step)
+		return writeFakeEngine()
+	case "long": // a build that runs until a stop; then fails its own way
+		if !h.build(1, 100000, step) {
+			fmt.Println("Traceback: AttributeError: __enter__")
+			return 1
+		}
+		return 0
+	case "long-exit0": // stopped, but exits 0 as some scripts do
+		h.build(1, 100000, step)
+		return 0
+	case "none-exit0": // TensorRT returned None; the program says nothing and exits 0
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
+		return 0
+	case "crash": // killed by a signal in the middle of a build (the Go runtime turns SIGABRT into exit 2)
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		time.Sleep(50 * time.Millisecond)
+		_ = syscall.Kill(os.Getpid(), syscall.SIGKILL)
+		time.Sleep(time.Second)
+		return 0
+	case "quiet-then-build": // silent outside any build, then a quick build
+		time.Sleep(400 * time.Millisecond)
+		h.build(1, 3, step)
+		return 0
+	case "silent-build": // a build with no callback after its start, as TensorRT's long silent phases
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		h.send(map[string]any{"m": hookEvents, "id": 1, "e": []any{[]any{monoNow(), 1, "s", "Determining refit engines", nil, 1}}})
+		time.Sleep(time.Hour)
+		return 0
+	case "silent-outside": // no build; ignores everything but a kill
+		time.Sleep(time.Hour)
+		return 0
+	case "escape": // a child that leaves the process group, then silence
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), fakeHookEnv+"=sleeper")
+		child.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
+		if err := child.Start(); err != nil {
+			return 4
+		}
+		fmt.Println("escaped child " + strconv.Itoa(child.Process.Pid))
+		time.Sleep(time.Hour)
+		return 0
+	case "sleeper":
+		time.Sleep(time.Hour)
+		return 0
+	case "orphan": // leaves a child running and exits
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), fakeHookEnv+"=sleeper")
+		if err := child.Start(); err != nil {
+			return 4
+		}
+		fmt.Println("left child " + strconv.Itoa(child.Process.Pid))
+		return writeFakeEngine()
+	case "spawn": // a child process that builds, as a spawn pool's worker does
+		child := exec.Command(os.Args[0], "-test.run=^$")
+		child.Env = append(os.Environ(), fakeHookEnv+"=ok")
+		child.Stdout, child.Stderr = os.Stdout, os.Stderr
+		if err := child.Run(); err != nil {
+			return 5
+		}
+		h.build(1, 3, step)
+		return 0
+	}
+	return 9
+}
+
+// writeFakeEngine writes the engine named by FAKE_ENGINE, if any.
+func writeFakeEngine() int {
+	if path := os.Getenv("FAKE_ENGINE"); path != "" {
+		if err := os.WriteFile(path, []byte("fake engine bytes"), 0o644); err != nil {
+			return 6
+		}
+	}
+	return 0
+}
+
+func notifyTerm(c chan os.Signal) { signal.Notify(c, syscall.SIGINT, syscall.SIGTERM) }

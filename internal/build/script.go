@@ -1,0 +1,314 @@
+package build
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"syscall"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/sigmask"
+	"github.com/trt-action/trt-action/internal/text"
+	"golang.org/x/sys/unix"
+)
+
+// A script build runs a command (matrix run:, trt-action run) instead of
+// building an ONNX model: a program that builds TensorRT engines itself.
+// trt-action's Python hook, loaded into every Python process of the
+// command, reports each TensorRT build over the hook channel
+// (hookproto.go); the supervisor gives each its own State and phase and
+// stall budgets, and the build and run budgets cover the whole command.
+// A stop reaches every TensorRT build of every process through the
+// channel; a kill reaches every process through the reaper (reaper.go).
+//
+// The command's own words, output and exit status are untrusted text like
+// TensorRT's messages: they reach the views as events, which escape them.
+
+
+
+// pipeDrainGrace bounds how long output is read after the reaper exited.
+const pipeDrainGrace = 2 * time.Second
+
+// killBackstop is how long the supervisor waits for the reaper to end the
+// command's processes before it kills the reaper's process group itself.
+const killBackstop = 3 * time.Second
+
+// script is one running script build; its methods run on the build's
+// goroutine, but for the control's callbacks.
+type script struct {
+	w     *watch
+	clock monoClock
+	dir   string // private folder: the hook channel's socket
+	hub   *hookHub
+
+	reaperIn io.WriteCloser
+	reaped   *reaperResult
+	exitErr  error
+
+	procs  map[int]*hookProcess // by connection
+	inner  map[innerKey]*innerBuild
+	order  []*innerBuild // in the order they began
+	newest *innerBuild   // the most recently begun build still running
+	idle   *State        // the command's own limits (build, run) are checked against no phases
+
+	hitInner *innerBuild // the TensorRT build whose limit stopped the command; nil for the command's own
+
+	output  outputTail
+	pipes   []*os.File // the output and result pipes' read ends
+	engines []engineBefore
+}
+
+// hookProcess is a process of the command that loaded the hook.
+type hookProcess struct {
+	pid  int
+	argv []string
+}
+
+type innerKey struct{ conn, id int }
+
+func newScript(w *watch) *script {
+	return &script{w: w, procs: map[int]*hookProcess{}, inner: map[innerKey]*innerBuild{}, idle: newState()}
+}
+
+// runScript runs a script build from start to its report entry; the
+// build's clock has started.
+func (w *watch) runScript() *report.Build {
+	s := newScript(w)
+	defer s.cleanUp()
+	if err := s.prepare(); err != nil {
+		return w.finish(report.StatusFailed, "could not prepare the command: "+err.Error(), outcome{})
+	}
+	lines, reaped, exited, err := s.start()
+	if err != nil {
+		return w.finish(report.StatusFailed, "could not start the command: "+err.Error(), outcome{})
+	}
+	stopOnSignal := context.AfterFunc(w.r.soft, func() {
+		grace := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
+		w.ctl.softStop(fmt.Sprint(context.Cause(w.r.soft)), w.now(), grace)
+	})
+	killOnSecond := context.AfterFunc(w.r.kill, func() { w.ctl.kill("killed by a second SIGINT") })
+	s.follow(lines, reaped, exited)
+	stopOnSignal()
+	killOnSecond()
+	return s.classify()
+}
+
+// prepare makes the private folder and its socket and notes the declared
+// engine files as they are before the command runs.
+func (s *script) prepare() error {
+	dir, err := os.MkdirTemp("", "trt-action-script-")
+	if err != nil {
+		return err
+	}
+	s.dir = dir
+	s.hub, err = listenHooks(filepath.Join(dir, "s"))
+	if err != nil {
+		return fmt.Errorf("hook channel: %w", err)
+	}
+	s.engines, err = noteEngines(s.w.spec.Script.Engines)
+	return err
+}
+
+func (s *script) cleanUp() {
+	if s.dir != "" {
+		_ = os.RemoveAll(s.dir)
+	}
+}
+
+// start starts the reaper, which starts the command. It returns the
+// command's output lines, the reaper's account of how it ended, and the
+// reaper's own exit.
+func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, error) {
+	w := s.w
+	spec := w.spec.Script
+	env, err := scriptEnviron(os.Environ(), scriptEnv{
+		extra: spec.Env, hookPath: w.r.opts.HookPath, socket: filepath.Join(s.dir, "s"), gpu: w.gpu})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	if w.gpu != "" {
+		w.res.GPU = w.gpu
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	resR, resW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return nil, nil, nil, err
+	}
+	args := append(append([]string{}, w.r.opts.ReaperArgs...), "--")
+	cmd := exec.Command(w.r.opts.Exe, append(args, spec.Argv...)...)
+	cmd.Env, cmd.Dir = env, spec.Workdir
+	cmd.Stdout, cmd.Stderr = outW, outW
+	cmd.ExtraFiles = []*os.File{resW}
+	// Its own process group: a terminal's Ctrl-C reaches only the
+	// supervisor. SIGTERM when the supervisor dies: the reaper then ends
+	// every process of the command.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGTERM}
+	stdin, err := cmd.StdinPipe()
+	if err == nil {
+		s.clock = monoClock{zero: monoNow() - int64(w.now())}
+		err = sigmask.Start(cmd)
+	}
+	outW.Close()
+	resW.Close()
+	if err != nil {
+		outR.Close()
+		resR.Close()
+		return nil, nil, nil, err
+	}
+	s.reaperIn = stdin
+	w.ctl.stdin, w.ctl.pgid = io.Discard, cmd.Process.Pid
+	w.ctl.stopFn = s.hub.stop
+	w.ctl.signal = s.killCommand
+	s.pipes = []*os.File{outR, resR}
+	lines := make(chan string, 64)
+	go readLines(outR, lines)
+	reaped := make(chan reaperResult, 1)
+	go readReaperResult(resR, reaped)
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	return lines, reaped, exited, nil
+}
+
+// closePipes ends the reads of the output and result pipes.
+func (s *script) closePipes() {
+	for _, f := range s.pipes {
+		_ = f.Close()
+	}
+}
+
+// killCommand is the control's kill for a script build: the reaper ends
+// every process of the command, wherever it went; its process group is
+// killed only if the reaper has not managed within killBackstop. It runs
+// under the control's lock.
+func (s *script) killCommand(pgid int, sig syscall.Signal) error {
+	_, err := io.WriteString(s.reaperIn, "kill\n")
+	time.AfterFunc(killBackstop, func() {
+		s.w.ctl.mu.Lock()
+		defer s.w.ctl.mu.Unlock()
+		if !s.w.ctl.ended {
+			_ = syscall.Kill(-pgid, sig)
+		}
+	})
+	return err
+}
+
+// monoNow reads CLOCK_MONOTONIC, the clock the hook's times are on.
+func monoNow() int64 {
+	var ts unix.Timespec
+	_ = unix.ClockGettime(unix.CLOCK_MONOTONIC, &ts)
+	return ts.Nano()
+}
+
+// readLines sends what the command prints, a line at a time (a line cut
+// at maxOutputLine), until every process holding the pipe has ended.
+func readLines(r *os.File, out chan<- string) {
+	defer close(out)
+	defer r.Close()
+	in := bufio.NewReaderSize(r, 64<<10)
+	for {
+		line, err := in.ReadSlice('\n')
+		if len(line) > 0 {
+			cut := string(trimEOL(line))
+			for err == bufio.ErrBufferFull { // skip the rest of a very long line
+				_, err = in.ReadSlice('\n')
+			}
+			out <- text.CutRunes(cut, maxOutputLine)
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func trimEOL(b []byte) []byte {
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func readReaperResult(r *os.File, out chan<- reaperResult) {
+	defer r.Close()
+	var res reaperResult
+	if json.NewDecoder(r).Decode(&res) == nil {
+		out <- res
+	}
+	close(out)
+}
+
+// follow handles the command's output, the hook messages, budgets and
+// heartbeats until the command has ended and everything it said is read.
+func (s *script) follow(lines <-chan string, reaped <-chan reaperResult, exited <-chan error) {
+	w := s.w
+	beat := time.NewTicker(w.r.opts.Heartbeat)
+	defer beat.Stop()
+	check := time.NewTimer(time.Hour)
+	defer check.Stop()
+	msgs := s.hub.msgs
+	exitedYet := false
+	var drained <-chan time.Time // fires a while after the reaper exited
+	for lines != nil || msgs != nil || reaped != nil || !exitedYet {
+		s.armCheck(check)
+		select {
+		case <-drained:
+			// The reaper has exited, yet something still holds the output
+			// or result pipe open: a process it could not end. Stop
+			// waiting for it; the report says so.
+			if lines != nil || reaped != nil {
+				s.w.res.Warnings = append(s.w.res.Warnings, "a process of the command still held its output open after the command ended; it was no longer read")
+			}
+			s.closePipes()
+			lines, reaped = nil, nil
+		case line, ok := <-lines:
+			if !ok {
+				lines = nil
+				continue
+			}
+			s.output.add(line)
+			w.emit(event.Event{Kind: event.Output, Message: line})
+		case p, ok := <-msgs:
+			if !ok {
+				msgs = nil
+				continue
+			}
+			s.handle(p)
+		case res, ok := <-reaped:
+			if ok {
+				s.reaped = &res
+			}
+			reaped = nil
+		case err := <-exited:
+			exitedYet, exited = true, nil
+			s.exitErr = err
+			drained = time.After(pipeDrainGrace)
+			w.ctl.exited()
+			// Every process of the command is gone (the reaper saw to
+			// it): no connection can still send.
+			s.hub.close()
+		case <-check.C:
+		case <-beat.C:
+			s.heartbeat()
+		}
+		if s.judging() {
+			s.enforceBudgets()
+		}
+	}
+}
+
+// judging is whether budgets still apply: not once the command has ended,
+// and not once it is being stopped.
+func (s *script) judging() bool {
+	return s.reaped == nil && s.exitErr == nil && !s.w.ctl.stopping()
+}

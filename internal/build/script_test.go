@@ -1,0 +1,280 @@
+package build
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// scriptBuild is a script build that runs the test binary as a fake
+// program playing scenario.
+func scriptBuild(t *testing.T, name, scenario string, mod func(*matrix.Build)) matrix.Build {
+	t.Helper()
+	dir := t.TempDir()
+	b := matrix.Build{Name: name, Backend: "tensorrt-rtx", Budgets: matrix.Budgets{Grace: 2 * time.Second},
+		Script: &matrix.Script{Argv: []string{testExe(), "-test.run=^$"}, Workdir: dir,
+			Env: []string{fakeHookEnv + "=" + scenario}}}
+	if mod != nil {
+		mod(&b)
+	}
+	return b
+}
+
+// withEngine declares an engine file the fake program writes.
+func withEngine(path string) func(*matrix.Build) {
+	return func(b *matrix.Build) {
+		b.Script.Engines = []string{path}
+		b.Script.Env = append(b.Script.Env, "FAKE_ENGINE="+path)
+	}
+}
+
+func scriptOptions(t *testing.T) Options {
+	opts := testOptions(t)
+	opts.ReaperArgs = []string{reaperArg}
+	opts.HookPath = t.TempDir() // the fake program needs no Python bootstrap; it reads the socket from the environment
+	return opts
+}
+
+func runScripts(t *testing.T, opts Options, builds ...matrix.Build) (map[string]report.Build, []event.Event) {
+	t.Helper()
+	var events []event.Event
+	opts.OnEvent = func(ev event.Event) { events = append(events, ev) }
+	rep, _ := Run(builds, opts, nil)
+	return byName(rep), events
+}
+
+func TestAScriptBuildReportsItsTensorRTBuildAndEngine(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "out.engine")
+	got, events := runScripts(t, scriptOptions(t), scriptBuild(t, "script", "ok", withEngine(engine)))
+	b := got["script"]
+	if b.Status != report.StatusOK {
+		t.Fatalf("status %s (%s)", b.Status, b.Reason)
+	}
+	if len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%d TensorRT builds, want 1", len(b.TensorRTBuilds))
+	}
+	in := b.TensorRTBuilds[0]
+	if in.Status != report.StatusOK || in.SerializedBytes != 1234 || in.Route != "python" || in.PID == 0 || in.Entry != "build_serialized_network" {
+		t.Errorf("TensorRT build = %+v", in)
+	}
+	if in.Callbacks != 10 || len(in.PhaseTree) != 1 || in.PhaseTree[0].Name != "Building engine" {
+		t.Errorf("callbacks %d, tree %+v", in.Callbacks, in.PhaseTree)
+	}
+	if in.Network == nil || in.Network.Layers != 2 || in.Network.Inputs[0].Name != "x" {
+		t.Errorf("network = %+v", in.Network)
+	}
+	if len(b.Engines) != 1 || b.Engines[0].Path != engine || b.Engines[0].Bytes != int64(len("fake engine bytes")) {
+		t.Errorf("engines = %+v", b.Engines)
+	}
+	if b.Script == nil || b.Script.ExitCode == nil || *b.Script.ExitCode != 0 || b.Script.Processes != 1 {
+		t.Errorf("script = %+v", b.Script)
+	}
+	if !strings.Contains(strings.Join(b.Script.OutputTail, "\n"), "fake program: ok") {
+		t.Errorf("output tail = %q", b.Script.OutputTail)
+	}
+	kinds := map[event.EventKind]int{}
+	for _, ev := range events {
+		kinds[ev.Kind]++
+		if ev.Kind == event.PhaseStarted && ev.Inner != 1 {
+			t.Errorf("phase event of TensorRT build %d, want 1", ev.Inner)
+		}
+	}
+	if kinds[event.InnerStarted] != 1 || kinds[event.InnerFinished] != 1 || kinds[event.Output] == 0 || kinds[event.PhaseStarted] != 2 {
+		t.Errorf("events by kind: %v", kinds)
+	}
+}
+
+func TestTwoBuildsAndAChildProcessAreEachABuild(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "two", "two", nil), scriptBuild(t, "spawn", "spawn", nil))
+	if b := got["two"]; b.Status != report.StatusOK || len(b.TensorRTBuilds) != 2 || b.TensorRTBuilds[1].Index != 2 {
+		t.Errorf("two: %s (%s), %d builds", b.Status, b.Reason, len(b.TensorRTBuilds))
+	}
+	b := got["spawn"]
+	if b.Status != report.StatusOK || len(b.TensorRTBuilds) != 2 || b.Script.Processes != 2 {
+		t.Fatalf("spawn: %s (%s), %d builds, %d processes", b.Status, b.Reason, len(b.TensorRTBuilds), b.Script.Processes)
+	}
+	if b.TensorRTBuilds[0].PID == b.TensorRTBuilds[1].PID {
+		t.Errorf("both builds in pid %d; the child's was its own", b.TensorRTBuilds[0].PID)
+	}
+}
+
+func TestABuildBudgetStopsTheTensorRTBuildInside(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "long", "long", func(b *matrix.Build) { b.Budgets.Build = 300 * time.Millisecond }),
+		scriptBuild(t, "long-exit0", "long-exit0", func(b *matrix.Build) {
+			b.Budgets.Phases = []matrix.PhaseBudget{{Pattern: "Timing tactics", Limit: 200 * time.Millisecond}}
+		}))
+	b := got["long"]
+	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != kindBuild {
+		t.Fatalf("long: %s (%s), budget %+v", b.Status, b.Reason, b.Budget)
+	}
+	if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusBudgetExceeded {
+		t.Errorf("long's TensorRT build: %+v", in)
+	}
+	if b.DurationMs > 2000 {
+		t.Errorf("a 300ms budget ended the command after %d ms", b.DurationMs)
+	}
+	b = got["long-exit0"]
+	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != kindPhase {
+		t.Fatalf("long-exit0 (exits 0 after the stop): %s (%s)", b.Status, b.Reason)
+	}
+	if in := b.TensorRTBuilds; len(in) != 1 || in[0].Budget == nil || in[0].Budget.Phase != "Building engine/Timing tactics" {
+		t.Errorf("long-exit0's TensorRT build names the phase budget: %+v", in)
+	}
+}
+
+func TestTheExitCodeAloneNeverDecides(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "never.engine")
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "none-exit0", "none-exit0", nil),
+		scriptBuild(t, "crash", "crash", nil),
+		scriptBuild(t, "unhooked", "unhooked", nil),
+		scriptBuild(t, "no-engine", "unhooked", func(b *matrix.Build) { b.Script.Engines = []string{engine} }))
+	if b := got["none-exit0"]; b.Status != report.StatusFailed || !strings.Contains(b.Reason, "TensorRT build 1 failed") {
+		t.Errorf("a program that exits 0 after a failed build: %s (%s)", b.Status, b.Reason)
+	}
+	b := got["crash"]
+	if b.Status != report.StatusCrashed || !strings.Contains(b.Reason, "SIGKILL") {
+		t.Errorf("crash: %s (%s)", b.Status, b.Reason)
+	}
+	if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusCrashed {
+		t.Errorf("crash's TensorRT build: %+v", in)
+	}
+	b = got["unhooked"]
+	if b.Status != report.StatusOK || len(b.Warnings) != 1 || !strings.Contains(b.Warnings[0], "no TensorRT build was seen") {
+		t.Errorf("unhooked: %s, warnings %q", b.Status, b.Warnings)
+	}
+	if b.Script.Unobserved == "" {
+		t.Errorf("unhooked: no reason why nothing was observed")
+	}
+	if b := got["no-engine"]; b.Status != report.StatusFailed || !strings.Contains(b.Reason, "was not written") {
+		t.Errorf("no-engine: %s (%s)", b.Status, b.Reason)
+	}
+}
+
+func TestAGraceKillReachesAProcessThatLeftTheGroup(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "escape", "escape", func(b *matrix.Build) {
+		b.Budgets.Build, b.Budgets.Grace = 200*time.Millisecond, 200*time.Millisecond
+	}))
+	b := got["escape"]
+	if b.Status != report.StatusBudgetExceeded || !strings.Contains(b.Reason, "killed") {
+		t.Fatalf("escape: %s (%s)", b.Status, b.Reason)
+	}
+	pid := pidAfter(t, b.Script.OutputTail, "escaped child ")
+	if processAlive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the child that left the process group (pid %d) outlived the build", pid)
+	}
+}
+
+func TestNoProcessOutlivesTheCommand(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "orphan.engine")
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "orphan", "orphan", withEngine(engine)))
+	b := got["orphan"]
+	pid := pidAfter(t, b.Script.OutputTail, "left child ")
+	if processAlive(pid) {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the child the command left (pid %d) outlived it", pid)
+	}
+	if b.Status != report.StatusOK || !strings.Contains(strings.Join(b.Warnings, "\n"), "1 process of the command still ran") {
+		t.Errorf("orphan: %s (%s), warnings %q", b.Status, b.Reason, b.Warnings)
+	}
+}
+
+func TestAStoppedBuildLeavesNoEngineItWroteAndKeepsOneItDidNot(t *testing.T) {
+	dir := t.TempDir()
+	untouched := filepath.Join(dir, "old.engine")
+	if err := os.WriteFile(untouched, []byte("a good engine from before"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	written := filepath.Join(dir, "partial.engine")
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "orphan-failed", "orphan", func(b *matrix.Build) {
+		withEngine(written)(b)
+		b.Script.Engines = append(b.Script.Engines, untouched)
+	}))
+	b := got["orphan-failed"]
+	if b.Status != report.StatusFailed || !strings.Contains(b.Reason, "left from before") {
+		t.Fatalf("status %s (%s)", b.Status, b.Reason)
+	}
+	if _, err := os.Stat(written); !os.IsNotExist(err) {
+		t.Errorf("the file the failed build wrote is still there (%v)", err)
+	}
+	if data, err := os.ReadFile(untouched); err != nil || string(data) != "a good engine from before" {
+		t.Errorf("the engine from before was touched: %q, %v", data, err)
+	}
+}
+
+func pidAfter(t *testing.T, lines []string, prefix string) int {
+	t.Helper()
+	for _, l := range lines {
+		if rest, ok := strings.CutPrefix(l, prefix); ok {
+			var pid int
+			for _, c := range rest {
+				if c < '0' || c > '9' {
+					break
+				}
+				pid = pid*10 + int(c-'0')
+			}
+			return pid
+		}
+	}
+	t.Fatalf("no line %q in %q", prefix, lines)
+	return 0
+}
+
+// processAlive reports whether pid runs (a zombie does not count).
+func processAlive(pid int) bool {
+	_, state, ok := procStat(pid)
+	return ok && state != 'Z'
+}
+
+func TestASignalStopsAScriptBuildAsItStopsAnyBuild(t *testing.T) {
+	opts := scriptOptions(t)
+	signals := make(chan os.Signal, 1)
+	var events []event.Event
+	opts.OnEvent = func(ev event.Event) {
+		events = append(events, ev)
+		if ev.Kind == event.InnerStarted {
+			signals <- os.Interrupt
+		}
+	}
+	rep, cause := Run([]matrix.Build{scriptBuild(t, "long", "long", nil)}, opts, signals)
+	if cause == nil {
+		t.Errorf("no cause for a run SIGINT stopped")
+	}
+	b := byName(rep)["long"]
+	if b.Status != report.StatusCancelled || !strings.Contains(b.Reason, "SIGINT") {
+		t.Fatalf("status %s (%s)", b.Status, b.Reason)
+	}
+	if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusCancelled {
+		t.Errorf("its TensorRT build: %+v", in)
+	}
+	if b.StopLatencyMs > 1000 {
+		t.Errorf("the stop took %d ms to end the command", b.StopLatencyMs)
+	}
+}
+
+func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		// Silent for 400 ms outside any build: a 100 ms stall budget does not apply there.
+		scriptBuild(t, "quiet-outside", "quiet-then-build", func(b *matrix.Build) { b.Budgets.Stall = 150 * time.Millisecond }),
+		// Silent inside a build: it does.
+		scriptBuild(t, "quiet-inside", "silent-build", func(b *matrix.Build) {
+			b.Budgets.Stall, b.Budgets.Grace = 150*time.Millisecond, 300*time.Millisecond
+		}))
+	if b := got["quiet-outside"]; b.Status != report.StatusOK {
+		t.Errorf("quiet-outside: %s (%s)", b.Status, b.Reason)
+	}
+	b := got["quiet-inside"]
+	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != kindStall {
+		t.Errorf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
+	}
+}

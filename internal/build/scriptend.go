@@ -1,0 +1,143 @@
+package build
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
+)
+
+// The end of a script build: its status, its engines, its report entry.
+
+// Bounds on what a command's output leaves in the report: its last
+// outputTailLines lines, each cut at maxOutputLine characters (the log
+// group had every line).
+const (
+	outputTailLines = 40
+	maxOutputLine   = 4096
+)
+
+// outputTail keeps the last lines the command printed.
+type outputTail struct {
+	lines []string
+	total int
+}
+
+func (o *outputTail) add(line string) {
+	o.total++
+	if len(o.lines) == outputTailLines {
+		copy(o.lines, o.lines[1:])
+		o.lines = o.lines[:outputTailLines-1]
+	}
+	o.lines = append(o.lines, line)
+}
+
+func (o *outputTail) last() string {
+	for i := len(o.lines) - 1; i >= 0; i-- {
+		if l := strings.TrimSpace(o.lines[i]); l != "" {
+			return text.CutRunes(l, 300)
+		}
+	}
+	return ""
+}
+
+// classify decides the script build's status once the command has ended
+// and everything it said is read, then settles its engines.
+func (s *script) classify() *report.Build {
+	w := s.w
+	now := w.now()
+	for _, in := range s.order {
+		if !in.done { // the hub closed: its process is gone
+			in.gone = true
+			s.conclude(in, now)
+		}
+	}
+	inner := make([]report.TensorRTBuild, len(s.order))
+	for i, in := range s.order {
+		inner[i] = in.rep
+	}
+	e := scriptEnding{reaped: s.reaped, exit: exitDescription(s.exitErr), ctl: w.ctl.outcome(), budget: s.stopKind(),
+		inner: inner, output: s.output.last()}
+	var kept []report.Engine
+	if decided, _ := decideScriptStatus(e); decided == report.StatusOK {
+		kept, e.engines = checkEngines(s.engines)
+	}
+	status, reason := decideScriptStatus(e)
+	if status == report.StatusOK {
+		w.hit = nil // a budget that ran out as the command was ending stopped nothing
+		w.res.Engines = kept
+	} else if removed := removeWritten(s.engines); len(removed) > 0 {
+		w.res.Warnings = append(w.res.Warnings, fmt.Sprintf("removed what the build wrote to %s: it did not succeed, so no partial engine is left",
+			strings.Join(removed, ", ")))
+	}
+	s.noteScript(inner)
+	if status == report.StatusOK && len(inner) == 0 {
+		w.res.Warnings = append(w.res.Warnings, "no TensorRT build was seen in the command"+s.unseenWhy())
+	}
+	if s.reaped != nil && s.reaped.Leftover > 0 {
+		w.res.Warnings = append(w.res.Warnings, fmt.Sprintf("%s of the command still ran when its main process exited; killed",
+			text.Count(s.reaped.Leftover, "process")))
+	}
+	return w.finish(status, reason, w.ctl.outcome())
+}
+
+// noteScript fills in what only a script build's report entry has.
+func (s *script) noteScript(inner []report.TensorRTBuild) {
+	w := s.w
+	sc := &report.Script{Command: w.spec.Script.Argv, Workdir: w.spec.Script.Workdir,
+		OutputTail: append([]string(nil), s.output.lines...), Processes: len(s.procs), Exit: exitDescription(s.exitErr)}
+	if r := s.reaped; r != nil {
+		sc.Exit, sc.ExitCode = r.describe(), r.ExitCode
+	}
+	if len(s.procs) == 0 {
+		sc.Unobserved = strings.TrimPrefix(s.unseenWhy(), ": ")
+	}
+	w.res.Script = sc
+	w.res.TensorRTBuilds = inner
+	for _, in := range inner {
+		w.res.Callbacks += in.Callbacks
+		w.res.LongestSilenceMs = max(w.res.LongestSilenceMs, in.LongestSilenceMs)
+	}
+}
+
+// unseenWhy says why no process of the command loaded the hook, when none
+// did: ": ..." or "".
+func (s *script) unseenWhy() string {
+	if len(s.procs) > 0 {
+		return ""
+	}
+	if s.w.r.opts.HookPath == "" {
+		return ": trt-action's Python hook is not installed with this binary"
+	}
+	return ": no process of the command loaded trt-action's Python hook" + pythonFlagsWhy(s.w.spec.Script.Argv)
+}
+
+// pythonFlagsWhy names the interpreter flag on the command line that keeps
+// the hook out, or says what can: the hook enters through PYTHONPATH's
+// sitecustomize, which -I and -E (PYTHONPATH ignored) and -S (no site
+// module) turn off (https://docs.python.org/3/using/cmdline.html).
+func pythonFlagsWhy(argv []string) string {
+	for i, a := range argv {
+		if !isPython(a) {
+			continue
+		}
+		for _, opt := range argv[i+1:] {
+			if !strings.HasPrefix(opt, "-") || opt == "-" || strings.HasPrefix(opt, "--") || opt == "-c" || opt == "-m" {
+				break
+			}
+			for _, flag := range []string{"I", "E", "S"} {
+				if strings.Contains(strings.TrimLeft(opt, "-"), flag) {
+					return fmt.Sprintf(" (%s runs with -%s, which keeps the hook out: it enters through PYTHONPATH and site)", text.Plain(a), flag)
+				}
+			}
+		}
+	}
+	return " (it enters through PYTHONPATH and Python's site module: a command that is not Python, or a Python started with -I, -E or -S, or with PYTHONPATH cleared, is not observed)"
+}
+
+// isPython reports whether a word of a command names a Python interpreter.
+func isPython(word string) bool {
+	base := word[strings.LastIndexByte(word, '/')+1:]
+	return strings.HasPrefix(base, "python")
+}
