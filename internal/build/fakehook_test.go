@@ -23,7 +23,7 @@ import (
 // test/realbuild.
 
 const (
-	reaperArg   = "-test.run=^reaper$"  // os.Args[1] of the test binary started as a reaper
+	reaperArg   = "-test.run=^reaper$"   // os.Args[1] of the test binary started as a reaper
 	fakeHookEnv = "TRT_ACTION_FAKE_HOOK" // the scenario the test binary plays as a command
 )
 

@@ -21,11 +21,11 @@ import (
 
 // Hook message kinds.
 const (
-	hookHello = "hello" // a process loaded the hook
-	hookBegin = "begin" // a TensorRT build began
-	hookEvents = "ev"   // a batch of its callbacks
-	hookEnd   = "end"   // it ended
-	hookStop  = "stop"  // supervisor to hook: every step_complete returns False from now on
+	hookHello  = "hello" // a process loaded the hook
+	hookBegin  = "begin" // a TensorRT build began
+	hookEvents = "ev"    // a batch of its callbacks
+	hookEnd    = "end"   // it ended
+	hookStop   = "stop"  // supervisor to hook: every step_complete returns False from now on
 )
 
 // maxHookPacket bounds one message; the hook keeps under 60,000 bytes.

@@ -31,8 +31,6 @@ import (
 // The command's own words, output and exit status are untrusted text like
 // TensorRT's messages: they reach the views as events, which escape them.
 
-
-
 // pipeDrainGrace bounds how long output is read after the reaper exited.
 const pipeDrainGrace = 2 * time.Second
 

@@ -267,4 +267,3 @@ func (s *script) heartbeat() {
 	}
 	w.emit(event.Event{Kind: event.Heartbeat, Progress: p})
 }
-
