@@ -4,13 +4,16 @@ import (
 	"encoding/json"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // configSettings is a TensorRT build's settings as the hook read them
-// from its config, under the matrix's key names; nil when it sent none.
+// from its config, under the matrix's key names (settings.FromConfig);
+// nil when it sent none it could read.
 func configSettings(raw json.RawMessage, library string) *report.Settings {
-	if len(raw) == 0 {
+	var c settings.Config
+	if len(raw) == 0 || json.Unmarshal(raw, &c) != nil {
 		return nil
 	}
-	return &report.Settings{Library: library, Applied: map[string]any{}}
+	return &report.Settings{Library: library, Applied: settings.FromConfig(c)}
 }

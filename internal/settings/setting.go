@@ -83,6 +83,11 @@ type Setting struct {
 	Flag string
 	// EnumType is the TensorRT enum its Values' Enum name enumerators of.
 	EnumType string
+	// Python is the IBuilderConfig property of TensorRT's Python API that
+	// holds the setting (builder_optimization_level), for the settings
+	// the hook reads from a builder script's config (FromConfig); "" for
+	// a setting read some other way (flags, pools, profiles) or not at all.
+	Python string
 
 	Trtexec []Flag // its trtexec flags, the first of a kind being the one plan --trtexec writes
 
