@@ -271,12 +271,19 @@ func writeJUnit(path string, r *report.Report) error {
 	})
 }
 
-// engineMap is the engines output: build name to engine path.
+// engineMap is the engines output: build name to engine path. A script
+// build that declared several engines has its first under its name and
+// the others under NAME#2, NAME#3, ... in the order declared ('#' is in
+// no build name).
 func engineMap(r *report.Report) string {
 	m := map[string]string{}
 	for _, b := range r.Builds {
-		if b.Engine != nil {
-			m[b.Name] = b.Engine.Path
+		for i, e := range report.EngineFiles(&b) {
+			key := b.Name
+			if i > 0 {
+				key = fmt.Sprintf("%s#%d", b.Name, i+1)
+			}
+			m[key] = e.Path
 		}
 	}
 	data, _ := json.Marshal(m)

@@ -114,3 +114,17 @@ func TestAppendToSummaryReplacesTheSummaryWhole(t *testing.T) {
 		t.Error("a summary that is a stream was opened again")
 	}
 }
+
+// The engines output names every engine a run kept: an ONNX build's under
+// its name, a script build's first under its name and the rest numbered.
+func TestTheEnginesOutputNamesEveryEngine(t *testing.T) {
+	r := &report.Report{Builds: []report.Build{
+		{Name: "onnx", Status: report.StatusOK, Engine: &report.Engine{Path: "out/a.engine"}},
+		{Name: "script", Status: report.StatusOK, Engines: []report.Engine{{Path: "yolo.engine"}, {Path: "yolo-int8.engine"}}},
+		{Name: "failed", Status: report.StatusFailed},
+	}}
+	want := `{"onnx":"out/a.engine","script":"yolo.engine","script#2":"yolo-int8.engine"}`
+	if got := engineMap(r); got != want {
+		t.Errorf("engines = %s, want %s", got, want)
+	}
+}
