@@ -109,7 +109,13 @@ func runBuild(c *Command, args []string) error {
 	if n := simulatedStandIns(builds); n > 0 {
 		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
 	}
-	run, err := c.prepareRun(&f, file, builds, out, exe)
+	return c.runLoaded(&f, file, builds, out, exe, exeErr)
+}
+
+// runLoaded runs builds (of file) to the end of the run: build's and
+// run's last steps once each has its builds.
+func (c *Command) runLoaded(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string, exeErr error) error {
+	run, err := c.prepareRun(f, file, builds, out, exe)
 	if err != nil {
 		return err
 	}
@@ -119,8 +125,13 @@ func runBuild(c *Command, args []string) error {
 	if err := out.Check("no build was started"); err != nil {
 		return err
 	}
+	hook, err := c.prepareHook(builds)
+	if err != nil {
+		return err
+	}
+	defer hook.remove()
 	out.Extra = run.gate.Section
-	views, heartbeat, err := c.views(f, run.gate.Baseline)
+	views, heartbeat, err := c.views(*f, run.gate.Baseline)
 	if err != nil {
 		return err
 	}
@@ -129,7 +140,7 @@ func runBuild(c *Command, args []string) error {
 		runBudget = f.runBudget
 	}
 	rep, cause := build.Run(builds, build.Options{
-		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, LibPath: f.trtLib,
+		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, HookPath: hook.path, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.gate.Mark,

@@ -66,6 +66,7 @@ type subcommand struct {
 // subcommands are every verb; each one's run is in its own file.
 var subcommands = map[string]subcommand{
 	"build":       {summary: "run the builds of a matrix file", signals: true, run: runBuild},
+	"run":         {summary: "run one command that builds TensorRT engines (a builder script) as a build: run [flags] -- COMMAND", signals: true, run: runRun},
 	"merge":       {summary: "join the reports of sharded jobs into one report, summary and JUnit file", run: runMerge},
 	"cache":       {summary: "the engine cache: cache key|ls|prune|verify", run: runCache},
 	"validate":    {summary: "check a matrix file and report every error", run: runValidate},
