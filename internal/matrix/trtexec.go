@@ -396,16 +396,6 @@ func shellWords(s string) ([]string, error) {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(w string) string {
-	if w != "" && strings.IndexFunc(w, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=+/.,:@%", r))
-	}) < 0 {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
-
 // trtexecLine is b as the command of its backend's tool (trtexec,
 // tensorrt_rtx) that builds the same engine. missing lists the settings
 // that have no flag (they are left out of the line); notes what a reader
@@ -429,7 +419,7 @@ func trtexecLine(b Build) (line string, missing, notes []string) {
 	}
 	quoted := make([]string, len(words))
 	for i, w := range words {
-		quoted[i] = shellQuote(w)
+		quoted[i] = text.ShellQuote(w)
 	}
 	return strings.Join(quoted, " "), missing, notes
 }
