@@ -430,6 +430,15 @@ func trtexecLine(b Build) (line string, missing, notes []string) {
 func PlanTrtexec(w io.Writer, builds []Build) {
 	for _, b := range builds {
 		fmt.Fprintf(w, "# %s\n", text.Escaped(b.Name))
+		if s := b.Script; s != nil {
+			// Its own command builds it: that is its line.
+			fmt.Fprintf(w, "# runs its own command (run:), which has no trtexec line, in %s", text.Escaped(s.Workdir))
+			if names := s.EnvNames(); len(names) > 0 {
+				fmt.Fprintf(w, ", with env: %s", text.Escaped(strings.Join(names, ", ")))
+			}
+			fmt.Fprintf(w, "\n%s\n", text.Escaped(text.ShellLine(s.Argv)))
+			continue
+		}
 		line, missing, notes := trtexecLine(b)
 		for _, m := range missing {
 			fmt.Fprintf(w, "# not in the line: %s\n", text.Escaped(m))
