@@ -3,6 +3,7 @@ package matrix
 import (
 	"cmp"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"slices"
@@ -257,20 +258,17 @@ func (d *decoder) env(n *yaml.Node) []string {
 	var out []string
 	for _, p := range d.w.pairs(n, "env") {
 		name := p.key.Value
-		switch {
-		case !text.IsEnvName(name):
-			d.w.errs.add(d.w.pos(p.key), "env: %q is not a variable name; use letters, digits and _, not starting with a digit", name)
+		if msg := envNameProblem(name); msg != "" {
+			d.w.errs.add(d.w.pos(p.key), "env: %s", msg)
 			continue
-		case slices.Contains(HookEnv, name):
-			d.w.errs.add(d.w.pos(p.key), "env: %s is set by trt-action, for the hook that observes the builds the command runs; leave it out", name)
-			continue
-		case isNull(p.val):
+		}
+		if isNull(p.val) {
 			d.w.errs.add(d.w.pos(p.key), "env.%s: expected a string, number or boolean, got nothing (null); write %s: \"\" for an empty value", name, name)
 			continue
 		}
 		v, ok := d.text(p.val, "env."+name, "a string, number or boolean")
 		if ok && strings.ContainsRune(v, 0) {
-			d.w.errs.add(d.w.pos(p.val), "env.%s: holds a NUL character, which no environment variable can hold", name)
+			d.w.errs.add(d.w.pos(p.val), "env.%s: %s", name, nulInValue)
 			ok = false
 		}
 		if ok {
@@ -280,6 +278,20 @@ func (d *decoder) env(n *yaml.Node) []string {
 	slices.SortFunc(out, func(a, b string) int { return strings.Compare(envName(a), envName(b)) })
 	return out
 }
+
+// envNameProblem says why env: may not set name; "" when it may.
+func envNameProblem(name string) string {
+	switch {
+	case !text.IsEnvName(name):
+		return fmt.Sprintf("%q is not a variable name; use letters, digits and _, not starting with a digit", name)
+	case slices.Contains(HookEnv, name):
+		return name + " is set by trt-action, for the hook that observes the builds the command runs; leave it out"
+	}
+	return ""
+}
+
+// nulInValue says why a value may not hold a NUL character.
+const nulInValue = "holds a NUL character, which no environment variable can hold"
 
 func envName(kv string) string {
 	name, _, _ := strings.Cut(kv, "=")
@@ -308,14 +320,24 @@ func (d *decoder) workdir(keys fieldSet) string {
 	if !ok {
 		return ""
 	}
-	if !d.w.skipInputs {
-		if fi, err := os.Stat(dir); errors.Is(err, fs.ErrNotExist) {
-			d.w.errs.add(d.w.pos(p.val), "workdir: folder %s not found (relative paths are relative to %s)", quoted(dir), quoted(d.w.dir))
-		} else if err != nil {
-			d.w.errs.add(d.w.pos(p.val), "workdir: %s: %v", quoted(dir), err)
-		} else if !fi.IsDir() {
-			d.w.errs.add(d.w.pos(p.val), "workdir: %s is not a folder", quoted(dir))
-		}
+	if msg := folderProblem(dir, quoted(d.w.dir)); msg != "" && !d.w.skipInputs {
+		d.w.errs.add(d.w.pos(p.val), "workdir: %s", msg)
 	}
 	return runfiles.Abs(dir)
+}
+
+// folderProblem says why dir, a path relative to relTo (the folder, as a
+// message names it), is not a folder a command can start in; "" when it
+// is one.
+func folderProblem(dir, relTo string) string {
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return "folder " + quoted(dir) + " not found (relative paths are relative to " + relTo + ")"
+	case err != nil:
+		return quoted(dir) + ": " + err.Error()
+	case !fi.IsDir():
+		return quoted(dir) + " is not a folder"
+	}
+	return ""
 }
