@@ -249,3 +249,35 @@ func TestScriptCommandPositions(t *testing.T) {
 		}
 	}
 }
+
+// docs/matrix.md's example of builds with run: is valid and plans to the
+// commands it shows (cmd/trt-action's page tests run the binary on the
+// other examples of the page).
+func TestMatrixPageRunExample(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/matrix.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, found := strings.Cut(string(doc), "\n## `run:` builds\n")
+	_, block, found2 := strings.Cut(section, "```yaml\n")
+	block, _, found3 := strings.Cut(block, "```")
+	if !found || !found2 || !found3 {
+		t.Fatal("docs/matrix.md has no yaml block under ## `run:` builds")
+	}
+	f, _, err := scriptFile(t, block)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, b := range f.Builds {
+		got = append(got, b.Name+": "+strings.Join(b.Script.Argv, " ")+" "+strings.Join(b.Script.Env, " "))
+	}
+	want := []string{
+		"yolo11n: yolo export model=yolo11n.pt format=engine dynamic=true CUDA_MODULE_LOADING=LAZY",
+		"yolo11s: yolo export model=yolo11s.pt format=engine dynamic=true CUDA_MODULE_LOADING=LAZY",
+		"polygraphy: polygraphy convert models/model.onnx -o out/model.engine POLYGRAPHY_USE_TENSORRT_RTX=1",
+	}
+	if !reflect.DeepEqual(got, want) || len(f.Warnings) != 0 {
+		t.Errorf("builds\n%s\nwant\n%s\nwarnings %v", strings.Join(got, "\n"), strings.Join(want, "\n"), f.Warnings)
+	}
+}
