@@ -232,6 +232,7 @@ func TestScriptCommandPositions(t *testing.T) {
 	}{
 		{"run: python x.py | tee", "x", "4:22"},
 		{"run: 'python x.py | tee'", "x", "4:23"},
+		{"run: \"python x.py\n      --a | tee\"", "x", "5:11"},
 		{"run: |\n      python x.py \\\n        --a | tee", "x", "6:13"},
 		{"run: >\n      python x.py\n      --a | tee", "x", "6:11"},
 		{"run: python x.py\n      --a | tee", "x", "5:11"},

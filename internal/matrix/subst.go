@@ -1,6 +1,7 @@
 package matrix
 
 import (
+	"bytes"
 	"sort"
 	"strings"
 	"unicode/utf8"
@@ -142,17 +143,20 @@ func (w *walker) sourcePos(n *yaml.Node, i int) (Pos, bool) {
 		return Pos{}, false
 	}
 	at := w.offsetOf(n.Line, n.Column)
+	if at >= len(w.src) {
+		return Pos{}, false
+	}
 	switch n.Style {
 	case 0:
 	case yaml.SingleQuotedStyle:
 		at++
 	case yaml.DoubleQuotedStyle:
-		if end := strings.IndexByte(string(w.src[at+1:]), '"'); end >= 0 && strings.Contains(string(w.src[at+1:at+1+end]), "\\") {
+		if end := bytes.IndexByte(w.src[at+1:], '"'); end >= 0 && bytes.IndexByte(w.src[at+1:at+1+end], '\\') >= 0 {
 			return Pos{}, false
 		}
 		at++
 	case yaml.LiteralStyle, yaml.FoldedStyle:
-		nl := strings.IndexByte(string(w.src[at:]), '\n')
+		nl := bytes.IndexByte(w.src[at:], '\n')
 		if nl < 0 {
 			return Pos{}, false
 		}
