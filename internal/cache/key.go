@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -16,6 +17,11 @@ import (
 	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/settings"
 )
+
+// ErrScript is why a build with run: has no key: it is never cached, since
+// what decides its engines (the files its program reads, the code it
+// runs) is not known to trt-action.
+var ErrScript = errors.New("never cached: it runs a command (run:), and what decides its engines is not known to trt-action")
 
 // FormatVersion is part of every key and of the cache's folder layout.
 // Bump it whenever what a key means changes: a field added to or dropped
@@ -97,8 +103,12 @@ func (h *Hasher) Key(ctx context.Context, b matrix.Build, env Env) (Key, error) 
 	return Key(hex.EncodeToString(sum[:])), nil
 }
 
-// document is the canonical JSON that Key hashes.
+// document is the canonical JSON that Key hashes; a build with run: has
+// none (ErrScript).
 func (h *Hasher) document(ctx context.Context, b matrix.Build, env Env) ([]byte, error) {
+	if b.Script != nil {
+		return nil, ErrScript
+	}
 	doc := keyDoc{Format: FormatVersion, Backend: b.Backend, Library: env.Library, Target: env.Target}
 	if b.ONNX != "" {
 		m, err := h.model(ctx, b.ONNX)

@@ -50,12 +50,12 @@ func (e *RunEnvs) Env(name, gpu string) (Env, error) {
 // in builds and the model of every GPU a tensorrt build may get (devices;
 // none: wherever CUDA puts it; visible is CUDA_VISIBLE_DEVICES), so what
 // cannot be named is told once. It reads files and asks nvidia-smi, never
-// loads TensorRT.
+// loads TensorRT. Builds with run: are left out: they have no key.
 func NameEnvs(hasher *Hasher, builds []matrix.Build, libPath string, devices []string, visible string) *RunEnvs {
 	e := &RunEnvs{hasher: hasher, libPath: libPath}
 	var backends []string
 	for _, b := range builds {
-		if !slices.Contains(backends, b.Backend) {
+		if b.Script == nil && !slices.Contains(backends, b.Backend) {
 			backends = append(backends, b.Backend)
 		}
 	}
@@ -100,10 +100,14 @@ func (e *RunEnvs) gpuTargets(devices []string, visible string) map[string]target
 // dynamic loader would find it), the GPU from nvidia-smi
 // where there is one (visible is CUDA_VISIBLE_DEVICES). A plan job may
 // lack the models; then the key is null, with the file it could not read.
+// A build with run: has none, and says why (ErrScript).
 func PlanKeys(builds []matrix.Build, visible string) matrix.PlanKeys {
 	hasher := NewHasher()
 	envs := NameEnvs(hasher, builds, "", nil, visible)
 	return func(b matrix.Build) (string, string) {
+		if b.Script != nil {
+			return "", ErrScript.Error()
+		}
 		env, err := envs.Env(b.Backend, "")
 		if err != nil {
 			return "", err.Error()

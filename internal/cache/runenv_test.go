@@ -1,6 +1,8 @@
 package cache
 
 import (
+	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -52,5 +54,23 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	envs = NameEnvs(NewHasher(), builds, "", []string{"0"}, "")
 	if _, err := envs.Env("tensorrt", "0"); !isLibraryUnknown(err) || len(envs.Problems) != 1 {
 		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.Problems)
+	}
+}
+
+// A build with run: is never cached: it has no key (ErrScript, which plan
+// --json shows as the reason), and a run of such builds names no library
+// (one that is not there is no problem of theirs).
+func TestScriptBuildsHaveNoKey(t *testing.T) {
+	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir()) // no library to name
+	script := matrix.Build{Name: "s", Backend: "tensorrt", Script: &matrix.Script{Argv: []string{"python", "build.py"}}}
+	if _, err := NewHasher().Key(context.Background(), script, Env{Library: "x"}); !errors.Is(err, ErrScript) {
+		t.Errorf("key of a build with run: %v, want ErrScript", err)
+	}
+	if envs := NameEnvs(NewHasher(), []matrix.Build{script}, "", nil, ""); len(envs.Problems) != 0 {
+		t.Errorf("problems told for a build with run: %q", envs.Problems)
+	}
+	key, why := PlanKeys([]matrix.Build{script}, "")(script)
+	if key != "" || why != ErrScript.Error() {
+		t.Errorf("plan key %q, %q", key, why)
 	}
 }

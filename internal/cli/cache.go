@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
@@ -147,6 +148,7 @@ func runCacheKey(c *Command, args []string) error {
 	if err != nil {
 		return err
 	}
+	builds = c.leaveOutScripts(builds)
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
@@ -159,6 +161,36 @@ func runCacheKey(c *Command, args []string) error {
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
 	return err
 }
+
+// leaveOutScripts is builds without those with run:, which are never
+// cached (cache.ErrScript), and says on stderr which it left out: the key
+// is of the others (of no build, when every build has run:, which is no
+// error: a shard of such builds still needs a key for its cache steps).
+// Stdout is the key alone: a workflow reads it with $(...).
+func (c *Command) leaveOutScripts(builds []matrix.Build) []matrix.Build {
+	var kept []matrix.Build
+	var names []string
+	for _, b := range builds {
+		if b.Script != nil {
+			names = append(names, b.Name)
+			continue
+		}
+		kept = append(kept, b)
+	}
+	if len(names) > 0 {
+		shown := names[:min(len(names), maxNamesShown)]
+		more := ""
+		if len(names) > len(shown) {
+			more = fmt.Sprintf(" and %d more", len(names)-len(shown))
+		}
+		fmt.Fprintf(c.Streams.Err, "trt-action: cache key: %s left out (%s%s): builds with run: are never cached\n",
+			text.Count(len(names), "build"), text.Line(strings.Join(shown, ", ")), more)
+	}
+	return kept
+}
+
+// maxNamesShown bounds the names a message lists.
+const maxNamesShown = 10
 
 func runCacheList(c *Command, args []string) error {
 	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")

@@ -58,6 +58,25 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
+// Builds with run: are never cached: cache key leaves them out, says so
+// on stderr (stdout is the key alone, for $(...)) and exits 0, also when
+// every build it was asked for has run:. Their backend's library is not
+// asked for (here there is none to find).
+func TestCacheKeyLeavesOutScripts(t *testing.T) {
+	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
+	withScripts := cacheMatrix + "  - {name: s, backend: tensorrt, run: python build.py, engine: s.engine}\n"
+	inDir(t, map[string]string{"trt-builds.yml": cacheMatrix, "scripts.yml": withScripts})
+	_, key, _ := runCacheCommand(t, "key")
+	code, got, errb := runCacheCommand(t, "key", "-f", "scripts.yml")
+	if code != ExitOK || got != key || errb != "trt-action: cache key: 1 build left out (s): builds with run: are never cached\n" {
+		t.Errorf("exit %d, key %q (without the script %q), stderr %q", code, got, key, errb)
+	}
+	code, got, errb = runCacheCommand(t, "key", "-f", "scripts.yml", "--only", "s")
+	if code != ExitOK || !runKey.MatchString(got) || got == key || !strings.Contains(errb, "1 build left out (s)") {
+		t.Errorf("--only s: exit %d, key %q, stderr %q", code, got, errb)
+	}
+}
+
 // TestCacheKeyLibraryUnknown: where the library a backend would take
 // cannot be found (here: a named folder without it), the key is refused
 // with the reason and the fix.

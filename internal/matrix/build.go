@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"cmp"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -29,16 +30,7 @@ func (d *decoder) build(src *buildSource, at Pos) Build {
 	}
 	fs := d.w.fields(n, "build", buildKeys)
 	b := Build{Axes: d.combo.asMap(), Pos: at, TrtexecIgnored: d.trtexecIgnored, TrtexecWarnings: d.trtexecWarnings}
-
-	if p, ok := fs.get("name"); !ok {
-		d.w.errs.add(at, "build: name is required")
-	} else if name, ok := d.str(p.val, "name"); ok {
-		if buildName.MatchString(name) {
-			b.Name = name
-		} else {
-			d.w.errs.add(d.w.pos(p.val), "name: %q is not a valid build name; use up to 128 letters, digits and . _ - + = @ , starting with a letter or digit", name)
-		}
-	}
+	d.name(fs, &b, at)
 	backendOK := false
 	if p, ok := fs.get("backend"); !ok {
 		d.w.errs.add(at, "build: backend is required (or a trtexec line that starts with its tool); one of %s", choices(backend.Names()))
@@ -57,6 +49,30 @@ func (d *decoder) build(src *buildSource, at Pos) Build {
 	b.Budgets.Grace = cmp.Or(b.Budgets.Grace, defaultGrace)
 	d.sim(fs, &b, backendOK)
 	return b
+}
+
+// name reads the build's name.
+func (d *decoder) name(fs fieldSet, b *Build, at Pos) {
+	p, ok := fs.get("name")
+	if !ok {
+		d.w.errs.add(at, "build: name is required")
+		return
+	}
+	if name, ok := d.str(p.val, "name"); ok {
+		if msg := nameProblem(name); msg != "" {
+			d.w.errs.add(d.w.pos(p.val), "name: %s", msg)
+			return
+		}
+		b.Name = name
+	}
+}
+
+// nameProblem says why name is not a build's name; "" when it is one.
+func nameProblem(name string) string {
+	if buildName.MatchString(name) {
+		return ""
+	}
+	return fmt.Sprintf("%q is not a valid build name; use up to 128 letters, digits and . _ - + = @ , starting with a letter or digit", name)
 }
 
 // model reads the input and output files.
@@ -164,9 +180,20 @@ func (d *decoder) phases(n *yaml.Node) []PhaseBudget {
 	return out
 }
 
+// defaultSim is the simulator's settings when none are given but the
+// step: the built-in tree's, the trace's own timing without one.
+func defaultSim() Sim {
+	return Sim{Threads: 4, Repeat: 1, Fault: Fault{Kind: "none"}, Step: builtInStep}
+}
+
+// builtInStep is the time per callback of the built-in tree, which has
+// no timings of its own.
+const builtInStep = 2 * time.Millisecond
+
 // sim reads the simulator settings and applies their defaults.
 func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
-	b.Sim = Sim{Threads: 4, Repeat: 1, Fault: Fault{Kind: "none"}}
+	b.Sim = defaultSim()
+	b.Sim.Step = 0
 	stepSet := false
 	if p, ok := fs.get(simKey); ok {
 		for key, sp := range d.w.fields(p.val, simKey, simKeys).all() {
@@ -194,8 +221,7 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 		}
 	}
 	if !stepSet && b.Sim.Trace == "" {
-		// The built-in tree has no timings of its own.
-		b.Sim.Step = 2 * time.Millisecond
+		b.Sim.Step = builtInStep
 	}
 }
 

@@ -11,7 +11,8 @@ import (
 // runfiles.Check: the matrix file and every build's inputs (the model and
 // the files its external data lives in, plugins, a calibration cache, a
 // simulator trace) are inputs; the engines and timing caches of run are
-// outputs. Every build's inputs count, not only run's: an engine written
+// outputs, and so are the engines the commands of its builds with run:
+// write (a command's workdir is not: trt-action writes nothing there). Every build's inputs count, not only run's: an engine written
 // over the model of a build left out by --only is lost all the same.
 // Each file is named at the key that names it.
 //
@@ -65,6 +66,12 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 		if b.Engine != "" {
 			files = append(files, runfiles.File{Path: b.Engine, Role: runfiles.Output, What: "engine", Noun: "the engine",
 				Build: b.Name, Pos: b.EnginePos.String()})
+		}
+		if b.Script != nil {
+			for i, p := range b.Script.Engines {
+				files = append(files, runfiles.File{Path: p, Role: runfiles.Program, What: "engine", Noun: "an engine its command writes",
+					Build: b.Name, Pos: b.Script.EnginePos[i].String()})
+			}
 		}
 		if b.TimingCache != "" {
 			files = append(files, runfiles.File{Path: b.TimingCache, Role: runfiles.Shared, What: "timing-cache", Noun: "the timing cache",

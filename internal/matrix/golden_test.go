@@ -3,6 +3,8 @@ package matrix
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -24,9 +26,12 @@ func TestGolden(t *testing.T) {
 	}
 }
 
+// goldenOutput is a file's errors, or its plan, then its warnings (as
+// validate and plan print them). The plan's absolute paths (a workdir)
+// are shown relative to the package's folder, as the file names them.
 func goldenOutput(t *testing.T, path string) []byte {
 	t.Helper()
-	f, err := Load(path)
+	f, err := LoadPartial(path)
 	var buf bytes.Buffer
 	if err != nil {
 		var errs Errors
@@ -35,10 +40,19 @@ func goldenOutput(t *testing.T, path string) []byte {
 		}
 		buf.WriteString(err.Error())
 		buf.WriteString("\n")
-		return buf.Bytes()
+	} else {
+		PlanText(&buf, f.Builds)
 	}
-	PlanText(&buf, f.Builds)
-	return buf.Bytes()
+	if f != nil {
+		for _, w := range f.Warnings {
+			fmt.Fprintf(&buf, "%s: warning: %s\n", w.Pos, w.Msg)
+		}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.ReplaceAll(buf.Bytes(), []byte(wd+string(filepath.Separator)), nil)
 }
 
 // TestErrorsSortedAndComplete checks the error list is in file order and

@@ -2,6 +2,7 @@ package matrix
 
 import (
 	"fmt"
+	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -19,8 +20,11 @@ import (
 // (schema_test.go checks).
 var (
 	topKeys   = []string{"version", "run-budget", "regression", "allow-paths", "cache", "matrix", "defaults", "builds"}
-	buildKeys = slices.Concat([]string{"name", "backend", "onnx", "engine"}, settings.Keys(),
+	buildKeys = slices.Concat([]string{"name", "backend", "onnx", "engine"}, scriptOnly, settings.Keys(),
 		[]string{"trtexec", "budgets", simKey, "matrix"})
+	// defaultsKeys are the build keys defaults may hold: not a build's own
+	// matrix, nor its command (each build with run: names its own).
+	defaultsKeys   = slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" || k == "run" })
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
 	regressionKeys = []string{"warn", "fail", "min"}
@@ -45,8 +49,12 @@ const (
 // walker holds what one parseContent call shares across builds.
 type walker struct {
 	file string // the path as given, for positions
-	dir  string // relative paths in the file are relative to this
-	ws   workspace
+	// src is the file's text, for the position of a part of a scalar
+	// (posAt); lineStarts, worked out from it when first needed.
+	src        []byte
+	lineStarts []int
+	dir        string // relative paths in the file are relative to this
+	ws         workspace
 	// realDirs caches output folders with their symlinks resolved.
 	realDirs map[string]string
 	errs     collector
@@ -62,6 +70,10 @@ type walker struct {
 	// skipInputs leaves out the check that input files (models, traces)
 	// exist: a plan is made where the models are not.
 	skipInputs bool
+
+	// firstScript and firstModel are where the first build with run: and
+	// the first build of a model are, for what defaults says to each.
+	firstScript, firstModel Pos
 }
 
 func (w *walker) pos(n *yaml.Node) Pos {
@@ -122,7 +134,7 @@ func parse(path string, data []byte, skipInputs bool) (*File, error) {
 // parsePartial is parse returning the File as far as it decoded, also
 // beside errors; nil when the document could not be read at all.
 func parsePartial(path string, data []byte, skipInputs bool) (*File, error) {
-	w := &walker{file: path, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, aliasKeys: map[*yaml.Node]string{}, skipInputs: skipInputs}
+	w := &walker{file: path, src: data, dir: filepath.Dir(path), ws: findWorkspace(filepath.Dir(path)), stats: map[string]bool{}, axes: map[string]bool{}, aliasKeys: map[*yaml.Node]string{}, skipInputs: skipInputs}
 	doc, ok := w.parseYAML(data)
 	if !ok {
 		return nil, w.errs.result()
@@ -266,8 +278,10 @@ func (w *walker) topLevel(root *yaml.Node) *File {
 		f.Cache = d.cache(p) // after allow-paths, which may allow its folder
 	}
 	topMatrix := w.readMatrix(top.val("matrix"), "matrix", true)
-	defaults, defaultsLine := w.splitLine(w.canonical(w.readDefaults(top.val("defaults"))))
+	written := w.readDefaults(top.val("defaults"))
+	defaults, defaultsLine := w.splitLine(w.canonical(written))
 	f.Builds = w.builds(top, root, &buildSource{defaults: defaults, defaultsLine: defaultsLine}, topMatrix)
+	w.noteDefaults(written)
 	w.checkTopExcludes()
 	w.checkUniqueNames(f.Builds)
 	w.checkUniqueEngines(f.Builds)
@@ -366,14 +380,15 @@ func (w *walker) readDefaults(n *yaml.Node) *yaml.Node {
 	if isNull(n) {
 		return nil
 	}
-	allowed := slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" })
 	out := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map", Line: n.Line, Column: n.Column}
 	for _, p := range w.pairs(n, "defaults") {
 		switch {
 		case p.key.Value == "matrix":
 			w.errs.add(w.pos(p.key), "defaults: matrix is not allowed here; put shared axes in the top-level matrix")
-		case !slices.Contains(allowed, p.key.Value):
-			w.errs.add(w.pos(p.key), "%s", unknownKey(p.key.Value, "defaults", allowed))
+		case p.key.Value == "run":
+			w.errs.add(w.pos(p.key), "defaults: run is not allowed here; each build with run: names its own command")
+		case !slices.Contains(defaultsKeys, p.key.Value):
+			w.errs.add(w.pos(p.key), "%s", unknownKey(p.key.Value, "defaults", defaultsKeys))
 		default:
 			out.Content = append(out.Content, p.key, p.val)
 		}
@@ -456,11 +471,7 @@ func (w *walker) expandBuild(item *yaml.Node, defaults *buildSource, topMatrix *
 		}
 		own.Content = append(own.Content, p.key, p.val)
 	}
-	src := &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
-	src.keys, src.line = w.splitLine(w.canonical(own))
-	if src.defaultsLine == nil && src.line == nil {
-		src.merged = w.merge(src.defaults, src.keys)
-	}
+	decode := w.buildDecoder(own, defaults, w.pos(item))
 	spec := combine(topMatrix, ownMatrix)
 	if spec != nil {
 		for _, name := range spec.axisNames() {
@@ -470,10 +481,35 @@ func (w *walker) expandBuild(item *yaml.Node, defaults *buildSource, topMatrix *
 	combos := w.expand(spec, w.pos(item))
 	builds := make([]Build, 0, len(combos))
 	for _, c := range combos {
-		d := &decoder{w: w, combo: c, inBuild: true}
-		builds = append(builds, d.build(src, w.pos(item)))
+		builds = append(builds, decode(&decoder{w: w, combo: c, inBuild: true}))
 	}
 	return builds
+}
+
+// buildDecoder decodes one builds item, own its keys but its matrix, for
+// each matrix combination: a build with run:, or a build of a model.
+func (w *walker) buildDecoder(own *yaml.Node, defaults *buildSource, at Pos) func(*decoder) Build {
+	if isScript(own) {
+		if w.firstScript == (Pos{}) {
+			w.firstScript = at
+		}
+		n := w.scriptSource(own, defaults)
+		return func(d *decoder) Build { return d.scriptBuild(n, at) }
+	}
+	if w.firstModel == (Pos{}) {
+		w.firstModel = at
+	}
+	src := &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
+	src.keys, src.line = w.splitLine(w.canonical(own))
+	if src.defaultsLine == nil && src.line == nil {
+		src.merged = w.merge(src.defaults, src.keys)
+	}
+	for _, key := range scriptOnly {
+		if i := index(own, key); i >= 0 {
+			w.errs.add(w.pos(resolve(own.Content[i])), "%s: only a build with run: has %s; this build builds a model", key, key)
+		}
+	}
+	return func(d *decoder) Build { return d.build(src, at) }
 }
 
 func (w *walker) checkTopExcludes() {
@@ -510,21 +546,46 @@ func (w *walker) checkUniqueNames(builds []Build) {
 	}
 }
 
-// checkUniqueEngines rejects two builds writing the same engine file.
+// checkUniqueEngines rejects two builds writing the same engine file: a
+// build's engine, or one a build with run: names.
 func (w *walker) checkUniqueEngines(builds []Build) {
-	first := make(map[string]int, len(builds))
+	type writer struct {
+		build int
+		at    Pos
+	}
+	first := make(map[string]writer, len(builds))
 	for i, b := range builds {
-		if b.Engine == "" || b.Name == "" {
+		if b.Name == "" {
 			continue
 		}
-		if j, dup := first[b.Engine]; dup {
-			if builds[j].Name == b.Name {
-				continue // already reported as a duplicate name
+		for path, at := range b.engines() {
+			prev, dup := first[path]
+			switch {
+			case !dup:
+				first[path] = writer{i, at}
+			case prev.build == i || builds[prev.build].Name == b.Name:
+				// named twice by one build (engines said so), or a duplicate name (said already)
+			default:
+				w.errs.add(at, "engine %s of build %q is also written by build %q (at %s); give each build its own engine path",
+					quoted(path), b.Name, builds[prev.build].Name, prev.at)
 			}
-			w.errs.add(b.EnginePos, "engine %s of build %q is also written by build %q (at %s); give each build its own engine path",
-				quoted(b.Engine), b.Name, builds[j].Name, builds[j].EnginePos)
-			continue
 		}
-		first[b.Engine] = i
+	}
+}
+
+// engines yields each engine file b writes, with where it was named.
+func (b Build) engines() iter.Seq2[string, Pos] {
+	return func(yield func(string, Pos) bool) {
+		if b.Engine != "" && !yield(b.Engine, b.EnginePos) {
+			return
+		}
+		if b.Script == nil {
+			return
+		}
+		for i, path := range b.Script.Engines {
+			if !yield(path, b.Script.EnginePos[i]) {
+				return
+			}
+		}
 	}
 }

@@ -10,20 +10,27 @@ import (
 // OnBackend moves every build to the backend name (build's --backend). A
 // real backend needs each build's onnx model. A build a simulator stands
 // in for keeps no engine path: a simulator's stub must never replace a
-// real engine, so such a build keeps nothing.
+// real engine, so such a build keeps nothing. A build with run: runs its
+// command on the TensorRT its program imports, which no flag changes: the
+// simulator stands in for it as for any build (nothing is run: Script is
+// nil), and a real backend other than its own is refused.
 func OnBackend(builds []Build, name string) error {
 	be, known := backend.Lookup(name)
 	if !known {
 		return fmt.Errorf("--backend %q: allowed: %s", name, strings.Join(backend.Names(), ", "))
 	}
 	for i := range builds {
-		if !be.Simulated && builds[i].ONNX == "" {
-			return fmt.Errorf("--backend %s: build %q has no onnx model", name, builds[i].Name)
+		b := &builds[i]
+		switch {
+		case b.Script != nil && !be.Simulated && b.Backend != name:
+			return fmt.Errorf("--backend %s: build %q runs a command (run:) whose program imports %s, which no flag changes; only --backend sim stands in for it", name, b.Name, b.Backend)
+		case b.Script == nil && !be.Simulated && b.ONNX == "":
+			return fmt.Errorf("--backend %s: build %q has no onnx model", name, b.Name)
 		}
-		if be.Simulated && builds[i].Backend != name {
-			builds[i].Engine = ""
+		if be.Simulated && b.Backend != name {
+			b.Engine, b.Script = "", nil
 		}
-		builds[i].Backend = name
+		b.Backend = name
 	}
 	return nil
 }

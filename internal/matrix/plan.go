@@ -16,16 +16,52 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// PlanText writes builds as a table: name, backend, engine, budgets, axes.
+// PlanText writes builds as a table: name, backend, engine, budgets, axes;
+// then the command of each build with run: (planCommands).
 func PlanText(w io.Writer, builds []Build) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tBACKEND\tENGINE\tBUDGETS\tAXES")
 	for _, b := range builds {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\n",
-			text.Escaped(b.Name), b.Backend, text.Escaped(b.Engine), budgetsText(b.Budgets), text.Escaped(axesText(b.Axes)))
+			text.Escaped(b.Name), b.Backend, text.Escaped(enginesText(b)), budgetsText(b.Budgets), text.Escaped(axesText(b.Axes)))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, text.Count(len(builds), "build"))
+	planCommands(w, builds)
+}
+
+// enginesText is a build's engine, or the engines its command writes
+// ("-": none).
+func enginesText(b Build) string {
+	if b.Script == nil {
+		return b.Engine
+	}
+	if len(b.Script.Engines) == 0 {
+		return "-"
+	}
+	return strings.Join(b.Script.Engines, ", ")
+}
+
+// planCommands writes, for each build with run:, its command as a line a
+// shell runs as it (text.ShellLine), the folder it starts in and the
+// names of the variables its env: sets. Their values are left out: the
+// matrix file has them, and a plan goes into logs, where a value that is
+// a token does not belong.
+func planCommands(w io.Writer, builds []Build) {
+	first := true
+	for _, b := range builds {
+		if b.Script == nil {
+			continue
+		}
+		if first {
+			fmt.Fprintln(w, "\ncommands (builds with run:, never cached):")
+			first = false
+		}
+		fmt.Fprintf(w, "%s: %s\n  workdir: %s\n", text.Escaped(b.Name), text.Escaped(text.ShellLine(b.Script.Argv)), text.Escaped(b.Script.Workdir))
+		if names := b.Script.EnvNames(); len(names) > 0 {
+			fmt.Fprintf(w, "  env: %s\n", text.Escaped(strings.Join(names, ", ")))
+		}
+	}
 }
 
 // budgetsText summarises budgets in one cell: "build 15m stall 2m phases 2 warn 80%".
@@ -86,6 +122,7 @@ type planBuild struct {
 	Backend  string            `json:"backend"`
 	ONNX     string            `json:"onnx,omitempty"`
 	Engine   string            `json:"engine"`
+	Script   *planScript       `json:"script,omitempty"`   // a build with run:
 	Settings map[string]any    `json:"settings,omitempty"` // keyed by matrix key
 	Budgets  planBudgets       `json:"budgets"`
 	Sim      *planSim          `json:"sim,omitempty"`
@@ -95,6 +132,16 @@ type planBuild struct {
 	// CacheKeyUnknown saying why; absent when keys were not asked for.
 	CacheKey        json.RawMessage `json:"cache_key,omitempty"`
 	CacheKeyUnknown string          `json:"cache_key_unknown,omitempty"`
+}
+
+// planScript is what a build with run: runs: its command's words, where,
+// the names of the variables its env: sets (not their values: see
+// planCommands) and the engines it writes.
+type planScript struct {
+	Run     []string `json:"run"`
+	Workdir string   `json:"workdir"`
+	Env     []string `json:"env,omitempty"`
+	Engines []string `json:"engines,omitempty"`
 }
 
 type planBudgets struct {
@@ -167,6 +214,9 @@ func toPlan(b Build) planBuild {
 	}
 	for _, ph := range b.Budgets.Phases {
 		p.Budgets.Phases = append(p.Budgets.Phases, planPhase{Pattern: ph.Pattern, Limit: ph.Limit.String()})
+	}
+	if s := b.Script; s != nil {
+		p.Script = &planScript{Run: s.Argv, Workdir: s.Workdir, Env: s.EnvNames(), Engines: s.Engines}
 	}
 	if backend.Of(b.Backend).Simulated {
 		p.Sim = &planSim{

@@ -24,7 +24,6 @@ func TestSchemaMatchesParser(t *testing.T) {
 	if schema["$schema"] != "https://json-schema.org/draft/2020-12/schema" {
 		t.Errorf("$schema = %v, want draft 2020-12", schema["$schema"])
 	}
-	withoutMatrix := slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" })
 	pools, _ := settings.Lookup("memory-pools")
 	dla, _ := settings.Lookup("dla")
 	var dlaKeys []string
@@ -37,7 +36,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 	}{
 		{[]string{"properties"}, topKeys},
 		{[]string{"$defs", "build", "properties"}, buildKeys},
-		{[]string{"$defs", "defaults", "properties"}, withoutMatrix},
+		{[]string{"$defs", "defaults", "properties"}, defaultsKeys},
 		{[]string{"$defs", "budgets", "properties"}, budgetKeys},
 		{[]string{"$defs", "sim", "properties"}, simKeys},
 		{[]string{"$defs", "regression", "properties"}, regressionKeys},
@@ -59,6 +58,9 @@ func TestSchemaMatchesParser(t *testing.T) {
 		parser []string
 	}{
 		{[]string{"$defs", "backend", "enum"}, backend.Names()},
+		{[]string{"$defs", "build", "then", "propertyNames", "enum"}, scriptKeys},
+		{[]string{"$defs", "build", "then", "properties", "backend", "enum"}, scriptBackends()},
+		{[]string{"$defs", "env", "propertyNames", "not", "enum"}, HookEnv},
 	}
 	// Every setting with values lists exactly the table's (toggles each
 	// also with a sign).

@@ -50,6 +50,7 @@ func GenerateSchema(base []byte) ([]byte, error) {
 		props, _ := def.get("properties").(object)
 		defs = defs.set(which, def.set("properties", props.replace(placeholder, settingRefs())))
 	}
+	defs = scriptSchema(defs)
 	doc = doc.set("$defs", defs)
 	var out bytes.Buffer
 	enc := json.NewEncoder(&out)
@@ -59,6 +60,22 @@ func GenerateSchema(base []byte) ([]byte, error) {
 		return nil, err
 	}
 	return out.Bytes(), nil
+}
+
+// scriptSchema writes, into the definitions, the parser's lists for a
+// build with run: (script.go): the keys it allows and the backends it may
+// name (the "then" of the build's "if run"), and the environment
+// variables its env: may not set.
+func scriptSchema(defs object) object {
+	build, _ := defs.get("build").(object)
+	then, _ := build.get("then").(object)
+	props, _ := then.get("properties").(object)
+	then = then.set("propertyNames", object{{"enum", jsonList(scriptKeys)}}).
+		set("properties", props.set("backend", object{{"enum", jsonList(scriptBackends())}}))
+	env, _ := defs.get("env").(object)
+	names, _ := env.get("propertyNames").(object)
+	names = names.set("not", object{{"enum", jsonList(HookEnv)}})
+	return defs.set("build", build.set("then", then)).set("env", env.set("propertyNames", names))
 }
 
 // settingRefs are a build's properties for the builder settings.

@@ -82,10 +82,12 @@ type Build struct {
 type Script struct {
 	Argv    []string // the command's words, ${{ matrix.x }} substituted; never run through a shell
 	Env     []string // env: as NAME=value, sorted by name; added to (and overriding) the run's environment
-	Workdir string   // workdir: where the command starts; "" = the matrix file's folder
-	// Engines are the files the program writes (engine:): each must exist,
-	// be non-empty and be written during the build; they join the run's
-	// output-collision check.
+	Workdir string   // workdir: where the command starts, absolute (default: the matrix file's folder)
+	// Engines are the files the program writes (engine:), as a build's
+	// Engine is named (relative to the working folder, unless absolute):
+	// each must exist, be non-empty and be written during the build; they
+	// join the run's output-collision check (runfiles.Program). Build.Engine
+	// is "" for a build with run:.
 	Engines   []string
 	EnginePos []Pos // where each of Engines was written
 	RunPos    Pos   // where run: was written

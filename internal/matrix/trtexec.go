@@ -396,16 +396,6 @@ func shellWords(s string) ([]string, error) {
 
 func isBlank(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
 
-// shellQuote quotes a word for a POSIX shell when it needs it.
-func shellQuote(w string) string {
-	if w != "" && strings.IndexFunc(w, func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("-_=+/.,:@%", r))
-	}) < 0 {
-		return w
-	}
-	return "'" + strings.ReplaceAll(w, "'", `'\''`) + "'"
-}
-
 // trtexecLine is b as the command of its backend's tool (trtexec,
 // tensorrt_rtx) that builds the same engine. missing lists the settings
 // that have no flag (they are left out of the line); notes what a reader
@@ -429,7 +419,7 @@ func trtexecLine(b Build) (line string, missing, notes []string) {
 	}
 	quoted := make([]string, len(words))
 	for i, w := range words {
-		quoted[i] = shellQuote(w)
+		quoted[i] = text.ShellQuote(w)
 	}
 	return strings.Join(quoted, " "), missing, notes
 }
@@ -440,6 +430,15 @@ func trtexecLine(b Build) (line string, missing, notes []string) {
 func PlanTrtexec(w io.Writer, builds []Build) {
 	for _, b := range builds {
 		fmt.Fprintf(w, "# %s\n", text.Escaped(b.Name))
+		if s := b.Script; s != nil {
+			// Its own command builds it: that is its line.
+			fmt.Fprintf(w, "# runs its own command (run:), which has no trtexec line, in %s", text.Escaped(s.Workdir))
+			if names := s.EnvNames(); len(names) > 0 {
+				fmt.Fprintf(w, ", with env: %s", text.Escaped(strings.Join(names, ", ")))
+			}
+			fmt.Fprintf(w, "\n%s\n", text.Escaped(text.ShellLine(s.Argv)))
+			continue
+		}
 		line, missing, notes := trtexecLine(b)
 		for _, m := range missing {
 			fmt.Fprintf(w, "# not in the line: %s\n", text.Escaped(m))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/golden"
 	"github.com/trt-action/trt-action/internal/settings"
+	"github.com/trt-action/trt-action/internal/text"
 	"go.yaml.in/yaml/v3"
 )
 
@@ -187,9 +188,9 @@ func TestShellWords(t *testing.T) {
 		t.Error("an unterminated quote is an error")
 	}
 	for _, w := range []string{"plain", "with space", "it's", "", "--a=$HOME"} {
-		back, err := shellWords(shellQuote(w))
+		back, err := shellWords(text.ShellQuote(w))
 		if err != nil || len(back) != 1 || back[0] != w {
-			t.Errorf("shellQuote(%q) = %s reads back as %q", w, shellQuote(w), back)
+			t.Errorf("ShellQuote(%q) = %s reads back as %q", w, text.ShellQuote(w), back)
 		}
 	}
 }
@@ -235,9 +236,9 @@ func FuzzShellQuote(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, w string) {
-		back, err := shellWords(shellQuote(w))
+		back, err := shellWords(text.ShellQuote(w))
 		if err != nil || len(back) != 1 || back[0] != w {
-			t.Fatalf("shellQuote(%q) = %s reads back as %q (%v)", w, shellQuote(w), back, err)
+			t.Fatalf("ShellQuote(%q) = %s reads back as %q (%v)", w, text.ShellQuote(w), back, err)
 		}
 		// Any line parses without panicking.
 		parseTrtexec(w, &yaml.Node{Line: 1, Column: 1})

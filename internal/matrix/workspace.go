@@ -97,17 +97,11 @@ func (d *decoder) outputPath(n *yaml.Node, what string) (string, bool) {
 
 // checkOutput reports, at pos, why trt-action may not write to p.
 func (d *decoder) checkOutput(pos Pos, what, p string) bool {
-	abs := runfiles.Abs(p)
-	if fi, err := os.Lstat(abs); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-		d.w.errs.add(pos, "%s: %s is a symbolic link; trt-action does not write through links, so remove it or name the file it points to", what, quoted(p))
-		return false
-	} else if err == nil && !fi.Mode().IsRegular() {
-		d.w.errs.add(pos, "%s: %s exists and is not a regular file", what, quoted(p))
-		return false
-	} else if err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission) {
-		d.w.errs.add(pos, "%s: %s: %v", what, quoted(p), err)
+	if msg := outputProblem(p); msg != "" {
+		d.w.errs.add(pos, "%s: %s", what, msg)
 		return false
 	}
+	abs := runfiles.Abs(p)
 	real := filepath.Join(d.w.realDir(filepath.Dir(abs)), filepath.Base(abs))
 	if !d.w.ws.allows(real) {
 		d.w.errs.add(pos, "%s: %s resolves to %s, outside the workspace %s (%s); write inside it, or allow the folder with a top-level allow-paths: [%s]",
@@ -115,6 +109,22 @@ func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 		return false
 	}
 	return true
+}
+
+// outputProblem says why the file at p cannot be an output, as it is
+// now: a link (a write never goes through one), or not a regular file;
+// "" when it can be, or is not there.
+func outputProblem(p string) string {
+	fi, err := os.Lstat(runfiles.Abs(p))
+	switch {
+	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+		return quoted(p) + " is a symbolic link; trt-action does not write through links, so remove it or name the file it points to"
+	case err == nil && !fi.Mode().IsRegular():
+		return quoted(p) + " exists and is not a regular file"
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !errors.Is(err, fs.ErrPermission):
+		return quoted(p) + ": " + err.Error()
+	}
+	return ""
 }
 
 // checkOutputFolder reports, at pos, why trt-action may not write into the

@@ -50,12 +50,15 @@ const (
 	// Folder is a folder the run manages (the engine cache), whose files
 	// it writes in place: no other output may lie inside it.
 	Folder
+	// Program is written by a program a build runs (an engine a build
+	// with run: names), however the program writes it: perhaps in place.
+	Program
 )
 
-// inPlace reports whether a write to a file of role r lands in the file
-// itself, so that every name of it (a hard link) sees it.
+// inPlace reports whether a write to a file of role r lands (or may
+// land) in the file itself, so that every name of it (a hard link) sees it.
 func inPlace(r Role) bool {
-	return r == Appended || r == Folder
+	return r == Appended || r == Folder || r == Program
 }
 
 // File is a file a run reads or writes.

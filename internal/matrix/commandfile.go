@@ -1,0 +1,147 @@
+package matrix
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/runfiles"
+)
+
+// CommandSpec is one build with run:, as trt-action run's flags give it,
+// without a matrix file: trt-action run [flags] -- CMD [ARGS...].
+type CommandSpec struct {
+	Name    string   // "" = the base name of the command's first word
+	Backend string   // the TensorRT the program imports: tensorrt or tensorrt-rtx
+	Argv    []string // the command, as given after --: never split, never run through a shell
+	Env     []string // NAME=value each, in the order given
+	Workdir string   // where the command starts; "" = the working folder
+	Engines []string // the files the program writes, relative to the working folder
+	Budgets Budgets  // Grace 0 = the default
+}
+
+// CommandFlags name, in CommandFile's errors, where each field of a
+// CommandSpec came from: trt-action run's flags.
+var CommandFlags = struct {
+	Name, Backend, Command, Env, Workdir, Engine, Build, Stall, Phase, Warn, Grace string
+}{
+	Name: "--name", Backend: "--backend", Command: "--", Env: "--env", Workdir: "--workdir", Engine: "--engine",
+	Build: "--build-budget", Stall: "--stall-budget", Phase: "--phase-budget", Warn: "--budget-warn", Grace: "--grace",
+}
+
+// commandPos is where a build from the command line was given.
+var commandPos = Pos{File: "trt-action run"}
+
+// CommandFile is a File of one build with run: made from spec, checked as
+// a matrix file's build is (its name, backend, command, env, workdir and
+// engines: each a file trt-action may remove, named once), all problems
+// at once, as Errors at the flag that gave each (CommandFlags). Its Path
+// is "": there is no matrix file (File.RunFiles leaves it out). Its
+// engines and workdir are absolute; engines are not held to a workspace,
+// as no paths given as flags are (a matrix file may come from a pull
+// request; flags come from whoever runs trt-action).
+func CommandFile(spec CommandSpec) (*File, error) {
+	var errs collector
+	at := func(flag string) Pos { return Pos{File: flag} }
+	s := &Script{Argv: spec.Argv, RunPos: at(CommandFlags.Command)}
+	b := Build{Name: spec.Name, Backend: spec.Backend, Script: s, Pos: commandPos, EnginePos: commandPos, Budgets: spec.Budgets, Sim: defaultSim()}
+
+	switch {
+	case len(spec.Argv) == 0:
+		errs.add(s.RunPos, "no command: give it after --, like trt-action run -- python build.py")
+	case spec.Argv[0] == "":
+		errs.add(s.RunPos, "the command's name (its first word) is empty")
+	case slices.ContainsFunc(spec.Argv, func(w string) bool { return strings.ContainsRune(w, 0) }):
+		errs.add(s.RunPos, "an argument holds a NUL character, which no argument can hold")
+	}
+	if b.Name == "" && len(spec.Argv) > 0 && spec.Argv[0] != "" {
+		b.Name = filepath.Base(spec.Argv[0])
+		if nameProblem(b.Name) != "" {
+			errs.add(at(CommandFlags.Name), "the command's name %q is not a build name; give one with %s (up to 128 letters, digits and . _ - + = @ , starting with a letter or digit)",
+				b.Name, CommandFlags.Name)
+			b.Name = ""
+		}
+	} else if msg := nameProblem(b.Name); msg != "" {
+		errs.add(at(CommandFlags.Name), "%s", msg)
+		b.Name = ""
+	}
+	if !slices.Contains(scriptBackends(), b.Backend) {
+		errs.add(at(CommandFlags.Backend), "%q: give the TensorRT the program imports: %s", b.Backend, choices(scriptBackends()))
+	}
+	s.Env = commandEnv(spec.Env, &errs)
+	s.Workdir = runfiles.Abs(cmp.Or(spec.Workdir, "."))
+	if msg := folderProblem(cmp.Or(spec.Workdir, "."), "the working folder"); msg != "" {
+		errs.add(at(CommandFlags.Workdir), "%s", msg)
+	}
+	for _, p := range spec.Engines {
+		abs := runfiles.Abs(p)
+		switch {
+		case strings.TrimSpace(p) == "":
+			errs.add(at(CommandFlags.Engine), "expected a path, got an empty string")
+		case slices.Contains(s.Engines, abs):
+			errs.add(at(CommandFlags.Engine), "%s is given twice", quoted(p))
+		case outputProblem(p) != "":
+			errs.add(at(CommandFlags.Engine), "%s", outputProblem(p))
+		default:
+			s.Engines, s.EnginePos = append(s.Engines, abs), append(s.EnginePos, at(CommandFlags.Engine))
+		}
+	}
+	commandBudgets(&b.Budgets, &errs)
+	if err := errs.result(); err != nil {
+		return nil, err
+	}
+	return &File{Version: 1, Builds: []Build{b}}, nil
+}
+
+// commandEnv reads --env NAME=value flags, as env: is read: sorted by
+// name, each name once.
+func commandEnv(given []string, errs *collector) []string {
+	at := Pos{File: CommandFlags.Env}
+	var out []string
+	for _, kv := range given {
+		name, value, ok := strings.Cut(kv, "=")
+		switch {
+		case !ok:
+			errs.add(at, "%q: expected NAME=value", kv)
+		case envNameProblem(name) != "":
+			errs.add(at, "%s", envNameProblem(name))
+		case strings.ContainsRune(value, 0):
+			errs.add(at, "%s: %s", name, nulInValue)
+		case slices.ContainsFunc(out, func(o string) bool { return envName(o) == name }):
+			errs.add(at, "%s is given twice; give it once", name)
+		default:
+			out = append(out, kv)
+		}
+	}
+	slices.SortFunc(out, func(a, b string) int { return strings.Compare(envName(a), envName(b)) })
+	return out
+}
+
+// commandBudgets checks budgets from flags as budgets: are checked (no
+// limit below zero, phase patterns that can match, warn a percentage up
+// to 100), and gives grace its default.
+func commandBudgets(b *Budgets, errs *collector) {
+	for _, l := range []struct {
+		flag  string
+		limit time.Duration
+	}{{CommandFlags.Build, b.Build}, {CommandFlags.Stall, b.Stall}, {CommandFlags.Grace, b.Grace}} {
+		if l.limit < 0 {
+			errs.add(Pos{File: l.flag}, "duration must be greater than 0, got %s", l.limit)
+		}
+	}
+	b.Phases = slices.Clone(b.Phases) // each named at its flag, not in the caller's slice
+	for i, p := range b.Phases {
+		b.Phases[i].Pos = Pos{File: CommandFlags.Phase}
+		if err := checkPhasePattern(p.Pattern); err != nil {
+			errs.add(b.Phases[i].Pos, "%q: %v; use a phase name, a glob like \"Timing*\" or a path like \"Building engine/Timing tactics\"", p.Pattern, err)
+		} else if p.Limit <= 0 {
+			errs.add(b.Phases[i].Pos, "%q: duration must be greater than 0, got %s", p.Pattern, p.Limit)
+		}
+	}
+	if b.WarnPercent < 0 || b.WarnPercent > 100 {
+		errs.add(Pos{File: CommandFlags.Warn}, "percentage must be greater than 0%% and at most 100%%, got %g%%", b.WarnPercent)
+	}
+	b.Grace = cmp.Or(b.Grace, defaultGrace)
+}
