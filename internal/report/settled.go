@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // A matrix of thousands of builds must not hold every finished build's
@@ -10,9 +11,10 @@ import (
 // the supervisor grow by about 12 KB a finished build. Once a build has
 // ended and its encoding is kept in the report's spool (KeepEncodings), the
 // report keeps in memory only what the views read of most builds (the
-// build's fields without its trees, the log lines they quote, and a digest
-// of its phases); the few views that draw trees (the summary's phase table
-// and timeline, both capped) read the build back from its encoding.
+// build's fields without its trees, nor those of the TensorRT builds inside
+// a script build, the log lines they quote, and a digest of its phases);
+// the few views that draw trees (the summary's phase table, timeline and
+// script sections, all capped) read the build back from its encoding.
 
 // digest is what the views read of a settled build's phases.
 type digest struct {
@@ -46,12 +48,11 @@ func (r *Report) Settle(i int, b *Build) {
 func settled(b *Build, c *buildCache, i int) Build {
 	tree := b.Folded()
 	d := &digest{hasTree: len(tree) > 0, cache: c, index: i}
-	d.slowest, d.hasSlowest = slowest(tree, b.DurationMs)
-	if d.hasTree {
-		d.ganttBytes = len(ganttSection(b, tree))
-	}
+	d.slowest, d.hasSlowest = slowestOf(b, tree)
+	d.ganttBytes = len(ganttSections(b, tree))
 	s := *b
 	s.PhaseTree, s.SlowestPhases, s.Phases = nil, nil, nil
+	s.TensorRTBuilds = withoutTrees(b.TensorRTBuilds)
 	s.Log = quotedLog(b.Log)
 	if b.Cache != nil && b.Cache.Original != nil {
 		// A hit's original phase tree is read from the encoding too.
@@ -61,6 +62,21 @@ func settled(b *Build, c *buildCache, i int) Build {
 	}
 	s.digest = d
 	return s
+}
+
+// withoutTrees is a script build's TensorRT builds without their phase
+// trees, kept in memory for what views read of every build (statuses,
+// times, sizes, settings); the summary's script sections read the trees
+// back. A new slice: b's own is shared with the event that carried it.
+func withoutTrees(inner []TensorRTBuild) []TensorRTBuild {
+	if inner == nil {
+		return nil
+	}
+	out := slices.Clone(inner)
+	for i := range out {
+		out[i].PhaseTree, out[i].SlowestPhases, out[i].Phases = nil, nil, nil
+	}
+	return out
 }
 
 // quotedLog is the lines of log that views quote: every error, or without

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,17 @@ func TestSettledBuildsRenderAsWhole(t *testing.T) {
 		if isSettled != (b.digest != nil) || isSettled && (b.PhaseTree != nil || b.Phases != nil || b.SlowestPhases != nil) {
 			t.Fatalf("build %d (%s): settled %v, digest %v, tree %d/%d roots", i, b.Status, isSettled, b.digest != nil, len(b.PhaseTree), len(b.Phases))
 		}
+		for _, inner := range b.TensorRTBuilds {
+			if isSettled && (inner.PhaseTree != nil || inner.Phases != nil || inner.SlowestPhases != nil) {
+				t.Fatalf("build %d: its TensorRT build %d keeps its phase tree in memory", i, inner.Index)
+			}
+		}
+		if inner := whole.Builds[i].TensorRTBuilds; len(inner) > 0 && len(inner[0].PhaseTree) == 0 {
+			t.Fatalf("build %d: the fixture's TensorRT build has no tree to drop", i)
+		}
+	}
+	if s := Summary(settled, SummaryOptions{}); !strings.Contains(s, "### TensorRT builds in") || !strings.Contains(s, "**Phases by self time**") {
+		t.Error("no script section with its phases: the fixture does not test reading them back")
 	}
 	if got := settled.Builds[3].Log; len(got) != 2 || got[0].Text != "w1" { // of info, w1, w2
 		t.Errorf("a build without errors keeps log lines %v, want the warnings lastLog quotes", got)
@@ -89,13 +101,24 @@ func firstDifference(a, b string) string {
 	return fmt.Sprintf("at byte %d:\n whole   %q\n settled %q", i, a[from:min(len(a), i+80)], b[from:min(len(b), i+80)])
 }
 
+// mustJSON is b's JSON with the keys of every object in order: a settled
+// build read back holds its settings as JSON does (map[string]any), a
+// live one as the supervisor made them (settings.Shape: min, opt, max).
 func mustJSON(t *testing.T, b Build) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := (&buildCache{}).writeBuild(&buf, 0, &b); err != nil {
 		t.Fatal(err)
 	}
-	return buf.String()
+	var generic any
+	if err := json.Unmarshal(buf.Bytes(), &generic); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(generic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // BenchmarkSettledBuildMemory is the memory a finished build holds in the
