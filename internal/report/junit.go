@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -158,8 +159,10 @@ func junitFailureBody(b *Build) string {
 	return sb.String()
 }
 
-// junitSystemOut is the test case's standard output: the library, GPU and engine,
-// plus warnings, so nothing in the report is lost to JUnit readers.
+// junitSystemOut is the test case's standard output: the library, GPU and
+// engines, for a script build its command and TensorRT builds, warnings,
+// and the command's last lines of output, so nothing in the report is lost
+// to JUnit readers.
 func junitSystemOut(b *Build) string {
 	var sb strings.Builder
 	if note := CacheNote(b, time.Time{}); note != "" {
@@ -175,13 +178,42 @@ func junitSystemOut(b *Build) string {
 	if b.GPU != "" {
 		fmt.Fprintf(&sb, "gpu: %s\n", b.GPU)
 	}
-	if e := b.Engine; e != nil {
+	junitScript(&sb, b)
+	for _, e := range EngineFiles(b) {
 		fmt.Fprintf(&sb, "engine: %s (%d bytes, sha256 %s)\n", e.Path, e.Bytes, e.SHA256)
 	}
 	for _, w := range b.Warnings {
 		fmt.Fprintf(&sb, "warning: %s\n", w)
 	}
+	if s := b.Script; s != nil && len(s.OutputTail) > 0 {
+		fmt.Fprintf(&sb, "last %s of output:\n", text.Count(len(s.OutputTail), "line"))
+		for _, l := range s.OutputTail {
+			fmt.Fprintf(&sb, "  %s\n", l)
+		}
+	}
 	return sb.String()
+}
+
+// junitScript is what a script build's test case says of its command and
+// of each TensorRT build inside it.
+func junitScript(sb *strings.Builder, b *Build) {
+	s := b.Script
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(sb, "command: %s\n", strings.Join(s.Command, " "))
+	fmt.Fprintf(sb, "exit: %s\n", cmp.Or(s.Exit, ExitText(s)))
+	if s.Unobserved != "" {
+		fmt.Fprintf(sb, "not observed: %s\n", s.Unobserved)
+	}
+	if len(b.TensorRTBuilds) == 0 {
+		sb.WriteString(InnerCount(b) + "\n")
+		return
+	}
+	sb.WriteString(InnerCount(b) + ":\n")
+	for i := range b.TensorRTBuilds {
+		sb.WriteString("  " + InnerText(&b.TensorRTBuilds[i]) + "\n")
+	}
 }
 
 func junitSeconds(ms int64) string {

@@ -1,6 +1,8 @@
 package report
 
 import (
+	"bytes"
+	"encoding/xml"
 	"fmt"
 	"strings"
 	"testing"
@@ -68,5 +70,41 @@ func TestScriptSectionsAreBounded(t *testing.T) {
 		if limit == 65_536 && !strings.Contains(got, "### TensorRT builds in yolo-export") {
 			t.Error("a comment-sized summary has no script section at all")
 		}
+	}
+}
+
+// A script build is one test case whose output lists the TensorRT builds
+// inside (status, time, size, route), the command's end and its last lines
+// of output; its failure body is an ONNX build's (budget, TensorRT errors).
+func TestScriptsJUnitGolden(t *testing.T) {
+	var buf bytes.Buffer
+	if err := WriteJUnit(&buf, scriptsReport()); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "junit-scripts.golden.xml", buf.String())
+	var got parsedSuites
+	if err := xml.Unmarshal(buf.Bytes(), &got); err != nil {
+		t.Fatal(err)
+	}
+	cases := got.Suites[0].Cases
+	if len(cases) != 4 || got.Failures != 2 {
+		t.Fatalf("%d test cases, %d failures; want 4 and 2 (one per build)", len(cases), got.Failures)
+	}
+	yolo := cases[1].SystemOut
+	for _, want := range []string{
+		"exit: exit status 1",
+		"TensorRT build 1: ok in 18.0s · 12.3 MB · python route · pid 4711\n",
+		"TensorRT build 2: budget-exceeded after 15.0s · python route · pid 4711: phase",
+		"  TypeError: a bytes-like object is required, not 'NoneType'\n",
+	} {
+		if !strings.Contains(yolo, want) {
+			t.Errorf("system-out lacks %q:\n%s", want, yolo)
+		}
+	}
+	if f := cases[1].Failure; f == nil || !strings.Contains(f.Body, "phase budget: 10.4s of 10s in Building engine") {
+		t.Errorf("failure = %+v, want the budget that ran out", f)
+	}
+	if !strings.Contains(cases[2].SystemOut, "engine: out/mnist.engine (1612804 bytes") || !strings.Contains(cases[2].SystemOut, "not observed: ") {
+		t.Errorf("the unobserved script's case lacks its engine or why it was not observed:\n%s", cases[2].SystemOut)
 	}
 }
