@@ -156,6 +156,9 @@ func header(s runState, b *buildState) []seg {
 		{text: text.Line(b.Name), style: bold, flex: true},
 		{text: " " + text.Duration(elapsed)},
 	}
+	if inner, more := innerText(b); inner != "" {
+		segs = append(segs, seg{text: " · " + inner, drop: 2}, seg{text: more, drop: 4})
+	}
 	if b.Stopping {
 		segs = append(segs, seg{text: " · stopping", style: yellow})
 	}
@@ -176,9 +179,36 @@ func header(s runState, b *buildState) []seg {
 	return segs
 }
 
-// etaText is the build's estimate, or "" where there is none to give.
+// innerText is where a script build is among the TensorRT builds it ran
+// (the bars below are that build's phases): "TensorRT build 2" and, to be
+// left out first on a narrow terminal, " of 2 so far" (", 3 running" when
+// more run at once); between them "running the command" and ", 1
+// TensorRT build done". "" for a build that runs no command.
+func innerText(b *buildState) (inner, more string) {
+	p := &b.Beat
+	switch {
+	case p.Inner > 0:
+		more = fmt.Sprintf(" of %d so far", p.InnerRunning+p.InnerDone)
+		if p.InnerRunning > 1 {
+			more += fmt.Sprintf(", %d running", p.InnerRunning)
+		}
+		return fmt.Sprintf("TensorRT build %d", p.Inner), more
+	case b.Script && p.InnerDone > 0:
+		return "running the command", ", " + text.Count(p.InnerDone, "TensorRT build") + " done"
+	case b.Script:
+		return "running the command", ""
+	}
+	return "", ""
+}
+
+// etaText is the build's estimate, or "" where there is none to give. A
+// script build's rests on its baseline only: its phases are one TensorRT
+// build's, which says nothing of the rest of the command.
 func etaText(s runState, b *buildState, elapsed time.Duration) string {
 	active := append([]event.ActivePhase(nil), b.Beat.Active...)
+	if b.Script || b.Beat.Inner > 0 {
+		active = nil
+	}
 	if len(active) > 0 {
 		active[0].Elapsed += drift(s, b)
 	}
@@ -321,12 +351,78 @@ func warningLines(ev event.Event, w int, color bool) []string {
 	if ev.Build >= 0 && ev.Name != "" {
 		head = append(head, seg{text: text.Line(ev.Name) + ": ", style: bold})
 	}
+	return wrapped(head, ev.Message, w, color)
+}
+
+// wrapped is head and then msg, text the run does not control, wrapped
+// at w cells: the lines printed once above the live area, where they stay.
+func wrapped(head []seg, msg string, w int, color bool) []string {
 	const indent = "  "
 	first := max(w-total(head), 1)
-	rows := wrapCells(text.Line(ev.Message), first, max(w-len(indent), 1))
+	rows := wrapCells(text.Line(msg), first, max(w-len(indent), 1))
 	lines := []string{line(append(head, seg{text: rows[0]}), w, color)}
 	for _, r := range rows[1:] {
 		lines = append(lines, line([]seg{{text: indent + r}}, w, color))
+	}
+	return lines
+}
+
+// aboveLines are the lines an event prints above the live area, where
+// they stay: a warning; a line a script build's command printed (the first
+// report.LiveOutputLines of them, then a note, and when the build ends the
+// last ones); the end of a TensorRT build inside it. s holds the event
+// applied.
+func aboveLines(ev event.Event, s *runState, w int, color bool) []string {
+	switch ev.Kind {
+	case event.Warning:
+		return warningLines(ev, w, color)
+	case event.Output:
+		b := s.build(ev.Build)
+		switch {
+		case b.Output <= report.LiveOutputLines:
+			return outputLine(b.Name, text.CutRunes(ev.Message, report.OutputLineRunes), w, color)
+		case b.Output == report.LiveOutputLines+1:
+			return outputLine(b.Name, fmt.Sprintf("… more output than the %d lines shown as it comes; its last lines follow when the build ends", report.LiveOutputLines), w, color)
+		}
+	case event.InnerFinished:
+		if ev.InnerResult == nil {
+			return nil
+		}
+		st := green
+		if !report.Succeeded(ev.InnerResult.Status) {
+			st = red
+		}
+		head := []seg{{text: mark(ev.InnerResult.Status) + " ", style: st}, {text: text.Line(s.build(ev.Build).Name) + ": ", style: bold}}
+		return wrapped(head, report.InnerText(ev.InnerResult), w, color)
+	case event.BuildFinished:
+		if ev.Result != nil {
+			return elidedOutput(s.build(ev.Build), ev.Result.Script, w, color)
+		}
+	}
+	return nil
+}
+
+// outputLine is one line of a build's output: "name │ line".
+func outputLine(name, msg string, w int, color bool) []string {
+	return wrapped([]seg{{text: text.Line(name) + " │ ", style: dim}}, msg, w, color)
+}
+
+// elidedOutput is, for a build whose output went past what was shown as
+// it came, how many lines were left out and the last of them (from the
+// report's tail).
+func elidedOutput(b *buildState, sc *report.Script, w int, color bool) []string {
+	dropped := b.Output - report.LiveOutputLines
+	if dropped <= 0 {
+		return nil
+	}
+	tail := report.ElidedTail(sc, dropped)
+	note := "… the rest of the output:"
+	if left := dropped - len(tail); left > 0 {
+		note = fmt.Sprintf("… %s of output not shown; the last %d:", text.Count(left, "line"), len(tail))
+	}
+	lines := outputLine(b.Name, note, w, color)
+	for _, l := range tail {
+		lines = append(lines, outputLine(b.Name, text.CutRunes(l, report.OutputLineRunes), w, color)...)
 	}
 	return lines
 }

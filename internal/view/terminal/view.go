@@ -91,9 +91,7 @@ func (v *view) Handle(ev event.Event) {
 		now = max(now, v.opts.Now())
 	}
 	v.state.Now = now
-	if ev.Kind == event.Warning {
-		v.above = append(v.above, warningLines(ev, v.width(), v.opts.Color)...)
-	}
+	v.above = append(v.above, aboveLines(ev, &v.state, v.width(), v.opts.Color)...)
 	switch {
 	case ev.Kind == event.RunFinished:
 		v.finish(ev.Run)
