@@ -12,15 +12,20 @@ import (
 // summary, JUnit, the annotations, the log lines and the terminal say the
 // same thing the same way.
 
-// The live views (log lines, the terminal) show the first LiveOutputLines
-// lines a script build's command prints as they come, each cut to
-// OutputLineRunes; they count the rest and, when the build ends, show the
-// last of them from the report's tail (ElidedTail). A program may print
+// The live views (log lines, the terminal, the event stream) show the
+// first LiveOutputLines lines a script build's command prints as they
+// come, each cut to OutputLineRunes (OutputLine); they count the rest and,
+// when the build ends, show the last of them from the report's tail
+// (ElidedOutput). A program may print
 // megabytes; the log must not, and the report keeps the tail anyway.
 const (
 	LiveOutputLines = 1_000
 	OutputLineRunes = 1_000
 )
+
+// OutputLine is a line a command printed as the live views show it: cut
+// to OutputLineRunes.
+func OutputLine(line string) string { return text.CutRunes(line, OutputLineRunes) }
 
 // ExitText is how the command ended, short: "exit 0", "exit 1", or for a
 // command a signal ended or that never started its own words ("killed by
@@ -140,13 +145,29 @@ func ScriptDetail(b *Build) []string {
 	return lines
 }
 
-// ElidedTail is what a live view that showed the first LiveOutputLines
-// lines of a script build's output, and left out the dropped ones after
-// them, shows when the build ends: the last dropped lines, as far as the
-// report's tail holds them.
-func ElidedTail(s *Script, dropped int) []string {
+// OutputCutNote is what a live view says after the first LiveOutputLines
+// lines of a command's output.
+func OutputCutNote() string {
+	return fmt.Sprintf("… more output than the %d lines shown as it comes; its last lines follow when the build ends", LiveOutputLines)
+}
+
+// ElidedOutput is what a live view that showed the first LiveOutputLines
+// lines of a script build's output shows when the build ends, if the
+// command printed more (printed lines in all): how many it left out, and
+// the last of them from the report's tail, each an OutputLine.
+func ElidedOutput(s *Script, printed int) []string {
+	dropped := printed - LiveOutputLines
 	if s == nil || dropped <= 0 {
 		return nil
 	}
-	return s.OutputTail[max(0, len(s.OutputTail)-dropped):]
+	tail := s.OutputTail[max(0, len(s.OutputTail)-dropped):]
+	note := "… the rest of the output:"
+	if left := dropped - len(tail); left > 0 {
+		note = fmt.Sprintf("… %s of output not shown; the last %d:", text.Count(left, "line"), len(tail))
+	}
+	lines := []string{note}
+	for _, l := range tail {
+		lines = append(lines, OutputLine(l))
+	}
+	return lines
 }

@@ -158,35 +158,25 @@ func (l *liner) rawLines(ev event.Event) []string {
 }
 
 // outputLine is one line the build's command printed, as the first
-// report.LiveOutputLines come, each cut to report.OutputLineRunes; then
-// one line saying the rest shows when the build ends.
+// report.LiveOutputLines come; then one line saying the rest shows when
+// the build ends.
 func (b *buildLines) outputLine(prefix, line string) []string {
 	b.output++
 	switch {
 	case b.output <= report.LiveOutputLines:
-		return []string{prefix + "│ " + text.CutRunes(line, report.OutputLineRunes)}
+		return []string{prefix + "│ " + report.OutputLine(line)}
 	case b.output == report.LiveOutputLines+1:
-		return []string{prefix + fmt.Sprintf("│ … more output than the %d lines shown as it comes; its last lines follow when the build ends", report.LiveOutputLines)}
+		return []string{prefix + "│ " + report.OutputCutNote()}
 	}
 	return nil
 }
 
 // elidedOutput is, for a build whose output went past what was shown as
-// it came, how many lines were left out and the last of them (from the
-// report's tail).
+// it came, how many lines were left out and the last of them.
 func (b *buildLines) elidedOutput(prefix string, s *report.Script) []string {
-	dropped := b.output - report.LiveOutputLines
-	if dropped <= 0 {
-		return nil
-	}
-	tail := report.ElidedTail(s, dropped)
-	note := "│ … the rest of the output:"
-	if left := dropped - len(tail); left > 0 {
-		note = fmt.Sprintf("│ … %s of output not shown; the last %d:", text.Count(left, "line"), len(tail))
-	}
-	lines := []string{prefix + note}
-	for _, l := range tail {
-		lines = append(lines, prefix+"│ "+text.CutRunes(l, report.OutputLineRunes))
+	var lines []string
+	for _, l := range report.ElidedOutput(s, b.output) {
+		lines = append(lines, prefix+"│ "+l)
 	}
 	return lines
 }

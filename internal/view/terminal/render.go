@@ -380,9 +380,9 @@ func aboveLines(ev event.Event, s *runState, w int, color bool) []string {
 		b := s.build(ev.Build)
 		switch {
 		case b.Output <= report.LiveOutputLines:
-			return outputLine(b.Name, text.CutRunes(ev.Message, report.OutputLineRunes), w, color)
+			return outputLine(b.Name, report.OutputLine(ev.Message), w, color)
 		case b.Output == report.LiveOutputLines+1:
-			return outputLine(b.Name, fmt.Sprintf("… more output than the %d lines shown as it comes; its last lines follow when the build ends", report.LiveOutputLines), w, color)
+			return outputLine(b.Name, report.OutputCutNote(), w, color)
 		}
 	case event.InnerFinished:
 		if ev.InnerResult == nil {
@@ -408,21 +408,11 @@ func outputLine(name, msg string, w int, color bool) []string {
 }
 
 // elidedOutput is, for a build whose output went past what was shown as
-// it came, how many lines were left out and the last of them (from the
-// report's tail).
+// it came, how many lines were left out and the last of them.
 func elidedOutput(b *buildState, sc *report.Script, w int, color bool) []string {
-	dropped := b.Output - report.LiveOutputLines
-	if dropped <= 0 {
-		return nil
-	}
-	tail := report.ElidedTail(sc, dropped)
-	note := "… the rest of the output:"
-	if left := dropped - len(tail); left > 0 {
-		note = fmt.Sprintf("… %s of output not shown; the last %d:", text.Count(left, "line"), len(tail))
-	}
-	lines := outputLine(b.Name, note, w, color)
-	for _, l := range tail {
-		lines = append(lines, outputLine(b.Name, text.CutRunes(l, report.OutputLineRunes), w, color)...)
+	var lines []string
+	for _, l := range report.ElidedOutput(sc, b.Output) {
+		lines = append(lines, outputLine(b.Name, l, w, color)...)
 	}
 	return lines
 }
