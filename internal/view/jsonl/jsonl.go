@@ -326,7 +326,7 @@ func runFinished(h header, run *report.Report) any {
 		Complete    bool           `json:"complete"`
 		Interrupted string         `json:"interrupted,omitempty"`
 		Ended       string         `json:"ended,omitempty"`       // why a run over without a signal left builds out
-		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold
+		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold ("name", or "name #2" for a TensorRT build in it)
 		Builds      int            `json:"builds"`
 		Statuses    map[string]int `json:"statuses"` // builds per status
 	}
@@ -335,7 +335,7 @@ func runFinished(h header, run *report.Report) any {
 		l.DurationMs, l.Complete, l.Interrupted, l.Builds = run.DurationMs, run.Complete, run.Interrupted, len(run.Builds)
 		l.Ended = run.Ended
 		for _, g := range run.Regressions {
-			l.Regressions = append(l.Regressions, g.Name)
+			l.Regressions = append(l.Regressions, g.Label())
 		}
 		for _, b := range run.Builds {
 			l.Statuses[b.Status]++
