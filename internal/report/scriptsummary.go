@@ -59,8 +59,10 @@ func scriptSection(b *Build, topPhases int) string {
 	sc := b.Script
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "\n### TensorRT builds in %s\n\n", text.Markdown(b.Name))
-	// How it ended in its own words ("exit status 1", "killed by signal SIGABRT").
-	facts := []string{"Command: " + text.Markdown(CommandText(sc)), text.Markdown(cmp.Or(text.CutRunes(sc.Exit, 200), ExitText(sc)))}
+	facts := []string{"Command: " + text.Markdown(CommandText(sc))}
+	if ended(b) { // how it ended in its own words ("exit status 1", "killed by signal SIGABRT")
+		facts = append(facts, text.Markdown(cmp.Or(text.CutRunes(sc.Exit, 200), ExitText(sc))))
+	}
 	if sc.Workdir != "" {
 		facts = append(facts, "in "+text.Markdown(sc.Workdir))
 	}
@@ -69,7 +71,9 @@ func scriptSection(b *Build, topPhases int) string {
 		facts = append(facts, text.Markdown(libs))
 	}
 	sb.WriteString(strings.Join(facts, " · ") + "\n\n")
-	if len(b.TensorRTBuilds) == 0 {
+	if len(b.TensorRTBuilds) == 0 && !ended(b) {
+		sb.WriteString("No TensorRT build has begun yet.\n\n")
+	} else if len(b.TensorRTBuilds) == 0 {
 		sb.WriteString("⚠️ No TensorRT build was seen in this command.")
 		if sc.Unobserved != "" {
 			sb.WriteString(" trt-action could not observe it: " + text.Markdown(text.CutRunes(sc.Unobserved, 1000)))

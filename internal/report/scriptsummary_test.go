@@ -108,3 +108,20 @@ func TestScriptsJUnitGolden(t *testing.T) {
 		t.Errorf("the unobserved script's case lacks its engine or why it was not observed:\n%s", cases[2].SystemOut)
 	}
 }
+
+// A script build still running (a checkpoint's summary) has not ended:
+// no exit yet, and no warning that no TensorRT build was seen.
+func TestRunningScriptBuildIsNotWarnedAbout(t *testing.T) {
+	r := scriptsReport()
+	r.Complete = false
+	b := &r.Builds[2]
+	b.Status, b.Script.ExitCode, b.Script.Exit = StatusRunning, nil, ""
+	got := Summary(r, SummaryOptions{})
+	row := buildRows(t, got)[2]
+	if strings.Contains(row, "no TensorRT build seen") || strings.Contains(row, "exit") {
+		t.Errorf("running script build's row: %q", row)
+	}
+	if strings.Contains(got, "No TensorRT build was seen") || !strings.Contains(got, "No TensorRT build has begun yet.") {
+		t.Errorf("running script build's section warns:\n%s", got)
+	}
+}

@@ -177,7 +177,7 @@ func (s *summary) rows() []string {
 		if note := RebuildNote(b); note != "" {
 			status += " · " + text.Markdown(note) // --rebuild: what became of the cache entry
 		}
-		if b.Script != nil {
+		if b.Script != nil && ended(b) {
 			status += " · " + text.Markdown(ExitText(b.Script)) // how the command ended
 		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
@@ -203,7 +203,10 @@ func slowestCell(p PhaseTotal) string {
 // innerCountCell puts how many TensorRT builds a script build ran before
 // its slowest phase ("—" for none): a warning when it ran none seen.
 func innerCountCell(b *Build, slow string) string {
-	if len(b.TensorRTBuilds) == 0 {
+	switch {
+	case len(b.TensorRTBuilds) == 0 && !ended(b):
+		return slow // none yet
+	case len(b.TensorRTBuilds) == 0:
 		return "⚠️ " + text.Markdown(InnerCount(b))
 	}
 	if slow == "—" {
