@@ -168,11 +168,7 @@ func innerReasons(sb *strings.Builder, inner []TensorRTBuild) {
 			break
 		}
 		n++
-		reason := t.Reason
-		if reason == "" && t.Budget != nil {
-			reason = BudgetText(t.Budget)
-		}
-		fmt.Fprintf(sb, "- TensorRT build %d %s: %s\n", t.Index, text.Markdown(t.Status), text.Markdown(text.CutRunes(cmp.Or(reason, t.Status), 1000)))
+		fmt.Fprintf(sb, "- TensorRT build %d %s: %s\n", t.Index, text.Markdown(t.Status), text.Markdown(text.CutRunes(cmp.Or(innerReason(t), t.Status), 1000)))
 	}
 	if n > 0 {
 		sb.WriteString("\n")

@@ -65,6 +65,30 @@ func ScriptNote(b *Build) string {
 	return ExitText(b.Script) + " · " + InnerCount(b)
 }
 
+// InnerProgress says where a running script build is among the TensorRT
+// builds it runs, from a heartbeat's counts: inner is the TensorRT build
+// whose phases the view shows (0: none runs), running how many run and
+// done how many ended. It is "TensorRT build 2" and, a view's to leave out
+// where room is short, " of 2 so far" (", 3 running" when more run at
+// once); between TensorRT builds "running the command" and ", 1 TensorRT
+// build done". "" for a build not known to run a command (script false,
+// and no TensorRT build seen).
+func InnerProgress(inner, running, done int, script bool) (words, more string) {
+	switch {
+	case inner > 0:
+		more = fmt.Sprintf(" of %d so far", running+done)
+		if running > 1 {
+			more += fmt.Sprintf(", %d running", running)
+		}
+		return fmt.Sprintf("TensorRT build %d", inner), more
+	case done > 0:
+		return "running the command", ", " + text.Count(done, "TensorRT build") + " done"
+	case script:
+		return "running the command", ""
+	}
+	return "", ""
+}
+
 // InnerLabel names TensorRT build k of a script build where a build's
 // name stands (a regression, a row of the baseline table): "yolo-export #2".
 func InnerLabel(build string, k int) string { return fmt.Sprintf("%s #%d", build, k) }
@@ -90,14 +114,19 @@ func InnerText(t *TensorRTBuild) string {
 	if t.PID > 0 {
 		fmt.Fprintf(&sb, " · pid %d", t.PID)
 	}
-	reason := t.Reason
-	if reason == "" && t.Budget != nil {
-		reason = BudgetText(t.Budget)
-	}
-	if reason != "" {
+	if reason := innerReason(t); reason != "" {
 		sb.WriteString(": " + reason)
 	}
 	return sb.String()
+}
+
+// innerReason is why a TensorRT build ended as it did: its reason, or
+// without one the limit it hit.
+func innerReason(t *TensorRTBuild) string {
+	if t.Reason == "" && t.Budget != nil {
+		return BudgetText(t.Budget)
+	}
+	return t.Reason
 }
 
 // Annotations quote at most this many of a script build's TensorRT builds

@@ -254,23 +254,12 @@ func progressText(p *event.Progress, script bool) string {
 }
 
 // innerProgress is where a script build is among the TensorRT builds it
-// ran: "TensorRT build 2 of 2 so far" (the phases shown are its), with
-// ", 2 running" when more run at once; "running the command, 1 TensorRT
-// build done" between them. "" for a build that runs no command.
+// runs: "TensorRT build 2 of 2 so far" (the phases shown are its), or
+// between them "running the command, 1 TensorRT build done"; "" for a
+// build that runs no command.
 func innerProgress(p *event.Progress, script bool) string {
-	switch {
-	case p.Inner > 0:
-		s := fmt.Sprintf("TensorRT build %d of %d so far", p.Inner, p.InnerRunning+p.InnerDone)
-		if p.InnerRunning > 1 {
-			s += fmt.Sprintf(", %d running", p.InnerRunning)
-		}
-		return s
-	case script && p.InnerDone > 0:
-		return "running the command, " + text.Count(p.InnerDone, "TensorRT build") + " done"
-	case script:
-		return "running the command"
-	}
-	return ""
+	words, more := report.InnerProgress(p.Inner, p.InnerRunning, p.InnerDone, script)
+	return words + more
 }
 
 // resultText is a build's outcome in one line:

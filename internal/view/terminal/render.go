@@ -179,26 +179,11 @@ func header(s runState, b *buildState) []seg {
 	return segs
 }
 
-// innerText is where a script build is among the TensorRT builds it ran
-// (the bars below are that build's phases): "TensorRT build 2" and, to be
-// left out first on a narrow terminal, " of 2 so far" (", 3 running" when
-// more run at once); between them "running the command" and ", 1
-// TensorRT build done". "" for a build that runs no command.
+// innerText is where a script build is among the TensorRT builds it runs
+// (the bars below are that build's phases), and what may go first on a
+// narrow terminal (report.InnerProgress).
 func innerText(b *buildState) (inner, more string) {
-	p := &b.Beat
-	switch {
-	case p.Inner > 0:
-		more = fmt.Sprintf(" of %d so far", p.InnerRunning+p.InnerDone)
-		if p.InnerRunning > 1 {
-			more += fmt.Sprintf(", %d running", p.InnerRunning)
-		}
-		return fmt.Sprintf("TensorRT build %d", p.Inner), more
-	case b.Script && p.InnerDone > 0:
-		return "running the command", ", " + text.Count(p.InnerDone, "TensorRT build") + " done"
-	case b.Script:
-		return "running the command", ""
-	}
-	return "", ""
+	return report.InnerProgress(b.Beat.Inner, b.Beat.InnerRunning, b.Beat.InnerDone, b.Script)
 }
 
 // etaText is the build's estimate, or "" where there is none to give. A
