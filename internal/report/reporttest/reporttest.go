@@ -122,6 +122,9 @@ func Mixed(n int) *report.Report {
 				b.Phases = PhaseTree(4_000, false)
 			case i%3 == 1 && i%2 == 1: // builds that ran a command
 				b = YoloExport(int64(i) * 300)
+				for l := range 15 { // more than the summary quotes; JUnit has them all
+					b.Script.OutputTail = append(b.Script.OutputTail, fmt.Sprint("progress ", l))
+				}
 			case i%3 == 1:
 				b = CrashedScript(int64(i) * 300)
 			case i%4 == 0:
