@@ -24,9 +24,14 @@ const (
 	VerdictSkipped = "skipped" // not judged: see Delta.Note
 )
 
-// Delta is one build's time compared with the baseline.
+// Delta is one build's time compared with the baseline, or one TensorRT
+// build's inside a script build.
 type Delta struct {
-	Name       string  `json:"name"`
+	Name string `json:"name"`
+	// Inner is the TensorRT build of script build Name this delta is of
+	// (TensorRTBuild.Index, compared with the baseline's by that order);
+	// 0 for the build's own time.
+	Inner      int     `json:"tensorrt_build,omitempty"`
 	BaselineMs int64   `json:"baseline_ms"` // 0 for new builds
 	CurrentMs  int64   `json:"current_ms"`
 	Percent    float64 `json:"percent"` // (current-baseline)/baseline*100; positive = slower
@@ -41,24 +46,67 @@ type Delta struct {
 // shorter than th.Min in both reports are skipped, since a few seconds of
 // noise would swing their percentages. A threshold of 0 is off. A build is
 // judged warn or fail when it is slower by strictly more than the threshold.
+// A script build is judged by its whole time, and after it each of its
+// TensorRT builds by the same rules, against the baseline build's
+// TensorRT build of the same index (the order in which they began).
 func Compare(r, baseline *report.Report, th matrix.Regression) []Delta {
-	base := map[string]report.Build{}
+	base := map[string]*report.Build{}
 	if baseline != nil {
-		for _, b := range baseline.Builds {
-			base[b.Name] = b
+		for i := range baseline.Builds {
+			base[baseline.Builds[i].Name] = &baseline.Builds[i]
 		}
 	}
 	deltas := make([]Delta, 0, len(r.Builds))
-	for _, b := range r.Builds {
-		prev, found := base[b.Name]
-		deltas = append(deltas, judge(b, prev, found, th))
+	for i := range r.Builds {
+		b := &r.Builds[i]
+		prev := base[b.Name]
+		deltas = append(deltas, judge(b, prev, th))
+		for j := range b.TensorRTBuilds {
+			deltas = append(deltas, judgeInner(b.Name, &b.TensorRTBuilds[j], innerOf(prev, b.TensorRTBuilds[j].Index), th))
+		}
 	}
 	return deltas
 }
 
-func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
+// innerOf is TensorRT build k of the baseline's build, nil when it has none.
+func innerOf(b *report.Build, k int) *report.TensorRTBuild {
+	if b == nil {
+		return nil
+	}
+	for i := range b.TensorRTBuilds {
+		if b.TensorRTBuilds[i].Index == k {
+			return &b.TensorRTBuilds[i]
+		}
+	}
+	return nil
+}
+
+// judgeInner judges TensorRT build cur of script build name against the
+// baseline's TensorRT build of the same index (nil when there is none),
+// as judge does a build.
+func judgeInner(name string, cur, prev *report.TensorRTBuild, th matrix.Regression) Delta {
+	d := Delta{Name: name, Inner: cur.Index, CurrentMs: cur.DurationMs}
+	switch {
+	case !report.Succeeded(cur.Status):
+		d.Verdict, d.Note = VerdictSkipped, "TensorRT build did not succeed ("+cur.Status+")"
+		return d
+	case prev == nil || !report.Succeeded(prev.Status):
+		d.Verdict = VerdictNew
+		return d
+	}
+	return judgeTimes(d, prev.DurationMs, th)
+}
+
+// judge judges build cur against the baseline's build of its name (nil
+// when there is none).
+func judge(cur, prev *report.Build, th matrix.Regression) Delta {
 	d := Delta{Name: cur.Name, CurrentMs: cur.DurationMs}
-	prevMs, prevKnown := report.BuildTime(&prev)
+	var prevMs int64
+	prevKnown := false
+	if prev != nil {
+		// A baseline hit counts with the time of the build that made its engine.
+		prevMs, prevKnown = report.BuildTime(prev)
+	}
 	switch {
 	case cur.Status == report.StatusCached:
 		// Taking an engine from the cache measures no build: judged, it
@@ -68,23 +116,28 @@ func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
 	case cur.Status != report.StatusOK:
 		d.Verdict, d.Note = VerdictSkipped, "build did not succeed ("+cur.Status+")"
 		return d
-	case !found || !prevKnown:
+	case !prevKnown:
 		d.Verdict = VerdictNew
 		return d
 	}
-	// A baseline hit counts with the time of the build that made its engine.
-	prev.DurationMs = prevMs
-	d.BaselineMs = prev.DurationMs
+	return judgeTimes(d, prevMs, th)
+}
+
+// judgeTimes judges d, whose time now is set, against its baseline time
+// prevMs: skipped when both are under th.Min or the baseline took no
+// time, else by how much slower it got.
+func judgeTimes(d Delta, prevMs int64, th matrix.Regression) Delta {
+	d.BaselineMs = prevMs
 	minMs := th.Min.Milliseconds()
 	switch {
-	case cur.DurationMs < minMs && prev.DurationMs < minMs:
+	case d.CurrentMs < minMs && prevMs < minMs:
 		d.Verdict, d.Note = VerdictSkipped, "shorter than "+th.Min.String()+" in both runs"
 		return d
-	case prev.DurationMs <= 0:
+	case prevMs <= 0:
 		d.Verdict, d.Note = VerdictSkipped, "baseline took no measurable time"
 		return d
 	}
-	d.Percent = float64(cur.DurationMs-prev.DurationMs) / float64(prev.DurationMs) * 100
+	d.Percent = float64(d.CurrentMs-prevMs) / float64(prevMs) * 100
 	switch {
 	case th.FailPercent > 0 && d.Percent > th.FailPercent:
 		d.Verdict = VerdictFail
@@ -94,6 +147,15 @@ func judge(cur, prev report.Build, found bool, th matrix.Regression) Delta {
 		d.Verdict = VerdictOK
 	}
 	return d
+}
+
+// Label names what the delta is of: the build, or a TensorRT build inside
+// it ("yolo-export #2").
+func (d Delta) Label() string {
+	if d.Inner > 0 {
+		return report.InnerLabel(d.Name, d.Inner)
+	}
+	return d.Name
 }
 
 // DefaultRegression applies when the matrix file has no regression block but
@@ -128,7 +190,7 @@ func DeltaTable(deltas []Delta, th matrix.Regression) string {
 	if len(judged) > 0 {
 		sb.WriteString("| Build | Baseline | Now | Change | Verdict |\n|---|---:|---:|---:|---|\n")
 		for _, d := range judged {
-			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", text.Markdown(d.Name), text.PreciseMs(d.BaselineMs), text.PreciseMs(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
+			fmt.Fprintf(&sb, "| %s | %s | %s | %+.1f%% | %s |\n", text.Markdown(d.Label()), text.PreciseMs(d.BaselineMs), text.PreciseMs(d.CurrentMs), d.Percent, verdictLabel[d.Verdict])
 		}
 		sb.WriteString("\n")
 	}

@@ -24,8 +24,9 @@ func NewGate(base *report.Report, thresholds *matrix.Regression) Gate {
 	return g
 }
 
-// Mark records in r the builds slower than the baseline by more than the
-// fail threshold: they fail the run, and the headline names them.
+// Mark records in r the builds (and TensorRT builds inside script builds)
+// slower than the baseline by more than the fail threshold: they fail the
+// run, and the headline names them.
 func (g Gate) Mark(r *report.Report) {
 	if g.Baseline == nil {
 		return
@@ -33,7 +34,7 @@ func (g Gate) Mark(r *report.Report) {
 	r.Regressions = nil
 	for _, d := range Compare(r, g.Baseline, g.Thresholds) {
 		if d.Verdict == VerdictFail {
-			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Percent: d.Percent})
+			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Inner: d.Inner, Percent: d.Percent})
 		}
 	}
 }

@@ -91,7 +91,8 @@ func (c *client) publishCheckRun(ctx context.Context, r *report.Report, opts che
 }
 
 // annotations makes one annotation per build that did not succeed: failures
-// as "failure", builds that never finished as "warning".
+// as "failure", builds that never finished as "warning". A script build's
+// says what went wrong inside it (annotationMessage).
 func annotations(r *report.Report, locate func(string) (string, int)) []*gh.CheckRunAnnotation {
 	var out []*gh.CheckRunAnnotation
 	for _, b := range r.Builds {
@@ -116,10 +117,21 @@ func annotations(r *report.Report, locate func(string) (string, int)) []*gh.Chec
 			EndLine:         gh.Int(line),
 			AnnotationLevel: gh.String(level),
 			Title:           gh.String(text.CutRunes(text.Plain(b.Name+": "+b.Status), maxAnnotationTitle)),
-			Message:         gh.String(text.CutRunes(text.Plain(orDefault(b.Reason, "build "+b.Status)), maxAnnotationMessage)),
+			Message:         gh.String(text.CutRunes(annotationMessage(&b), maxAnnotationMessage)),
 		})
 	}
 	return out
+}
+
+// annotationMessage is why the build did not succeed: its reason, and for
+// a build that ran a command how the command ended, the TensorRT builds
+// inside that did not succeed and its last lines of output, a line each.
+func annotationMessage(b *report.Build) string {
+	lines := []string{text.Plain(orDefault(b.Reason, "build "+b.Status))}
+	for _, l := range report.ScriptDetail(b) {
+		lines = append(lines, text.Plain(l))
+	}
+	return strings.Join(lines, "\n")
 }
 
 func batch[T any](items []T, size int) [][]T {

@@ -83,8 +83,26 @@ func untrustedReport(name, phase, message string) *report.Report {
 				Reason: message, Warnings: []string{message}, Phases: phases,
 				Budget: &report.BudgetHit{Kind: "phase", Phase: phase + "/" + phase, Pattern: message, LimitMs: 500, ElapsedMs: 900},
 				Log:    []report.LogLine{{Severity: "error", Text: message}, {Severity: message, Text: message}}},
+			untrustedScript(name+"-3", report.StatusFailed, phase, message, phases),
+			untrustedScript(name+"-4", report.StatusOK, phase, message, nil),
 		},
 	}
+}
+
+// untrustedScript is a build that ran a command, in which the command, its
+// output, and everything its TensorRT builds report are the fuzzer's.
+func untrustedScript(name, status, phase, message string, phases []*report.Phase) report.Build {
+	tensor := report.Tensor{Name: phase, DType: message, Shape: []int64{-1, 3}}
+	inner := report.TensorRTBuild{Index: 1, PID: 7, Entry: message, Route: phase, Library: message, DurationMs: 800,
+		Status: status, Reason: message, Phases: phases, SerializedBytes: 12,
+		Settings: &report.Settings{Applied: map[string]any{"precision": message, phase: []string{message}}},
+		Network:  &report.Network{Inputs: []report.Tensor{tensor}, Outputs: []report.Tensor{tensor}, Layers: 3}}
+	return report.Build{Name: name, Backend: "sim", Status: status, DurationMs: 900, Reason: message,
+		Warnings: []string{message},
+		Script: &report.Script{Command: []string{message, phase}, Workdir: message, Exit: message, Unobserved: message,
+			OutputTail: []string{message, phase, name}},
+		TensorRTBuilds: []report.TensorRTBuild{inner},
+		Engines:        []report.Engine{{Path: message + ".engine", Bytes: 1}}}
 }
 
 // xmlText is every attribute value and character datum of an XML document,
@@ -181,7 +199,10 @@ func markdownText(md string) string {
 
 func markdownProblems(out string) []string {
 	var problems []string
-	body := htmlComment.ReplaceAllString(out, "")
+	// A <pre> block is an HTML block up to the line that holds </pre>
+	// (CommonMark's HTML block kind 1): a quoted line of output that
+	// starts with ``` in it is text, not a fence.
+	body := preBlock.ReplaceAllString(htmlComment.ReplaceAllString(out, ""), "<pre>\n</pre>")
 	if n := strings.Count(body, "\n```"); strings.HasPrefix(body, "```") || n%2 != 0 {
 		problems = append(problems, "unbalanced code fence")
 	}

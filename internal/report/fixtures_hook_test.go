@@ -8,4 +8,5 @@ import (
 func init() {
 	report.UseFixtures(reporttest.Sample, reporttest.OKBuild, reporttest.OverBudgetBuild, reporttest.PhaseTree, reporttest.Mixed, reporttest.Settled)
 	report.UseRebuiltFixture(reporttest.Rebuilt)
+	report.UseScriptsFixture(reporttest.Scripts)
 }

@@ -12,6 +12,7 @@ var (
 	mixedMatrix     func(n int) *Report
 	settledReport   func(n int) *Report
 	rebuiltReport   func() *Report
+	scriptsReport   func() *Report
 )
 
 // UseFixtures sets the fixtures above; only fixtures_hook_test.go calls it.
@@ -22,3 +23,6 @@ func UseFixtures(sample func() *Report, ok, over func(string, int64, int64) Buil
 
 // UseRebuiltFixture sets rebuiltReport; only fixtures_hook_test.go calls it.
 func UseRebuiltFixture(rebuilt func() *Report) { rebuiltReport = rebuilt }
+
+// UseScriptsFixture sets scriptsReport; only fixtures_hook_test.go calls it.
+func UseScriptsFixture(scripts func() *Report) { scriptsReport = scripts }

@@ -282,9 +282,20 @@ func (b *Build) Folded() []*PhaseNode {
 	if b.digest != nil {
 		return b.digest.tree()
 	}
-	if b.PhaseTree != nil || len(b.Phases) == 0 {
-		return b.PhaseTree
+	return foldedOf(b.PhaseTree, b.Phases, b.DurationMs)
+}
+
+// Folded is the TensorRT build's folded phase tree, as Build.Folded is a
+// build's. A script build the report settled keeps its TensorRT builds
+// without their trees (Settle); its encoding has them.
+func (t *TensorRTBuild) Folded() []*PhaseNode {
+	return foldedOf(t.PhaseTree, t.Phases, t.DurationMs)
+}
+
+func foldedOf(tree []*PhaseNode, phases []*Phase, durationMs int64) []*PhaseNode {
+	if tree != nil || len(phases) == 0 {
+		return tree
 	}
-	tree, _ := FoldInstances(b.Phases, b.DurationMs, 0)
+	tree, _ = FoldInstances(phases, durationMs, 0)
 	return tree
 }

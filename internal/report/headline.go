@@ -78,7 +78,7 @@ func RegressionsText(r *Report) string {
 	}
 	var named []string
 	for _, g := range r.Regressions[:min(len(r.Regressions), maxNamedRegressions)] {
-		named = append(named, fmt.Sprintf("%s %+.0f%%", g.Name, g.Percent))
+		named = append(named, fmt.Sprintf("%s %+.0f%%", g.Label(), g.Percent))
 	}
 	if len(r.Regressions) > maxNamedRegressions {
 		named = append(named, "…")

@@ -12,7 +12,7 @@ func TestHeadlineOfAnEndedRun(t *testing.T) {
 	regressed := &Report{Complete: true, DurationMs: 9_000, Builds: []Build{okBuild("a", 0, 1), okBuild("b", 0, 1)},
 		Regressions: []Regression{{Name: "b", Percent: 41.4}}}
 	many := &Report{Complete: true, DurationMs: 9_000, Builds: []Build{okBuild("a", 0, 1)},
-		Regressions: []Regression{{"a", 30}, {"b", 31}, {"c", 32}, {"d", 33}}}
+		Regressions: []Regression{{Name: "a", Percent: 30}, {Name: "b", Percent: 31}, {Name: "c", Percent: 32}, {Name: "d", Percent: 33}}}
 	for _, c := range []struct {
 		r    *Report
 		want string

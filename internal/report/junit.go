@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/xml"
 	"errors"
 	"fmt"
@@ -72,7 +73,7 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	testcase := xml.StartElement{Name: xml.Name{Local: "testcase"}}
 	for i := range r.Builds {
-		if err := enc.EncodeElement(junitTestCase(&r.Builds[i]), testcase); err != nil {
+		if err := enc.EncodeElement(junitTestCase(junitBuild(&r.Builds[i])), testcase); err != nil {
 			return fmt.Errorf("junit: %w", err)
 		}
 	}
@@ -81,6 +82,21 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	}
 	_, err := io.WriteString(w, "\n")
 	return err
+}
+
+// junitBuild is b as its test case needs it: a settled script build read
+// back whole, for all its lines of output (one build at a time, so a
+// matrix's never are all in memory); else b. When reading back fails the
+// test case has the lines the settled build kept.
+func junitBuild(b *Build) *Build {
+	if b.Script == nil || b.digest == nil {
+		return b
+	}
+	whole, err := b.digest.whole()
+	if err != nil {
+		return b
+	}
+	return &whole
 }
 
 func junitSuiteName(r *Report) string {
@@ -158,8 +174,10 @@ func junitFailureBody(b *Build) string {
 	return sb.String()
 }
 
-// junitSystemOut is the test case's standard output: the library, GPU and engine,
-// plus warnings, so nothing in the report is lost to JUnit readers.
+// junitSystemOut is the test case's standard output: the library, GPU and
+// engines, for a script build its command and TensorRT builds, warnings,
+// and the command's last lines of output, so nothing in the report is lost
+// to JUnit readers.
 func junitSystemOut(b *Build) string {
 	var sb strings.Builder
 	if note := CacheNote(b, time.Time{}); note != "" {
@@ -175,13 +193,42 @@ func junitSystemOut(b *Build) string {
 	if b.GPU != "" {
 		fmt.Fprintf(&sb, "gpu: %s\n", b.GPU)
 	}
-	if e := b.Engine; e != nil {
+	junitScript(&sb, b)
+	for _, e := range EngineFiles(b) {
 		fmt.Fprintf(&sb, "engine: %s (%d bytes, sha256 %s)\n", e.Path, e.Bytes, e.SHA256)
 	}
 	for _, w := range b.Warnings {
 		fmt.Fprintf(&sb, "warning: %s\n", w)
 	}
+	if s := b.Script; s != nil && len(s.OutputTail) > 0 {
+		fmt.Fprintf(&sb, "last %s of output:\n", text.Count(len(s.OutputTail), "line"))
+		for _, l := range s.OutputTail {
+			fmt.Fprintf(&sb, "  %s\n", l)
+		}
+	}
 	return sb.String()
+}
+
+// junitScript is what a script build's test case says of its command and
+// of each TensorRT build inside it.
+func junitScript(sb *strings.Builder, b *Build) {
+	s := b.Script
+	if s == nil {
+		return
+	}
+	fmt.Fprintf(sb, "command: %s\n", strings.Join(s.Command, " "))
+	fmt.Fprintf(sb, "exit: %s\n", cmp.Or(s.Exit, ExitText(s)))
+	if s.Unobserved != "" {
+		fmt.Fprintf(sb, "not observed: %s\n", s.Unobserved)
+	}
+	if len(b.TensorRTBuilds) == 0 {
+		sb.WriteString(InnerCount(b) + "\n")
+		return
+	}
+	sb.WriteString(InnerCount(b) + ":\n")
+	for i := range b.TensorRTBuilds {
+		sb.WriteString("  " + InnerText(&b.TensorRTBuilds[i]) + "\n")
+	}
 }
 
 func junitSeconds(ms int64) string {

@@ -65,10 +65,21 @@ type Report struct {
 	encoded *buildCache // WriteJSON's encodings of builds that have ended
 }
 
-// Regression is a build that got slower than the baseline allows.
+// Regression is a build that got slower than the baseline allows, or a
+// TensorRT build inside a script build (Inner, its index) that did.
 type Regression struct {
 	Name    string  `json:"name"`
+	Inner   int     `json:"tensorrt_build,omitempty"`
 	Percent float64 `json:"percent"` // slower by this much, e.g. 41.2
+}
+
+// Label names what regressed: the build, or a TensorRT build inside it
+// ("yolo-export #2").
+func (g Regression) Label() string {
+	if g.Inner > 0 {
+		return InnerLabel(g.Name, g.Inner)
+	}
+	return g.Name
 }
 
 // Build is one build's outcome.

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"fmt"
 	"strings"
 	"time"
 )
@@ -11,6 +12,9 @@ type PhaseTotal struct {
 	Total time.Duration // summed over instances, children included
 	Count int           // instances
 	Share float64       // Total over the build's duration (0 when unknown)
+	// Inner is the TensorRT build of a script build the phase ran in
+	// (TensorRTBuild.Index); 0 for a build's own phase.
+	Inner int
 }
 
 // name joins the path the way BudgetHit.Phase does: "Building engine/Timing tactics".
@@ -24,7 +28,8 @@ func (p PhaseTotal) Leaf() string {
 	return p.Path[len(p.Path)-1]
 }
 
-// SlowestPhase names (as "A/B/C") the phase a reader should look at first:
+// SlowestPhase names (as "A/B/C", and for a script build "A/B/C (TensorRT
+// build 2)") the phase a reader should look at first:
 // starting from the slowest root phase, it follows the slowest child as long
 // as that child holds at least half of its parent's time. "" when the build
 // has no phases.
@@ -33,16 +38,37 @@ func SlowestPhase(b *Build) string {
 	if !ok {
 		return ""
 	}
+	if p.Inner > 0 {
+		return fmt.Sprintf("%s (TensorRT build %d)", p.name(), p.Inner)
+	}
 	return p.name()
 }
 
 // SlowestPath is the phase SlowestPhase names, with its time; ok is false
-// when the build has no phases.
+// when the build has no phases. A script build's is the slowest of the
+// ones its TensorRT builds point at, its share of the whole command's time.
 func SlowestPath(b *Build) (PhaseTotal, bool) {
 	if b.digest != nil {
 		return b.digest.slowest, b.digest.hasSlowest
 	}
-	return slowest(b.Folded(), b.DurationMs)
+	return slowestOf(b, b.Folded())
+}
+
+// slowestOf is SlowestPath's answer for b, whose folded tree is tree.
+func slowestOf(b *Build, tree []*PhaseNode) (PhaseTotal, bool) {
+	best, found := slowest(tree, b.DurationMs)
+	if found {
+		return best, true
+	}
+	for i := range b.TensorRTBuilds {
+		t := &b.TensorRTBuilds[i]
+		p, ok := slowest(t.Folded(), b.DurationMs)
+		if ok && (!found || p.Total > best.Total) {
+			p.Inner = t.Index
+			best, found = p, true
+		}
+	}
+	return best, found
 }
 
 func phaseTotal(n *PhaseNode, path []string, buildMs int64) PhaseTotal {

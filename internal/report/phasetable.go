@@ -24,6 +24,12 @@ type phaseRow struct {
 	cells []*PhaseNode // per column; nil where the build has no such phase
 }
 
+// phaseColumn is one build's column of a phase table.
+type phaseColumn struct {
+	name string // already escaped
+	tree []*PhaseNode
+}
+
 // phaseTable is one table for the whole run: the phase paths with the most
 // self time (time in the phase and not in a phase under it) down, builds
 // across, each cell a build's self time in that phase and its instances.
@@ -32,7 +38,7 @@ type phaseRow struct {
 // the differences between builds stand out. ok is false when it does not
 // fit in room.
 func (s *summary) phaseTable(room int) (string, bool) {
-	var cols []int // build indexes with phases
+	var cols []phaseColumn
 	withPhases := 0
 	for i := range s.r.Builds {
 		if !s.hasTree(i) {
@@ -40,21 +46,29 @@ func (s *summary) phaseTable(room int) (string, bool) {
 		}
 		withPhases++
 		if len(cols) < maxTableCols {
-			cols = append(cols, i)
+			cols = append(cols, phaseColumn{text.Markdown(text.CutRunes(s.r.Builds[i].Name, maxColName)), s.tree(i)})
 		}
 	}
 	if len(cols) == 0 {
 		return "", true
 	}
-	rows := s.phaseRows(cols)
+	table := "\n### Phases by self time\n\n" + phaseTableOf(cols, s.opts.TopPhases, withPhases-len(cols), "more build") + "\n"
+	return table, len(table) <= room
+}
+
+// phaseTableOf is the table of phases by self time of cols (a run's
+// builds, or the TensorRT builds of one script build): at most top rows,
+// and a note of the rows and of the more columns (named by moreNoun) left
+// out.
+func phaseTableOf(cols []phaseColumn, top, more int, moreNoun string) string {
+	rows := phaseRows(cols)
 	var b strings.Builder
-	b.WriteString("\n### Phases by self time\n\n")
 	b.WriteString("| Phase |")
-	for _, i := range cols {
-		fmt.Fprintf(&b, " %s |", text.Markdown(text.CutRunes(s.r.Builds[i].Name, maxColName)))
+	for _, c := range cols {
+		fmt.Fprintf(&b, " %s |", c.name)
 	}
 	b.WriteString("\n|---|" + strings.Repeat("--:|", len(cols)) + "\n")
-	for _, row := range rows[:min(len(rows), s.opts.TopPhases)] {
+	for _, row := range rows[:min(len(rows), top)] {
 		fmt.Fprintf(&b, "| %s |", phasePath(row.path))
 		for _, n := range row.cells {
 			if n == nil {
@@ -67,29 +81,25 @@ func (s *summary) phaseTable(room int) (string, bool) {
 	}
 	b.WriteString("\n_Self time: in the phase and not in a phase under it; ×N: instances.")
 	var left []string
-	if hidden := len(rows) - s.opts.TopPhases; hidden > 0 {
+	if hidden := len(rows) - top; hidden > 0 {
 		left = append(left, text.Count(hidden, "more phase"))
 	}
-	if more := withPhases - len(cols); more > 0 {
-		left = append(left, text.Count(more, "more build"))
+	if more > 0 {
+		left = append(left, text.Count(more, moreNoun))
 	}
 	if len(left) > 0 {
 		b.WriteString(" " + strings.Join(left, " and ") + " in the JSON report.")
 	}
-	b.WriteString("_")
-	b.WriteString("\n\n")
-	if b.Len() > room {
-		return "", false
-	}
-	return b.String(), true
+	b.WriteString("_\n")
+	return b.String()
 }
 
-// phaseRows lines up the phase paths of the given builds, most self time
-// first; ties keep the order of the first build's tree.
-func (s *summary) phaseRows(cols []int) []*phaseRow {
+// phaseRows lines up the phase paths of the given columns, most self time
+// first; ties keep the order of the first column's tree.
+func phaseRows(cols []phaseColumn) []*phaseRow {
 	byPath := map[string]*phaseRow{}
 	var rows []*phaseRow
-	for c, i := range cols {
+	for c, col := range cols {
 		var walk func(ns []*PhaseNode, path []string)
 		walk = func(ns []*PhaseNode, path []string) {
 			for _, n := range ns {
@@ -106,7 +116,7 @@ func (s *summary) phaseRows(cols []int) []*phaseRow {
 				walk(n.Children, p)
 			}
 		}
-		walk(s.tree(i), nil)
+		walk(col.tree, nil)
 	}
 	slices.SortStableFunc(rows, func(x, y *phaseRow) int { return cmp.Compare(y.self, x.self) })
 	return rows

@@ -14,13 +14,12 @@ import (
 	"github.com/trt-action/trt-action/internal/text"
 )
 
-// settingCells are each build's settings rendered (settingText), key to
-// cell, each once per table.
-func settingCells(builds []Build) []map[string]string {
+// settingCells are each build's settings (its Settings.Applied) rendered
+// (settingText), key to cell, each once per table.
+func settingCells(applied []map[string]any) []map[string]string {
 	rows := map[string]settings.Setting{} // each key's row, looked up once
-	cells := make([]map[string]string, len(builds))
-	for i, b := range builds {
-		a := applied(b)
+	cells := make([]map[string]string, len(applied))
+	for i, a := range applied {
 		cells[i] = make(map[string]string, len(a))
 		for k, v := range a {
 			row, seen := rows[k]
@@ -64,20 +63,31 @@ func settingsThatDiffer(cells []map[string]string) []string {
 	return keys
 }
 
-func applied(b Build) map[string]any {
-	if b.Settings == nil {
+func applied(s *Settings) map[string]any {
+	if s == nil {
 		return nil
 	}
-	return b.Settings.Applied
+	return s.Applied
 }
 
 // settingsTable is the summary's table of the settings that differ across
-// builds, one row per build; "" when none differ.
-func settingsTable(builds []Build) string {
+// builds, one row per build; "" when none differ. Builds that ran a
+// command are left out: builder settings do not apply to them (their
+// TensorRT builds' settings are in their own section), and their empty
+// rows would make every key look as if it differed.
+func settingsTable(all []Build) string {
+	var builds []*Build
+	var applies []map[string]any
+	for i := range all {
+		if all[i].Script == nil {
+			builds = append(builds, &all[i])
+			applies = append(applies, applied(all[i].Settings))
+		}
+	}
 	if len(builds) < 2 {
 		return ""
 	}
-	cells := settingCells(builds)
+	cells := settingCells(applies)
 	keys := settingsThatDiffer(cells)
 	if len(keys) == 0 {
 		return ""

@@ -3,6 +3,7 @@ package report
 import (
 	"encoding/json"
 	"fmt"
+	"slices"
 )
 
 // A matrix of thousands of builds must not hold every finished build's
@@ -10,9 +11,12 @@ import (
 // the supervisor grow by about 12 KB a finished build. Once a build has
 // ended and its encoding is kept in the report's spool (KeepEncodings), the
 // report keeps in memory only what the views read of most builds (the
-// build's fields without its trees, the log lines they quote, and a digest
-// of its phases); the few views that draw trees (the summary's phase table
-// and timeline, both capped) read the build back from its encoding.
+// build's fields without its trees, nor the detail of the TensorRT builds
+// inside a script build, the log and output lines they quote, and a digest
+// of its phases); the few views that draw trees or that detail (the
+// summary's phase table, timeline and script sections, all capped, and
+// JUnit's test case of a script build, one at a time) read the build back
+// from its encoding.
 
 // digest is what the views read of a settled build's phases.
 type digest struct {
@@ -42,16 +46,23 @@ func (r *Report) Settle(i int, b *Build) {
 }
 
 // settled is b without its phase trees and with only the log lines a view
-// quotes (lastLog, the JUnit failure body), plus the digest of its phases.
+// quotes (lastLog, the JUnit failure body), plus the digest of its phases;
+// a script build also without its TensorRT builds' detail (settledInner)
+// and with only the last lines of output the summary and annotations
+// quote (JUnit, which has them all, reads the build back).
 func settled(b *Build, c *buildCache, i int) Build {
 	tree := b.Folded()
 	d := &digest{hasTree: len(tree) > 0, cache: c, index: i}
-	d.slowest, d.hasSlowest = slowest(tree, b.DurationMs)
-	if d.hasTree {
-		d.ganttBytes = len(ganttSection(b, tree))
-	}
+	d.slowest, d.hasSlowest = slowestOf(b, tree)
+	d.ganttBytes = len(ganttSections(b, tree))
 	s := *b
 	s.PhaseTree, s.SlowestPhases, s.Phases = nil, nil, nil
+	s.TensorRTBuilds = settledInner(b.TensorRTBuilds)
+	if b.Script != nil {
+		sc := *b.Script
+		sc.OutputTail = slices.Clone(sc.OutputTail[max(0, len(sc.OutputTail)-maxOutputLines):])
+		s.Script = &sc
+	}
 	s.Log = quotedLog(b.Log)
 	if b.Cache != nil && b.Cache.Original != nil {
 		// A hit's original phase tree is read from the encoding too.
@@ -61,6 +72,23 @@ func settled(b *Build, c *buildCache, i int) Build {
 	}
 	s.digest = d
 	return s
+}
+
+// settledInner is a script build's TensorRT builds as a settled build
+// keeps them: what views read of every build (statuses, times, sizes,
+// reasons), without their phase trees, settings and networks, which only
+// the summary's script sections show (they read the build back). A new
+// slice: b's own is shared with the event that carried it.
+func settledInner(inner []TensorRTBuild) []TensorRTBuild {
+	if inner == nil {
+		return nil
+	}
+	out := slices.Clone(inner)
+	for i := range out {
+		t := &out[i]
+		t.PhaseTree, t.SlowestPhases, t.Phases, t.Settings, t.Network = nil, nil, nil, nil, nil
+	}
+	return out
 }
 
 // quotedLog is the lines of log that views quote: every error, or without

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -32,6 +33,20 @@ func TestSettledBuildsRenderAsWhole(t *testing.T) {
 		if isSettled != (b.digest != nil) || isSettled && (b.PhaseTree != nil || b.Phases != nil || b.SlowestPhases != nil) {
 			t.Fatalf("build %d (%s): settled %v, digest %v, tree %d/%d roots", i, b.Status, isSettled, b.digest != nil, len(b.PhaseTree), len(b.Phases))
 		}
+		for _, inner := range b.TensorRTBuilds {
+			if isSettled && (inner.PhaseTree != nil || inner.Phases != nil || inner.SlowestPhases != nil || inner.Settings != nil || inner.Network != nil) {
+				t.Fatalf("build %d: its TensorRT build %d keeps its phase tree, settings or network in memory", i, inner.Index)
+			}
+		}
+		if isSettled && b.Script != nil && len(b.Script.OutputTail) > maxOutputLines {
+			t.Fatalf("build %d keeps %d lines of output in memory, more than the %d views quote", i, len(b.Script.OutputTail), maxOutputLines)
+		}
+		if inner := whole.Builds[i].TensorRTBuilds; len(inner) > 0 && len(inner[0].PhaseTree) == 0 {
+			t.Fatalf("build %d: the fixture's TensorRT build has no tree to drop", i)
+		}
+	}
+	if s := Summary(settled, SummaryOptions{}); !strings.Contains(s, "### TensorRT builds in") || !strings.Contains(s, "**Phases by self time**") {
+		t.Error("no script section with its phases: the fixture does not test reading them back")
 	}
 	if got := settled.Builds[3].Log; len(got) != 2 || got[0].Text != "w1" { // of info, w1, w2
 		t.Errorf("a build without errors keeps log lines %v, want the warnings lastLog quotes", got)
@@ -89,13 +104,24 @@ func firstDifference(a, b string) string {
 	return fmt.Sprintf("at byte %d:\n whole   %q\n settled %q", i, a[from:min(len(a), i+80)], b[from:min(len(b), i+80)])
 }
 
+// mustJSON is b's JSON with the keys of every object in order: a settled
+// build read back holds its settings as JSON does (map[string]any), a
+// live one as the supervisor made them (settings.Shape: min, opt, max).
 func mustJSON(t *testing.T, b Build) string {
 	t.Helper()
 	var buf bytes.Buffer
 	if err := (&buildCache{}).writeBuild(&buf, 0, &b); err != nil {
 		t.Fatal(err)
 	}
-	return buf.String()
+	var generic any
+	if err := json.Unmarshal(buf.Bytes(), &generic); err != nil {
+		t.Fatal(err)
+	}
+	out, err := json.Marshal(generic)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(out)
 }
 
 // BenchmarkSettledBuildMemory is the memory a finished build holds in the
@@ -103,6 +129,41 @@ func mustJSON(t *testing.T, b Build) string {
 // heap after 2,000 builds, over 2,000. Each build has a folded tree, its 20
 // slowest instances and 200 log lines, as the supervisor's builds do.
 func BenchmarkSettledBuildMemory(b *testing.B) {
+	benchSettledHeap(b, func(i int, tree []*Phase) Build {
+		build := okBuild(fmt.Sprint("b-", i), 0, 60_000)
+		build.PhaseTree, build.SlowestPhases = FoldInstances(tree, 60_000, DefaultSlowestInstances)
+		build.Phases = nil
+		for j := range 200 {
+			build.Log = append(build.Log, LogLine{Severity: "info", Text: fmt.Sprint("line ", j)})
+		}
+		return build
+	})
+}
+
+// BenchmarkSettledScriptBuildMemory is BenchmarkSettledBuildMemory for
+// builds that ran a command: each holds two TensorRT builds, each with a
+// folded tree, its 20 slowest instances and its settings, and 200 lines of
+// output, as the supervisor's do.
+func BenchmarkSettledScriptBuildMemory(b *testing.B) {
+	benchSettledHeap(b, func(i int, tree []*Phase) Build {
+		build := scriptsReport().Builds[1]
+		build.Name = fmt.Sprint("b-", i)
+		build.Script.OutputTail = nil
+		for j := range 200 {
+			build.Script.OutputTail = append(build.Script.OutputTail, fmt.Sprint("line ", j))
+		}
+		for k := range build.TensorRTBuilds {
+			t := &build.TensorRTBuilds[k]
+			t.PhaseTree, t.SlowestPhases = FoldInstances(tree, 60_000, DefaultSlowestInstances)
+		}
+		return build
+	})
+}
+
+// benchSettledHeap reports the live heap per build after 2,000 builds
+// made by build (from a 2,000-instance phase tree), kept whole
+// (settle=false) or settled.
+func benchSettledHeap(b *testing.B, build func(i int, tree []*Phase) Build) {
 	for _, settle := range []bool{false, true} {
 		b.Run(fmt.Sprintf("settle=%v", settle), func(b *testing.B) {
 			const n = 2_000
@@ -114,16 +175,11 @@ func BenchmarkSettledBuildMemory(b *testing.B) {
 				runtime.GC()
 				runtime.ReadMemStats(&before)
 				for i := range n {
-					build := okBuild(fmt.Sprint("b-", i), 0, 60_000)
-					build.PhaseTree, build.SlowestPhases = FoldInstances(tree, 60_000, DefaultSlowestInstances)
-					build.Phases = nil
-					for j := range 200 {
-						build.Log = append(build.Log, LogLine{Severity: "info", Text: fmt.Sprint("line ", j)})
-					}
+					bl := build(i, tree)
 					if settle {
-						r.Settle(i, &build)
+						r.Settle(i, &bl)
 					} else {
-						r.Builds[i] = build
+						r.Builds[i] = bl
 					}
 				}
 				var after runtime.MemStats

@@ -29,15 +29,19 @@ const (
 	maxGanttBytes      = 40_000 // Mermaid refuses diagrams over 50,000 characters
 	maxGanttTasks      = 24     // per build
 	maxLogLines        = 5      // TensorRT lines quoted per failed build
+	maxOutputLines     = 10     // lines of a script build's output quoted
+	maxOutputRunes     = 300    // of each of them
 	noteRoom           = 400    // bytes kept free for the notes about omissions
 )
 
 // Summary renders the job summary as GitHub-flavoured Markdown: a headline,
-// a table of builds, a section per build that did not succeed, one table of
-// the phases by self time across builds, and a Mermaid timeline in which
-// builds that did not succeed show red. It stays within opts.MaxBytes by
-// dropping, in order, the timeline, the phase details, and then table rows
-// (with a note pointing at the JSON report).
+// a table of builds, a section per build that did not succeed, a section
+// per build that ran a command listing the TensorRT builds inside it, one
+// table of the phases by self time across builds, and a Mermaid timeline
+// in which builds that did not succeed show red. It stays within
+// opts.MaxBytes by dropping, in order, the timeline, the phase details,
+// the sections of the builds that ran a command, and then table rows (with
+// a note pointing at the JSON report).
 func Summary(r *Report, opts SummaryOptions) string {
 	if opts.MaxBytes <= 0 {
 		opts.MaxBytes = defaultSummaryBytes
@@ -45,7 +49,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	if opts.TopPhases <= 0 {
 		opts.TopPhases = maxTableRows
 	}
-	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds))}
+	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds)), wholes: map[int]*Build{}}
 	// The baseline comparison and the settings that differ follow the
 	// table of builds, before what went wrong.
 	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()+cacheWarnings(r.Builds)
@@ -59,18 +63,21 @@ func Summary(r *Report, opts SummaryOptions) string {
 	}
 	table := tableHeader + strings.Join(rows, "")
 	room := opts.MaxBytes - base - noteRoom
+	scripts := s.scriptSections(room)
+	room -= len(scripts)
 	details, ok := s.phaseTable(room)
 	if !ok {
-		return head + table + problems + "\n_Phase details and timeline left out to keep the summary under the size limit; see the JSON report._\n"
+		return head + table + problems + scripts + "\n_Phase details and timeline left out to keep the summary under the size limit; see the JSON report._\n"
 	}
 	timeline := s.timeline(room - len(details))
-	return head + table + problems + details + timeline
+	return head + table + problems + scripts + details + timeline
 }
 
 type summary struct {
 	r      *Report
 	opts   SummaryOptions
 	folded [][]*PhaseNode // per build, computed once
+	wholes map[int]*Build // settled builds read back whole, by index
 }
 
 func (s *summary) tree(i int) []*PhaseNode {
@@ -78,6 +85,26 @@ func (s *summary) tree(i int) []*PhaseNode {
 		s.folded[i] = s.r.Builds[i].Folded()
 	}
 	return s.folded[i]
+}
+
+// whole is build i with all its detail: the report's own, or for a build
+// the report settled, read back from its encoding once (only the builds a
+// capped part of the summary draws in detail are). When that fails, it is
+// the settled build: the summary then shows it without its phases.
+func (s *summary) whole(i int) *Build {
+	b := &s.r.Builds[i]
+	if b.digest == nil {
+		return b
+	}
+	if w := s.wholes[i]; w != nil {
+		return w
+	}
+	w, err := b.digest.whole()
+	if err != nil {
+		return b
+	}
+	s.wholes[i] = &w
+	return &w
 }
 
 // The digest of a build the report settled answers what every build is
@@ -90,19 +117,23 @@ func (s *summary) hasTree(i int) bool {
 	return len(s.tree(i)) > 0
 }
 
+// hasGantt is whether build i has a part in the timeline: its own phases,
+// or a TensorRT build's inside it.
+func (s *summary) hasGantt(i int) bool { return s.ganttBytes(i) > 0 }
+
 func (s *summary) slowest(i int) (PhaseTotal, bool) {
 	if d := s.r.Builds[i].digest; d != nil {
 		return d.slowest, d.hasSlowest
 	}
-	return slowest(s.tree(i), s.r.Builds[i].DurationMs)
+	return slowestOf(&s.r.Builds[i], s.tree(i))
 }
 
-// ganttBytes is the size of build i's section of the timeline.
+// ganttBytes is the size of build i's sections of the timeline.
 func (s *summary) ganttBytes(i int) int {
 	if d := s.r.Builds[i].digest; d != nil {
 		return d.ganttBytes
 	}
-	return len(ganttSection(&s.r.Builds[i], s.tree(i)))
+	return len(ganttSections(&s.r.Builds[i], s.tree(i)))
 }
 
 func (s *summary) head() string {
@@ -133,10 +164,10 @@ func (s *summary) rows() []string {
 		if note := CacheNote(b, s.r.StartedAt); note != "" {
 			slow = text.Markdown(note) // no phase ran: what the hit saved
 		} else if p, ok := s.slowest(i); ok {
-			slow = text.Markdown(p.Leaf())
-			if p.Share > 0 {
-				slow += " · " + percent(p.Share)
-			}
+			slow = slowestCell(p)
+		}
+		if b.Script != nil { // what ran inside the command, then where its time went
+			slow = innerCountCell(b, slow)
 		}
 		backend := text.Markdown(b.Backend)
 		if b.GPU != "" {
@@ -146,10 +177,42 @@ func (s *summary) rows() []string {
 		if note := RebuildNote(b); note != "" {
 			status += " · " + text.Markdown(note) // --rebuild: what became of the cache entry
 		}
+		if b.Script != nil && ended(b) {
+			status += " · " + text.Markdown(ExitText(b.Script)) // how the command ended
+		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
 			text.Markdown(b.Name), status, backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
 	}
 	return rows
+}
+
+// slowestCell is the table's "Slowest phase" cell: the phase's name, in a
+// script build the TensorRT build it ran in, and its share of the time.
+func slowestCell(p PhaseTotal) string {
+	name := p.Leaf()
+	if p.Inner > 0 {
+		name = fmt.Sprintf("#%d %s", p.Inner, name)
+	}
+	cell := text.Markdown(name)
+	if p.Share > 0 {
+		cell += " · " + percent(p.Share)
+	}
+	return cell
+}
+
+// innerCountCell puts how many TensorRT builds a script build ran before
+// its slowest phase ("—" for none): a warning when it ran none seen.
+func innerCountCell(b *Build, slow string) string {
+	switch {
+	case len(b.TensorRTBuilds) == 0 && !ended(b):
+		return slow // none yet
+	case len(b.TensorRTBuilds) == 0:
+		return "⚠️ " + text.Markdown(InnerCount(b))
+	}
+	if slow == "—" {
+		return text.Markdown(InnerCount(b))
+	}
+	return text.Markdown(InnerCount(b)) + " · " + slow
 }
 
 func statusLabel(status string) string {
@@ -177,8 +240,12 @@ func budgetUse(b *Build) string {
 	return percent(use)
 }
 
-func failed(b *Build) bool {
-	switch b.Status {
+func failed(b *Build) bool { return failedStatus(b.Status) }
+
+// failedStatus is whether a build (or a TensorRT build inside one) of this
+// status ended without its engine.
+func failedStatus(status string) bool {
+	switch status {
 	case StatusOK, StatusCached, StatusPending, StatusRunning:
 		return false
 	}
@@ -227,6 +294,20 @@ func problemSection(b *strings.Builder, build *Build) {
 		}
 		b.WriteString("</pre>\n\n")
 	}
+	if build.Script != nil && len(build.Script.OutputTail) > 0 {
+		b.WriteString("Last lines of output:\n\n")
+		outputTail(b, build.Script.OutputTail)
+	}
+}
+
+// outputTail quotes the last lines a script build's command printed, as
+// TensorRT's lines are quoted: a <pre> block, each line cut and escaped.
+func outputTail(b *strings.Builder, tail []string) {
+	b.WriteString("<pre>\n")
+	for _, l := range tail[max(0, len(tail)-maxOutputLines):] {
+		b.WriteString(text.HTML(text.CutRunes(l, maxOutputRunes)) + "\n")
+	}
+	b.WriteString("</pre>\n\n")
 }
 
 // lastLog is TensorRT's last errors, or its last warnings when it logged no
@@ -268,7 +349,7 @@ func (s *summary) timeline(room int) string {
 	size, withPhases := 0, 0
 	var spanMs int64
 	for i := range s.r.Builds {
-		if !s.hasTree(i) {
+		if !s.hasGantt(i) {
 			continue
 		}
 		withPhases++
@@ -279,7 +360,10 @@ func (s *summary) timeline(room int) string {
 		size += n
 		b := &s.r.Builds[i]
 		spanMs = max(spanMs, b.StartMs+b.DurationMs)
-		sections = append(sections, ganttSection(b, s.tree(i)))
+		if len(b.TensorRTBuilds) > 0 { // their trees: a settled build's are in its encoding
+			b = s.whole(i)
+		}
+		sections = append(sections, ganttSections(b, s.tree(i)))
 	}
 	if len(sections) == 0 {
 		return ""
@@ -314,18 +398,46 @@ type ganttTask struct {
 	start, end int64 // ms on the run's clock
 }
 
+// maxGanttInner is how many TensorRT builds of one script build the
+// timeline draws, as many as its phase table has columns.
+const maxGanttInner = maxTableCols
+
+// ganttSections is a build's part of the timeline: a section of its own
+// phases (tree, folded), and for a script build one for each of its first
+// TensorRT builds with phases.
+func ganttSections(b *Build, tree []*PhaseNode) string {
+	var sb strings.Builder
+	if len(tree) > 0 {
+		sb.WriteString(ganttSection(text.MermaidName(b.Name), b.StartMs, b.DurationMs, failed(b), tree))
+	}
+	drawn := 0
+	for i := range b.TensorRTBuilds {
+		t := &b.TensorRTBuilds[i]
+		inner := t.Folded()
+		if len(inner) == 0 || drawn == maxGanttInner {
+			continue
+		}
+		drawn++
+		// The name is cut so the build's own words (safe ones) stay.
+		name := fmt.Sprintf("%s (TensorRT build %d)", text.MermaidName(text.CutRunes(b.Name, 40)), t.Index)
+		sb.WriteString(ganttSection(name, b.StartMs+t.StartMs, t.DurationMs, failedStatus(t.Status), inner))
+	}
+	return sb.String()
+}
+
 // ganttSection draws each phase path down to depth 2 from its first start
-// to its last end.
-func ganttSection(build *Build, tree []*PhaseNode) string {
+// to its last end: a section called name (safe for Mermaid), of a build
+// that started at startMs on the run's clock.
+func ganttSection(name string, startMs, durationMs int64, failed bool, tree []*PhaseNode) string {
 	var tasks []ganttTask
 	var walk func(ns []*PhaseNode, depth int)
 	walk = func(ns []*PhaseNode, depth int) {
 		for _, n := range ns {
 			end := n.LastEndMs
 			if end < 0 {
-				end = build.DurationMs
+				end = durationMs
 			}
-			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), build.StartMs + n.FirstStartMs, build.StartMs + max(end, n.FirstStartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), startMs + n.FirstStartMs, startMs + max(end, n.FirstStartMs)})
 			if depth < 2 {
 				walk(n.Children, depth+1)
 			}
@@ -338,11 +450,11 @@ func ganttSection(build *Build, tree []*PhaseNode) string {
 		slices.SortStableFunc(tasks, func(x, y ganttTask) int { return cmp.Compare(x.start, y.start) })
 	}
 	tag := ""
-	if failed(build) {
+	if failed {
 		tag = "crit, " // Mermaid draws critical tasks red
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "  section %s\n", text.MermaidName(build.Name))
+	fmt.Fprintf(&b, "  section %s\n", name)
 	for _, t := range tasks {
 		fmt.Fprintf(&b, "  %s :%s%d, %d\n", t.name, tag, t.start, t.end)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/settings"
 )
 
 // PhaseTree is one build's phases as TensorRT reports them (times in ms
@@ -85,7 +86,8 @@ func Parallel() *report.Report {
 
 // Mixed is a run of n builds of every kind: ok ones (some with the
 // every-instance tree only, some folded), over budget, failed with log
-// lines, one without phases, and a few still running or pending. Names vary
+// lines, one without phases, builds that ran a command (Scripts' three),
+// and a few still running or pending. Names vary
 // in length so the timeline's sections do too, and n = 400 overflows the
 // timeline's size limit.
 func Mixed(n int) *report.Report {
@@ -114,10 +116,21 @@ func Mixed(n int) *report.Report {
 		case 6:
 			b = OKBuild(name, int64(i)*300, 5_000)
 			b.Phases = nil
-			if i%3 == 0 {
+			switch {
+			case i%3 == 0:
 				b.Status = report.StatusRunning // a running build is never settled
 				b.Phases = PhaseTree(4_000, false)
+			case i%3 == 1 && i%2 == 1: // builds that ran a command
+				b = YoloExport(int64(i) * 300)
+				for l := range 15 { // more than the summary quotes; JUnit has them all
+					b.Script.OutputTail = append(b.Script.OutputTail, fmt.Sprint("progress ", l))
+				}
+			case i%3 == 1:
+				b = CrashedScript(int64(i) * 300)
+			case i%4 == 0:
+				b = UnobservedScript(int64(i) * 300)
 			}
+			b.Name = name
 		}
 		r.Builds = append(r.Builds, b)
 	}
@@ -175,4 +188,131 @@ func ReadBack(t testing.TB, r *report.Report) *report.Report {
 		t.Fatal(err)
 	}
 	return back
+}
+
+// Scripts is a run of an ONNX build beside three builds that ran a
+// command (run:), as the supervisor reports them:
+//   - yolo-export: an Ultralytics-style export script that built two
+//     engines, the first ok, the second stopped by a phase budget; the
+//     script then failed on the missing engine, and the engine it wrote
+//     during the build was removed;
+//   - mnist-isolated: python -I, where trt-action's hook cannot load: it
+//     built its engine, unseen, and exited 0;
+//   - trtllm-build: two processes; the worker aborted inside its build.
+func Scripts() *report.Report {
+	r := Sample()
+	r.Builds = []report.Build{OKBuild("resnet-fp16", 0, 20_000), YoloExport(20_000), UnobservedScript(62_000), CrashedScript(65_100)}
+	r.DurationMs = 73_100
+	return r
+}
+
+// ScriptSettings are the builder settings a script's config held, under
+// the matrix's key names, with levels and shapes of its own.
+func ScriptSettings(optLevel int, shapes map[string]settings.Shape) *report.Settings {
+	applied := map[string]any{
+		"precision": []string{"fp16"}, "opt-level": optLevel, "targets": []string{"sm89"},
+		"memory-pools":        map[string]int64{"workspace": 4 << 30},
+		"profiling-verbosity": "layer-names-only", "tactic-sources": []string{"-jit-convolutions"},
+	}
+	if shapes != nil {
+		applied["shapes"] = shapes
+	}
+	return &report.Settings{Library: "TensorRT-RTX 1.7.1.116", Applied: applied}
+}
+
+// folded is the phase tree PhaseTree(endMs, finished) folds into.
+func folded(endMs, durMs int64, finished bool) []*report.PhaseNode {
+	tree, _ := report.FoldInstances(PhaseTree(endMs, finished), durMs, report.DefaultSlowestInstances)
+	return tree
+}
+
+// YoloExport is a script build that ran two TensorRT builds in one process:
+// the first ok, the second stopped by a phase budget.
+func YoloExport(startMs int64) report.Build {
+	yolo := func(name string, dims ...int64) report.Tensor {
+		return report.Tensor{Name: name, DType: "FLOAT", Shape: dims}
+	}
+	budget := &report.BudgetHit{Kind: "phase", Phase: "Building engine/Computing profile costs/Timing tactics", LimitMs: 10_000, ElapsedMs: 10_400}
+	return report.Build{
+		Name: "yolo-export", Backend: backend.TensorRTRTX, Status: report.StatusBudgetExceeded, StartMs: startMs, DurationMs: 42_000,
+		Reason:   `TensorRT build 2: phase "Building engine/Computing profile costs/Timing tactics" ran 10.4s, over its 10s limit`,
+		Budget:   budget,
+		Warnings: []string{"engine out/yolo11n-dyn.engine was written during the build and removed: the build did not succeed"},
+		Library:  "TensorRT-RTX 1.7.1.116", BudgetUse: 104,
+		Script: &report.Script{
+			Command: []string{"python3", "export.py", "--model", "yolo11n.pt", "--dynamic"}, Workdir: "models",
+			ExitCode: new(1), Exit: "exit status 1", Processes: 1,
+			OutputTail: []string{
+				"Ultralytics 8.3.40 🚀 Python-3.11.2 torch-2.5.1 CPU",
+				"TensorRT: starting export with TensorRT 1.7.1.116...",
+				"TensorRT: building FP16 engine as yolo11n.engine",
+				"TensorRT: export success ✅ 18.2s, saved as 'yolo11n.engine' (12.3 MB)",
+				"TensorRT: building FP16 engine as yolo11n-dyn.engine",
+				"[TRT] [E] 7: BuildCanceled",
+				"Traceback (most recent call last):",
+				`  File "export.py", line 41, in <module>`,
+				"    f.write(engine)",
+				"TypeError: a bytes-like object is required, not 'NoneType'",
+			},
+		},
+		TensorRTBuilds: []report.TensorRTBuild{
+			{Index: 1, PID: 4711, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
+				StartMs: 2_000, DurationMs: 18_000, Status: report.StatusOK, Callbacks: 3300, LongestSilenceMs: 1_200,
+				PhaseTree: folded(17_900, 18_000, true), SerializedBytes: 12_345_678,
+				Settings: ScriptSettings(3, nil),
+				Network:  &report.Network{Inputs: []report.Tensor{yolo("images", 1, 3, 640, 640)}, Outputs: []report.Tensor{yolo("output0", 1, 84, 8400)}, Layers: 152}},
+			{Index: 2, PID: 4711, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
+				StartMs: 24_000, DurationMs: 15_000, Status: report.StatusBudgetExceeded,
+				Reason: `phase "Building engine/Computing profile costs/Timing tactics" ran 10.4s, over its 10s limit`, Budget: budget,
+				Callbacks: 2100, LongestSilenceMs: 4_100, PhaseTree: folded(15_000, 15_000, false),
+				Settings: ScriptSettings(5, map[string]settings.Shape{"images": {Min: []int64{1, 3, 320, 320}, Opt: []int64{1, 3, 640, 640}, Max: []int64{8, 3, 1280, 1280}}}),
+				Network:  &report.Network{Inputs: []report.Tensor{yolo("images", -1, 3, -1, -1)}, Outputs: []report.Tensor{yolo("output0", -1, 84, -1)}, Layers: 152}},
+		},
+	}
+}
+
+// UnobservedScript is a script build run with python -I: trt-action's
+// hook cannot load, so no TensorRT build is seen, yet the program built
+// the engine it declared and exited 0.
+func UnobservedScript(startMs int64) report.Build {
+	return report.Build{
+		Name: "mnist-isolated", Backend: backend.TensorRTRTX, Status: report.StatusOK, StartMs: startMs, DurationMs: 3_100,
+		Warnings: []string{"no TensorRT build was seen: no Python process of the command loaded trt-action's hook"},
+		Script: &report.Script{
+			Command: []string{"python3", "-I", "build_mnist.py"}, ExitCode: new(0), Exit: "exit status 0",
+			Unobserved: "no Python process loaded trt-action's hook: the command runs python3 -I, which ignores PYTHONPATH",
+			OutputTail: []string{"building mnist.engine", "wrote out/mnist.engine (1.6 MB)"},
+		},
+		Engines: []report.Engine{{Path: "out/mnist.engine", Bytes: 1_612_804, SHA256: "9f2c"}},
+	}
+}
+
+// CrashedScript is a script build of two processes whose worker aborted
+// inside its TensorRT build.
+func CrashedScript(startMs int64) report.Build {
+	return report.Build{
+		Name: "trtllm-build", Backend: backend.TensorRTRTX, Status: report.StatusCrashed, StartMs: startMs, DurationMs: 8_000,
+		Reason:  "TensorRT build 1 crashed: process 5120 ended during the build (killed by signal SIGABRT)",
+		Library: "TensorRT-RTX 1.7.1.116",
+		Script: &report.Script{
+			Command: []string{"trtllm-build", "--checkpoint_dir", "ckpt", "--output_dir", "engines"},
+			Exit:    "killed by signal SIGABRT", Processes: 2,
+			OutputTail: []string{
+				"[TensorRT-LLM] TensorRT-LLM version: 0.16.0",
+				"[01/10/2025-12:01:05] [TRT-LLM] [I] Set dtype to float16.",
+				"[01/10/2025-12:01:07] [TRT] [I] Building engine...",
+				"terminate called after throwing an instance of 'std::runtime_error'",
+				"  what():  [TensorRT-LLM][ERROR] Assertion failed: mpiSize == tp * pp",
+			},
+		},
+		TensorRTBuilds: []report.TensorRTBuild{
+			{Index: 1, PID: 5120, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
+				StartMs: 1_500, DurationMs: 6_000, Status: report.StatusCrashed,
+				Reason:    "process 5120 ended during the build (killed by signal SIGABRT)",
+				Callbacks: 900, LongestSilenceMs: 2_000, PhaseTree: folded(6_000, 6_000, false),
+				Settings: ScriptSettings(3, nil),
+				Network: &report.Network{Inputs: []report.Tensor{{Name: "input_ids", DType: "INT32", Shape: []int64{-1, -1}}, {Name: "position_ids", DType: "INT32", Shape: []int64{-1, -1}}},
+					Outputs: []report.Tensor{{Name: "logits", DType: "HALF", Shape: []int64{-1, 32000}}}, Layers: 1_507}},
+		},
+	}
 }

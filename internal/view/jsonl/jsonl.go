@@ -34,6 +34,7 @@ type stream struct {
 	w        io.Writer
 	opts     Options
 	lastBeat map[int]time.Duration // per build: when its last heartbeat line was written
+	output   map[int]int           // per script build: the lines its command printed
 	buf      bytes.Buffer
 	enc      *json.Encoder
 	err      error
@@ -45,7 +46,7 @@ type flusher interface{ Flush() error }
 
 // New returns the view that writes the event stream to w.
 func New(w io.Writer, opts Options) event.View {
-	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}}
+	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}, output: map[int]int{}}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false) // names with < or & stay readable
 	return s
@@ -106,9 +107,10 @@ func (s *stream) line(ev event.Event) any {
 		return struct {
 			header
 			build
+			Inner int      `json:"tensorrt_build,omitempty"`
 			Path  []string `json:"path"`
 			Steps int      `json:"steps"`
-		}{h("phase_started"), b, ev.Path, ev.Steps}
+		}{h("phase_started"), b, ev.Inner, ev.Path, ev.Steps}
 	case event.PhaseFinished:
 		if !s.deepEnough(ev.Path) {
 			return nil
@@ -116,11 +118,23 @@ func (s *stream) line(ev event.Event) any {
 		return struct {
 			header
 			build
+			Inner      int      `json:"tensorrt_build,omitempty"`
 			Path       []string `json:"path"`
 			Done       int      `json:"steps_done"`
 			Steps      int      `json:"steps"`
 			DurationMs int64    `json:"duration_ms"`
-		}{h("phase_finished"), b, ev.Path, ev.Done, ev.Steps, ms(ev.Elapsed)}
+		}{h("phase_finished"), b, ev.Inner, ev.Path, ev.Done, ev.Steps, ms(ev.Elapsed)}
+	case event.Output:
+		return s.outputLine(ev, h("output"), b)
+	case event.InnerStarted:
+		return struct {
+			header
+			build
+			Inner   int    `json:"tensorrt_build"`
+			Message string `json:"message"`
+		}{h("tensorrt_build_started"), b, ev.Inner, ev.Message}
+	case event.InnerFinished:
+		return innerFinished(h("tensorrt_build_finished"), b, ev.Inner, ev.InnerResult)
 	case event.Heartbeat:
 		return s.heartbeat(ev, h("heartbeat"), b)
 	case event.BudgetWarning:
@@ -141,7 +155,7 @@ func (s *stream) line(ev event.Event) any {
 	case event.Stopping:
 		return message{h("stopping"), ev.Build, ev.Name, ev.Message}
 	case event.BuildFinished:
-		return buildFinished(h("build_finished"), b, ev.Result)
+		return buildFinished(h("build_finished"), b, ev.Result, s.output[ev.Build])
 	case event.RunFinished:
 		return runFinished(h("run_finished"), ev.Run)
 	}
@@ -150,6 +164,45 @@ func (s *stream) line(ev event.Event) any {
 
 func (s *stream) deepEnough(path []string) bool {
 	return s.opts.Depth <= 0 || len(path) <= s.opts.Depth
+}
+
+// outputLine is a line the build's command printed, for the first
+// report.LiveOutputLines of them, each cut to report.OutputLineRunes, as
+// the log views show them: with --events - the stream is the log. The
+// build_finished line says how many there were in all.
+func (s *stream) outputLine(ev event.Event, h header, b build) any {
+	s.output[ev.Build]++
+	if s.output[ev.Build] > report.LiveOutputLines {
+		return nil
+	}
+	return struct {
+		header
+		build
+		Line string `json:"line"`
+	}{h, b, report.OutputLine(ev.Message)}
+}
+
+// innerFinished is the end of TensorRT build k of a script build: what the
+// report says of it, without its phases and settings.
+func innerFinished(h header, b build, k int, t *report.TensorRTBuild) any {
+	type line struct {
+		header
+		build
+		Inner           int    `json:"tensorrt_build"`
+		Status          string `json:"status"`
+		Reason          string `json:"reason,omitempty"`
+		StartMs         int64  `json:"start_ms"`
+		DurationMs      int64  `json:"duration_ms"`
+		PID             int    `json:"pid,omitempty"`
+		Entry           string `json:"entry,omitempty"`
+		Route           string `json:"route,omitempty"`
+		SerializedBytes int64  `json:"serialized_bytes,omitempty"`
+	}
+	if t == nil {
+		return line{header: h, build: b, Inner: k, Status: report.StatusFailed}
+	}
+	return line{header: h, build: b, Inner: k, Status: t.Status, Reason: t.Reason, StartMs: t.StartMs,
+		DurationMs: t.DurationMs, PID: t.PID, Entry: t.Entry, Route: t.Route, SerializedBytes: t.SerializedBytes}
 }
 
 // heartbeat writes at most one line a second per build: a tool wants to
@@ -181,7 +234,12 @@ func (s *stream) heartbeat(ev event.Event, h header, b build) any {
 		Callbacks    int64   `json:"callbacks"`
 		SilentMs     int64   `json:"silent_ms"`
 		Active       []phase `json:"active"`
-	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active}
+		// A script build's: the TensorRT build active is of, and how many
+		// run and ended.
+		Inner        int `json:"tensorrt_build,omitempty"`
+		InnerRunning int `json:"tensorrt_builds_running,omitempty"`
+		InnerDone    int `json:"tensorrt_builds_done,omitempty"`
+	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active, p.Inner, p.InnerRunning, p.InnerDone}
 }
 
 // message is a line that says something about one build or, with build
@@ -199,15 +257,19 @@ type engine struct {
 	SHA256 string `json:"sha256"`
 }
 
-func buildFinished(h header, b build, r *report.Build) any {
+// buildFinished is a build's end; output is how many lines a script
+// build's command printed.
+func buildFinished(h header, b build, r *report.Build, output int) any {
 	type line struct {
 		header
 		build
-		Status     string  `json:"status"`
-		Reason     string  `json:"reason,omitempty"`
-		DurationMs int64   `json:"duration_ms"`
-		Engine     *engine `json:"engine,omitempty"`
-		Cache      *cache  `json:"cache,omitempty"`
+		Status     string   `json:"status"`
+		Reason     string   `json:"reason,omitempty"`
+		DurationMs int64    `json:"duration_ms"`
+		Engine     *engine  `json:"engine,omitempty"`
+		Engines    []engine `json:"engines,omitempty"` // a script build's declared engine files
+		Cache      *cache   `json:"cache,omitempty"`
+		Script     *script  `json:"script,omitempty"`
 	}
 	if r == nil {
 		return line{header: h, build: b, Status: report.StatusFailed}
@@ -219,6 +281,13 @@ func buildFinished(h header, b build, r *report.Build) any {
 	if r.Engine != nil {
 		l.Engine = &engine{Path: r.Engine.Path, Bytes: r.Engine.Bytes, SHA256: r.Engine.SHA256}
 	}
+	for _, e := range r.Engines {
+		l.Engines = append(l.Engines, engine{Path: e.Path, Bytes: e.Bytes, SHA256: e.SHA256})
+	}
+	if sc := r.Script; sc != nil {
+		l.Script = &script{ExitCode: sc.ExitCode, Exit: sc.Exit, TensorRTBuilds: len(r.TensorRTBuilds),
+			Unobserved: sc.Unobserved, OutputLines: output}
+	}
 	if c := r.Cache; c != nil {
 		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, Rebuilt: c.Rebuilt, Replaced: c.Replaced, BuildMs: c.BuildMs}
 		if !c.BuiltAt.IsZero() {
@@ -226,6 +295,16 @@ func buildFinished(h header, b build, r *report.Build) any {
 		}
 	}
 	return l
+}
+
+// script is how a script build's command ran (the report's script object
+// without its output tail, and the number of TensorRT builds it ran).
+type script struct {
+	ExitCode       *int   `json:"exit_code"` // null: a signal ended it, or it never started
+	Exit           string `json:"exit"`
+	TensorRTBuilds int    `json:"tensorrt_builds"`
+	Unobserved     string `json:"unobserved,omitempty"`
+	OutputLines    int    `json:"output_lines"` // lines it printed; output lines stop after the first 1,000
 }
 
 // cache is what the engine cache did for a build (the report's cache
@@ -247,7 +326,7 @@ func runFinished(h header, run *report.Report) any {
 		Complete    bool           `json:"complete"`
 		Interrupted string         `json:"interrupted,omitempty"`
 		Ended       string         `json:"ended,omitempty"`       // why a run over without a signal left builds out
-		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold
+		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold ("name", or "name #2" for a TensorRT build in it)
 		Builds      int            `json:"builds"`
 		Statuses    map[string]int `json:"statuses"` // builds per status
 	}
@@ -256,7 +335,7 @@ func runFinished(h header, run *report.Report) any {
 		l.DurationMs, l.Complete, l.Interrupted, l.Builds = run.DurationMs, run.Complete, run.Interrupted, len(run.Builds)
 		l.Ended = run.Ended
 		for _, g := range run.Regressions {
-			l.Regressions = append(l.Regressions, g.Name)
+			l.Regressions = append(l.Regressions, g.Label())
 		}
 		for _, b := range run.Builds {
 			l.Statuses[b.Status]++

@@ -177,6 +177,9 @@ func buildStatus(b *buildLines) string {
 		return b.name + " starting"
 	}
 	text := b.name + " " + text.Duration(p.Elapsed)
+	if inner := innerProgress(p, b.script); inner != "" {
+		text += " " + inner
+	}
 	if len(p.Active) > 0 {
 		a := p.Active[len(p.Active)-1]
 		text += fmt.Sprintf(" %s %d/%d", a.Name, a.Done, a.Steps)
@@ -283,6 +286,9 @@ func buildMessage(b *report.Build) string {
 	}
 	if slow := report.SlowestPhase(b); slow != "" {
 		msg += " Slowest phase: " + slow + "."
+	}
+	if detail := report.ScriptDetail(b); len(detail) > 0 {
+		msg += "\n" + strings.Join(detail, "\n") // what went wrong inside the command
 	}
 	return msg
 }

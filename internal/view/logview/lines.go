@@ -47,6 +47,10 @@ type buildLines struct {
 	progress  *event.Progress // latest heartbeat, for status lines
 	finished  bool
 	startedAt int // order of event.BuildStarted, for stable status lines
+	// script is set once the build shows it runs a command (its output, a
+	// TensorRT build inside it); output counts the lines it printed.
+	script bool
+	output int
 }
 
 func newLiner(opts PlainOptions) *liner {
@@ -108,40 +112,93 @@ func (l *liner) rawLines(ev event.Event) []string {
 		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
 			return nil
 		}
-		return []string{prefix(since) + indent(ev.Path) + "┌ " + leaf(ev.Path) + stepsNote(ev.Steps)}
+		return []string{prefix(since) + innerTag(ev.Inner) + indent(ev.Path) + "┌ " + leaf(ev.Path) + stepsNote(ev.Steps)}
 	case event.PhaseFinished:
 		if len(ev.Path) == 0 || len(ev.Path) > l.opts.Depth {
 			return nil
 		}
-		return []string{prefix(since) + indent(ev.Path) + "└ " + leaf(ev.Path) +
+		return []string{prefix(since) + innerTag(ev.Inner) + indent(ev.Path) + "└ " + leaf(ev.Path) +
 			fmt.Sprintf(" %d/%d in %s", ev.Done, ev.Steps, text.Duration(ev.Elapsed))}
 	case event.Heartbeat:
 		if ev.Progress == nil {
 			return nil
 		}
 		b.progress = ev.Progress
+		b.script = b.script || ev.Progress.Inner > 0 || ev.Progress.InnerDone > 0
 		if b.beaten && ev.At-b.lastBeat < l.opts.Interval*9/10 {
 			return nil
 		}
 		b.beaten, b.lastBeat = true, ev.At
-		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress)}
+		return []string{prefix(ev.Progress.Elapsed) + progressText(ev.Progress, b.script)}
 	case event.BudgetWarning, event.Warning:
 		return []string{prefix(since) + "⚠ " + ev.Message}
 	case event.LibraryLog:
 		return []string{prefix(since) + "TensorRT " + ev.Severity + ": " + ev.Message}
 	case event.Stopping:
 		return []string{prefix(since) + "■ stopping: " + ev.Message}
+	case event.Output:
+		b.script = true
+		return b.outputLine(prefix(since), ev.Message)
+	case event.InnerStarted:
+		b.script = true
+		return []string{prefix(since) + fmt.Sprintf("▶ TensorRT build %d started: %s", ev.Inner, ev.Message)}
+	case event.InnerFinished:
+		if ev.InnerResult == nil {
+			return []string{prefix(since) + fmt.Sprintf("■ TensorRT build %d finished", ev.Inner)}
+		}
+		return []string{prefix(since) + mark(ev.InnerResult.Status) + " " + report.InnerText(ev.InnerResult)}
 	case event.BuildFinished:
 		b.finished = true
 		if ev.Result == nil {
 			return []string{fmt.Sprintf("[%s] finished", b.name)}
 		}
-		return []string{fmt.Sprintf("[%s] %s", b.name, resultText(ev.Result))}
+		return append(b.elidedOutput(prefix(since), ev.Result.Script), fmt.Sprintf("[%s] %s", b.name, resultText(ev.Result)))
 	}
 	return nil
 }
 
+// outputLine is one line the build's command printed, as the first
+// report.LiveOutputLines come; then one line saying the rest shows when
+// the build ends.
+func (b *buildLines) outputLine(prefix, line string) []string {
+	b.output++
+	switch {
+	case b.output <= report.LiveOutputLines:
+		return []string{prefix + "│ " + report.OutputLine(line)}
+	case b.output == report.LiveOutputLines+1:
+		return []string{prefix + "│ " + report.OutputCutNote()}
+	}
+	return nil
+}
+
+// elidedOutput is, for a build whose output went past what was shown as
+// it came, how many lines were left out and the last of them.
+func (b *buildLines) elidedOutput(prefix string, s *report.Script) []string {
+	var lines []string
+	for _, l := range report.ElidedOutput(s, b.output) {
+		lines = append(lines, prefix+"│ "+l)
+	}
+	return lines
+}
+
+// mark is ✔ for a status that succeeded, ✖ for the rest.
+func mark(status string) string {
+	if report.Succeeded(status) {
+		return "✔"
+	}
+	return "✖"
+}
+
 func leaf(path []string) string { return path[len(path)-1] }
+
+// innerTag marks the phase lines of TensorRT build k of a script build,
+// "#2 ", so the phases of builds that run at once stay apart.
+func innerTag(k int) string {
+	if k <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("#%d ", k)
+}
 
 func indent(path []string) string { return strings.Repeat("  ", len(path)-1) }
 
@@ -152,9 +209,10 @@ func stepsNote(steps int) string {
 	return fmt.Sprintf(" (%d steps)", steps)
 }
 
-// progressText is "▸ A 3/6 › B 4/10 › C 1/3  (budget: 2m48s left)". Deep
+// progressText is "▸ A 3/6 › B 4/10 › C 1/3  (budget: 2m48s left)", and
+// for a script build "▸ TensorRT build 2 of 2 so far: A 3/6 › …". Deep
 // stacks keep the three outermost and the innermost phase.
-func progressText(p *event.Progress) string {
+func progressText(p *event.Progress, script bool) string {
 	shown := p.Active
 	elided := false
 	if len(shown) > 4 {
@@ -171,6 +229,12 @@ func progressText(p *event.Progress) string {
 	line := "▸ starting"
 	if len(parts) > 0 {
 		line = "▸ " + strings.Join(parts, " › ")
+	}
+	if inner := innerProgress(p, script); inner != "" {
+		line = "▸ " + inner
+		if len(parts) > 0 {
+			line += ": " + strings.Join(parts, " › ")
+		}
 	}
 	var notes []string
 	if p.BudgetLeft >= 0 {
@@ -189,15 +253,29 @@ func progressText(p *event.Progress) string {
 	return line
 }
 
+// innerProgress is where a script build is among the TensorRT builds it
+// runs: "TensorRT build 2 of 2 so far" (the phases shown are its), or
+// between them "running the command, 1 TensorRT build done"; "" for a
+// build that runs no command.
+func innerProgress(p *event.Progress, script bool) string {
+	words, more := report.InnerProgress(p.Inner, p.InnerRunning, p.InnerDone, script)
+	return words + more
+}
+
 // resultText is a build's outcome in one line:
-// "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB); stored in the cache" or
-// "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit".
+// "✔ ok in 42.1s — engine out/resnet.engine (12.3 MB); stored in the cache",
+// "✖ budget-exceeded after 5m0s: phase "Timing tactics" over its 5m0s limit",
+// or for a script build "✔ ok in 3.1s — exit 0 · 1 TensorRT build — engine …".
 func resultText(b *report.Build) string {
 	d := text.DurationMs(b.DurationMs)
+	script := ""
+	if note := report.ScriptNote(b); note != "" {
+		script = " — " + note
+	}
 	if report.Succeeded(b.Status) {
-		line := "✔ " + b.Status + " in " + d
-		if b.Engine != nil {
-			line += fmt.Sprintf(" — engine %s (%s)", b.Engine.Path, text.Bytes(b.Engine.Bytes))
+		line := "✔ " + b.Status + " in " + d + script
+		if engines := report.EngineFiles(b); len(engines) > 0 {
+			line += " — " + enginesText(engines)
 		}
 		if origin := report.CacheOrigin(b, time.Time{}); origin != "" {
 			line += "; " + origin
@@ -207,5 +285,23 @@ func resultText(b *report.Build) string {
 		}
 		return line
 	}
-	return "✖ " + b.Status + " after " + d + report.ReasonSuffix(b)
+	return "✖ " + b.Status + " after " + d + report.ReasonSuffix(b) + script
+}
+
+// enginesText names a build's engine files: "engine out/a.engine (12.3
+// MB)", or for a script build's several "engines a (…), b (…) and 3 more".
+func enginesText(engines []report.Engine) string {
+	const named = 3
+	var parts []string
+	for _, e := range engines[:min(len(engines), named)] {
+		parts = append(parts, fmt.Sprintf("%s (%s)", e.Path, text.Bytes(e.Bytes)))
+	}
+	if len(engines) == 1 {
+		return "engine " + parts[0]
+	}
+	list := "engines " + strings.Join(parts, ", ")
+	if more := len(engines) - named; more > 0 {
+		list += fmt.Sprintf(" and %d more", more)
+	}
+	return list
 }

@@ -3,6 +3,7 @@ package logview
 import (
 	"bytes"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -251,6 +252,12 @@ func FuzzActionsView(f *testing.F) {
 			}
 			events[i].Message = phase
 		}
+		// What a script build's command prints, and its TensorRT builds.
+		at := events[len(events)/2].At
+		events = slices.Insert(events, len(events)/2,
+			event.Event{Kind: event.Output, At: at, Build: 0, Message: name + "\n" + phase},
+			event.Event{Kind: event.InnerStarted, At: at, Build: 1, Inner: 1, Message: name},
+			event.Event{Kind: event.InnerFinished, At: at, Build: 1, Inner: 1, InnerResult: &report.TensorRTBuild{Index: 1, Status: phase, Reason: name, Route: phase}})
 		var out bytes.Buffer
 		if err := play(NewActionsView(&out, fence, ActionsOptions{Jobs: 2}), events); err != nil {
 			t.Fatal(err)

@@ -25,7 +25,7 @@ func renderFinal(run *report.Report, width int, color bool) []string {
 			b.Status,
 			text.DurationMs(b.DurationMs),
 			slowestOrSaved(b, run.StartedAt),
-			text.Line(cmp.Or(b.Reason, report.RebuildNote(&b))),
+			text.Line(cmp.Or(b.Reason, report.RebuildNote(&b), report.ScriptNote(&b))),
 		}
 	}
 	cols := fitColumns([]string{"  build", "status", "time", "slowest phase", "reason"}, rows, width)
@@ -71,13 +71,18 @@ func slowestOrSaved(b report.Build, runStart time.Time) string {
 }
 
 // slowestPhase names where a build spent its time: the phase the report
-// points at (report.SlowestPath), with its time.
+// points at (report.SlowestPath), with its time; in a script build, with
+// the TensorRT build it ran in ("#2 Timing tactics 9.0s").
 func slowestPhase(b report.Build) string {
 	p, ok := report.SlowestPath(&b)
 	if !ok {
 		return ""
 	}
-	return text.Line(p.Leaf()) + " " + text.Duration(p.Total)
+	name := text.Line(p.Leaf())
+	if p.Inner > 0 { // in a script build: which TensorRT build
+		name = fmt.Sprintf("#%d %s", p.Inner, name)
+	}
+	return name + " " + text.Duration(p.Total)
 }
 
 // summary is the closing line: "3 builds in 4m12s: 2 ok, 1 budget-exceeded".

@@ -156,6 +156,9 @@ func header(s runState, b *buildState) []seg {
 		{text: text.Line(b.Name), style: bold, flex: true},
 		{text: " " + text.Duration(elapsed)},
 	}
+	if inner, more := innerText(b); inner != "" {
+		segs = append(segs, seg{text: " · " + inner, drop: 2}, seg{text: more, drop: 4})
+	}
 	if b.Stopping {
 		segs = append(segs, seg{text: " · stopping", style: yellow})
 	}
@@ -176,9 +179,21 @@ func header(s runState, b *buildState) []seg {
 	return segs
 }
 
-// etaText is the build's estimate, or "" where there is none to give.
+// innerText is where a script build is among the TensorRT builds it runs
+// (the bars below are that build's phases), and what may go first on a
+// narrow terminal (report.InnerProgress).
+func innerText(b *buildState) (inner, more string) {
+	return report.InnerProgress(b.Beat.Inner, b.Beat.InnerRunning, b.Beat.InnerDone, b.Script)
+}
+
+// etaText is the build's estimate, or "" where there is none to give. A
+// script build's rests on its baseline only: its phases are one TensorRT
+// build's, which says nothing of the rest of the command.
 func etaText(s runState, b *buildState, elapsed time.Duration) string {
 	active := append([]event.ActivePhase(nil), b.Beat.Active...)
+	if b.Script || b.Beat.Inner > 0 {
+		active = nil
+	}
 	if len(active) > 0 {
 		active[0].Elapsed += drift(s, b)
 	}
@@ -321,12 +336,68 @@ func warningLines(ev event.Event, w int, color bool) []string {
 	if ev.Build >= 0 && ev.Name != "" {
 		head = append(head, seg{text: text.Line(ev.Name) + ": ", style: bold})
 	}
+	return wrapped(head, ev.Message, w, color)
+}
+
+// wrapped is head and then msg, text the run does not control, wrapped
+// at w cells: the lines printed once above the live area, where they stay.
+func wrapped(head []seg, msg string, w int, color bool) []string {
 	const indent = "  "
 	first := max(w-total(head), 1)
-	rows := wrapCells(text.Line(ev.Message), first, max(w-len(indent), 1))
+	rows := wrapCells(text.Line(msg), first, max(w-len(indent), 1))
 	lines := []string{line(append(head, seg{text: rows[0]}), w, color)}
 	for _, r := range rows[1:] {
 		lines = append(lines, line([]seg{{text: indent + r}}, w, color))
+	}
+	return lines
+}
+
+// aboveLines are the lines an event prints above the live area, where
+// they stay: a warning; a line a script build's command printed (the first
+// report.LiveOutputLines of them, then a note, and when the build ends the
+// last ones); the end of a TensorRT build inside it. s holds the event
+// applied.
+func aboveLines(ev event.Event, s *runState, w int, color bool) []string {
+	switch ev.Kind {
+	case event.Warning:
+		return warningLines(ev, w, color)
+	case event.Output:
+		b := s.build(ev.Build)
+		switch {
+		case b.Output <= report.LiveOutputLines:
+			return outputLine(b.Name, report.OutputLine(ev.Message), w, color)
+		case b.Output == report.LiveOutputLines+1:
+			return outputLine(b.Name, report.OutputCutNote(), w, color)
+		}
+	case event.InnerFinished:
+		if ev.InnerResult == nil {
+			return nil
+		}
+		st := green
+		if !report.Succeeded(ev.InnerResult.Status) {
+			st = red
+		}
+		head := []seg{{text: mark(ev.InnerResult.Status) + " ", style: st}, {text: text.Line(s.build(ev.Build).Name) + ": ", style: bold}}
+		return wrapped(head, report.InnerText(ev.InnerResult), w, color)
+	case event.BuildFinished:
+		if ev.Result != nil {
+			return elidedOutput(s.build(ev.Build), ev.Result.Script, w, color)
+		}
+	}
+	return nil
+}
+
+// outputLine is one line of a build's output: "name │ line".
+func outputLine(name, msg string, w int, color bool) []string {
+	return wrapped([]seg{{text: text.Line(name) + " │ ", style: dim}}, msg, w, color)
+}
+
+// elidedOutput is, for a build whose output went past what was shown as
+// it came, how many lines were left out and the last of them.
+func elidedOutput(b *buildState, sc *report.Script, w int, color bool) []string {
+	var lines []string
+	for _, l := range report.ElidedOutput(sc, b.Output) {
+		lines = append(lines, outputLine(b.Name, l, w, color)...)
 	}
 	return lines
 }

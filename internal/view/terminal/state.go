@@ -40,6 +40,10 @@ type buildState struct {
 	Warned       bool
 	Stopping     bool          // this build was asked to stop
 	Result       *report.Build // only what the view shows: name, status, duration
+	// Script is set once the build shows it runs a command (its output, a
+	// TensorRT build inside it); Output counts the lines it printed.
+	Script bool
+	Output int
 }
 
 // apply records one event. Events must come in order.
@@ -55,14 +59,27 @@ func (s *runState) apply(ev event.Event) {
 		b.Name, b.Started, b.StartedAt = ev.Name, true, ev.At
 		b.Beat, b.BeatAt = event.Progress{BudgetLeft: -1}, ev.At
 	case event.PhaseStarted:
-		s.build(ev.Build).phaseStarted(ev)
+		if b := s.build(ev.Build); ev.Inner == b.Beat.Inner {
+			b.phaseStarted(ev)
+		}
 	case event.PhaseFinished:
-		s.build(ev.Build).phaseFinished(ev.Path)
+		if b := s.build(ev.Build); ev.Inner == b.Beat.Inner {
+			b.phaseFinished(ev.Path)
+		}
+	case event.Output:
+		b := s.build(ev.Build)
+		b.Script = true
+		b.Output++
+	case event.InnerStarted:
+		s.build(ev.Build).innerStarted(ev.Inner)
+	case event.InnerFinished:
+		s.build(ev.Build).innerFinished(ev.Inner)
 	case event.Heartbeat:
 		if ev.Progress != nil {
 			b := s.build(ev.Build)
 			b.Beat, b.BeatAt = *ev.Progress, ev.At
 			b.Beat.Active = slices.Clone(ev.Progress.Active)
+			b.Script = b.Script || b.Beat.Inner > 0 || b.Beat.InnerDone > 0
 			if b.Warned && b.Beat.BudgetName != b.WarnedBudget {
 				b.Warned = false // that budget is behind us; a new one applies
 			}
@@ -107,6 +124,25 @@ func (s *runState) finish(ev event.Event) {
 	}
 	if !slices.Contains(s.Finished, ev.Build) {
 		s.Finished = append(s.Finished, ev.Build)
+	}
+}
+
+// innerStarted shows TensorRT build k, the newest, as the heartbeats do,
+// from its first phase on; phase events of other TensorRT builds of the
+// command leave the chain alone until a heartbeat says which one runs.
+func (b *buildState) innerStarted(k int) {
+	b.Script = true
+	b.Beat.Inner, b.Beat.Active = k, nil
+	b.Beat.InnerRunning++
+}
+
+// innerFinished counts TensorRT build k done, and takes its phases off
+// the screen if they are the ones shown.
+func (b *buildState) innerFinished(k int) {
+	b.Beat.InnerRunning = max(0, b.Beat.InnerRunning-1)
+	b.Beat.InnerDone++
+	if b.Beat.Inner == k {
+		b.Beat.Inner, b.Beat.Active = 0, nil
 	}
 }
 

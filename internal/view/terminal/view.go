@@ -1,6 +1,8 @@
 // Package terminal is the terminal view of a running build matrix: every running
 // build with its active phases as nested bars, finished builds as one line
-// each, and a table at the end.
+// each, and a table at the end. A build that runs a command shows the
+// TensorRT build running inside it; the command's output, warnings and the
+// ends of its TensorRT builds print above the live area, where they stay.
 //
 // Frames are a pure function of runState (renderState, renderFit, renderFinal); the
 // view only applies events to its runState and decides when to draw. It owns
@@ -91,9 +93,7 @@ func (v *view) Handle(ev event.Event) {
 		now = max(now, v.opts.Now())
 	}
 	v.state.Now = now
-	if ev.Kind == event.Warning {
-		v.above = append(v.above, warningLines(ev, v.width(), v.opts.Color)...)
-	}
+	v.above = append(v.above, aboveLines(ev, &v.state, v.width(), v.opts.Color)...)
 	switch {
 	case ev.Kind == event.RunFinished:
 		v.finish(ev.Run)
