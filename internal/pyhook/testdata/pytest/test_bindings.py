@@ -393,6 +393,17 @@ class FakeBindings(support.TestCase):
         expected += [["p", name, i] for i in range(n)] + [["f", name], ["p", "Building engine", 0], ["f", "Building engine"]]
         self.assertEqual(without_time(events), expected)
 
+    def test_a_begin_too_long_for_one_message_is_cut(self):
+        sup, result, lines = self.run_fake("--inputs", "1000")
+        conn = self.one_connection(sup)
+        begin, events, end = self.builds(conn)[0]
+        self.assertTrue(begin["cut"])
+        self.assertEqual(len(begin["network"]["inputs"]), 64)
+        self.assertEqual(begin["network"]["inputs"][0]["name"], "images")
+        self.assertEqual(begin["network"]["inputs"][1]["name"], "input_0000_" + "x" * 200)
+        self.assertEqual(begin["config"]["flags"], CONFIG["flags"])
+        self.assertEqual(end["result"], "ok")
+
     def test_readout_has_no_side_effect(self):
         # Deprecated getters (int8_calibrator, algorithm_selector) warn and
         # log; a profile asked for an input it lacks logs an error; the

@@ -88,6 +88,8 @@ def build_once(trt, args, entry, out):
     network = builder.create_network(1 << int(trt.NetworkDefinitionCreationFlag.STRONGLY_TYPED) if args.strongly_typed else 0)
     x = network.add_input("images", trt.float32, (-1, 3, 224, 224))
     network.mark_output(network.add_identity(x))
+    for i in range(args.inputs):
+        network.add_input("input_%04d_%s" % (i, "x" * 200), trt.int64, (1, 1))
     config = builder.create_builder_config()
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 1 << 28)
     config.set_flag(trt.BuilderFlag.FP16)
@@ -150,6 +152,7 @@ def main():
     p.add_argument("--second-thread", action="store_true")
     p.add_argument("--strongly-typed", action="store_true")
     p.add_argument("--big", type=int, default=0)
+    p.add_argument("--inputs", type=int, default=0, help="extra network inputs, with long names")
     p.add_argument("--fork", action="store_true")
     p.add_argument("--proxy", action="store_true", help="torch-TensorRT: sys.modules['tensorrt'] is a proxy")
     p.add_argument("--late", action="store_true", help="Ultralytics: the bindings appear mid-run")
