@@ -15,6 +15,12 @@
 #    of ddtrace's bootstrap: ddtrace/bootstrap/sitecustomize.py in
 #    https://github.com/DataDog/dd-trace-py).
 #
+# Under PYTHONDONTWRITEBYTECODE or python -B, Python would compile this
+# file and the hook's modules again in every process of the command
+# (milliseconds each); the first process writes their byte code into the
+# hook's folder, which is trt-action's own, so the program's files are left
+# as the setting asks, and the later processes load it.
+#
 # It may run twice in one process (a .pth file, or another bootstrap like
 # ddtrace's that re-imports sitecustomize): a marker in sys.modules makes the
 # second run do nothing. Nothing it does may break the program: its own
@@ -36,6 +42,25 @@ def _say(what, exc):
         sys.stderr.write("trt-action hook: %s: %s: %s\n" % (what, type(exc).__name__, exc))
     except Exception:
         pass
+
+
+def _write_bytecode(here, supervised):
+    try:
+        external = sys.modules["_frozen_importlib_external"]
+        paths = [os.path.join(here, "sitecustomize.py")]
+        if supervised:
+            package = os.path.join(here, _HOOK_PACKAGE)
+            paths += [os.path.join(package, n) for n in sorted(os.listdir(package)) if n.endswith(".py")]
+        for path in paths:
+            if os.path.exists(external.cache_from_source(path)):
+                continue
+            sys.dont_write_bytecode = False
+            try:
+                external.SourceFileLoader(_MARKER, path).get_code(_MARKER)  # compiles and writes the byte code
+            finally:
+                sys.dont_write_bytecode = True
+    except Exception:
+        pass  # a folder that cannot be written: Python compiles, as it would anyway
 
 
 def _install_hook():
@@ -109,7 +134,10 @@ def _main():
     named = os.environ.get("TRT_ACTION_HOOK_DIR")
     if named:
         ours.add(_real(named))
-    if os.environ.get("TRT_ACTION_SUPERVISOR"):
+    supervised = bool(os.environ.get("TRT_ACTION_SUPERVISOR"))
+    if sys.dont_write_bytecode:
+        _write_bytecode(here, supervised)
+    if supervised:
         _install_hook()
     _run_user_sitecustomize(ours)
 

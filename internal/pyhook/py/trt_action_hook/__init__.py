@@ -8,13 +8,16 @@ environment are described in internal/pyhook's package comment
 (https://github.com/trt-action/trt-action).
 
 Only the standard library is used, plus the TensorRT bindings the program
-itself imports.
+itself imports. What a build needs (session, readout) is imported when the
+program imports TensorRT, so a process that never does pays only for
+connecting and saying hello.
 """
 
 import atexit
 import os
+import sys
 
-from . import channel, notice, patch, session
+from . import channel, notice, patch
 
 _installed = False
 
@@ -34,9 +37,16 @@ def install():
         ch = channel.Channel(path)
         if not ch.open():
             return
-        session.use(ch)
+        channel.CURRENT = ch
         atexit.register(ch.forget)
-        os.register_at_fork(after_in_child=session.after_fork_in_child)
+        os.register_at_fork(after_in_child=_after_fork_in_child)
         patch.install()
     except Exception as exc:
         notice.once("not installed; TensorRT builds in this process are not observed", exc)
+
+
+def _after_fork_in_child():
+    channel.CURRENT.after_fork_in_child()
+    session = sys.modules.get(__name__ + ".session")
+    if session is not None:
+        session.after_fork_in_child()

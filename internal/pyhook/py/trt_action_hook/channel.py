@@ -22,6 +22,9 @@ from . import notice, wire
 # process reads it at each step_complete (a list: one truth test, no lock).
 STOP = []
 
+# The process's connection, once install() made it.
+CURRENT = None
+
 
 def _hello():
     argv = getattr(sys, "orig_argv", None) or sys.argv

@@ -23,7 +23,7 @@ wrapper).
 
 import sys
 
-from . import notice, readout, session
+from . import notice
 
 WATCHED = frozenset(
     (
@@ -48,6 +48,10 @@ ENTRIES = (
 )
 
 MARK = "_trt_action_hook"
+
+# What builds need: imported by patch_module, once the program imports
+# TensorRT, so a process that never does does not load them.
+readout = session = None
 
 
 class Finder:
@@ -128,6 +132,9 @@ def patch_module(module):
     """Wraps the build entry points of module's Builder, and what records a
     config's optimization profiles. Never raises."""
     try:
+        global readout, session
+        from . import readout, session
+
         builder = getattr(module, "Builder", None)
         if isinstance(builder, type):
             for entry in ENTRIES:

@@ -45,7 +45,6 @@ from time import monotonic_ns
 from . import channel as channel_module
 from . import notice, readout, wire
 
-_channel = None  # the process's Channel, once install() set it
 _ids = itertools.count(1)  # build ids, from 1 in each process
 _threads = {}  # thread ident -> 1-based number, in the order threads first called back
 _threads_lock = _thread.allocate_lock()
@@ -53,11 +52,6 @@ _active = set()  # builds begun and not ended
 _classes = {}  # IProgressMonitor class -> (plain monitor class, teeing monitor class)
 
 DRAIN_SECONDS = 0.01
-
-
-def use(channel):
-    global _channel
-    _channel = channel
 
 
 def after_fork_in_child():
@@ -68,15 +62,13 @@ def after_fork_in_child():
     for build in list(_active):
         build.orphaned = True  # the parent's to report; its drain thread is not here
     _active.clear()
-    if _channel is not None:
-        _channel.after_fork_in_child()
 
 
 def begin(builder, entry, args, kwargs):
     """The Build for a call of builder's entry point, or None when this
     build is not observed. Raises nothing but what a signal handler of the
     program raised."""
-    ch = _channel
+    ch = channel_module.CURRENT
     if ch is None or ch.gone:
         return None
     try:

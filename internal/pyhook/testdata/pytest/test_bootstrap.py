@@ -180,6 +180,30 @@ class Bootstrap(support.TestCase):
         self.assertGreaterEqual(len(children), 2, hellos)
         self.assertLessEqual(len(hellos), 4, hellos)
 
+    def test_byte_code_cached_in_the_hooks_folder_only(self):
+        # Under PYTHONDONTWRITEBYTECODE the hook writes its own byte code
+        # (in trt-action's folder), never the program's.
+        for supervised in (False, True):
+            with self.subTest(supervised=supervised):
+                self.setUp()
+                hook = os.path.join(self.folder, "hook")
+                shutil.copytree(support.HOOK_DIR, hook, ignore=shutil.ignore_patterns("__pycache__"))
+                user = self.user_site()
+                sup = self.supervisor() if supervised else None
+                env = support.hook_env(sup, hook_dir=hook, pythonpath=[user], extra={"PYTHONDONTWRITEBYTECODE": "1"})
+                for _ in range(2):
+                    self.assertEqual(self.probe(env).stdout, "x user %s\n" % supervised)
+                cached = sorted(
+                    os.path.relpath(os.path.join(d, f), hook) for d, _, files in os.walk(hook) for f in files if f.endswith(".pyc")
+                )
+                modules = sorted(f[:-3] for f in os.listdir(os.path.join(hook, "trt_action_hook")) if f.endswith(".py"))
+                tag = sys.implementation.cache_tag
+                want = ["__pycache__/sitecustomize.%s.pyc" % tag]
+                if supervised:
+                    want += ["trt_action_hook/__pycache__/%s.%s.pyc" % (m, tag) for m in modules]
+                self.assertEqual(cached, sorted(want))
+                self.assertFalse(os.path.exists(os.path.join(user, "__pycache__")))
+
     def test_old_python_gets_a_line_and_the_programs_sitecustomize(self):
         # Python 3.6 and older: no hook (it needs os.register_at_fork),
         # said once; the program's sitecustomize still runs.

@@ -70,11 +70,11 @@ def wait_for_stop(phase, step):
 def wait_for_gone(phase, step):
     import time
 
-    from trt_action_hook import session
+    from trt_action_hook import channel
 
     if phase == "Building engine" and step == 1:
         deadline = time.monotonic() + 60
-        while not session._channel.gone and time.monotonic() < deadline:
+        while not channel.CURRENT.gone and time.monotonic() < deadline:
             time.sleep(0.005)
 
 
