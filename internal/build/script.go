@@ -110,6 +110,13 @@ func (s *script) prepare() error {
 	if err != nil {
 		return fmt.Errorf("hook channel: %w", err)
 	}
+	// The engines' folders are made, as an ONNX build's is: the program
+	// is told where to write, and may not make them itself.
+	for _, e := range s.w.spec.Script.Engines {
+		if err := os.MkdirAll(filepath.Dir(e), 0o755); err != nil {
+			return err
+		}
+	}
 	s.engines, err = noteEngines(s.w.spec.Script.Engines)
 	return err
 }

@@ -21,7 +21,9 @@ type Config struct {
 }
 
 // Attr is one property's value: a number, or an enum member sent as
-// {"name": "LAYER_NAMES_ONLY", "value": 0} (or its name alone).
+// {"name": "LAYER_NAMES_ONLY", "value": 0} (or its name alone). A value
+// of any other shape (a string, a list) is kept as neither: properties no
+// row reads may hold anything.
 type Attr struct {
 	Name   string
 	Number int64
@@ -34,19 +36,18 @@ func (a *Attr) UnmarshalJSON(data []byte) error {
 		a.Number = n
 		return nil
 	}
+	var member struct {
+		Name  *string `json:"name"`
+		Value int64   `json:"value"`
+	}
+	if json.Unmarshal(data, &member) == nil && member.Name != nil {
+		a.Name, a.Number, a.IsEnum = *member.Name, member.Value, true
+		return nil
+	}
 	var name string
 	if json.Unmarshal(data, &name) == nil {
 		a.Name, a.IsEnum = name, true
-		return nil
 	}
-	var member struct {
-		Name  string `json:"name"`
-		Value int64  `json:"value"`
-	}
-	if err := json.Unmarshal(data, &member); err != nil {
-		return err
-	}
-	a.Name, a.Number, a.IsEnum = member.Name, member.Value, true
 	return nil
 }
 

@@ -15,7 +15,9 @@ func TestFromConfigNamesWhatAScriptSet(t *testing.T) {
 	  "memory_pools":{"WORKSPACE":1073741824,"TACTIC_SHARED_MEMORY":49152},
 	  "attrs":{"builder_optimization_level":5,"max_aux_streams":-1,"max_num_tactics":-1,"l2_limit_for_tiling":0,
 	           "profiling_verbosity":{"name":"DETAILED","value":2},"tiling_optimization_level":{"name":"FAST","value":1},
-	           "runtime_platform":"SAME_AS_BUILD"},
+	           "runtime_platform":"SAME_AS_BUILD",
+	           "build_route":"","plugins_to_serialize":["a.so"],"engine_capability":{"name":"STANDARD","value":0}},
+	  "quantization_flags":[],
 	  "tactic_sources":["JIT_CONVOLUTIONS"],
 	  "compute_capabilities":["SM89","SM120"],
 	  "profiles":[{"input":{"min":[1,3],"opt":[4,3],"max":[8,3]}},{"input":{"min":[1,3],"opt":[1,3],"max":[1,3]}}]}`

@@ -17,7 +17,7 @@ import sys
 import weakref
 
 # IBuilderConfig properties read into config["attrs"] where the bindings
-# have them, enums by member name: every scalar property of TensorRT-RTX
+# have them, enums as {"name": member, "value": number}: every scalar property of TensorRT-RTX
 # 1.7.1.116's IBuilderConfig and of TensorRT 10.x and 11.x's.
 ATTRS = (
     "avg_timing_iterations",
@@ -175,13 +175,19 @@ def _attrs(cfg, rtx):
 
 
 def _plain(value):
-    """A property's value as JSON: enums by member name, numbers, strings,
+    """A property's value as JSON: enums as {"name", "value"}, numbers, strings,
     lists of strings; _SKIP for anything else."""
     if value is None or isinstance(value, (bool, str)):
         return value
     if hasattr(type(value), "__members__"):
+        # Name and value: a setting like tiling_optimization_level is a
+        # level (a number) that the bindings hand over as an enum.
         name = getattr(value, "name", None)
-        return name if isinstance(name, str) else _SKIP
+        try:
+            number = int(value)
+        except Exception:
+            return _SKIP
+        return {"name": name, "value": number} if isinstance(name, str) else _SKIP
     if isinstance(value, int):
         return int(value)
     if isinstance(value, float):

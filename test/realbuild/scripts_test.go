@@ -1,0 +1,287 @@
+package realbuild
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/trt-action/trt-action/internal/report"
+)
+
+// Script builds (run:, trt-action run) of real Python programs on
+// TensorRT-RTX's Python API, built on the CPU: a script of ours on the
+// network-definition API (testdata/build_engine.py) and Polygraphy. They
+// need the builder-script venv scripts/setup-tensorrt-rtx makes
+// (TRT_ACTION_SCRIPT_PYTHON: the tensorrt_rtx module, Polygraphy, onnx).
+
+// scriptEnv is rtxEnv plus a Python that imports tensorrt_rtx.
+type scriptEnv struct {
+	env
+	python string
+	script string // testdata/build_engine.py
+}
+
+func newScriptEnv(t *testing.T) scriptEnv {
+	t.Helper()
+	e := rtxEnv(t)
+	py := os.Getenv("TRT_ACTION_SCRIPT_PYTHON")
+	if py == "" {
+		prerequisite(t, "TRT_ACTION_SCRIPT_PYTHON is not set (eval \"$(scripts/setup-tensorrt-rtx)\" sets it)")
+	}
+	if out, err := exec.Command(py, "-c", "import tensorrt_rtx, polygraphy").CombinedOutput(); err != nil {
+		prerequisite(t, "%s cannot import tensorrt_rtx and polygraphy: %v\n%s", py, err, out)
+	}
+	script, err := filepath.Abs("testdata/build_engine.py")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return scriptEnv{env: e, python: py, script: script}
+}
+
+// runScript runs trt-action run in dir with flags, then -- and command.
+func (e scriptEnv) runScript(t *testing.T, dir string, flags []string, command ...string) run {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	r := run{dir: dir}
+	args := append([]string{"run", "--backend", "tensorrt-rtx", "--report", r.reportPath()}, flags...)
+	cmd := e.command(ctx, append(append(args, "--"), command...)...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	r.output = string(out)
+	r.code = exitCode(t, err, r.output)
+	return r
+}
+
+// plainRun runs a command without trt-action, in dir.
+func plainRun(t *testing.T, dir string, env []string, command ...string) {
+	t.Helper()
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
+	}
+}
+
+func sameFile(t *testing.T, a, b string) {
+	t.Helper()
+	x, err := os.ReadFile(a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	y, err := os.ReadFile(b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(x, y) {
+		t.Errorf("%s (%d bytes) and %s (%d bytes) differ: the same command built different engines with and without trt-action", a, len(x), b, len(y))
+	}
+}
+
+func onlyBuild(t *testing.T, r run) report.Build {
+	t.Helper()
+	rep := r.report(t)
+	if len(rep.Builds) != 1 {
+		t.Fatalf("%d builds in the report\n%s", len(rep.Builds), r.output)
+	}
+	return rep.Builds[0]
+}
+
+// A script on the network-definition API builds the same engine with
+// trt-action as without, and its TensorRT build is in the report with its
+// phases, size, settings and network.
+func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
+	e := newScriptEnv(t)
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "with.engine"}, e.python, e.script, "--out", "with.engine", "--layers", "12")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.output)
+	}
+	plainRun(t, dir, nil, e.python, e.script, "--out", "without.engine", "--layers", "12")
+	sameFile(t, filepath.Join(dir, "with.engine"), filepath.Join(dir, "without.engine"))
+
+	b := onlyBuild(t, r)
+	if b.Status != report.StatusOK || len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("status %s (%s), %d TensorRT builds\n%s", b.Status, b.Reason, len(b.TensorRTBuilds), r.output)
+	}
+	in := b.TensorRTBuilds[0]
+	if in.Status != report.StatusOK || in.Route != "python" || in.Entry != "build_serialized_network" || in.Callbacks < 20 || len(in.PhaseTree) == 0 {
+		t.Errorf("TensorRT build: status %s, route %s, entry %s, %d callbacks, %d root phases", in.Status, in.Route, in.Entry, in.Callbacks, len(in.PhaseTree))
+	}
+	info, err := os.Stat(filepath.Join(dir, "with.engine"))
+	if err != nil || in.SerializedBytes != info.Size() {
+		t.Errorf("serialized size %d, engine file %v (%v)", in.SerializedBytes, info, err)
+	}
+	if in.Network == nil || in.Network.Inputs[0].Name != "features" || in.Network.Outputs[0].Name != "scores" || in.Network.Layers < 12 {
+		t.Errorf("network = %+v", in.Network)
+	}
+	if in.Settings == nil || in.Settings.Applied["opt-level"] != float64(1) {
+		t.Errorf("settings read from the config = %+v, want opt-level 1 (the script sets it)", in.Settings)
+	} else if pools, _ := in.Settings.Applied["memory-pools"].(map[string]any); pools["workspace"] != float64(64<<20) {
+		t.Errorf("memory-pools = %v, want workspace 64 MiB", in.Settings.Applied["memory-pools"])
+	}
+	if len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
+		t.Errorf("engines = %+v", b.Engines)
+	}
+}
+
+// Polygraphy, a real program nobody here wrote, builds a real model (the
+// onnx wheel's SqueezeNet) the same with and without trt-action.
+func TestPolygraphyConvertIsObserved(t *testing.T) {
+	e := newScriptEnv(t)
+	out, err := exec.Command(e.python, "-c", "import onnx, os; print(os.path.dirname(onnx.__file__))").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	model := filepath.Join(strings.TrimSpace(string(out)), "backend", "test", "data", "light", "light_squeezenet.onnx")
+	polygraphy := filepath.Join(filepath.Dir(e.python), "polygraphy")
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "with.engine", "--env", "POLYGRAPHY_USE_TENSORRT_RTX=1"},
+		polygraphy, "convert", model, "-o", "with.engine")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.output)
+	}
+	plainRun(t, dir, []string{"POLYGRAPHY_USE_TENSORRT_RTX=1"}, polygraphy, "convert", model, "-o", "without.engine")
+	sameFile(t, filepath.Join(dir, "with.engine"), filepath.Join(dir, "without.engine"))
+	b := onlyBuild(t, r)
+	if b.Name != "polygraphy" || b.Status != report.StatusOK || len(b.TensorRTBuilds) != 1 || b.TensorRTBuilds[0].Status != report.StatusOK {
+		t.Errorf("%s: %s (%s), %+v", b.Name, b.Status, b.Reason, b.TensorRTBuilds)
+	}
+	if n := b.TensorRTBuilds[0].Network; n == nil || n.Layers < 20 {
+		t.Errorf("SqueezeNet's network = %+v", n)
+	}
+}
+
+// A matrix of script builds: the program's own monitor, two builds, builds
+// in spawned children, a crash, a program that never builds and one the
+// hook cannot enter; each ends as what happened says, the others go on.
+func TestScriptBuildsInAMatrixEndAsWhatHappened(t *testing.T) {
+	e := newScriptEnv(t)
+	py, s := e.python, e.script
+	r := e.build(t, `version: 1
+defaults:
+  backend: tensorrt-rtx
+  budgets: {grace: 5s}
+builds:
+  - {name: own-monitor, run: [`+py+`, `+s+`, --monitor, --builds, "2", --out, OUT/a.engine], engine: [OUT/a.engine, OUT/a.engine.1]}
+  - {name: spawn, run: [`+py+`, `+s+`, --spawn, "2", --out, OUT/b.engine]}
+  - {name: crash, run: [`+py+`, `+s+`, --abort-at, "15", --out, OUT/c.engine], engine: OUT/c.engine}
+  - {name: never, run: [`+py+`, `+s+`, --never]}
+  - {name: isolated, run: [`+py+`, -I, `+s+`, --out, OUT/d.engine]}
+`)
+	rep := r.report(t)
+	own := findBuild(t, rep, "own-monitor")
+	if own.Status != report.StatusOK || len(own.TensorRTBuilds) != 2 || len(own.Engines) != 2 {
+		t.Errorf("own-monitor: %s (%s), %d builds, %d engines\n%s", own.Status, own.Reason, len(own.TensorRTBuilds), len(own.Engines), r.output)
+	}
+	// The program's monitor still saw every callback ours did: the tee.
+	saw := strings.Count(strings.Join(own.Script.OutputTail, "\n"), "program's monitor saw ")
+	if saw != 2 || !strings.Contains(strings.Join(own.Script.OutputTail, "\n"), "program's monitor saw "+strconv.FormatInt(own.TensorRTBuilds[1].Callbacks, 10)+" callbacks") {
+		t.Errorf("the program's own monitor did not see every callback trt-action saw (%d): %q", own.TensorRTBuilds[1].Callbacks, own.Script.OutputTail)
+	}
+	spawn := findBuild(t, rep, "spawn")
+	pids := map[int]bool{}
+	for _, in := range spawn.TensorRTBuilds {
+		pids[in.PID] = in.Status == report.StatusOK
+	}
+	// The pool's two workers may share its two tasks: two or three processes built.
+	if spawn.Status != report.StatusOK || len(spawn.TensorRTBuilds) != 3 || len(pids) < 2 || spawn.Script.Processes < 3 {
+		t.Errorf("spawn: %s (%s), %d TensorRT builds in %d processes, %d processes with the hook", spawn.Status, spawn.Reason, len(spawn.TensorRTBuilds), len(pids), spawn.Script.Processes)
+	}
+	crash := findBuild(t, rep, "crash")
+	if crash.Status != report.StatusCrashed || !strings.Contains(crash.Reason, "SIGABRT") ||
+		len(crash.TensorRTBuilds) != 1 || crash.TensorRTBuilds[0].Status != report.StatusCrashed {
+		t.Errorf("crash: %s (%s) %+v", crash.Status, crash.Reason, crash.TensorRTBuilds)
+	}
+	if _, err := os.Stat(filepath.Join(r.outDir(), "c.engine")); !os.IsNotExist(err) {
+		t.Errorf("the crashed build left an engine file (%v)", err)
+	}
+	never := findBuild(t, rep, "never")
+	if never.Status != report.StatusOK || len(never.Warnings) != 1 || !strings.Contains(never.Warnings[0], "no TensorRT build was seen") {
+		t.Errorf("never: %s, warnings %q", never.Status, never.Warnings)
+	}
+	isolated := findBuild(t, rep, "isolated")
+	if isolated.Status != report.StatusOK || isolated.Script.Unobserved == "" || !strings.Contains(isolated.Script.Unobserved, "-I") {
+		t.Errorf("isolated (python -I): %s, unobserved %q", isolated.Status, isolated.Script.Unobserved)
+	}
+	if r.code != 1 {
+		t.Errorf("exit %d with a crashed build, want 1", r.code)
+	}
+}
+
+// A build budget stops the TensorRT build inside the command at its next
+// callback; the program then fails its own way, and the build is
+// budget-exceeded whatever its exit code.
+func TestABuildBudgetStopsAScriptBuild(t *testing.T) {
+	e := newScriptEnv(t)
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--build-budget", "1s", "--engine", "slow.engine"},
+		e.python, e.script, "--step-sleep", "0.05", "--out", "slow.engine")
+	b := onlyBuild(t, r)
+	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != "build" {
+		t.Fatalf("status %s (%s), budget %+v\n%s", b.Status, b.Reason, b.Budget, r.output)
+	}
+	if len(b.TensorRTBuilds) != 1 || b.TensorRTBuilds[0].Status != report.StatusBudgetExceeded {
+		t.Errorf("its TensorRT build: %+v", b.TensorRTBuilds)
+	}
+	// The stop lands at the next callback, 50 ms apart here.
+	if b.StopLatencyMs > 2000 {
+		t.Errorf("%d ms from the budget's end to the command's", b.StopLatencyMs)
+	}
+	if r.code != 3 {
+		t.Errorf("exit %d, want 3 (a budget failed the run)", r.code)
+	}
+}
+
+// SIGINT to trt-action stops the TensorRT build inside the command; no
+// process of the command outlives the run.
+func TestSIGINTEndsAScriptBuildAndEveryProcessOfIt(t *testing.T) {
+	e := newScriptEnv(t)
+	dir := t.TempDir()
+	pidFile := filepath.Join(dir, "pid")
+	ctx, cancel := context.WithTimeout(context.Background(), runTimeout)
+	defer cancel()
+	cmd := e.command(ctx, "run", "--backend", "tensorrt-rtx", "--report", filepath.Join(dir, "report.json"), "--",
+		e.python, e.script, "--step-sleep", "0.05", "--pid-file", pidFile)
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	pid := waitForPID(t, pidFile)
+	time.Sleep(500 * time.Millisecond) // inside the build by now
+	_ = cmd.Process.Signal(syscall.SIGINT)
+	code := exitCode(t, cmd.Wait(), out.String())
+	r := run{dir: dir, code: code, output: out.String()}
+	b := onlyBuild(t, r)
+	if code != 130 || b.Status != report.StatusCancelled || !strings.Contains(b.Reason, "SIGINT") {
+		t.Errorf("exit %d, %s (%s)\n%s", code, b.Status, b.Reason, out.String())
+	}
+	if err := syscall.Kill(pid, 0); err == nil {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+		t.Errorf("the program (pid %d) outlived trt-action", pid)
+	}
+}
+
+func waitForPID(t *testing.T, path string) int {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for time.Now().Before(deadline) {
+		if data, err := os.ReadFile(path); err == nil && len(data) > 0 {
+			pid, err := strconv.Atoi(string(data))
+			if err == nil {
+				return pid
+			}
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Fatalf("the program never wrote %s", path)
+	return 0
+}

@@ -1,0 +1,117 @@
+"""A builder script of the kind trt-action runs as a script build: it
+builds a small MLP with TensorRT-RTX's network-definition API (no ONNX)
+and writes the engine. Options let the tests make it do what real
+programs do: set its own progress monitor, build twice, build in spawned
+child processes, crash, never build, or run slowly enough for a budget.
+It knows nothing of trt-action."""
+
+import argparse
+import multiprocessing
+import os
+import sys
+import time
+
+import numpy as np
+import tensorrt_rtx as trt
+
+
+def build(out, layers, opt_level, monitor=None):
+    logger = trt.Logger(trt.Logger.WARNING)
+    builder = trt.Builder(logger)
+    network = builder.create_network(0)
+    x = network.add_input("features", trt.float32, (1, 32))
+    rng = np.random.RandomState(11)
+    keep = []
+    for _ in range(layers):
+        w = (rng.standard_normal((32, 32)) * 0.1).astype(np.float32)
+        keep.append(w)
+        c = network.add_constant(w.shape, w)
+        mm = network.add_matrix_multiply(x, trt.MatrixOperation.NONE, c.get_output(0), trt.MatrixOperation.NONE)
+        x = network.add_activation(mm.get_output(0), trt.ActivationType.RELU).get_output(0)
+    x.name = "scores"
+    network.mark_output(x)
+    config = builder.create_builder_config()
+    config.builder_optimization_level = opt_level
+    config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 64 << 20)
+    if monitor is not None:
+        config.progress_monitor = monitor
+    plan = builder.build_serialized_network(network, config)
+    if monitor is not None and config.progress_monitor is not monitor:
+        sys.exit("the config no longer holds this program's monitor")
+    if plan is None:
+        # What some NVIDIA samples do: go on as if nothing happened.
+        print("build returned None", flush=True)
+        return False
+    with open(out, "wb") as f:
+        f.write(plan)
+    print("wrote %s (%d bytes)" % (out, plan.nbytes), flush=True)
+    return True
+
+
+class Counting(trt.IProgressMonitor):
+    """The program's own monitor: counts callbacks; may sleep per step
+    (a slow build), abort the process, or cancel."""
+
+    def __init__(self, step_sleep=0.0, abort_at=-1, cancel_at=-1):
+        trt.IProgressMonitor.__init__(self)
+        self.calls, self.steps = 0, 0
+        self.step_sleep, self.abort_at, self.cancel_at = step_sleep, abort_at, cancel_at
+
+    def phase_start(self, phase_name, parent_phase, num_steps):
+        self.calls += 1
+
+    def step_complete(self, phase_name, step):
+        self.calls += 1
+        self.steps += 1
+        if self.steps == self.abort_at:
+            os.abort()
+        if self.step_sleep:
+            time.sleep(self.step_sleep)
+        return self.steps != self.cancel_at
+
+    def phase_finish(self, phase_name):
+        self.calls += 1
+
+
+def child(args):
+    out, layers = args
+    return build(out, layers, 1)
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--out", default="model.engine")
+    p.add_argument("--layers", type=int, default=8)
+    p.add_argument("--opt-level", type=int, default=1)
+    p.add_argument("--builds", type=int, default=1)
+    p.add_argument("--monitor", action="store_true", help="set the program's own monitor")
+    p.add_argument("--step-sleep", type=float, default=0.0)
+    p.add_argument("--abort-at", type=int, default=-1)
+    p.add_argument("--spawn", type=int, default=0, help="build in this many spawned child processes too")
+    p.add_argument("--never", action="store_true", help="import TensorRT, build nothing")
+    p.add_argument("--pid-file", help="write this process's pid here")
+    a = p.parse_args()
+    if a.pid_file:
+        with open(a.pid_file, "w") as f:
+            f.write(str(os.getpid()))
+    if a.never:
+        print("nothing to build", flush=True)
+        return 0
+    if a.spawn:
+        ctx = multiprocessing.get_context("spawn")
+        with ctx.Pool(a.spawn) as pool:
+            ok = pool.map(child, [("%s.child%d" % (a.out, i), a.layers) for i in range(a.spawn)])
+        if not all(ok):
+            return 1
+    ok = True
+    for i in range(a.builds):
+        monitor = Counting(a.step_sleep, a.abort_at) if (a.monitor or a.step_sleep or a.abort_at >= 0) else None
+        out = a.out if i == 0 else "%s.%d" % (a.out, i)
+        ok = build(out, a.layers, a.opt_level, monitor) and ok
+        if monitor is not None:
+            print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
