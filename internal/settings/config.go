@@ -11,13 +11,13 @@ import (
 // TensorRT's Python API (python/src/infer/pyCore.cpp in NVIDIA/TensorRT):
 // enum members without the C++ "k" (FP16 for kFP16).
 type Config struct {
-	Flags               []string            `json:"flags"`                // BuilderFlag members that are set
-	MemoryPools         map[string]int64    `json:"memory_pools"`         // MemoryPoolType member -> limit
-	Attrs               map[string]Attr     `json:"attrs"`                // property -> value (Setting.Python)
-	TacticSources       []string            `json:"tactic_sources"`       // TacticSource members that are on
-	PreviewFeatures     []string            `json:"preview_features"`     // PreviewFeature members that are on
-	ComputeCapabilities []string            `json:"compute_capabilities"` // TensorRT-RTX: ComputeCapability members
-	Profiles            []map[string]Shape  `json:"profiles"`             // optimization profiles, input -> shapes
+	Flags               []string           `json:"flags"`                // BuilderFlag members that are set
+	MemoryPools         map[string]int64   `json:"memory_pools"`         // MemoryPoolType member -> limit
+	Attrs               map[string]Attr    `json:"attrs"`                // property -> value (Setting.Python)
+	TacticSources       []string           `json:"tactic_sources"`       // TacticSource members that are on
+	PreviewFeatures     []string           `json:"preview_features"`     // PreviewFeature members that are on
+	ComputeCapabilities []string           `json:"compute_capabilities"` // TensorRT-RTX: ComputeCapability members
+	Profiles            []map[string]Shape `json:"profiles"`             // optimization profiles, input -> shapes
 }
 
 // Attr is one property's value: a number, or an enum member sent as
