@@ -57,6 +57,16 @@
 // drain thread, started at begin and joined at end, sends the events about
 // every 10 ms.
 //
+// Python runs signal handlers between bytecodes of the main thread
+// (https://docs.python.org/3/library/signal.html), and TensorRT-RTX calls a
+// monitor on the building thread: a Ctrl-C that would raise
+// KeyboardInterrupt after the build returns would instead surface in the
+// hook's callback, where pybind11 prints it and cancels the build. So while
+// a build without the program's own monitor runs on the main thread, the
+// hook holds the Python-level handlers and sends the held signals again
+// when the build ends. A stop therefore reaches a build through the
+// socket, never through a signal to the program.
+//
 // # The protocol
 //
 // Each process connects its own Unix SOCK_SEQPACKET socket (children
