@@ -21,7 +21,12 @@
 // https://github.com/DataDog/dd-trace-py). A marker in sys.modules makes a
 // second run do nothing. The hook needs Python 3.7 and the standard library
 // only; its failures are one line on stderr starting "trt-action hook:",
-// never an exception in the program.
+// never an exception in the program. What builds need is loaded only when
+// the program imports TensorRT (start-up figures: BENCHMARKS.md, made by
+// testdata/bench/startup.py; per callback: testdata/bench/callbacks.py). Under
+// PYTHONDONTWRITEBYTECODE (python -B) the first process writes the hook's
+// byte code into the hook's folder, which the later ones load; the
+// program's own files get none.
 //
 // # What it patches
 //
@@ -52,6 +57,16 @@
 // drain thread, started at begin and joined at end, sends the events about
 // every 10 ms.
 //
+// Python runs signal handlers between bytecodes of the main thread
+// (https://docs.python.org/3/library/signal.html), and TensorRT-RTX calls a
+// monitor on the building thread: a Ctrl-C that would raise
+// KeyboardInterrupt after the build returns would instead surface in the
+// hook's callback, where pybind11 prints it and cancels the build. So while
+// a build without the program's own monitor runs on the main thread, the
+// hook holds the Python-level handlers and sends the held signals again
+// when the build ends. A stop therefore reaches a build through the
+// socket, never through a signal to the program.
+//
 // # The protocol
 //
 // Each process connects its own Unix SOCK_SEQPACKET socket (children
@@ -66,7 +81,7 @@
 //	{"m":"hello","pid":P,"ppid":PP,"python":"3.11.7","executable":"/usr/bin/python3","argv":[...]}
 //	    at interpreter start, or at a forked child's first message; argv is
 //	    sys.orig_argv (the whole command line) where Python has it
-//	{"m":"begin","id":N,"t":T,"entry":"build_serialized_network","route":"python",
+//	{"m":"begin","id":N,"t":T,"entry":"build_serialized_network","route":"python" (the only route so far),
 //	 "bindings":"tensorrt_rtx_bindings","library":"TensorRT-RTX 1.7.1.116",
 //	 "user_monitor":false,"config":{...},"network":{...}}
 //	    before the entry point runs; id counts from 1 in each process

@@ -161,22 +161,20 @@ class Build:
             notice.once("could not start a drain thread; a build's phases are sent when it ends", exc)
 
     def end(self, returned=None, raised=None):
-        """Says how the build ended, after its last events."""
+        """Says how the build ended, after its last events. Raises what a
+        signal handler of the program raised meanwhile (where the hook does
+        not hold them: a build with the program's own monitor), once the
+        end is said."""
         t = monotonic_ns()
-        interrupted = None  # a signal handler's exception while ending (a build with the program's monitor)
-        try:
-            self._restore_monitor()
-            if not self.orphaned:
-                self._join_drain()
-                _active.discard(self)
-                self.channel.send(wire.dumps(self._end_message(t, returned, raised)))
-        except Exception as exc:
-            notice.once("could not report the end of a TensorRT build", exc)
-        except BaseException as exc:
-            interrupted = exc
-        self._release_signals()
-        if interrupted is not None:
-            raise interrupted
+        interrupted = []
+        _step(self._restore_monitor, interrupted)
+        if not self.orphaned:
+            _step(self._join_drain, interrupted)
+            _active.discard(self)
+            _step(lambda: self.channel.send(wire.dumps(self._end_message(t, returned, raised))), interrupted)
+        _step(self._release_signals, interrupted)
+        if interrupted:
+            raise interrupted[0]
 
     def _end_message(self, t, returned, raised):
         message = {"m": "end", "id": self.id, "t": t}
@@ -211,7 +209,15 @@ class Build:
             return
         self._draining = False
         self._wake.release()
-        self._done.acquire()
+        interrupted = None
+        while True:  # the end goes after the last events, whatever interrupts the wait
+            try:
+                self._done.acquire()
+                break
+            except BaseException as exc:
+                interrupted = interrupted or exc
+        if interrupted is not None:
+            raise interrupted
 
     def _drain(self):
         try:
@@ -267,12 +273,20 @@ class Build:
     def _release_signals(self):
         held, self.held = self.held, {}
         for signum, handler in held.items():
-            try:
-                _signal.signal(signum, handler)
-            except Exception as exc:
-                notice.once("could not give the program its signal handlers back", exc)
+            _signal.signal(signum, handler)
         for signum in self.arrived:
             os.kill(os.getpid(), signum)  # its handler runs as this returns, as without the hook
+
+
+def _step(do, interrupted):
+    """Does one step of ending a build: a failure of the hook is said once,
+    a signal handler's exception is kept for the end."""
+    try:
+        do()
+    except Exception as exc:
+        notice.once("could not report the end of a TensorRT build", exc)
+    except BaseException as exc:
+        interrupted.append(exc)
 
 
 def _thread_number(ident):

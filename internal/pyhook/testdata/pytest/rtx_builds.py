@@ -4,7 +4,6 @@ venv of scripts/setup-tensorrt-rtx (TRT_ACTION_SCRIPT_PYTHON)."""
 
 import json
 import os
-import subprocess
 import sys
 import unittest
 import warnings
@@ -173,14 +172,7 @@ class RealBuilds(support.TestCase):
                 sup.stop("cancelled")
 
         sup = self.supervisor(on_message)
-        proc = subprocess.Popen(
-            [sys.executable, os.path.join(support.SCRIPTS, "rtx_build.py"), "--wait-stdin"],
-            env=support.hook_env(sup), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            universal_newlines=True,
-        )
-        sup.wait(lambda: sup.stop_why is not None, "the hello")
-        out, err = proc.communicate("go\n", timeout=support.WAIT)
-        self.assertEqual(proc.returncode, 0, err)
+        self.run_after_stop(["rtx_build.py", "--wait-stdin"], sup)
         begin, events, end = self.builds(self.only_connection(sup))[0]
         self.assertEqual((end["result"], end["stopped"]), ("none", True))
         self.assertEqual(len([e for e in events if e[2] == "p"]), 1)
@@ -205,16 +197,7 @@ class RealBuilds(support.TestCase):
 
     def test_fork(self):
         sup, result, lines = self.run_script("--fork")
-        conns = sup.settled()
-        self.assertEqual(len(conns), 2)
-        for conn in conns:
-            self.assertProtocol(conn)
-        parent = [c for c in conns if c.messages[0]["pid"] == lines[-1]["pid"]][0]
-        child = [c for c in conns if c is not parent][0]
-        self.assertEqual(child.messages[0]["ppid"], lines[-1]["pid"])
-        self.assertEqual([b[0]["id"] for b in self.builds(parent)], [1, 2])
-        self.assertEqual([b[0]["id"] for b in self.builds(child)], [1])
-        for conn in conns:
+        for conn in self.forked(sup, lines[-1]["pid"]):
             for begin, events, end in self.builds(conn):
                 self.assertEqual(end["result"], "ok")
 

@@ -204,6 +204,37 @@ class TestCase(unittest.TestCase):
                 open_builds.remove(m["id"])
         self.assertEqual(open_builds, set(), "builds that began and never ended")
 
+    def run_after_stop(self, args, sup):
+        """Runs a script (in scripts/, given --wait-stdin) that waits for a
+        line on stdin before it builds, and writes the line once sup has
+        sent its stop: the stop is on the script's socket before any build
+        begins. Returns the CompletedProcess."""
+        proc = subprocess.Popen(
+            [sys.executable, os.path.join(SCRIPTS, args[0])] + list(args[1:]),
+            env=hook_env(sup), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            universal_newlines=True,
+        )
+        sup.wait(lambda: sup.stop_why is not None, "the stop")
+        out, err = proc.communicate("go\n", timeout=WAIT)
+        result = subprocess.CompletedProcess(proc.args, proc.returncode, out, err)
+        self.assertRan(result)
+        return result
+
+    def forked(self, sup, parent_pid):
+        """The connections of a process that built, forked a child that
+        built, and built again: (parent's, child's), each with its own hello
+        and its own build ids."""
+        conns = sup.settled()
+        self.assertEqual(len(conns), 2)
+        for conn in conns:
+            self.assertProtocol(conn)
+        parent = [c for c in conns if c.messages[0]["pid"] == parent_pid][0]
+        child = [c for c in conns if c is not parent][0]
+        self.assertEqual(child.messages[0]["ppid"], parent_pid)
+        self.assertEqual([b[0]["id"] for b in self.builds(parent)], [1, 2])
+        self.assertEqual([b[0]["id"] for b in self.builds(child)], [1])
+        return parent, child
+
     def builds(self, conn):
         """Each build of a connection: (begin, events, end)."""
         out = {}

@@ -290,19 +290,7 @@ class FakeBindings(support.TestCase):
                 sup.stop("cancelled")
 
         sup = self.supervisor(on_message)
-        # The script waits for a line on stdin; the stop is on its socket by
-        # the time the line is written (after the hello was read).
-        proc_env = support.hook_env(sup)
-        import subprocess
-
-        proc = subprocess.Popen(
-            [sys.executable, os.path.join(support.SCRIPTS, "fake_build.py"), "--wait-stdin"],
-            env=proc_env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-            universal_newlines=True,
-        )
-        sup.wait(lambda: sup.stop_why is not None, "the hello")
-        out, err = proc.communicate("go\n", timeout=support.WAIT)
-        self.assertEqual(proc.returncode, 0, err)
+        self.run_after_stop(["fake_build.py", "--wait-stdin"], sup)
         builds = self.builds(self.one_connection(sup))
         end = builds[0][2]
         self.assertEqual((end["result"], end["stopped"]), ("none", True))
@@ -340,17 +328,7 @@ class FakeBindings(support.TestCase):
         # The parent builds, forks a child that builds on its own connection
         # (its own hello, ids from 1), then builds again on its own.
         sup, result, lines = self.run_fake("--fork")
-        conns = sup.settled()
-        self.assertEqual(len(conns), 2)
-        for conn in conns:
-            self.assertProtocol(conn)
-        parent_pid = lines[-1]["pid"]
-        parent = [c for c in conns if c.messages[0]["pid"] == parent_pid][0]
-        child = [c for c in conns if c is not parent][0]
-        self.assertEqual(child.messages[0]["ppid"], parent_pid)
-        self.assertEqual([b[0]["id"] for b in self.builds(parent)], [1, 2])
-        self.assertEqual([b[0]["id"] for b in self.builds(child)], [1])
-        for conn in conns:
+        for conn in self.forked(sup, lines[-1]["pid"]):
             for begin, events, end in self.builds(conn):
                 self.assertEqual(end["result"], "ok")
                 self.assertEqual(without_time(events), TREE_EVENTS)

@@ -8,7 +8,8 @@ import importlib
 import json
 import os
 import sys
-import types
+
+import patterns
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 FAKES = os.path.join(HERE, "..", "fakes")
@@ -181,16 +182,7 @@ def main():
         os.environ["TRT_ACTION_SUPERVISOR"] = os.environ.pop("LATER_SUPERVISOR")
         trt_action_hook.install()
     if args.proxy:
-        target = trt
-
-        class Proxy(types.ModuleType):
-            def __getattr__(self, name):
-                return getattr(target, name)
-
-        sys.modules["tensorrt"] = Proxy("tensorrt")
-        import tensorrt as trt
-
-        assert isinstance(trt, Proxy)
+        trt = patterns.torch_tensorrt_proxy(trt)
 
     if args.wait_stdin:
         sys.stdin.readline()

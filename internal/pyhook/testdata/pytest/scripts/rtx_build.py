@@ -10,9 +10,9 @@ import signal
 import sys
 import threading
 import time
-import types
 
 import numpy as np
+import patterns
 
 
 def network_by_api(trt, builder, layers):
@@ -168,16 +168,7 @@ def main():
         importlib.invalidate_caches()
     trt = importlib.import_module("tensorrt_rtx")
     if args.proxy:
-        # As torch-TensorRT does (py/torch_tensorrt/trt_alias.py in
-        # pytorch/TensorRT): tensorrt is a proxy module over tensorrt_rtx.
-        target = trt
-
-        class Proxy(types.ModuleType):
-            def __getattr__(self, name):
-                return getattr(target, name)
-
-        sys.modules["tensorrt"] = Proxy("tensorrt")
-        import tensorrt as trt
+        trt = patterns.torch_tensorrt_proxy(trt)
     if args.wait_stdin:
         sys.stdin.readline()
     if args.sigint_after is not None:
