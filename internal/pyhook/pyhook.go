@@ -95,7 +95,8 @@
 //
 // config holds what the bindings have of: "flags" (BuilderFlag names),
 // "memory_pools" (MemoryPoolType name to bytes), "attrs" (scalar properties
-// by their Python names, enums by member name; readout.py lists them and
+// by their Python names, enums as {"name": member, "value": number};
+// readout.py lists them and
 // why the others are left out), "tactic_sources", "compute_capabilities"
 // (TensorRT-RTX), "preview_features" (the enabled ones),
 // "quantization_flags" (TensorRT), and "profiles" ([{INPUT: {min, opt,
