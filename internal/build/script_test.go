@@ -42,12 +42,20 @@ func scriptOptions(t *testing.T) Options {
 	return opts
 }
 
+// runScripts runs builds and returns each one's entry as its end event
+// carried it: whole (the report keeps an ended build without its trees).
 func runScripts(t *testing.T, opts Options, builds ...matrix.Build) (map[string]report.Build, []event.Event) {
 	t.Helper()
 	var events []event.Event
-	opts.OnEvent = func(ev event.Event) { events = append(events, ev) }
-	rep, _ := Run(builds, opts, nil)
-	return byName(rep), events
+	ended := map[string]report.Build{}
+	opts.OnEvent = func(ev event.Event) {
+		events = append(events, ev)
+		if ev.Kind == event.BuildFinished {
+			ended[ev.Name] = *ev.Result
+		}
+	}
+	Run(builds, opts, nil)
+	return ended, events
 }
 
 func TestAScriptBuildReportsItsTensorRTBuildAndEngine(t *testing.T) {

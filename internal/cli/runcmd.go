@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
 )
@@ -29,7 +30,7 @@ type runFlags struct {
 func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--env NAME=VALUE]... [flags] -- COMMAND [ARGS...]")
 	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name)")
-	fs.StringVar(&r.backend, "backend", "tensorrt", "which TensorRT the program imports: tensorrt or tensorrt-rtx (sim: simulate, run nothing)")
+	fs.StringVar(&r.backend, "backend", backend.TensorRT, "which TensorRT the program imports: "+backend.TensorRT+" or "+backend.TensorRTRTX+" ("+backend.Sim+": simulate, run nothing)")
 	fs.Var(&r.engines, "engine", "an engine `file` the program writes; checked and fingerprinted after it (repeatable)")
 	fs.Var(&r.env, "env", "`NAME=VALUE` for the command's environment (repeatable)")
 	fs.StringVar(&r.workdir, "workdir", "", "the `folder` the command starts in (default: the working folder)")
@@ -82,8 +83,8 @@ func runRun(c *Command, args []string) error {
 		return err
 	}
 	builds := file.Builds
-	if r.backend == "sim" {
-		if err := matrix.OnBackend(builds, "sim"); err != nil {
+	if r.backend == backend.Sim {
+		if err := matrix.OnBackend(builds, backend.Sim); err != nil {
 			return usageError{err.Error()}
 		}
 	}
@@ -102,11 +103,11 @@ func splitCommand(args []string) (flags, command []string) {
 
 // spec is the build the flags describe.
 func (r *runFlags) spec(command []string) (matrix.CommandSpec, error) {
-	backend := r.backend
-	if backend == "sim" {
-		backend = "tensorrt" // the build is checked as written, then simulated (--backend sim)
+	name := r.backend
+	if name == backend.Sim {
+		name = backend.TensorRT // the build is checked as written, then simulated (--backend sim)
 	}
-	s := matrix.CommandSpec{Name: r.name, Backend: backend, Argv: command, Env: r.env, Workdir: r.workdir,
+	s := matrix.CommandSpec{Name: r.name, Backend: name, Argv: command, Env: r.env, Workdir: r.workdir,
 		Engines: r.engines, Budgets: r.budgets}
 	s.Budgets.WarnPercent = r.warn
 	for _, p := range r.phases {

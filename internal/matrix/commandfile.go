@@ -57,7 +57,7 @@ func CommandFile(spec CommandSpec) (*File, error) {
 		errs.add(s.RunPos, "an argument holds a NUL character, which no argument can hold")
 	}
 	if b.Name == "" && len(spec.Argv) > 0 && spec.Argv[0] != "" {
-		b.Name = filepath.Base(spec.Argv[0])
+		b.Name = commandName(spec.Argv)
 		if nameProblem(b.Name) != "" {
 			errs.add(at(CommandFlags.Name), "the command's name %q is not a build name; give one with %s (up to 128 letters, digits and . _ - + = @ , starting with a letter or digit)",
 				b.Name, CommandFlags.Name)
@@ -144,4 +144,32 @@ func commandBudgets(b *Budgets, errs *collector) {
 		errs.add(Pos{File: CommandFlags.Warn}, "percentage must be greater than 0%% and at most 100%%, got %g%%", b.WarnPercent)
 	}
 	b.Grace = cmp.Or(b.Grace, defaultGrace)
+}
+
+// commandName is the build name a command gives when --name does not: its
+// first word's base name, but for a Python interpreter the script it runs
+// ("python tools/export.py" is export.py) or the module ("python -m
+// polygraphy" is polygraphy): every builder script would be "python".
+func commandName(argv []string) string {
+	name := filepath.Base(argv[0])
+	if !strings.HasPrefix(name, "python") {
+		return name
+	}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
+		switch {
+		case a == "-m" && i+1 < len(argv):
+			return argv[i+1]
+		case strings.HasPrefix(a, "-m") && len(a) > 2:
+			return a[2:]
+		case a == "-c" || strings.HasPrefix(a, "-c") || a == "-" || a == "--":
+			return name
+		case a == "-X" || a == "-W":
+			i++ // the option's value
+		case strings.HasPrefix(a, "-"):
+		default:
+			return filepath.Base(a)
+		}
+	}
+	return name
 }
