@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -177,6 +178,14 @@ func playFakeProgram(scenario string) int {
 		}
 		fmt.Println("escaped child " + strconv.Itoa(child.Process.Pid))
 		time.Sleep(time.Hour)
+		return 0
+	case "signals": // what a command is started with: its mask and ignored signals
+		status, _ := os.ReadFile("/proc/self/status")
+		for _, line := range strings.Split(string(status), "\n") {
+			if strings.HasPrefix(line, "SigBlk:") || strings.HasPrefix(line, "SigIgn:") {
+				fmt.Println(line)
+			}
+		}
 		return 0
 	case "sleeper":
 		time.Sleep(time.Hour)

@@ -286,3 +286,15 @@ func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
 		t.Errorf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
 	}
 }
+
+// A command starts as a shell would start it: nothing blocked, nothing
+// ignored (trt-action's own handlers are not inherited: exec resets them).
+func TestACommandStartsWithNoSignalBlockedOrIgnored(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "signals", "signals", nil))
+	out := strings.Join(got["signals"].Script.OutputTail, "\n")
+	for _, want := range []string{"SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("the command's /proc/self/status has no %q:\n%s", want, out)
+		}
+	}
+}
