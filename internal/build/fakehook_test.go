@@ -130,6 +130,7 @@ func playFakeProgram(scenario string) int {
 	step := 5 * time.Millisecond
 	switch scenario {
 	case "ok": // one build, its engine written
+		fmt.Print("\x1b[32m 10%|█ |\r 50%|██ |\r100%|███|\x1b[0m\n") // a redrawn, coloured progress bar
 		if !h.build(1, 6, step) {
 			return 1
 		}

@@ -225,11 +225,13 @@ func readLines(r *os.File, out chan<- string) {
 	for {
 		line, err := in.ReadSlice('\n')
 		if len(line) > 0 {
-			cut := string(trimEOL(line))
+			// What a terminal would show of it: a redrawn progress bar's
+			// last state, without colours.
+			shown := text.Shown(string(trimEOL(line)))
 			for err == bufio.ErrBufferFull { // skip the rest of a very long line
 				_, err = in.ReadSlice('\n')
 			}
-			out <- text.CutRunes(cut, maxOutputLine)
+			out <- text.CutRunes(shown, maxOutputLine)
 		}
 		if err != nil {
 			return

@@ -3,6 +3,7 @@ package build
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -86,6 +87,10 @@ func TestAScriptBuildReportsItsTensorRTBuildAndEngine(t *testing.T) {
 	}
 	if !strings.Contains(strings.Join(b.Script.OutputTail, "\n"), "fake program: ok") {
 		t.Errorf("output tail = %q", b.Script.OutputTail)
+	}
+	// A progress bar that redraws itself is kept as a terminal shows it last.
+	if !slices.Contains(b.Script.OutputTail, "100%|███|") {
+		t.Errorf("the progress bar's line is not its last state without colours: %q", b.Script.OutputTail)
 	}
 	kinds := map[event.EventKind]int{}
 	for _, ev := range events {

@@ -76,8 +76,7 @@ func (s *script) classify() *report.Build {
 		w.res.Warnings = append(w.res.Warnings, "no TensorRT build was seen in the command"+s.unseenWhy())
 	}
 	if s.reaped != nil && s.reaped.Leftover > 0 {
-		w.res.Warnings = append(w.res.Warnings, fmt.Sprintf("%s of the command still ran when its main process exited; killed",
-			text.Count(s.reaped.Leftover, "process")))
+		w.res.Warnings = append(w.res.Warnings, leftoverWarning(s.reaped.Leftover))
 	}
 	return w.finish(status, reason, w.ctl.outcome())
 }
@@ -140,4 +139,13 @@ func pythonFlagsWhy(argv []string) string {
 func isPython(word string) bool {
 	base := word[strings.LastIndexByte(word, '/')+1:]
 	return strings.HasPrefix(base, "python")
+}
+
+// leftoverWarning says how many processes the command left running when
+// its main process exited (the reaper killed them).
+func leftoverWarning(n int) string {
+	if n == 1 {
+		return "1 process of the command still ran when its main process exited; it was killed"
+	}
+	return fmt.Sprintf("%d processes of the command still ran when its main process exited; they were killed", n)
 }

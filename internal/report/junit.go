@@ -216,7 +216,7 @@ func junitScript(sb *strings.Builder, b *Build) {
 	if s == nil {
 		return
 	}
-	fmt.Fprintf(sb, "command: %s\n", strings.Join(s.Command, " "))
+	fmt.Fprintf(sb, "command: %s\n", text.ShellLine(s.Command))
 	fmt.Fprintf(sb, "exit: %s\n", cmp.Or(s.Exit, ExitText(s)))
 	if s.Unobserved != "" {
 		fmt.Fprintf(sb, "not observed: %s\n", s.Unobserved)

@@ -43,7 +43,7 @@ func ExitText(s *Script) string {
 // CommandText is the command as one line of words, for people: its words
 // joined by spaces (the report's "command" has them exactly), cut.
 func CommandText(s *Script) string {
-	return text.CutRunes(strings.Join(s.Command, " "), 200)
+	return text.CutRunes(text.ShellLine(s.Command), 200)
 }
 
 // InnerCount says how many TensorRT builds a script build ran: "2 TensorRT
