@@ -22,15 +22,23 @@ func LoadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
 	if exe != "" {
 		files = append(files, runfiles.File{Path: exe, Role: runfiles.Input, Noun: "the trt-action executable, which the workers run"})
 	}
+	// A script build's program loads its own TensorRT, which trt-action
+	// does not know (and looking it up costs an ldconfig run): only its
+	// backend's shared objects, which the hook's native route may load.
 	var backends []string
+	loadsLibrary := map[string]bool{}
 	for _, b := range builds {
 		if !slices.Contains(backends, b.Backend) {
 			backends = append(backends, b.Backend)
 		}
+		loadsLibrary[b.Backend] = loadsLibrary[b.Backend] || b.Script == nil
 	}
 	for _, backend := range backends {
 		for _, p := range native.BackendFiles(backend) {
 			files = append(files, runfiles.File{Path: p, Role: runfiles.Input, Noun: fmt.Sprintf("a shared object of the %s backend", backend)})
+		}
+		if !loadsLibrary[backend] {
+			continue
 		}
 		libs, _ := cache.LibraryFiles(backend, trtLib)
 		for _, p := range libs {

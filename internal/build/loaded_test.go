@@ -45,6 +45,12 @@ func TestLoadedFilesAreTheRunsInputs(t *testing.T) {
 	if got := LoadedFiles(builds[2:], "", ""); len(got) != 0 {
 		t.Errorf("the simulator alone, executable unknown: %+v, want nothing", got)
 	}
+	// A script build's program loads a TensorRT of its own choosing: only
+	// the backend's shared object is trt-action's to name.
+	script := matrix.Build{Name: "c", Backend: "tensorrt-rtx", Script: &matrix.Script{Argv: []string{"python"}}}
+	if got := LoadedFiles([]matrix.Build{script}, libs, ""); len(got) != 1 || got[0].Path != shim {
+		t.Errorf("a script build alone: %+v, want only the shared object", got)
+	}
 	missing := LoadedFiles(builds[:1], filepath.Join(libs, "absent"), "")
 	if len(missing) != 1 || missing[0].Path != shim {
 		t.Errorf("a library found nowhere: %+v, want only the shared object", missing)
