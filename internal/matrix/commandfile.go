@@ -82,8 +82,8 @@ func CommandFile(spec CommandSpec) (*File, error) {
 			errs.add(at(CommandFlags.Engine), "expected a path, got an empty string")
 		case slices.Contains(s.Engines, abs):
 			errs.add(at(CommandFlags.Engine), "%s is given twice", quoted(p))
-		case outputProblem(p) != "":
-			errs.add(at(CommandFlags.Engine), "%s", outputProblem(p))
+		case outputProblem(p, abs) != "":
+			errs.add(at(CommandFlags.Engine), "%s", outputProblem(p, abs))
 		default:
 			s.Engines, s.EnginePos = append(s.Engines, abs), append(s.EnginePos, at(CommandFlags.Engine))
 		}

@@ -2,7 +2,6 @@ package matrix
 
 import (
 	"fmt"
-	"iter"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -471,35 +470,41 @@ func (w *walker) expandBuild(item *yaml.Node, defaults *buildSource, topMatrix *
 		}
 		own.Content = append(own.Content, p.key, p.val)
 	}
-	decode := w.buildDecoder(own, defaults, w.pos(item))
+	at := w.pos(item)
+	script, src := w.itemSource(own, defaults, at)
 	spec := combine(topMatrix, ownMatrix)
 	if spec != nil {
 		for _, name := range spec.axisNames() {
 			w.axes[name] = true
 		}
 	}
-	combos := w.expand(spec, w.pos(item))
+	combos := w.expand(spec, at)
 	builds := make([]Build, 0, len(combos))
 	for _, c := range combos {
-		builds = append(builds, decode(&decoder{w: w, combo: c, inBuild: true}))
+		d := &decoder{w: w, combo: c, inBuild: true}
+		if script != nil {
+			builds = append(builds, d.scriptBuild(script, at))
+		} else {
+			builds = append(builds, d.build(src, at))
+		}
 	}
 	return builds
 }
 
-// buildDecoder decodes one builds item, own its keys but its matrix, for
-// each matrix combination: a build with run:, or a build of a model.
-func (w *walker) buildDecoder(own *yaml.Node, defaults *buildSource, at Pos) func(*decoder) Build {
+// itemSource is where one builds item's builds are decoded from, own its
+// keys but its matrix: for a build with run:, the mapping scriptBuild
+// reads (script); else the sources build reads (src).
+func (w *walker) itemSource(own *yaml.Node, defaults *buildSource, at Pos) (script *yaml.Node, src *buildSource) {
 	if isScript(own) {
 		if w.firstScript == (Pos{}) {
 			w.firstScript = at
 		}
-		n := w.scriptSource(own, defaults)
-		return func(d *decoder) Build { return d.scriptBuild(n, at) }
+		return w.scriptSource(own, defaults), nil
 	}
 	if w.firstModel == (Pos{}) {
 		w.firstModel = at
 	}
-	src := &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
+	src = &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
 	src.keys, src.line = w.splitLine(w.canonical(own))
 	if src.defaultsLine == nil && src.line == nil {
 		src.merged = w.merge(src.defaults, src.keys)
@@ -509,7 +514,7 @@ func (w *walker) buildDecoder(own *yaml.Node, defaults *buildSource, at Pos) fun
 			w.errs.add(w.pos(resolve(own.Content[i])), "%s: only a build with run: has %s; this build builds a model", key, key)
 		}
 	}
-	return func(d *decoder) Build { return d.build(src, at) }
+	return nil, src
 }
 
 func (w *walker) checkTopExcludes() {
@@ -549,43 +554,43 @@ func (w *walker) checkUniqueNames(builds []Build) {
 // checkUniqueEngines rejects two builds writing the same engine file: a
 // build's engine, or one a build with run: names.
 func (w *walker) checkUniqueEngines(builds []Build) {
-	type writer struct {
-		build int
-		at    Pos
-	}
+	type writer struct{ build, engine int } // engine: an index into Script.Engines, or -1 for Engine
 	first := make(map[string]writer, len(builds))
 	for i, b := range builds {
 		if b.Name == "" {
 			continue
 		}
-		for path, at := range b.engines() {
+		engines := []string{b.Engine}
+		if b.Script != nil {
+			engines = b.Script.Engines
+		}
+		for j, path := range engines {
+			if path == "" {
+				continue
+			}
+			this := writer{i, j}
+			if b.Script == nil {
+				this.engine = -1
+			}
 			prev, dup := first[path]
 			switch {
 			case !dup:
-				first[path] = writer{i, at}
+				first[path] = this
 			case prev.build == i || builds[prev.build].Name == b.Name:
 				// named twice by one build (engines said so), or a duplicate name (said already)
 			default:
-				w.errs.add(at, "engine %s of build %q is also written by build %q (at %s); give each build its own engine path",
-					quoted(path), b.Name, builds[prev.build].Name, prev.at)
+				w.errs.add(builds[i].enginePos(this.engine), "engine %s of build %q is also written by build %q (at %s); give each build its own engine path",
+					quoted(path), b.Name, builds[prev.build].Name, builds[prev.build].enginePos(prev.engine))
 			}
 		}
 	}
 }
 
-// engines yields each engine file b writes, with where it was named.
-func (b Build) engines() iter.Seq2[string, Pos] {
-	return func(yield func(string, Pos) bool) {
-		if b.Engine != "" && !yield(b.Engine, b.EnginePos) {
-			return
-		}
-		if b.Script == nil {
-			return
-		}
-		for i, path := range b.Script.Engines {
-			if !yield(path, b.Script.EnginePos[i]) {
-				return
-			}
-		}
+// enginePos is where engine i of b's command was named, or with i < 0
+// where b's engine was.
+func (b *Build) enginePos(i int) Pos {
+	if i < 0 {
+		return b.EnginePos
 	}
+	return b.Script.EnginePos[i]
 }

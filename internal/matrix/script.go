@@ -320,7 +320,10 @@ func (d *decoder) workdir(keys fieldSet) string {
 	if !ok {
 		return ""
 	}
-	if msg := folderProblem(dir, quoted(d.w.dir)); msg != "" && !d.w.skipInputs {
+	if d.w.skipInputs {
+		return runfiles.Abs(dir)
+	}
+	if msg := folderProblem(dir, quoted(d.w.dir)); msg != "" {
 		d.w.errs.add(d.w.pos(p.val), "workdir: %s", msg)
 	}
 	return runfiles.Abs(dir)

@@ -13,38 +13,48 @@ import (
 // combination's value. Other expressions, unknown axes and unclosed braces
 // are reported at the column where the expression starts.
 func (d *decoder) substitute(n *yaml.Node, s string) (string, bool) {
-	out, _, ok := d.substituteMapped(n, s)
-	return out, ok
+	return d.substituteInto(n, s, nil)
 }
 
 // substituteMapped is substitute, also saying where in s each part of the
 // result was written, so that a problem found in the result (a run:
 // string split into words) is reported where it was written.
 func (d *decoder) substituteMapped(n *yaml.Node, s string) (string, sourceMap, bool) {
+	var m sourceMap
+	out, ok := d.substituteInto(n, s, &m)
+	return out, m, ok
+}
+
+// substituteInto is substitute, recording into m, unless nil, where each
+// part of the result was written (every scalar is substituted; few need
+// the map).
+func (d *decoder) substituteInto(n *yaml.Node, s string, m *sourceMap) (string, bool) {
 	if !strings.Contains(s, "${{") {
-		return s, sourceMap{{}}, true
+		return s, true
 	}
 	var out strings.Builder
-	var m sourceMap
 	ok := true
 	rest, offset := s, 0
 	for {
+		if m != nil {
+			*m = append(*m, segment{out: out.Len(), src: offset}) // what is copied next
+		}
 		start := strings.Index(rest, "${{")
 		if start < 0 {
-			m = append(m, segment{out: out.Len(), src: offset})
 			out.WriteString(rest)
 			break
 		}
-		m = append(m, segment{out: out.Len(), src: offset})
 		out.WriteString(rest[:start])
 		at := d.w.posAt(n, offset+start)
 		end := strings.Index(rest[start:], "}}")
 		if end < 0 {
 			d.w.errs.add(at, "unclosed ${{ expression; write ${{ matrix.AXIS }}")
-			return "", nil, false
+			return "", false
 		}
 		expr := strings.TrimSpace(rest[start+3 : start+end])
-		m = append(m, segment{out: out.Len(), src: offset + start, value: true})
+		if m != nil {
+			*m = append(*m, segment{out: out.Len(), src: offset + start, value: true})
+		}
 		if val, good := d.lookup(expr, at); good {
 			out.WriteString(val)
 		} else {
@@ -52,12 +62,13 @@ func (d *decoder) substituteMapped(n *yaml.Node, s string) (string, sourceMap, b
 		}
 		rest, offset = rest[start+end+2:], offset+start+end+2
 	}
-	return out.String(), m, ok
+	return out.String(), ok
 }
 
 // sourceMap says where the parts of a substituted string were written:
 // segments in the order of the result, each from its offset in the
-// result on.
+// result on; none when nothing was substituted (the result is the string
+// as written).
 type sourceMap []segment
 
 // segment is text copied from offset src of the string as written, or,

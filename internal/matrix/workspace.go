@@ -97,11 +97,11 @@ func (d *decoder) outputPath(n *yaml.Node, what string) (string, bool) {
 
 // checkOutput reports, at pos, why trt-action may not write to p.
 func (d *decoder) checkOutput(pos Pos, what, p string) bool {
-	if msg := outputProblem(p); msg != "" {
+	abs := runfiles.Abs(p)
+	if msg := outputProblem(p, abs); msg != "" {
 		d.w.errs.add(pos, "%s: %s", what, msg)
 		return false
 	}
-	abs := runfiles.Abs(p)
 	real := filepath.Join(d.w.realDir(filepath.Dir(abs)), filepath.Base(abs))
 	if !d.w.ws.allows(real) {
 		d.w.errs.add(pos, "%s: %s resolves to %s, outside the workspace %s (%s); write inside it, or allow the folder with a top-level allow-paths: [%s]",
@@ -111,11 +111,11 @@ func (d *decoder) checkOutput(pos Pos, what, p string) bool {
 	return true
 }
 
-// outputProblem says why the file at p cannot be an output, as it is
-// now: a link (a write never goes through one), or not a regular file;
-// "" when it can be, or is not there.
-func outputProblem(p string) string {
-	fi, err := os.Lstat(runfiles.Abs(p))
+// outputProblem says why the file at p (abs: runfiles.Abs(p)) cannot be
+// an output, as it is now: a link (a write never goes through one), or
+// not a regular file; "" when it can be, or is not there.
+func outputProblem(p, abs string) string {
+	fi, err := os.Lstat(abs)
 	switch {
 	case err == nil && fi.Mode()&fs.ModeSymlink != 0:
 		return quoted(p) + " is a symbolic link; trt-action does not write through links, so remove it or name the file it points to"
