@@ -247,11 +247,12 @@ func matrixError(err error) error {
 }
 
 // simulatedStandIns counts the builds --backend sim turned into simulated
-// stand-ins for real builds, which keep no engine.
+// stand-ins for real builds, which keep no engine (a build that runs a
+// command has no engine path of its own either, and is none).
 func simulatedStandIns(builds []matrix.Build) int {
 	n := 0
 	for _, b := range builds {
-		if b.Engine == "" {
+		if b.Engine == "" && b.Script == nil {
 			n++
 		}
 	}

@@ -243,3 +243,25 @@ func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
 		t.Fatalf("--cache c with max-size 1GiB: %+v, %v\n%s", ec, err, errb)
 	}
 }
+
+// --rebuild that names only builds running a command is refused: they are
+// never cached, so it would replace nothing.
+func TestRebuildOfScriptBuildsIsRefused(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n  - {name: s, backend: tensorrt, run: python build.py}\n"})
+	c, _, errb := fanoutCommand(nil)
+	if code := c.Main([]string{"build", "--cache", "c", "--rebuild", "s"}); code != ExitInvalid {
+		t.Errorf("exit %d, want %d\n%s", code, ExitInvalid, errb)
+	}
+	if want := "--rebuild s: s run a command (run:), which is never cached"; !strings.Contains(errb.String(), want) {
+		t.Errorf("stderr %q, want %q", errb, want)
+	}
+}
+
+// A build that runs a command has no engine path, and is no simulated
+// stand-in: --backend sim's note counts only what it made.
+func TestScriptBuildsAreNoSimulatedStandIns(t *testing.T) {
+	builds := []matrix.Build{{Name: "s", Script: &matrix.Script{}}, {Name: "stand-in"}, {Name: "real", Engine: "a.engine"}}
+	if n := simulatedStandIns(builds); n != 1 {
+		t.Errorf("%d stand-ins, want 1", n)
+	}
+}

@@ -3,6 +3,7 @@ package cli
 import (
 	"flag"
 	"fmt"
+	"strings"
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/build"
@@ -90,8 +91,11 @@ func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build) []error {
 	default:
 		// The same patterns as --only, among the builds this run has.
 		run := &matrix.File{Path: file.Path, Builds: builds}
-		if _, err := run.Select(f.rebuild); err != nil {
+		chosen, err := run.Select(f.rebuild)
+		if err != nil {
 			errs = append(errs, usagef("--rebuild: %v", err))
+		} else if names := scriptNames(chosen); len(names) == len(chosen) {
+			errs = append(errs, usagef("--rebuild %s: %s run a command (run:), which is never cached, so there is no entry to replace", f.rebuild.String(), strings.Join(names, ", ")))
 		}
 	}
 	return errs
@@ -144,4 +148,16 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 // paths from the matrix and errors: one line, without control characters.
 func (c *Command) cacheNotice(format string, args ...any) {
 	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", text.Line(fmt.Sprintf(format, args...)))
+}
+
+// scriptNames names the builds that run a command (run:), which the engine
+// cache never holds.
+func scriptNames(builds []matrix.Build) []string {
+	var names []string
+	for _, b := range builds {
+		if b.Script != nil {
+			names = append(names, b.Name)
+		}
+	}
+	return names
 }
