@@ -1,7 +1,6 @@
 package build
 
 import (
-	"errors"
 	"net"
 	"sync"
 )
@@ -108,5 +107,3 @@ func (h *hookHub) close() {
 		close(h.msgs)
 	}()
 }
-
-var errSocketPath = errors.New("socket path too long")
