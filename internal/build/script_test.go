@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -270,8 +271,9 @@ func TestASignalStopsAScriptBuildAsItStopsAnyBuild(t *testing.T) {
 	if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusCancelled {
 		t.Errorf("its TensorRT build: %+v", in)
 	}
-	if b.StopLatencyMs > 1000 {
-		t.Errorf("the stop took %d ms to end the command", b.StopLatencyMs)
+	// Stopped softly, through the hook channel, not killed after the grace.
+	if strings.Contains(b.Reason, "killed") {
+		t.Errorf("the command was killed, not stopped: %s", b.Reason)
 	}
 }
 
@@ -292,14 +294,29 @@ func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
 	}
 }
 
-// A command starts as a shell would start it: nothing blocked, nothing
-// ignored (trt-action's own handlers are not inherited: exec resets them).
+// A command starts as a shell would start it: nothing blocked, no
+// standard signal ignored (trt-action's own handlers are not inherited:
+// exec resets them). Realtime signals (32 and up) are left out: C
+// libraries and sanitizer runtimes (the race detector's) set those up in
+// the program itself.
 func TestACommandStartsWithNoSignalBlockedOrIgnored(t *testing.T) {
 	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "signals", "signals", nil))
-	out := strings.Join(got["signals"].Script.OutputTail, "\n")
-	for _, want := range []string{"SigBlk:\t0000000000000000", "SigIgn:\t0000000000000000"} {
-		if !strings.Contains(out, want) {
-			t.Errorf("the command's /proc/self/status has no %q:\n%s", want, out)
+	seen := 0
+	for _, line := range got["signals"].Script.OutputTail {
+		name, hex, ok := strings.Cut(line, ":\t")
+		if !ok || (name != "SigBlk" && name != "SigIgn") {
+			continue
 		}
+		seen++
+		mask, err := strconv.ParseUint(hex, 16, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if standard := mask & (1<<31 - 1); standard != 0 {
+			t.Errorf("%s: %#x: the command starts with standard signals %s", name, standard, name)
+		}
+	}
+	if seen != 2 {
+		t.Errorf("no SigBlk and SigIgn lines in %q", got["signals"].Script.OutputTail)
 	}
 }

@@ -17,6 +17,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/backend"
 )
 
 func main() {
@@ -41,7 +43,7 @@ func main() {
 		model := filepath.Join(light, "light_"+m+".onnx")
 		engine := filepath.Join(tmp, m+".engine")
 		plain := []string{polygraphy, "convert", model, "-o", engine}
-		with := append([]string{*bin, "run", "--backend", "tensorrt-rtx", "--report", filepath.Join(tmp, "r.json"), "--"}, plain...)
+		with := append([]string{*bin, "run", "--backend", backend.TensorRTRTX, "--report", filepath.Join(tmp, "r.json"), "--"}, plain...)
 		var a, b, d []time.Duration
 		for i := range *pairs {
 			run := func(argv []string) time.Duration { return timed(argv, tmp) }
@@ -64,7 +66,7 @@ func main() {
 	var lat []time.Duration
 	for range *stopRuns {
 		report := filepath.Join(tmp, "stop.json")
-		argv := []string{*bin, "run", "--backend", "tensorrt-rtx", "--build-budget", "1s", "--report", report, "--",
+		argv := []string{*bin, "run", "--backend", backend.TensorRTRTX, "--build-budget", "1s", "--report", report, "--",
 			*python, *script, "--step-sleep", "0.05", "--out", filepath.Join(tmp, "slow.engine")}
 		cmd := exec.Command(argv[0], argv[1:]...)
 		cmd.Dir = tmp
