@@ -6,6 +6,10 @@
  *      backend's IProgressMonitor forwards TensorRT's callbacks to. Callbacks
  *      never enter Go: they append to a lock-free queue and read a cancel
  *      flag. Go drains the queue a few times a second and sets the flag.
+ *      The same source (monitor.cc) is also built as libtam_host.so, which
+ *      exports exactly this half, with no Go in it: the host of a builder
+ *      script's Python process, which loads it with ctypes
+ *      (internal/pyhook's _native.py).
  *   2. The backend ABI (tam_backend_*): what a backend shared object exports
  *      (tensorrt 10, tensorrt 11, tensorrt-rtx), or what the built-in
  *      simulator implements. A backend reaches the monitor only through the
@@ -49,6 +53,12 @@ typedef struct tam_event {
 tam_monitor* tam_monitor_new(void);
 /* Only after every thread that may call the monitor has stopped. */
 void tam_monitor_free(tam_monitor* m);
+
+/* The clock event times count from: CLOCK_MONOTONIC at tam_monitor_new, in
+ * ns. An event's t_ns plus this is its CLOCK_MONOTONIC time, the clock
+ * Python's time.monotonic_ns() reads on Linux (the monitor's clock is
+ * std::chrono::steady_clock, which libstdc++ reads from CLOCK_MONOTONIC). */
+int64_t tam_monitor_epoch_ns(tam_monitor* m);
 
 /* The three TensorRT callbacks. step_complete returns 0 once cancelled. */
 void tam_phase_start(tam_monitor* m, const char* phase, const char* parent, int32_t nb_steps);
@@ -108,6 +118,10 @@ typedef struct tam_host {
    * as fast as the pipeline takes events without overrunning the queue. */
   int64_t (*backlog)(void* ctx);
 } tam_host;
+
+/* The host table for m: ctx is m and the functions are the tam_* calls
+ * above. Valid as long as m is. */
+const tam_host* tam_monitor_host(tam_monitor* m);
 
 enum tam_status {
   TAM_OK = 0,        /* engine written completely to the requested path */

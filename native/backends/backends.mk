@@ -1,5 +1,7 @@
-# native/backends/backends.mk: the TensorRT backend shared objects. Included by
-# the top Makefile; paths are relative to the repository root.
+# native/backends/backends.mk: the TensorRT backend shared objects, and the
+# monitor's host library that a builder script's Python process loads beside
+# them. Included by the top Makefile; paths are relative to the repository
+# root.
 #
 # One source (shim.cc) is compiled once per TensorRT flavour whose headers are
 # given; a flavour without headers is simply not built:
@@ -16,6 +18,12 @@
 # and makes `backends-check` also compile the 10.x shim against 10.0: that
 # proves every call it makes outside a version gate (version_gate.h) exists
 # in every 10.x library.
+#
+# libtam_host.so is native/monitor.cc (the same source the binary compiles
+# through cgo) as a library of its own, with no Go in it: the host side of
+# the monitor in a builder script's Python process, which hands its host
+# table to a backend's tam_backend_attach (internal/pyhook's _native.py
+# loads both with ctypes). It needs no headers, so it is always built.
 #
 # BACKEND_LIBS lists what will be built. `make backends-test` runs the
 # backends' own tests, which need no TensorRT.
@@ -49,7 +57,8 @@ backend_compile = $(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -fvisibility=
 	-idirafter native/backends/cuda-stub \
 	-o $@ $(BACKEND_SRC) -ldl
 
-BACKEND_LIBS :=
+HOST_LIB := $(BACKEND_LIBDIR)/libtam_host.so
+BACKEND_LIBS := $(HOST_LIB)
 ifneq ($(TRT_RTX_INCLUDE),)
 BACKEND_LIBS += $(BACKEND_LIBDIR)/libtam_rtx.so
 endif
@@ -73,6 +82,11 @@ backends: $(BACKEND_LIBS)
 
 # Every backend the given headers allow, plus the compile-only checks.
 backends-check: $(BACKEND_LIBS) $(BACKEND_CHECKS)
+
+$(HOST_LIB): native/monitor.cc native/trtaction.h native/libtam_host.map
+	@mkdir -p $(dir $@)
+	$(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -pthread -Inative -Wl,--version-script=native/libtam_host.map \
+		-o $@ native/monitor.cc
 
 $(BACKEND_LIBDIR)/libtam_rtx.so: $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)
