@@ -142,6 +142,52 @@ enum tam_status {
 typedef int64_t (*tam_backend_info_fn)(const char* lib_path, char* buf, size_t cap);
 typedef int32_t (*tam_backend_build_fn)(const tam_host* host, const char* request_json, char* err, size_t errcap);
 
+/* ------------------------------------------------- a program's own builder config
+ *
+ * A builder script builds with a config its Python program made. These
+ * exports attach trt-action's monitor to such a config, given its raw
+ * nvinfer1::IBuilderConfig* (pybind11's _pybind11_conduit_v1_ hands it out),
+ * so a script build's callbacks cost what a matrix build's do: no GIL, no
+ * Python per callback. The program's own monitor is kept: every callback
+ * goes to the host and then to it, and its stepComplete returning false
+ * still cancels. No TensorRT library is loaded: they only call the
+ * config's methods. */
+
+/* What pybind11's conduit needs from C++: the type to ask for and the name
+ * the capsule holding it must have. All strings and the type live as long
+ * as the library. */
+typedef struct tam_conduit_types {
+  const void* config_type;      /* &typeid(nvinfer1::IBuilderConfig), a const std::type_info* */
+  const char* config_type_name; /* its name(), "N8nvinfer114IBuilderConfigE": the returned capsule's name */
+  const char* type_info_name;   /* typeid(std::type_info).name(): the name of the capsule holding config_type */
+  const char* stdlib;           /* the C++ library config_type belongs to, as pybind11's ABI id spells it:
+                                   "libstdcpp" (the ids it can be passed with contain "_libstdcpp") */
+} tam_conduit_types;
+
+/* tam_backend_conduit_types fills out. */
+typedef void (*tam_backend_conduit_types_fn)(tam_conduit_types* out);
+
+typedef struct tam_attachment tam_attachment; /* opaque */
+
+/* tam_backend_attach reads the config's monitor (the program's, or NULL),
+ * and installs one that forwards every callback to host and then to the
+ * program's. host (and the monitor behind host->ctx) must outlive the
+ * attachment. Returns NULL with a message in err on failure (a host of
+ * another ABI, a NULL config). */
+typedef tam_attachment* (*tam_backend_attach_fn)(void* config, const tam_host* host, char* err, size_t errcap);
+
+/* How an attached build went, as tam_backend_detach returns it (bits). */
+enum tam_attach_flags {
+  TAM_ATTACH_STOPPED = 1,       /* the host's step_complete returned 0 at least once (a stop) */
+  TAM_ATTACH_USER_CANCELLED = 2 /* the program's monitor's stepComplete returned false at least once */
+};
+
+/* tam_backend_detach puts the program's monitor back on the config (unless
+ * something other than ours was set there meanwhile) and frees ours; only
+ * after the build returned, while the config still exists. Returns the
+ * tam_attach_flags bits, or -1 when a is NULL. */
+typedef int32_t (*tam_backend_detach_fn)(tam_attachment* a);
+
 #ifdef __cplusplus
 }
 #endif

@@ -9,32 +9,14 @@
 // (gen_standin.sh). Built and run by `make backends-test` when TRT_HEADERS
 // (and the TensorRT-RTX headers) are given (backends.mk).
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
-#include <type_traits>
 #include <vector>
 
+#include "standin.h"
 #include "test_check.h"
-
-namespace tamtest {
-// Default is what a generated stand-in method returns: success for bool
-// setters, zero otherwise. A reference cannot be defaulted; no code under
-// test calls such a method, and aborting says so loudly if one ever does.
-template <typename T>
-struct Default {
-  static T get() {
-    if constexpr (std::is_same_v<T, bool>) return true;
-    else if constexpr (!std::is_void_v<T>) return T{};
-  }
-};
-template <typename T>
-struct Default<T&> {
-  static T& get() { std::abort(); }
-};
-}  // namespace tamtest
 
 #include "builder_settings.h"
 #include "precision.h"
