@@ -44,6 +44,24 @@ Threads: the THREAD of an event numbers the threads that called this
 build's monitor, from 1 in the order they first did (the Python monitor
 numbers them per process).
 
+A build on the native route, as the hook runs it:
+
+    native, why = attach(config)   # before the entry point; on None, the
+                                   # Python monitor, and why goes in the report
+    native.cancel()                # at once if a stop came before the build,
+                                   # else when one comes (drain thread)
+    native.drain()                 # about every 10 ms on the drain thread
+    ... the build returns ...
+    native.detach()                # the program's monitor is back; stopped and
+                                   # user_cancelled say how the build went
+    native.drain()                 # the last events
+    native.close()
+
+No Python runs per callback unless the program set its own monitor (a
+Python one is called as TensorRT would call it, taking the GIL), so with
+none a signal's Python handler runs when the build returns, as without
+trt-action.
+
 Only the standard library is used; nothing here raises into the program.
 """
 
@@ -69,7 +87,7 @@ ABI = 1  # TAM_BACKEND_ABI in native/trtaction.h
 # tam_event (native/trtaction.h): t_ns, phase, parent, kind, n, thread, _pad.
 _EVENT = struct.Struct("=qQQiiii")
 _DRAIN_BATCH = 1024
-_KIND = {1: "s", 2: "p", 3: "f"}
+_START, _STEP, _FINISH = 1, 2, 3  # enum tam_event_kind
 _STOPPED = 1  # TAM_ATTACH_STOPPED
 _USER_CANCELLED = 2  # TAM_ATTACH_USER_CANCELLED
 _ERRCAP = 4096
@@ -90,7 +108,8 @@ def attach(config):
 class Native:
     """trt-action's native monitor on one build's config. drain() may run
     on another thread than the rest (one drainer at a time); detach() only
-    after the build returned."""
+    after the build returned; close() when done. One dropped without
+    close() keeps its monitor: a config may still call it."""
 
     route = "native"
 
@@ -104,7 +123,7 @@ class Native:
         self._attachment = attachment
         self._epoch = host.f.tam_monitor_epoch_ns(monitor)
         self._buffer = ctypes.create_string_buffer(_EVENT.size * _DRAIN_BATCH)
-        self._names = {0: None}
+        self._names = _Names(host, monitor)
         self._lock = _thread.allocate_lock()
 
     def drain(self):
@@ -113,21 +132,22 @@ class Native:
         [T, THREAD, "p", PHASE, STEP] or [T, THREAD, "f", PHASE], T in
         time.monotonic_ns()'s clock. [] once closed."""
         out = []
+        add = out.append
         with self._lock:
             if self._monitor is None:
                 return out
-            drain = self._host.f.tam_monitor_drain
-            buffer, monitor, epoch, name = self._buffer, self._monitor, self._epoch, self._name
+            drain, buffer, monitor = self._host.f.tam_monitor_drain, self._buffer, self._monitor
+            epoch, names = self._epoch, self._names
             while True:
                 n = drain(monitor, buffer, _DRAIN_BATCH)
-                for t, phase, parent, kind, steps, thread, _ in _EVENT.iter_unpack(ctypes.string_at(buffer, n * _EVENT.size)):
-                    k = _KIND.get(kind)
-                    if k == "s":
-                        out.append([epoch + t, thread, k, name(phase), name(parent), steps])
-                    elif k == "p":
-                        out.append([epoch + t, thread, k, name(phase), steps])
-                    elif k == "f":
-                        out.append([epoch + t, thread, k, name(phase)])
+                raw = ctypes.string_at(buffer, n * _EVENT.size)
+                for t, phase, parent, kind, steps, thread, _ in _EVENT.iter_unpack(raw):
+                    if kind == _STEP:
+                        add([epoch + t, thread, "p", names[phase], steps])
+                    elif kind == _START:
+                        add([epoch + t, thread, "s", names[phase], names[parent], steps])
+                    elif kind == _FINISH:
+                        add([epoch + t, thread, "f", names[phase]])
                 if n < _DRAIN_BATCH:
                     return out
 
@@ -167,21 +187,24 @@ class Native:
             if monitor is not None:
                 self._host.f.tam_monitor_free(monitor)
 
-    def _name(self, ident):
-        name = self._names.get(ident)
-        if name is None and ident not in self._names:
-            name = self._names[ident] = self._lookup(ident)
-        return name
 
-    def _lookup(self, ident):
+class _Names(dict):
+    """A monitor's phase names by id (0, no name, is None); an id not seen
+    before is looked up once."""
+
+    def __init__(self, host, monitor):
+        dict.__init__(self, {0: None})
+        self._host = host
+        self._monitor = monitor
+
+    def __missing__(self, ident):
         cap = 256
         while True:
             buf = ctypes.create_string_buffer(cap)
             size = self._host.f.tam_monitor_name(self._monitor, ident, buf, cap)
-            if size < 0:
-                return "?"
             if size < cap:
-                return buf.raw[:size].decode("utf-8", "replace")
+                name = self[ident] = "?" if size < 0 else buf.raw[:size].decode("utf-8", "replace")
+                return name
             cap = size + 1
 
 
@@ -194,8 +217,9 @@ def _attach(config):
         return None, why
     conduit = getattr(type(config), "_pybind11_conduit_v1_", None)
     if conduit is None:
-        return None, "%s has no pybind11 conduit (_pybind11_conduit_v1_, from pybind11 2.11.2 on), so the native monitor cannot reach its builder config" % (
-            _bindings_name(config)
+        return None, (
+            "%s has no pybind11 conduit (_pybind11_conduit_v1_: pybind11 2.11.2, 2.12.1, 2.13.6 and later), "
+            "so the native monitor cannot reach its builder config" % _bindings_name(config)
         )
     folder = os.environ.get(ENV, "")
     if not folder:
@@ -218,7 +242,9 @@ def _attach(config):
         table = host.f.tam_monitor_host(monitor)
         abi = ctypes.c_int32.from_address(table).value
         if abi != ABI:
-            raise _Refused("%s is of ABI %d, but this hook speaks ABI %d: it is from another trt-action" % (host.path, abi, ABI))
+            raise _Refused(
+                "%s is of ABI %d, but this hook speaks ABI %d: it is from another trt-action" % (host.path, abi, ABI)
+            )
         err = ctypes.create_string_buffer(_ERRCAP)
         attachment = backend.f.tam_backend_attach(pointer, table, err, _ERRCAP)
         if not attachment:
@@ -297,15 +323,14 @@ def _raw_config(backend, config):
         backend.abi_id = abi_id
         return _capi.PyCapsule_GetPointer(got, types.config_type_name), None
     if not tried:
-        return None, "no pybind11 module of this interpreter was built with %s, the C++ library of %s, so its conduit cannot take our IBuilderConfig type" % (
-            types.stdlib,
-            backend.name,
+        return None, (
+            "no pybind11 module of this interpreter was built with %s, the C++ library of %s, "
+            "so its conduit cannot take our IBuilderConfig type" % (types.stdlib, backend.name)
         )
-    return None, "the pybind11 conduit of %s refused %s's IBuilderConfig type (%s) under every pybind11 ABI id of this interpreter (%s)" % (
-        _bindings_name(config),
-        backend.name,
-        types.config_type_name.decode("ascii", "replace"),
-        ", ".join(tried),
+    return None, (
+        "the pybind11 conduit of %s refused %s's IBuilderConfig type (%s) under every pybind11 ABI id "
+        "of this interpreter (%s)"
+        % (_bindings_name(config), backend.name, types.config_type_name.decode("ascii", "replace"), ", ".join(tried))
     )
 
 

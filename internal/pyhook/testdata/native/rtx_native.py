@@ -107,7 +107,8 @@ class NativeRoute(unittest.TestCase):
         running = []
         for e in events:
             if e[2] == "s":
-                self.assertEqual(e[4], running[-1] if running else None, "a phase's parent is the innermost running phase")
+                parent = running[-1] if running else None
+                self.assertEqual(e[4], parent, "a phase's parent is the innermost running phase")
                 running.append(e[3])
             elif e[2] == "f":
                 self.assertEqual(e[3], running.pop())
@@ -127,7 +128,7 @@ class NativeRoute(unittest.TestCase):
         self.assertEqual(without_time(events), program.calls, "the program's monitor heard every callback, in order")
         self.assertEqual(native.stats(), (len(events), 0))
         self.assertEqual((native.stopped, native.user_cancelled), (False, False))
-        self.assertIs(b.config.progress_monitor, program, "after detach the config's getter returns the program's monitor")
+        self.assertIs(b.config.progress_monitor, program, "after detach the config returns the program's monitor")
         self.assertEqual(engine, plain_engine(), "the engine is byte for byte the one built without a monitor")
         self.assertEqual(native.drain(), [], "drained once")
 
@@ -183,7 +184,7 @@ class NativeRoute(unittest.TestCase):
         native.detach()
         self.assertIsNone(engine)
         self.assertEqual((native.stopped, native.user_cancelled), (True, False))
-        self.assertEqual(without_time(native.drain()), program.calls, "the program's monitor still hears a stopped build")
+        self.assertEqual(without_time(native.drain()), program.calls, "the program's monitor hears a stopped build")
 
     def test_cancel_during_the_build(self):
         # slow.onnx spends seconds in one phase; a drain thread, as the hook

@@ -114,7 +114,9 @@ class ABIIds(unittest.TestCase):
     def test_the_id_that_worked_is_tried_first(self):
         keys = ["", "__pybind11_internals_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__"]
         ids = self.ids(keys, known="system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1")
-        self.assertEqual(ids, ["system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1", "_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1"])
+        self.assertEqual(
+            ids, ["system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1", "_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1"]
+        )
 
 
 if __name__ == "__main__":
