@@ -109,35 +109,29 @@ $(BACKEND_CHECKDIR)/trt10.0/libtam_trt10.so: $(BACKEND_DEPS)
 #   request_test.cc  the request decoder (request.h, json.h)
 #   support_test.cc  the shim's TensorRT-free parts (files.h, precision.h, host_log.h)
 #   version_gate_test.cc  which settings a 10.x library is too old for (version_gate.h)
-#   settings_test.cc      with TRT_HEADERS: see BACKEND_SETTINGS_TESTS below
+#   settings_test.cc      with TRT_HEADERS: see BACKEND_SETTINGS_DEPS below
+#   tee_test.cc           with TRT_HEADERS or the TensorRT-RTX headers, and
+#   attach_rtx_test.cc    with the TensorRT-RTX headers: see BACKEND_TEE_DEPS below
 BACKEND_TEST_BIN ?= bin/backends-request-test
 BACKEND_SUPPORT_TEST_BIN ?= bin/backends-support-test
 BACKEND_GATE_TEST_BIN ?= bin/backends-version-gate-test
 BACKEND_TEST_CXXFLAGS = $(BACKEND_CXXFLAGS) -fsanitize=address,undefined -Inative
 BACKEND_SETTINGS_TESTS :=
+BACKEND_TEE_TESTS :=
+BACKEND_ATTACH_TESTS :=
 ifneq ($(TRT10_INCLUDE),)
 BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt10
+BACKEND_TEE_TESTS += bin/backends-tee-test-trt10
 endif
 ifneq ($(TRT10_OLDEST_INCLUDE),)
 BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt10.0
 endif
 ifneq ($(TRT11_INCLUDE),)
 BACKEND_SETTINGS_TESTS += bin/backends-settings-test-trt11
-endif
-ifneq ($(TRT_RTX_INCLUDE),)
-BACKEND_SETTINGS_TESTS += bin/backends-settings-test-rtx
-endif
-# tee_test.cc against each flavour's headers, and with the TensorRT-RTX
-# headers attach_rtx_test.cc: see BACKEND_TEE_DEPS below.
-BACKEND_TEE_TESTS :=
-BACKEND_ATTACH_TESTS :=
-ifneq ($(TRT10_INCLUDE),)
-BACKEND_TEE_TESTS += bin/backends-tee-test-trt10
-endif
-ifneq ($(TRT11_INCLUDE),)
 BACKEND_TEE_TESTS += bin/backends-tee-test-trt11
 endif
 ifneq ($(TRT_RTX_INCLUDE),)
+BACKEND_SETTINGS_TESTS += bin/backends-settings-test-rtx
 BACKEND_TEE_TESTS += bin/backends-tee-test-rtx
 BACKEND_ATTACH_TESTS += bin/backends-attach-test-rtx
 endif
@@ -155,7 +149,8 @@ backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TE
 #   settings_test.cc  builder_settings.h: each setting reaches its setter with its value;
 #                     settings_enums.h: each value's enumerator exists exactly where
 #                     the settings table says
-BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/test_check.h $(BACKEND_DEPS)
+BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/standin.h \
+	native/backends/test_check.h $(BACKEND_DEPS)
 backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer VTensor VConstantLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
 backend_settings_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
 	-DTAM_STANDINS='"$(abspath $@).standins.h"' -isystem $(2) -idirafter native/backends/cuda-stub \

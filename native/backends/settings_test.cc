@@ -15,21 +15,21 @@
 #include <string>
 #include <vector>
 
-#include "standin.h"
-#include "test_check.h"
-
 #include "builder_settings.h"
 #include "precision.h"
+#include "standin.h"
+#include "test_check.h"
 
 namespace {
 
 using namespace nvinfer1;
 using namespace nvinfer1::apiv;
-// The stand-ins implement every method, deprecated ones too.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults, VTensorDefaults, VConstantLayerDefaults
-#pragma GCC diagnostic pop
+using tamtest::ConfigOver;
+using tamtest::VBuilderConfigDefaults;
+using tamtest::VConstantLayerDefaults;
+using tamtest::VLayerDefaults;
+using tamtest::VNetworkDefinitionDefaults;
+using tamtest::VTensorDefaults;
 
 using tamtest::check;
 using tamtest::throws_with;
@@ -95,12 +95,6 @@ class RecordingConfig : public VBuilderConfigDefaults {
   }
   void setDLACore(int32_t core) noexcept override { dla_core = core; }
   void setDefaultDeviceType(DeviceType d) noexcept override { device = static_cast<int>(d); }
-};
-
-// ConfigOver is an IBuilderConfig whose implementation is the recorder.
-class ConfigOver : public IBuilderConfig {
- public:
-  explicit ConfigOver(VBuilderConfig* impl) { mImpl = impl; }
 };
 
 const tam::TrtErrors& said(const std::string& message) {

@@ -24,17 +24,12 @@
 namespace {
 
 using namespace nvinfer1;
-using namespace nvinfer1::apiv;
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include TAM_STANDINS  // VBuilderConfigDefaults
-#pragma GCC diagnostic pop
-
 using tamtest::check;
+using tamtest::ConfigOver;
 
 // MonitorSlot is a config's implementation that keeps its monitor, as
 // TensorRT's does.
-class MonitorSlot : public VBuilderConfigDefaults {
+class MonitorSlot : public tamtest::VBuilderConfigDefaults {
  public:
   IProgressMonitor* monitor = nullptr;
   int sets = 0;
@@ -43,11 +38,6 @@ class MonitorSlot : public VBuilderConfigDefaults {
     ++sets;
   }
   IProgressMonitor* getProgressMonitor() const noexcept override { return monitor; }
-};
-
-class ConfigOver : public IBuilderConfig {
- public:
-  explicit ConfigOver(VBuilderConfig* impl) { mImpl = impl; }
 };
 
 // Calls is what a monitor was told, one string per call, in order.
