@@ -60,37 +60,21 @@ func nativePython(t *testing.T, anyWillDo bool) string {
 	return ""
 }
 
-func nativeLibs(t *testing.T) string {
+// nativeFolder is the folder the environment variable names, else def
+// (relative to this package), once it holds every one of files.
+func nativeFolder(t *testing.T, variable, def, hint string, files ...string) string {
 	t.Helper()
-	dir := os.Getenv("TRT_ACTION_BACKEND_DIR")
+	dir := os.Getenv(variable)
 	if dir == "" {
-		dir = filepath.Join("..", "..", "bin", "lib")
+		dir = def
 	}
 	dir, err := filepath.Abs(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{native.HostLibrary, backend.Of(backend.TensorRTRTX).Flavours[0].File} {
+	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			nativeMissing(t, "%v (make builds it)", err)
-		}
-	}
-	return dir
-}
-
-func nativeModels(t *testing.T) string {
-	t.Helper()
-	dir := os.Getenv("TRT_ACTION_TEST_MODELS")
-	if dir == "" {
-		dir = filepath.Join("..", "..", "testdata", "models")
-	}
-	dir, err := filepath.Abs(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, m := range []string{"cnn.onnx", "mlp.onnx", "slow.onnx"} {
-		if _, err := os.Stat(filepath.Join(dir, m)); err != nil {
-			nativeMissing(t, "test models: %v (run scripts/make-test-models)", err)
+			nativeMissing(t, "%v (%s)", err, hint)
 		}
 	}
 	return dir
@@ -156,8 +140,11 @@ func TestNativeRouteRTX(t *testing.T) {
 	if out, err := exec.Command(python, "-c", "import tensorrt_rtx").CombinedOutput(); err != nil {
 		nativeMissing(t, "import tensorrt_rtx fails with %s: %v\n%s", python, err, out)
 	}
-	runNativeSuite(t, python, "rtx_*.py",
-		"TRT_ACTION_TEST_LIBS="+nativeLibs(t), "TRT_ACTION_TEST_MODELS="+nativeModels(t))
+	libs := nativeFolder(t, "TRT_ACTION_BACKEND_DIR", filepath.Join("..", "..", "bin", "lib"), "make builds it",
+		native.HostLibrary, backend.Of(backend.TensorRTRTX).Flavours[0].File)
+	models := nativeFolder(t, "TRT_ACTION_TEST_MODELS", filepath.Join("..", "..", "testdata", "models"),
+		"run scripts/make-test-models", "cnn.onnx", "mlp.onnx", "slow.onnx")
+	runNativeSuite(t, python, "rtx_*.py", "TRT_ACTION_TEST_LIBS="+libs, "TRT_ACTION_TEST_MODELS="+models)
 }
 
 // TestNativeRouteNamesTheRegistrysFiles holds _native.py's table of backend

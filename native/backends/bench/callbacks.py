@@ -50,9 +50,11 @@ def main():
     p = argparse.ArgumentParser()
     p.add_argument("--driver", required=True, help="the compiled drive.cc")
     p.add_argument("--rounds", type=int, default=9)
-    p.add_argument("--steps", type=int, default=200000, help="step_complete calls per thread per run")
     p.add_argument(
-        "--threads", default="0,4", help="thread counts, comma-separated; 0 = the calling thread, as TensorRT-RTX calls back"
+        "--steps", type=int, default=100000, help="step_complete calls per thread and run (4 threads fit the queue)"
+    )
+    p.add_argument(
+        "--threads", default="0,4", help="thread counts, comma-separated; 0: the calling thread, as TensorRT-RTX calls"
     )
     args = p.parse_args()
 
