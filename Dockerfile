@@ -33,7 +33,7 @@ COPY . .
 # backend) must not end up in the image.
 RUN rm -rf bin \
     && make build VERSION="${VERSION}" TRT10_INCLUDE=/usr/include/x86_64-linux-gnu \
-    && test -x bin/trt-action && test -f bin/lib/libtam_trt10.so
+    && test -x bin/trt-action && test -f bin/lib/libtam_trt10.so && test -f bin/lib/libtam_host.so
 
 FROM ${TENSORRT_IMAGE}
 COPY --from=build /src/bin/trt-action /usr/local/bin/trt-action

@@ -149,6 +149,26 @@ func ResolveBackend(name, libPath string) (string, error) {
 	return resolveByLibrary(be, libPath, dirs)
 }
 
+// HostLibrary is the monitor's host side as a shared object of its own
+// (native/monitor.cc, built beside the backends): a builder script's Python
+// process loads it, and the backend object of its bindings, from the folder
+// NativeDir finds (internal/pyhook's _native.py).
+const HostLibrary = "libtam_host.so"
+
+// NativeDir returns the first folder where backends are looked for
+// (BackendDirs) that holds HostLibrary: the folder to name in a builder
+// script's TRT_ACTION_NATIVE_DIR, where the backend objects are too.
+func NativeDir() (string, error) {
+	dirs := BackendDirs()
+	for _, d := range dirs {
+		if st, err := os.Stat(filepath.Join(d, HostLibrary)); err == nil && st.Mode().IsRegular() {
+			return filepath.Abs(d)
+		}
+	}
+	return "", fmt.Errorf("no %s, which builder scripts need for the native monitor, was found (%s); %s",
+		HostLibrary, SearchedDirs(dirs), whereBackendsLive)
+}
+
 // resolveByLibrary picks, of be's compiled flavours, newest first, the one
 // that can load the TensorRT library.
 func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string, error) {

@@ -91,6 +91,22 @@ func TestNotFoundNamesTheBackendDirVariableWhenUnset(t *testing.T) {
 	}
 }
 
+func TestNativeDirIsTheFolderOfTheHostLibrary(t *testing.T) {
+	dir := backendDir(t, HostLibrary, "libtam_rtx.so")
+	got, err := NativeDir()
+	if err != nil || got != dir {
+		t.Fatalf("NativeDir = %q, %v; want %s", got, err, dir)
+	}
+	dir = backendDir(t, "libtam_rtx.so")
+	_, err = NativeDir()
+	for _, want := range []string{"no libtam_host.so, which builder scripts need for the native monitor, was found",
+		"looked in TRT_ACTION_BACKEND_DIR=" + dir + ", then beside the binary in "} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("err = %v\nwant it to contain %q", err, want)
+		}
+	}
+}
+
 func TestResolveTensorRTPicksTheMajorOfTheLoadedLibrary(t *testing.T) {
 	dir := backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
 	calls := fakeProbe(t, map[string]string{"libtam_trt11.so": info11Mismatch, "libtam_trt10.so": info10OK})

@@ -21,7 +21,6 @@
 #include <unordered_map>
 #include <utility>
 
-#include "shim.h"
 #include "trtaction.h"
 
 namespace {
@@ -344,6 +343,10 @@ void tam_monitor_free(tam_monitor* m) {
 }
 
 const tam_host* tam_monitor_host(tam_monitor* m) { return m == nullptr ? nullptr : &m->host; }
+
+int64_t tam_monitor_epoch_ns(tam_monitor* m) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(m->born.time_since_epoch()).count();
+}
 
 void tam_phase_start(tam_monitor* m, const char* phase, const char* parent, int32_t nb_steps) {
   try {

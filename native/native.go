@@ -12,7 +12,6 @@ package native
 #cgo LDFLAGS: -ldl -lpthread
 #include <stdlib.h>
 #include "trtaction.h"
-#include "shim.h"
 #include "sim.h"
 #include "simsource.h"
 #include "loader.h"

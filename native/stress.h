@@ -5,7 +5,7 @@
 #ifndef TRTACTION_STRESS_H
 #define TRTACTION_STRESS_H
 
-#include "shim.h"
+#include "trtaction.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -6,6 +6,10 @@
  *      backend's IProgressMonitor forwards TensorRT's callbacks to. Callbacks
  *      never enter Go: they append to a lock-free queue and read a cancel
  *      flag. Go drains the queue a few times a second and sets the flag.
+ *      The same source (monitor.cc) is also built as libtam_host.so, which
+ *      exports exactly this half, with no Go in it: the host of a builder
+ *      script's Python process, which loads it with ctypes
+ *      (internal/pyhook's _native.py).
  *   2. The backend ABI (tam_backend_*): what a backend shared object exports
  *      (tensorrt 10, tensorrt 11, tensorrt-rtx), or what the built-in
  *      simulator implements. A backend reaches the monitor only through the
@@ -49,6 +53,12 @@ typedef struct tam_event {
 tam_monitor* tam_monitor_new(void);
 /* Only after every thread that may call the monitor has stopped. */
 void tam_monitor_free(tam_monitor* m);
+
+/* The clock event times count from: CLOCK_MONOTONIC at tam_monitor_new, in
+ * ns. An event's t_ns plus this is its CLOCK_MONOTONIC time, the clock
+ * Python's time.monotonic_ns() reads on Linux (the monitor's clock is
+ * std::chrono::steady_clock, which libstdc++ reads from CLOCK_MONOTONIC). */
+int64_t tam_monitor_epoch_ns(tam_monitor* m);
 
 /* The three TensorRT callbacks. step_complete returns 0 once cancelled. */
 void tam_phase_start(tam_monitor* m, const char* phase, const char* parent, int32_t nb_steps);
@@ -109,6 +119,10 @@ typedef struct tam_host {
   int64_t (*backlog)(void* ctx);
 } tam_host;
 
+/* The host table for m: ctx is m and the functions are the tam_* calls
+ * above. Valid as long as m is. */
+const tam_host* tam_monitor_host(tam_monitor* m);
+
 enum tam_status {
   TAM_OK = 0,        /* engine written completely to the requested path */
   TAM_FAILED = 1,    /* the library refused the model or failed; err says why */
@@ -127,6 +141,52 @@ enum tam_status {
  * caller renames. err receives a message on failure. Blocks until the build ends. */
 typedef int64_t (*tam_backend_info_fn)(const char* lib_path, char* buf, size_t cap);
 typedef int32_t (*tam_backend_build_fn)(const tam_host* host, const char* request_json, char* err, size_t errcap);
+
+/* ------------------------------------------------- a program's own builder config
+ *
+ * A builder script builds with a config its Python program made. These
+ * exports attach trt-action's monitor to such a config, given its raw
+ * nvinfer1::IBuilderConfig* (pybind11's _pybind11_conduit_v1_ hands it out),
+ * so a script build's callbacks cost what a matrix build's do: no GIL, no
+ * Python per callback. The program's own monitor is kept: every callback
+ * goes to the host and then to it, and its stepComplete returning false
+ * still cancels. No TensorRT library is loaded: they only call the
+ * config's methods. */
+
+/* What pybind11's conduit needs from C++: the type to ask for and the name
+ * the capsule holding it must have. All strings and the type live as long
+ * as the library. */
+typedef struct tam_conduit_types {
+  const void* config_type;      /* &typeid(nvinfer1::IBuilderConfig), a const std::type_info* */
+  const char* config_type_name; /* its name(), "N8nvinfer114IBuilderConfigE": the returned capsule's name */
+  const char* type_info_name;   /* typeid(std::type_info).name(): the name of the capsule holding config_type */
+  const char* stdlib;           /* the C++ library config_type belongs to, as pybind11's ABI id spells it:
+                                   "libstdcpp" (the ids it can be passed with contain "_libstdcpp") */
+} tam_conduit_types;
+
+/* tam_backend_conduit_types fills out. */
+typedef void (*tam_backend_conduit_types_fn)(tam_conduit_types* out);
+
+typedef struct tam_attachment tam_attachment; /* opaque */
+
+/* tam_backend_attach reads the config's monitor (the program's, or NULL),
+ * and installs one that forwards every callback to host and then to the
+ * program's. host (and the monitor behind host->ctx) must outlive the
+ * attachment. Returns NULL with a message in err on failure (a host of
+ * another ABI, a NULL config). */
+typedef tam_attachment* (*tam_backend_attach_fn)(void* config, const tam_host* host, char* err, size_t errcap);
+
+/* How an attached build went, as tam_backend_detach returns it (bits). */
+enum tam_attach_flags {
+  TAM_ATTACH_STOPPED = 1,       /* the host's step_complete returned 0 at least once (a stop) */
+  TAM_ATTACH_USER_CANCELLED = 2 /* the program's monitor's stepComplete returned false at least once */
+};
+
+/* tam_backend_detach puts the program's monitor back on the config (unless
+ * something other than ours was set there meanwhile) and frees ours; only
+ * after the build returned, while the config still exists. Returns the
+ * tam_attach_flags bits, or -1 when a is NULL. */
+typedef int32_t (*tam_backend_detach_fn)(tam_attachment* a);
 
 #ifdef __cplusplus
 }

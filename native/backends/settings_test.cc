@@ -9,45 +9,27 @@
 // (gen_standin.sh). Built and run by `make backends-test` when TRT_HEADERS
 // (and the TensorRT-RTX headers) are given (backends.mk).
 #include <algorithm>
-#include <cstdlib>
 #include <map>
 #include <memory>
 #include <set>
 #include <string>
-#include <type_traits>
 #include <vector>
-
-#include "test_check.h"
-
-namespace tamtest {
-// Default is what a generated stand-in method returns: success for bool
-// setters, zero otherwise. A reference cannot be defaulted; no code under
-// test calls such a method, and aborting says so loudly if one ever does.
-template <typename T>
-struct Default {
-  static T get() {
-    if constexpr (std::is_same_v<T, bool>) return true;
-    else if constexpr (!std::is_void_v<T>) return T{};
-  }
-};
-template <typename T>
-struct Default<T&> {
-  static T& get() { std::abort(); }
-};
-}  // namespace tamtest
 
 #include "builder_settings.h"
 #include "precision.h"
+#include "standin.h"
+#include "test_check.h"
 
 namespace {
 
 using namespace nvinfer1;
 using namespace nvinfer1::apiv;
-// The stand-ins implement every method, deprecated ones too.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults, VTensorDefaults, VConstantLayerDefaults
-#pragma GCC diagnostic pop
+using tamtest::ConfigOver;
+using tamtest::VBuilderConfigDefaults;
+using tamtest::VConstantLayerDefaults;
+using tamtest::VLayerDefaults;
+using tamtest::VNetworkDefinitionDefaults;
+using tamtest::VTensorDefaults;
 
 using tamtest::check;
 using tamtest::throws_with;
@@ -113,12 +95,6 @@ class RecordingConfig : public VBuilderConfigDefaults {
   }
   void setDLACore(int32_t core) noexcept override { dla_core = core; }
   void setDefaultDeviceType(DeviceType d) noexcept override { device = static_cast<int>(d); }
-};
-
-// ConfigOver is an IBuilderConfig whose implementation is the recorder.
-class ConfigOver : public IBuilderConfig {
- public:
-  explicit ConfigOver(VBuilderConfig* impl) { mImpl = impl; }
 };
 
 const tam::TrtErrors& said(const std::string& message) {

@@ -21,6 +21,7 @@
 #include <memory>
 #include <sstream>
 #include <string>
+#include <typeinfo>
 #include <vector>
 
 #include <NvInfer.h>
@@ -32,6 +33,7 @@
 #include "host_log.h"
 #include "precision.h"
 #include "request.h"
+#include "tee_monitor.h"
 #include "trtaction.h"
 #include "version_gate.h"
 
@@ -642,5 +644,65 @@ TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_j
   } catch (...) {
     copy_out("unknown C++ exception in the backend", err, errcap);
     return TAM_FAILED;
+  }
+}
+
+// ------------------------------------------------------------ a program's own config
+
+// The exports below serve a builder script's Python process (trtaction.h,
+// "a program's own builder config"; internal/pyhook's _native.py calls
+// them through ctypes). The std::type_info handed to pybind11's conduit is
+// this compilation's: pybind11 finds the bindings' registered type by the
+// type's name (N8nvinfer114IBuilderConfigE in every flavour), and checks
+// that the capsule holding it is named as std::type_info is
+// (pybind11/detail/type_caster_base.h, cpp_conduit_method, in
+// https://github.com/pybind/pybind11).
+
+TAM_EXPORT void tam_backend_conduit_types(tam_conduit_types* out) {
+  try {
+    if (out == nullptr) return;
+    out->config_type = &typeid(nvinfer1::IBuilderConfig);
+    out->config_type_name = typeid(nvinfer1::IBuilderConfig).name();
+    out->type_info_name = typeid(std::type_info).name();
+#if defined(__GLIBCXX__)
+    out->stdlib = "libstdcpp";
+#elif defined(_LIBCPP_VERSION)
+    out->stdlib = "libcpp";
+#else
+    out->stdlib = "";
+#endif
+  } catch (...) {
+  }
+}
+
+TAM_EXPORT tam_attachment* tam_backend_attach(void* config, const tam_host* host, char* err, size_t errcap) {
+  try {
+    if (host == nullptr || host->abi != TAM_BACKEND_ABI) {
+      copy_out("backend ABI mismatch: the host is not ABI " + std::to_string(TAM_BACKEND_ABI), err, errcap);
+      return nullptr;
+    }
+    if (config == nullptr) {
+      copy_out("no builder config", err, errcap);
+      return nullptr;
+    }
+    auto* a = new tam_attachment(*static_cast<nvinfer1::IBuilderConfig*>(config), host);
+    copy_out("", err, errcap);
+    return a;
+  } catch (const std::exception& e) {
+    copy_out(e.what(), err, errcap);
+  } catch (...) {
+    copy_out("unknown C++ exception in the backend", err, errcap);
+  }
+  return nullptr;
+}
+
+TAM_EXPORT int32_t tam_backend_detach(tam_attachment* a) {
+  try {
+    if (a == nullptr) return -1;
+    int32_t flags = a->detach();
+    delete a;
+    return flags;
+  } catch (...) {
+    return -1;
   }
 }
