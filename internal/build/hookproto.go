@@ -49,6 +49,7 @@ type hookMsg struct {
 	// begin
 	Entry       string          `json:"entry"`
 	Route       string          `json:"route"`
+	RouteNote   string          `json:"route_note"` // why not the native route, when the hook knows
 	Bindings    string          `json:"bindings"`
 	Library     string          `json:"library"`
 	UserMonitor bool            `json:"user_monitor"`

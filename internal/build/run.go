@@ -29,6 +29,10 @@ type Options struct {
 	// first on a script build's PYTHONPATH; "" runs script builds
 	// unobserved.
 	HookPath string
+	// NativeDir is the folder of libtam_host.so and the backends, which
+	// the hook's native route loads into a script build's Python; ""
+	// leaves its builds on the Python monitor (the report says why).
+	NativeDir string
 
 	Jobs       int           // builds at once; default 1
 	GPUs       *gpus.Pool    // when set, each worker gets one GPU from it

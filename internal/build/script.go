@@ -134,7 +134,7 @@ func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, erro
 	w := s.w
 	spec := w.spec.Script
 	env, err := scriptEnviron(os.Environ(), scriptEnv{
-		extra: spec.Env, hookPath: w.r.opts.HookPath, socket: filepath.Join(s.dir, "s"), gpu: w.gpu})
+		extra: spec.Env, hookPath: w.r.opts.HookPath, native: w.r.opts.NativeDir, socket: filepath.Join(s.dir, "s"), gpu: w.gpu})
 	if err != nil {
 		return nil, nil, nil, err
 	}

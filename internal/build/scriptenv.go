@@ -16,12 +16,14 @@ import (
 const (
 	envSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
 	envHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
-	envRoute      = "TRT_ACTION_ROUTE"      // python, native or auto: how callbacks reach trt-action
+	envRoute      = "TRT_ACTION_ROUTE"      // python: keep builds on the Python monitor (tests); else native where it can be
+	envNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
 )
 
 type scriptEnv struct {
 	extra    []string // env: as NAME=value
 	hookPath string   // the hook's folder, first on PYTHONPATH; "" for none
+	native   string   // the folder of trt-action's native libraries; "" leaves builds on the Python monitor
 	socket   string
 	gpu      string // --gpus: this build's GPU
 }
@@ -63,6 +65,9 @@ func scriptEnviron(base []string, e scriptEnv) ([]string, error) {
 		set("PYTHONPATH=" + path)
 		set(envHookDir + "=" + e.hookPath)
 		set(envSupervisor + "=" + e.socket)
+		if e.native != "" {
+			set(envNativeDir + "=" + e.native)
+		}
 	}
 	if e.gpu != "" {
 		// nvidia-smi numbers GPUs by PCI bus; make CUDA agree with it.

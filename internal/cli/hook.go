@@ -6,13 +6,15 @@ import (
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/pyhook"
+	"github.com/trt-action/trt-action/native"
 )
 
 // runHook is the Python hook written out for a run's script builds: one
 // private folder a run, removed when the run ends.
 type runHook struct {
-	dir  string // "" when no build runs a command
-	path string // the folder to put first on PYTHONPATH
+	dir    string // "" when no build runs a command
+	path   string // the folder to put first on PYTHONPATH
+	native string // the folder of the native route's libraries; "" when not found (the hook says so)
 }
 
 // prepareHook writes the hook (embedded in the binary: internal/pyhook)
@@ -31,6 +33,7 @@ func (c *Command) prepareHook(builds []matrix.Build) (*runHook, error) {
 		h.remove()
 		return nil, fmt.Errorf("cannot write the Python hook script builds load: %w", err)
 	}
+	h.native, _ = native.NativeDir() // not found: the Python route, and each build's report says why
 	return h, nil
 }
 

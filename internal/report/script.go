@@ -35,7 +35,11 @@ type TensorRTBuild struct {
 	// Route is how callbacks reached trt-action: "native" (our C++
 	// monitor attached through pybind11's conduit) or "python" (a Python
 	// IProgressMonitor, where the bindings have no conduit).
-	Route            string          `json:"route"`
+	Route string `json:"route"`
+	// RouteNote says why a build is not on the native route, where the
+	// hook knows: the bindings have no conduit (datacenter TensorRT 10.0
+	// to 10.15), trt-action's libraries were not found, ...
+	RouteNote        string          `json:"route_note,omitempty"`
 	Library          string          `json:"library,omitempty"` // "TensorRT-RTX 1.7.1.116"
 	StartMs          int64           `json:"start_ms"`          // offset from the script build's start
 	DurationMs       int64           `json:"duration_ms"`

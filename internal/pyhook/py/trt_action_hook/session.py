@@ -53,6 +53,10 @@ _classes = {}  # IProgressMonitor class -> (plain monitor class, teeing monitor 
 
 DRAIN_SECONDS = 0.01
 
+# TRT_ACTION_ROUTE=python keeps a build on the Python monitor; anything
+# else lets the hook use the native route where it can (_native.py).
+ROUTE_VARIABLE = "TRT_ACTION_ROUTE"
+
 
 def after_fork_in_child():
     global _ids, _threads_lock
@@ -71,6 +75,7 @@ def begin(builder, entry, args, kwargs):
     ch = channel_module.CURRENT
     if ch is None or ch.gone:
         return None
+    build = None
     try:
         network = args[0] if len(args) > 0 else kwargs.get("network")
         config = args[1] if len(args) > 1 else kwargs.get("config")
@@ -81,6 +86,9 @@ def begin(builder, entry, args, kwargs):
         message = build.begin_message(builder, network)
     except Exception as exc:
         notice.once("could not observe a TensorRT build", exc)
+        if build is not None and build.native is not None:
+            _step(build.native.detach, [])  # the build runs as the program set it up
+            _step(build.native.close, [])
         return None
     build.start(message)
     return build
@@ -96,6 +104,7 @@ class Build:
         self.config = config
         self.events = deque()
         self.monitor = None
+        self.native = None  # the native route's monitor (_native.Native), when attached
         self.user = None
         self.orphaned = False
         self.held = {}  # signal -> the program's handler, while the hook holds them
@@ -124,22 +133,42 @@ class Build:
         }
         if message["library"] is None:
             del message["library"]
+        why = self._attach_native()
+        if self.native is not None:
+            message["route"] = "native"
+            return message
+        if why:
+            message["route_note"] = why
         base = _monitor_base(builder, config)
         if base is not None:
             plain, tee = _monitor_classes(base)
             self.monitor = plain(self) if self.user is None else tee(self, self.user)
         return message
 
+    def _attach_native(self):
+        """Puts trt-action's C++ monitor on the config (the native route),
+        unless TRT_ACTION_ROUTE says python; returns why not, or ""."""
+        if os.environ.get(ROUTE_VARIABLE) == "python":
+            return ""  # asked for: nothing to explain
+        from . import _native
+
+        self.native, why = _native.attach(self.config)
+        return why or ""
+
     def start(self, message):
         """Announces the build, starts its drain thread and attaches the
         monitor. A signal handler's exception in between ends the build as
         an error before it goes on."""
-        if self.user is None:
+        if self.user is None and self.native is None:
+            # A native build without the program's monitor runs no Python
+            # on the main thread, so its handlers run when it returns.
             self._hold_signals()
         try:
             message["t"] = monotonic_ns()
             self.channel.send(wire.fitted(message, readout.CUTS))
             _active.add(self)
+            if self.native is not None and channel_module.STOP:
+                self.native.cancel()  # a stop that came before this build
             self._start_drain()
             if self.monitor is not None:
                 try:
@@ -172,6 +201,8 @@ class Build:
             _step(self._join_drain, interrupted)
             _active.discard(self)
             _step(lambda: self.channel.send(wire.dumps(self._end_message(t, returned, raised))), interrupted)
+        if self.native is not None:
+            _step(self.native.close, interrupted)
         _step(self._release_signals, interrupted)
         if interrupted:
             raise interrupted[0]
@@ -188,12 +219,15 @@ class Build:
             size = _size(returned)
             if size is not None:
                 message["bytes"] = size
-        monitor = self.monitor
+        monitor = self.native if self.native is not None else self.monitor
         message["stopped"] = bool(monitor is not None and monitor.stopped)
         message["user_cancelled"] = bool(monitor is not None and getattr(monitor, "user_cancelled", False))
         return message
 
     def _restore_monitor(self):
+        if self.native is not None:
+            self.native.detach()  # the program's monitor is back on the config
+            return
         monitor = self.monitor
         if monitor is None:
             return
@@ -224,6 +258,8 @@ class Build:
             while not self._wake.acquire(True, DRAIN_SECONDS):
                 self._flush()
                 self.channel.poll()
+                if self.native is not None and channel_module.STOP:
+                    self.native.cancel()
             self._flush()
         except Exception as exc:
             notice.once("the drain thread failed; a build's events are not all reported", exc)
@@ -231,6 +267,12 @@ class Build:
             self._done.release()
 
     def _flush(self):
+        if self.native is not None:
+            # The native monitor numbers its threads per build already.
+            texts = [wire.event(ev, ev[1]) for ev in self.native.drain()]
+            for text in wire.batches(self.id, texts):
+                self.channel.send(text)
+            return
         pop = self.events.popleft
         texts = []
         while True:
