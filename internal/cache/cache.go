@@ -32,7 +32,9 @@
 //  2. What is at a key's place changes only under the exclusive flock of
 //     its shard folder (v2/ab/): an install, a replacement, a folder moved
 //     out for removal, a link removed. A holder of that lock never waits
-//     for another lock, so nothing waiting for it can be waiting for
+//     for another lock but that of a staging folder it has just made,
+//     which only a leftover check holds, for an instant, waiting for
+//     nothing (staging.go); so nothing waiting for it can be waiting for
 //     itself.
 //  3. A folder leaves a key's place only by a rename into a staging folder
 //     of the remover's, and its files are deleted only there, under the
@@ -123,6 +125,7 @@ type Cache struct {
 // hooks let a test stop an operation between two of its steps, to put
 // another process's operation there; all nil in use.
 type hooks struct {
+	staged  func(string)   // newStage made a staging folder (its name in tmp/), before locking it
 	opened  func(Key)      // a reader opened and share-locked the entry's folder, before reading its files
 	bad     func(Key)      // a reader found the entry it holds bad, before discarding it
 	swapped func(Key)      // Replace put the new entry in place, before removing the old one

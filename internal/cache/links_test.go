@@ -10,8 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // victimFolder is a folder outside the cache with an old file and an old
@@ -350,6 +353,52 @@ func TestStagingLeftoversGoByTheirLock(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(tmp, held.name)); err != nil {
 		t.Error("a staging folder a live process holds was removed")
+	}
+}
+
+// A store takes the lock of the staging folder it has just made even when
+// another process's leftover check (unheld, which an Open and every ls
+// run on each staging folder) holds it that instant: the store waits for
+// the check to let go. Before, it tried the lock without waiting, and a
+// --rebuild with an ls beside it now and then failed with "resource
+// temporarily unavailable". The check here holds the lock longer than
+// unheld's instant, so that the store comes to it while it is held.
+func TestStoreWaitsForALeftoverCheckOfItsStagingFolder(t *testing.T) {
+	dir := t.TempDir()
+	c := openCache(t, dir, 0)
+	k := testKey("mlp")
+	if _, err := c.Store(k, engineFor(t, t.TempDir(), "old", 100), Entry{Build: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	var released atomic.Bool
+	held := false
+	c.hooks.staged = func(name string) {
+		if held {
+			return
+		}
+		f, err := os.Open(filepath.Join(c.root, tmpName, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			f.Close()
+			t.Fatalf("the check could not take the new staging folder's lock: %v", err)
+		}
+		held = true
+		time.AfterFunc(100*time.Millisecond, func() {
+			released.Store(true)
+			f.Close()
+		})
+	}
+	got, err := c.Replace(k, engineFor(t, t.TempDir(), "new", 100), Entry{Build: "new"})
+	if err != nil || got.Outcome != Replaced {
+		t.Fatalf("Replace while a leftover check holds its staging folder = %+v, %v; want Replaced", got, err)
+	}
+	if !held || !released.Load() {
+		t.Errorf("the staging folder's lock was taken: %v; released before Replace ended: %v", held, released.Load())
+	}
+	if word := fetchWord(t, c, k, 100); word != "new" {
+		t.Errorf("after the replacement: %q, want the new entry", word)
 	}
 }
 

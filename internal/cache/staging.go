@@ -48,7 +48,12 @@ func (c *Cache) newStage(root *folder, prefix string) (*stage, error) {
 			tmp.close()
 			return nil, err
 		}
-		if err := flock(dir, unix.LOCK_EX|unix.LOCK_NB); err != nil && !lockUnsupported(err) {
+		at(c.hooks.staged, name)
+		// Waiting: no other process works in the folder, but the
+		// leftover check of any (unheld: an Open, an ls) may hold its lock
+		// this instant, and lets go at once. Not waiting failed the store
+		// with EWOULDBLOCK, a --rebuild's with an ls beside it.
+		if err := flock(dir, unix.LOCK_EX); err != nil && !lockUnsupported(err) {
 			dir.close()
 			_ = tmp.removeAll(name)
 			tmp.close()
@@ -141,7 +146,9 @@ func (c *Cache) leftovers(tmp *folder) (left []string, links []Stray) {
 }
 
 // unheld tries the staging folder's lock: abandoned when nobody holds it;
-// known is false when flock does not work here.
+// known is false when flock does not work here. It holds the lock only for
+// that look and waits for nothing meanwhile: newStage, which may be taking
+// the lock of a folder it has just made, waits for it to let go.
 func unheld(tmp *folder, name string) (abandoned, known bool) {
 	d, err := tmp.sub(name)
 	if err != nil {
