@@ -112,7 +112,7 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 		t.Fatalf("status %s (%s), %d TensorRT builds\n%s", b.Status, b.Reason, len(b.TensorRTBuilds), r.output)
 	}
 	in := b.TensorRTBuilds[0]
-	if in.Status != report.StatusOK || in.Route != "python" || in.Entry != "build_serialized_network" || in.Callbacks < 20 || len(in.PhaseTree) == 0 {
+	if in.Status != report.StatusOK || in.Route != "native" || in.Entry != "build_serialized_network" || in.Callbacks < 20 || len(in.PhaseTree) == 0 {
 		t.Errorf("TensorRT build: status %s, route %s, entry %s, %d callbacks, %d root phases", in.Status, in.Route, in.Entry, in.Callbacks, len(in.PhaseTree))
 	}
 	info, err := os.Stat(filepath.Join(dir, "with.engine"))
@@ -129,6 +129,29 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	}
 	if len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
 		t.Errorf("engines = %+v", b.Engines)
+	}
+}
+
+// The Python route (where the bindings have no conduit, or
+// TRT_ACTION_ROUTE=python asks for it) builds the same engine, observed
+// alike.
+func TestThePythonRouteBuildsTheSameEngine(t *testing.T) {
+	e := newScriptEnv(t)
+	e.vars = append(e.vars, "TRT_ACTION_ROUTE=python")
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "with.engine"}, e.python, e.script, "--out", "with.engine", "--monitor")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.output)
+	}
+	plainRun(t, dir, nil, e.python, e.script, "--out", "without.engine", "--monitor")
+	sameFile(t, filepath.Join(dir, "with.engine"), filepath.Join(dir, "without.engine"))
+	b := onlyBuild(t, r)
+	if len(b.TensorRTBuilds) != 1 || b.TensorRTBuilds[0].Route != "python" || b.TensorRTBuilds[0].Status != report.StatusOK {
+		t.Fatalf("TensorRT builds: %+v", b.TensorRTBuilds)
+	}
+	tail := strings.Join(b.Script.OutputTail, "\n")
+	if want := "program's monitor saw " + strconv.FormatInt(b.TensorRTBuilds[0].Callbacks, 10) + " callbacks"; !strings.Contains(tail, want) {
+		t.Errorf("the program's own monitor did not see every callback trt-action saw: want %q in %q", want, tail)
 	}
 }
 
