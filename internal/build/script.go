@@ -2,7 +2,6 @@ package build
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -87,14 +86,9 @@ func (w *watch) runScript() *report.Build {
 	if err != nil {
 		return w.finish(report.StatusFailed, "could not start the command: "+err.Error(), outcome{})
 	}
-	stopOnSignal := context.AfterFunc(w.r.soft, func() {
-		grace := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
-		w.ctl.softStop(fmt.Sprint(context.Cause(w.r.soft)), w.now(), grace)
-	})
-	killOnSecond := context.AfterFunc(w.r.kill, func() { w.ctl.kill("killed by a second SIGINT") })
+	release := w.obeySignals()
 	s.follow(lines, reaped, exited)
-	stopOnSignal()
-	killOnSecond()
+	release()
 	return s.classify()
 }
 

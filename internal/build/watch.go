@@ -83,17 +83,26 @@ func (w *watch) run() *report.Build {
 	if err != nil {
 		return w.finish(report.StatusFailed, "could not start the worker: "+err.Error(), outcome{})
 	}
-	// Signals act through control, not through follow's loop, so they work
-	// even while follow waits on a slow view.
+	release := w.obeySignals()
+	w.follow(msgs, exited)
+	release()
+	return w.classify()
+}
+
+// obeySignals makes the run's signals stop the build softly (a second
+// SIGINT kills it) until release is called. Signals act through control,
+// not through the loop that follows the build, so they work even while it
+// waits on a slow view.
+func (w *watch) obeySignals() (release func()) {
 	stopOnSignal := context.AfterFunc(w.r.soft, func() {
 		grace := min(w.spec.Budgets.Grace, w.r.opts.InterruptGrace)
 		w.ctl.softStop(fmt.Sprint(context.Cause(w.r.soft)), w.now(), grace)
 	})
 	killOnSecond := context.AfterFunc(w.r.kill, func() { w.ctl.kill("killed by a second SIGINT") })
-	w.follow(msgs, exited)
-	stopOnSignal()
-	killOnSecond()
-	return w.classify()
+	return func() {
+		stopOnSignal()
+		killOnSecond()
+	}
 }
 
 // startClock starts the build's clock, and the budgets that count from

@@ -57,22 +57,37 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` (tensorrt, tensorrt-rtx, sim)")
 	fs.IntVar(&f.jobs, "jobs", 1, "builds to run at once")
 	fs.Var(&f.only, "only", "run only builds with this `name` or glob (repeatable, or comma-separated)")
-	fs.StringVar(&f.report, "report", "trt-report.json", "write the JSON report to `file`")
-	fs.StringVar(&f.summary, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
 	fs.StringVar(&f.recordTrace, "record-trace", "", "record every build's callbacks as a trace into `dir`")
-	fs.StringVar(&f.detail, "report-detail", "folded", "phases in the report: folded (one node per phase path, and the slowest instances) or full (also every instance)")
-	fs.StringVar(&f.events, "events", "", "stream JSON Lines events to `file` (- for stdout)")
 	fs.StringVar(&f.trtLib, "trt-lib", "", "the TensorRT or TensorRT-RTX library to load (`path`)")
-	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
-	fs.BoolVar(&f.noColor, "no-color", false, "no colour in terminal output")
 	fs.DurationVar(&f.runBudget, "run-budget", 0, "time budget for the whole run (overrides the file's run-budget)")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier JSON `report`: ETAs, and build times compared with the file's regression thresholds")
 	fs.StringVar(&f.gpus, "gpus", "", "`all` or a list like 0,1: one GPU per worker (CUDA_VISIBLE_DEVICES)")
 	fs.IntVar(&f.perGPU, "builds-per-gpu", 1, "builds at once on one GPU")
-	fs.StringVar(&f.failOn, "fail-on", failOnBudget, "what fails the step: failure, budget (failures, blown budgets, regressions) or never")
-	f.publish.register(fs)
+	f.registerOutputs(fs)
 	f.cache.register(fs)
 	return fs
+}
+
+// registerOutputs adds the flags build and run share: what a run leaves
+// (report, summary, events, JUnit and the GitHub ones), the view, and
+// what fails the step.
+func (f *buildFlags) registerOutputs(fs *flag.FlagSet) {
+	fs.StringVar(&f.report, "report", "trt-report.json", "write the JSON report to `file`")
+	fs.StringVar(&f.summary, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
+	fs.StringVar(&f.detail, "report-detail", "folded", "phases in the report: folded (one node per phase path, and the slowest instances) or full (also every instance)")
+	fs.StringVar(&f.events, "events", "", "stream JSON Lines events to `file` (- for stdout)")
+	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
+	fs.BoolVar(&f.noColor, "no-color", false, "no colour in terminal output")
+	fs.StringVar(&f.failOn, "fail-on", failOnBudget, "what fails the step: failure, budget (failures, blown budgets, regressions) or never")
+	f.publish.register(fs)
+}
+
+// checkDetail refuses a --report-detail build and run do not know.
+func (f *buildFlags) checkDetail() error {
+	if f.detail != "folded" && f.detail != "full" {
+		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
+	}
+	return nil
 }
 
 func runBuild(c *Command, args []string) error {
@@ -87,8 +102,8 @@ func runBuild(c *Command, args []string) error {
 	if err := matrixArg("build", fs, cmdline, &f.file); err != nil {
 		return err
 	}
-	if f.detail != "folded" && f.detail != "full" {
-		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
+	if err := f.checkDetail(); err != nil {
+		return err
 	}
 	out, err := c.newOutputs(outputs.Paths{Report: f.report, Summary: f.summary, JUnit: f.publish.junit, Events: f.events})
 	if err != nil {

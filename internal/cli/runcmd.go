@@ -39,16 +39,9 @@ func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs.Var(&r.phases, "phase-budget", "`PATTERN=DURATION`: limit each matching phase of every TensorRT build (repeatable)")
 	fs.Float64Var(&r.warn, "budget-warn", 0, "warn when a limit passes this `percent`")
 	fs.DurationVar(&r.budgets.Grace, "grace", 0, "after a stop, how long before every process of the command is killed (default 30s)")
-	fs.StringVar(&f.report, "report", "trt-report.json", "write the JSON report to `file`")
-	fs.StringVar(&f.summary, "summary", "", "write the Markdown summary to `file` (default: $GITHUB_STEP_SUMMARY when set)")
-	fs.StringVar(&f.detail, "report-detail", "folded", "phases in the report: folded or full")
-	fs.StringVar(&f.events, "events", "", "stream JSON Lines events to `file` (- for stdout)")
-	fs.IntVar(&f.depth, "depth", 2, "show phase starts and finishes down to this depth")
-	fs.BoolVar(&f.noColor, "no-color", false, "no colour in terminal output")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier JSON `report`: the command's time and each TensorRT build's compared with it")
 	fs.StringVar(&f.gpus, "gpus", "", "the GPU to run on (`index`; CUDA_VISIBLE_DEVICES)")
-	fs.StringVar(&f.failOn, "fail-on", failOnBudget, "what fails the step: failure, budget or never")
-	f.publish.register(fs)
+	f.registerOutputs(fs)
 	return fs
 }
 
@@ -66,8 +59,8 @@ func runRun(c *Command, args []string) error {
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	f.jobs, f.perGPU = 1, 1
-	if f.detail != "folded" && f.detail != "full" {
-		return usagef("--report-detail: unknown value %q; allowed: folded, full", f.detail)
+	if err := f.checkDetail(); err != nil {
+		return err
 	}
 	spec, err := r.spec(command)
 	if err != nil {

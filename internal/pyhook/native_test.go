@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -32,18 +31,6 @@ import (
 // Missing prerequisites skip, except in CI (CI set, or
 // TRT_ACTION_REQUIRE_RTX), where they fail.
 
-func nativeRequired() bool {
-	return os.Getenv("CI") != "" || os.Getenv("TRT_ACTION_REQUIRE_RTX") != ""
-}
-
-func nativeMissing(t *testing.T, format string, args ...any) {
-	t.Helper()
-	if nativeRequired() {
-		t.Fatalf("in CI, yet "+format, args...)
-	}
-	t.Skipf("skipped: "+format+" (run scripts/setup-tensorrt-rtx and make, and export what the script prints)", args...)
-}
-
 // nativePython is the builder-scripts venv's Python, else python3 when any
 // Python will do.
 func nativePython(t *testing.T, anyWillDo bool) string {
@@ -56,7 +43,7 @@ func nativePython(t *testing.T, anyWillDo bool) string {
 			return p
 		}
 	}
-	nativeMissing(t, "TRT_ACTION_SCRIPT_PYTHON is not set")
+	prerequisite(t, "TRT_ACTION_SCRIPT_PYTHON is not set")
 	return ""
 }
 
@@ -74,7 +61,7 @@ func nativeFolder(t *testing.T, variable, def, hint string, files ...string) str
 	}
 	for _, f := range files {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			nativeMissing(t, "%v (%s)", err, hint)
+			prerequisite(t, "%v (%s)", err, hint)
 		}
 	}
 	return dir
@@ -101,7 +88,7 @@ func runNativeSuite(t *testing.T, python, pattern string, env ...string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, python, "-m", "unittest", "discover", "-v", "-s", suite, "-t", suite, "-p", pattern)
 	cmd.Dir = suite
-	cmd.Env = append(nativeEnv(), append([]string{"TRT_ACTION_TEST_PY=" + py, "PYTHONDONTWRITEBYTECODE=1"}, env...)...)
+	cmd.Env = append(cleanEnv(), append([]string{"TRT_ACTION_TEST_PY=" + py, "PYTHONDONTWRITEBYTECODE=1"}, env...)...)
 	out, err := cmd.CombinedOutput()
 	text := string(out)
 	if err != nil || !nativePassed.MatchString(text) {
@@ -114,31 +101,17 @@ func runNativeSuite(t *testing.T, python, pattern string, env ...string) {
 	t.Logf("%s: %s Python tests passed", pattern, m[1])
 }
 
-// nativeEnv is this process's environment without what would hook the
-// tests' own Python or point it elsewhere.
-func nativeEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		switch key, _, _ := strings.Cut(kv, "="); key {
-		case "TRT_ACTION_SUPERVISOR", "TRT_ACTION_HOOK_DIR", "TRT_ACTION_ROUTE", "TRT_ACTION_NATIVE_DIR", "PYTHONPATH":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
-}
-
 func TestNativeRouteChoices(t *testing.T) {
 	runNativeSuite(t, nativePython(t, true), "test_*.py")
 }
 
 func TestNativeRouteRTX(t *testing.T) {
-	if testing.Short() && !nativeRequired() {
+	if testing.Short() && !inCI() {
 		t.Skip("builds real engines: not under -short (make check); make test runs it")
 	}
 	python := nativePython(t, false)
 	if out, err := exec.Command(python, "-c", "import tensorrt_rtx").CombinedOutput(); err != nil {
-		nativeMissing(t, "import tensorrt_rtx fails with %s: %v\n%s", python, err, out)
+		prerequisite(t, "import tensorrt_rtx fails with %s: %v\n%s", python, err, out)
 	}
 	libs := nativeFolder(t, "TRT_ACTION_BACKEND_DIR", filepath.Join("..", "..", "bin", "lib"), "make builds it",
 		native.HostLibrary, backend.Of(backend.TensorRTRTX).Flavours[0].File)

@@ -44,7 +44,7 @@ func prerequisite(t *testing.T, format string, args ...any) {
 	if inCI() {
 		t.Fatalf("in CI, yet "+format, args...)
 	}
-	t.Skipf("skipped: "+format+" (run scripts/setup-tensorrt-rtx and export what it prints)", args...)
+	t.Skipf("skipped: "+format+" (run scripts/setup-tensorrt-rtx and make build, and export what the script prints)", args...)
 }
 
 func TestExtractWritesTheHookNotWritableByOthers(t *testing.T) {
@@ -299,7 +299,7 @@ func cleanEnv() []string {
 	for _, kv := range os.Environ() {
 		key, _, _ := strings.Cut(kv, "=")
 		switch key {
-		case "TRT_ACTION_SUPERVISOR", "TRT_ACTION_HOOK_DIR", "TRT_ACTION_ROUTE", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE":
+		case "TRT_ACTION_SUPERVISOR", "TRT_ACTION_HOOK_DIR", "TRT_ACTION_ROUTE", "TRT_ACTION_NATIVE_DIR", "PYTHONPATH", "PYTHONDONTWRITEBYTECODE":
 			continue
 		}
 		env = append(env, kv)
