@@ -28,8 +28,11 @@ const (
 	hookStop   = "stop"  // supervisor to hook: every step_complete returns False from now on
 )
 
-// maxHookPacket bounds one message; the hook keeps under 60,000 bytes.
-const maxHookPacket = 1 << 20
+// maxHookPacket is the read buffer of one connection: the hook keeps
+// every message under 60,000 bytes (internal/pyhook's wire.LIMIT), and a
+// longer one is cut by the socket and then does not decode (dropped).
+// Every process of a command has a connection, so it is kept small.
+const maxHookPacket = 64 << 10
 
 // hookMsg is one message from a hook, all kinds in one shape.
 type hookMsg struct {

@@ -29,7 +29,7 @@ type runFlags struct {
 
 func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--env NAME=VALUE]... [flags] -- COMMAND [ARGS...]")
-	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name)")
+	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name; for python SCRIPT or -m MODULE, the script's or module's)")
 	fs.StringVar(&r.backend, "backend", backend.TensorRT, "which TensorRT the program imports: "+backend.TensorRT+" or "+backend.TensorRTRTX+" ("+backend.Sim+": simulate, run nothing)")
 	fs.Var(&r.engines, "engine", "an engine `file` the program writes; checked and fingerprinted after it (repeatable)")
 	fs.Var(&r.env, "env", "`NAME=VALUE` for the command's environment (repeatable)")
