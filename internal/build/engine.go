@@ -1,9 +1,6 @@
 package build
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"io"
 	"os"
 	"path/filepath"
 
@@ -43,13 +40,7 @@ func (w *watch) prepareEngine() error {
 // keepEngine renames the complete engine into place and fingerprints it;
 // a build without an engine path keeps nothing.
 func (w *watch) keepEngine() error {
-	f, err := os.Open(w.engineTmp)
-	if err != nil {
-		return err
-	}
-	h := sha256.New()
-	n, err := io.Copy(h, f)
-	f.Close()
+	sum, n, err := fingerprint(w.engineTmp)
 	if err != nil {
 		return err
 	}
@@ -59,7 +50,7 @@ func (w *watch) keepEngine() error {
 	if err := atomicfile.Install(w.engineTmp, w.spec.Engine); err != nil {
 		return err
 	}
-	w.res.Engine = &report.Engine{Path: w.spec.Engine, Bytes: n, SHA256: hex.EncodeToString(h.Sum(nil))}
+	w.res.Engine = &report.Engine{Path: w.spec.Engine, Bytes: n, SHA256: sum}
 	return nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/matrix"
 	"golang.org/x/sys/unix"
 )
 
@@ -55,7 +56,7 @@ type fakeHook struct {
 }
 
 func dialFakeHook() *fakeHook {
-	path := os.Getenv(envSupervisor)
+	path := os.Getenv(matrix.EnvSupervisor)
 	if path == "" {
 		return nil
 	}

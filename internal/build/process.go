@@ -105,15 +105,20 @@ func exitDescription(err error) string {
 	var ee *exec.ExitError
 	if errors.As(err, &ee) {
 		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-			return "killed by signal " + unix.SignalName(ws.Signal())
+			return killedWords(unix.SignalName(ws.Signal()))
 		}
-		return fmt.Sprintf("exit status %d", ee.ExitCode())
+		return exitWords(ee.ExitCode())
 	}
 	if err != nil {
 		return err.Error()
 	}
 	return "exited without a result"
 }
+
+// killedWords and exitWords word how a process ended, a worker's or a
+// script build's command (reaperResult.describe).
+func killedWords(signal string) string { return "killed by signal " + signal }
+func exitWords(code int) string        { return fmt.Sprintf("exit status %d", code) }
 
 // tail keeps the last lines a worker printed, to explain a crash.
 type tail struct {
@@ -139,13 +144,17 @@ func (t *tail) lastLine() string {
 func workerEnviron(env []string) []string {
 	out := env[:0:0]
 	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		upper := strings.ToUpper(name)
-		secret := strings.Contains(upper, "TOKEN") &&
-			(strings.HasPrefix(upper, "GITHUB_") || strings.HasPrefix(upper, "INPUT_") || strings.HasPrefix(upper, "ACTIONS_"))
-		if !secret {
+		if !isToken(kv, "GITHUB_", "INPUT_", "ACTIONS_") {
 			out = append(out, kv)
 		}
 	}
 	return out
+}
+
+// isToken reports whether kv is a variable whose name holds TOKEN and
+// starts with one of prefixes (any case): a token a workflow handed on.
+func isToken(kv string, prefixes ...string) bool {
+	name, _, _ := strings.Cut(kv, "=")
+	upper := strings.ToUpper(name)
+	return strings.Contains(upper, "TOKEN") && slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(upper, p) })
 }

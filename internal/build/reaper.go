@@ -48,9 +48,9 @@ func (r reaperResult) describe() string {
 	case r.StartError != "":
 		return "could not start: " + r.StartError
 	case r.Signal != "":
-		return "killed by signal " + r.Signal
+		return killedWords(r.Signal)
 	case r.ExitCode != nil:
-		return "exit status " + strconv.Itoa(*r.ExitCode)
+		return exitWords(*r.ExitCode)
 	}
 	return "ended without a status"
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -118,7 +119,7 @@ func (s *script) unseenWhy() string {
 // module) turn off (https://docs.python.org/3/using/cmdline.html).
 func pythonFlagsWhy(argv []string) string {
 	for i, a := range argv {
-		if !isPython(a) {
+		if !matrix.IsPython(a) {
 			continue
 		}
 		for _, opt := range argv[i+1:] {
@@ -133,12 +134,6 @@ func pythonFlagsWhy(argv []string) string {
 		}
 	}
 	return " (it enters through PYTHONPATH and Python's site module: a command that is not Python, or a Python started with -I, -E or -S, or with PYTHONPATH cleared, is not observed)"
-}
-
-// isPython reports whether a word of a command names a Python interpreter.
-func isPython(word string) bool {
-	base := word[strings.LastIndexByte(word, '/')+1:]
-	return strings.HasPrefix(base, "python")
 }
 
 // leftoverWarning says how many processes the command left running when

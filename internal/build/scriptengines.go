@@ -84,6 +84,8 @@ func checkEngines(engines []engineBefore) (kept []report.Engine, problem string)
 	return kept, strings.Join(problems, "; ")
 }
 
+// fingerprint is the SHA-256 (hex) and size of the file at path: what
+// the report says of every engine a build keeps.
 func fingerprint(path string) (sum string, n int64, err error) {
 	f, err := os.Open(path)
 	if err != nil {

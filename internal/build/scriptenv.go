@@ -6,19 +6,12 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/gpus"
+	"github.com/trt-action/trt-action/internal/matrix"
 )
 
 // The environment a script build's command starts with: the run's own,
 // less trt-action's tokens, plus the build's env:, plus what the hook
 // needs to load and to find the supervisor.
-
-// Environment variables the hook reads (internal/pyhook).
-const (
-	envSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
-	envHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
-	envRoute      = "TRT_ACTION_ROUTE"      // python: keep builds on the Python monitor (tests); else native where it can be
-	envNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
-)
 
 type scriptEnv struct {
 	extra    []string // env: as NAME=value
@@ -44,7 +37,7 @@ func scriptEnviron(base []string, e scriptEnv) ([]string, error) {
 		vars[name] = value
 	}
 	for _, kv := range base {
-		if !actionSecret(kv) {
+		if !isToken(kv, actionTokenPrefixes...) {
 			set(kv)
 		}
 	}
@@ -63,10 +56,10 @@ func scriptEnviron(base []string, e scriptEnv) ([]string, error) {
 			path += ":" + old
 		}
 		set("PYTHONPATH=" + path)
-		set(envHookDir + "=" + e.hookPath)
-		set(envSupervisor + "=" + e.socket)
+		set(matrix.EnvHookDir + "=" + e.hookPath)
+		set(matrix.EnvSupervisor + "=" + e.socket)
 		if e.native != "" {
-			set(envNativeDir + "=" + e.native)
+			set(matrix.EnvNativeDir + "=" + e.native)
 		}
 	}
 	if e.gpu != "" {
@@ -82,10 +75,8 @@ func scriptEnviron(base []string, e scriptEnv) ([]string, error) {
 	return out, nil
 }
 
-// actionSecret reports whether kv is a token the workflow gave
-// trt-action itself: an input (INPUT_GITHUB-TOKEN) or the runtime's.
-func actionSecret(kv string) bool {
-	name, _, _ := strings.Cut(kv, "=")
-	upper := strings.ToUpper(name)
-	return strings.Contains(upper, "TOKEN") && (strings.HasPrefix(upper, "INPUT_") || strings.HasPrefix(upper, "ACTIONS_"))
-}
+// actionTokenPrefixes are the variables that hold the tokens a workflow
+// gave trt-action itself: its inputs (INPUT_GITHUB-TOKEN) and the
+// runtime's. A worker is given none of GITHUB_'s either (workerEnviron);
+// a command is the user's, and keeps what its step gave it.
+var actionTokenPrefixes = []string{"INPUT_", "ACTIONS_"}

@@ -92,22 +92,7 @@ func (s *script) apply(in *innerBuild, evs []hookEvent) {
 	for _, he := range evs {
 		ev := he.ev
 		ev.T = s.clock.at(he.mono)
-		ch := in.state.Apply(ev)
-		if p := ch.Started; p != nil {
-			in.budget.Attach(p)
-			if p.node.Depth() <= w.r.opts.PhaseDepth {
-				w.emit(event.Event{Kind: event.PhaseStarted, Inner: in.rep.Index, Path: p.names(), Steps: p.steps})
-			}
-		}
-		if p := ch.Finished; p != nil {
-			for _, l := range p.limits {
-				in.peakUse = max(in.peakUse, float64(p.end-p.start)*100/float64(l.limit))
-			}
-			if p.node.Depth() <= w.r.opts.PhaseDepth {
-				w.emit(event.Event{Kind: event.PhaseFinished, Inner: in.rep.Index, Path: p.names(), Steps: p.steps,
-					Done: p.done, Elapsed: p.end - p.start})
-			}
-		}
+		w.applyCallback(in.state, in.budget, &in.peakUse, in.rep.Index, ev)
 	}
 }
 

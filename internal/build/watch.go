@@ -239,25 +239,30 @@ func (w *watch) noteLog(l report.LogLine) {
 }
 
 func (w *watch) apply(ev trace.Event) {
-	ch := w.state.Apply(ev)
+	w.applyCallback(w.state, w.budget, &w.peakUse, 0, ev)
+}
+
+// applyCallback records one callback in state: a phase it starts gets its
+// phase budgets, one it finishes raises peak to the highest share of a
+// phase budget it used, and the views hear of both down to the phase
+// depth. inner is the TensorRT build of a script build the callback is
+// of (0 for a matrix build); a script build keeps a state, budget and
+// peak for each.
+func (w *watch) applyCallback(state *State, budget *Budget, peak *float64, inner int, ev trace.Event) {
+	ch := state.Apply(ev)
 	if p := ch.Started; p != nil {
-		w.budget.Attach(p)
+		budget.Attach(p)
 		if p.node.Depth() <= w.r.opts.PhaseDepth {
-			w.emit(event.Event{Kind: event.PhaseStarted, Path: p.names(), Steps: p.steps})
+			w.emit(event.Event{Kind: event.PhaseStarted, Inner: inner, Path: p.names(), Steps: p.steps})
 		}
 	}
 	if p := ch.Finished; p != nil {
-		w.notePhaseUse(p)
-		if p.node.Depth() <= w.r.opts.PhaseDepth {
-			w.emit(event.Event{Kind: event.PhaseFinished, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
+		for _, l := range p.limits {
+			*peak = max(*peak, float64(p.end-p.start)*100/float64(l.limit))
 		}
-	}
-}
-
-// notePhaseUse keeps the highest share of a phase budget any finished phase used.
-func (w *watch) notePhaseUse(p *phase) {
-	for _, l := range p.limits {
-		w.peakUse = max(w.peakUse, float64(p.end-p.start)*100/float64(l.limit))
+		if p.node.Depth() <= w.r.opts.PhaseDepth {
+			w.emit(event.Event{Kind: event.PhaseFinished, Inner: inner, Path: p.names(), Steps: p.steps, Done: p.done, Elapsed: p.end - p.start})
+		}
 	}
 }
 

@@ -152,7 +152,7 @@ func commandBudgets(b *Budgets, errs *collector) {
 // polygraphy" is polygraphy): every builder script would be "python".
 func commandName(argv []string) string {
 	name := filepath.Base(argv[0])
-	if !strings.HasPrefix(name, "python") {
+	if !IsPython(argv[0]) {
 		return name
 	}
 	for i := 1; i < len(argv); i++ {
@@ -172,4 +172,11 @@ func commandName(argv []string) string {
 		}
 	}
 	return name
+}
+
+// IsPython reports whether a command's word names a Python interpreter
+// (python, python3, /venv/bin/python3.11): what run's default name and
+// the words on a command no build was seen in look for.
+func IsPython(word string) bool {
+	return strings.HasPrefix(filepath.Base(word), "python")
 }

@@ -35,10 +35,20 @@ var scriptDefaults = []string{"name", "backend", "env", "workdir", "budgets"}
 // scriptOnly are the keys only a build with run: has.
 var scriptOnly = []string{"run", "env", "workdir"}
 
-// HookEnv are the environment variables trt-action sets for the hook that
-// observes a build with run: (docs/builder-scripts.md): env: may not set
-// them, as the hook would then report to the wrong place or not at all.
-var HookEnv = []string{"TRT_ACTION_SUPERVISOR", "TRT_ACTION_HOOK_DIR", "TRT_ACTION_ROUTE"}
+// The environment variables the hook that observes a build with run:
+// reads (internal/pyhook; docs/builder-scripts.md). trt-action sets them
+// for the command (internal/build); TRT_ACTION_ROUTE=python in its own
+// environment keeps builds on the Python monitor.
+const (
+	EnvSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
+	EnvHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
+	EnvRoute      = "TRT_ACTION_ROUTE"      // python: the Python monitor; else the native route where it can be
+	EnvNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
+)
+
+// HookEnv are the hook's variables: env: may not set them, as the hook
+// would then report to the wrong place or not at all.
+var HookEnv = []string{EnvSupervisor, EnvHookDir, EnvRoute, EnvNativeDir}
 
 // noSettings says why a build with run: takes no builder settings.
 const noSettings = "a build with run: takes no builder settings: its program's code sets them, " +

@@ -33,6 +33,15 @@ const (
 // compare with StatusOK alone.
 func Succeeded(status string) bool { return status == StatusOK || status == StatusCached }
 
+// Mark is the sign the text views put before a build's (or a TensorRT
+// build's) end: a check for one that succeeded, a cross for the rest.
+func Mark(status string) string {
+	if Succeeded(status) {
+		return "✔"
+	}
+	return "✖"
+}
+
 // The signals that stop a run, as Report.Signal names them.
 const (
 	SignalInterrupt = "SIGINT"

@@ -146,7 +146,7 @@ func (l *liner) rawLines(ev event.Event) []string {
 		if ev.InnerResult == nil {
 			return []string{prefix(since) + fmt.Sprintf("■ TensorRT build %d finished", ev.Inner)}
 		}
-		return []string{prefix(since) + mark(ev.InnerResult.Status) + " " + report.InnerText(ev.InnerResult)}
+		return []string{prefix(since) + report.Mark(ev.InnerResult.Status) + " " + report.InnerText(ev.InnerResult)}
 	case event.BuildFinished:
 		b.finished = true
 		if ev.Result == nil {
@@ -182,12 +182,6 @@ func (b *buildLines) elidedOutput(prefix string, s *report.Script) []string {
 }
 
 // mark is ✔ for a status that succeeded, ✖ for the rest.
-func mark(status string) string {
-	if report.Succeeded(status) {
-		return "✔"
-	}
-	return "✖"
-}
 
 func leaf(path []string) string { return path[len(path)-1] }
 

@@ -21,7 +21,7 @@ func renderFinal(run *report.Report, width int, color bool) []string {
 	rows := make([][]string, len(run.Builds))
 	for i, b := range run.Builds {
 		rows[i] = []string{
-			mark(b.Status) + " " + text.Line(b.Name),
+			report.Mark(b.Status) + " " + text.Line(b.Name),
 			b.Status,
 			text.DurationMs(b.DurationMs),
 			slowestOrSaved(b, run.StartedAt),
@@ -52,13 +52,6 @@ func renderFinal(run *report.Report, width int, color bool) []string {
 		lines = append(lines, line([]seg{{text: "slower than the baseline allows: " + text.Line(reg), style: red}}, width, color))
 	}
 	return lines
-}
-
-func mark(status string) string {
-	if report.Succeeded(status) {
-		return "✔"
-	}
-	return "✖"
 }
 
 // slowestOrSaved is the slowest phase, or for a cache hit, which ran no
@@ -221,7 +214,7 @@ func (c columns) paintRow(r []string, st style, color bool) string {
 		return c.row(r)
 	}
 	cells := c.cells(r, false)
-	if m := mark(r[colStatus]); strings.HasPrefix(cells[colName], m) {
+	if m := report.Mark(r[colStatus]); strings.HasPrefix(cells[colName], m) {
 		cells[colName] = paint([]seg{{text: m, style: st}, {text: cells[colName][len(m):]}}, true)
 	}
 	status := strings.TrimRight(cells[colStatus], " ")

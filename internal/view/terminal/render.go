@@ -377,7 +377,7 @@ func aboveLines(ev event.Event, s *runState, w int, color bool) []string {
 		if !report.Succeeded(ev.InnerResult.Status) {
 			st = red
 		}
-		head := []seg{{text: mark(ev.InnerResult.Status) + " ", style: st}, {text: text.Line(s.build(ev.Build).Name) + ": ", style: bold}}
+		head := []seg{{text: report.Mark(ev.InnerResult.Status) + " ", style: st}, {text: text.Line(s.build(ev.Build).Name) + ": ", style: bold}}
 		return wrapped(head, report.InnerText(ev.InnerResult), w, color)
 	case event.BuildFinished:
 		if ev.Result != nil {
