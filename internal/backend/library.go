@@ -77,34 +77,23 @@ func (l LibraryLocation) Setting() string {
 // loader's search path. A location the user named always wins, also when
 // it turns out not to hold the library: nothing silently replaces it.
 func LocateLibrary(b Backend, trtLib string) LibraryLocation {
-	return locateLibrary(b, trtLib, os.Getenv, executable())
+	exe, _ := os.Executable() // "" when it cannot be told: no environment is searched
+	return LocateLibraryFor(b, trtLib, exe)
 }
 
-func locateLibrary(b Backend, trtLib string, getenv func(string) string, exe string) LibraryLocation {
-	switch {
-	case trtLib != "":
+// LocateLibraryFor is LocateLibrary for a trt-action whose executable is
+// exe (tests stand in a made-up installation).
+func LocateLibraryFor(b Backend, trtLib, exe string) LibraryLocation {
+	if trtLib != "" {
 		return LibraryLocation{Path: trtLib, Source: FromFlag, Name: "--trt-lib"}
-	case b.Library.Variable != "" && getenv(b.Library.Variable) != "":
-		return LibraryLocation{Path: getenv(b.Library.Variable), Source: FromVariable, Name: b.Library.Variable}
+	}
+	if v := b.Library.Variable; v != "" && os.Getenv(v) != "" {
+		return LibraryLocation{Path: os.Getenv(v), Source: FromVariable, Name: v}
 	}
 	if dir := b.wheelFolder(exe); dir != "" {
 		return LibraryLocation{Path: dir, Source: FromEnvironment, Name: b.Library.WheelFolder}
 	}
 	return LibraryLocation{}
-}
-
-// executable is the running program's file, links resolved ("" when it
-// cannot be told): pip puts the binary in PREFIX/bin, and a link to it
-// elsewhere (~/bin/trt-action) still belongs to that environment.
-func executable() string {
-	exe, err := os.Executable()
-	if err != nil {
-		return ""
-	}
-	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
-		return resolved
-	}
-	return exe
 }
 
 // wheelFolder is b's Library.WheelFolder in the Python environment that
@@ -115,6 +104,11 @@ func executable() string {
 func (b Backend) wheelFolder(exe string) string {
 	if b.Library.WheelFolder == "" || exe == "" {
 		return ""
+	}
+	// Links resolved: pip puts the binary in PREFIX/bin, and a link to it
+	// elsewhere (~/bin/trt-action) still belongs to that environment.
+	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
+		exe = resolved
 	}
 	for _, site := range pythonEnvironment(filepath.Dir(filepath.Dir(exe))) {
 		dir := filepath.Join(site, b.Library.WheelFolder)

@@ -47,6 +47,10 @@ func libraryOf(be backend.Backend) libraryFiles {
 	return lib
 }
 
+// locateLibrary is backend.LocateLibrary; a variable so tests can stand in
+// a made-up Python environment for the test binary's.
+var locateLibrary = backend.LocateLibrary
+
 // LibraryUnknownError says why a backend's library cannot be named without
 // loading it. Callers show the key as unknown with this reason.
 type LibraryUnknownError struct {
@@ -74,7 +78,7 @@ func libraryIdentity(name, libPath string) (string, error) {
 	if !ok {
 		return "", unknownBackend(name)
 	}
-	return identityAt(be, backend.LocateLibrary(be, libPath))
+	return identityAt(be, locateLibrary(be, libPath))
 }
 
 // identityAt is libraryIdentity of be's library at lib.
@@ -112,7 +116,7 @@ func LibraryFiles(name, trtLib string) ([]string, error) {
 	if !ok {
 		return nil, unknownBackend(name)
 	}
-	return filesAt(be, backend.LocateLibrary(be, trtLib))
+	return filesAt(be, locateLibrary(be, trtLib))
 }
 
 func unknownBackend(name string) error {
@@ -212,10 +216,10 @@ func (l libraryFiles) onSearchPath(s loaderSearch) ([]string, error) {
 	if len(files) == 0 {
 		wheel := ""
 		if l.wheel != "" {
-			wheel = ", no " + l.wheel + " folder of trt-action's Python environment holds it"
+			wheel = ", trt-action's Python environment (when pip-installed) has no " + l.wheel + " folder holding it"
 		}
 		return nil, fmt.Errorf("neither --trt-lib nor %s is set%s, and the loader's search path (%s) has none of %s; "+
-			"name the library's folder with either", l.variable, wheel, s.where(), strings.Join(l.infer, ", "))
+			"name the library's folder with --trt-lib or %s", l.variable, wheel, s.where(), strings.Join(l.infer, ", "), l.variable)
 	}
 	return files, nil
 }
@@ -331,7 +335,7 @@ func (h *Hasher) Env(name, libPath, target string) (Env, error) {
 	}
 	// Remembered by where the library is, as a build would load it: the
 	// same file is hashed once, whichever way it was named.
-	lib := backend.LocateLibrary(be, libPath)
+	lib := locateLibrary(be, libPath)
 	id := libraryQuery{name, lib}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
