@@ -46,7 +46,7 @@ func noVariables(t *testing.T) {
 }
 
 const (
-	rtxSo    = "libtensorrt_rtx.so.1"
+	rtxSo       = "libtensorrt_rtx.so.1"
 	ourDistInfo = "trt_action-1.2.3.dist-info/"
 )
 

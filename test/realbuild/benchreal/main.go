@@ -88,7 +88,9 @@ func shapes(model string) map[string]native.Shape {
 // ---------------------------------------------------------------- overhead
 
 // rtxLibrary is where a build finds the TensorRT-RTX library.
-func rtxLibrary() backend.LibraryLocation { return backend.LocateLibrary(backend.Of(backend.TensorRTRTX), "") }
+func rtxLibrary() backend.LibraryLocation {
+	return backend.LocateLibrary(backend.Of(backend.TensorRTRTX), "")
+}
 
 func overheadTable(o options) error {
 	so, err := native.ResolveBackend(backend.TensorRTRTX, rtxLibrary())
