@@ -104,6 +104,7 @@ func TestPipInstalledFindsTensorRTRTXInItsEnvironment(t *testing.T) {
 	}
 }
 
+// copyFile copies from to a new file to (its folders made) with mode.
 func copyFile(t *testing.T, from, to string, mode os.FileMode) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
