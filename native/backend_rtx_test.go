@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -38,11 +39,11 @@ func rtxOrSkip(t *testing.T) (soPath, models string) {
 		}
 		t.Setenv("TRT_ACTION_BACKEND_DIR", dir)
 	}
-	so, err := ResolveBackend("tensorrt-rtx", "")
+	so, err := ResolveBackend("tensorrt-rtx", rtxLibrary(""))
 	if err != nil {
 		skip("tensorrt-rtx backend: %v", err)
 	}
-	raw, err := BackendInfo(so, "")
+	raw, err := BackendInfo(so, rtxLibrary(""))
 	if err != nil || !strings.Contains(raw, `"error":""`) {
 		skip("tensorrt-rtx library not loadable: %v %s", err, raw)
 	}
@@ -56,10 +57,18 @@ func rtxOrSkip(t *testing.T) (soPath, models string) {
 	return so, models
 }
 
-// runRTX builds req to the end, draining as it goes; onEvent may cancel.
+// rtxLibrary is where a build finds the TensorRT-RTX library, as a
+// worker decides it from trtLib (--trt-lib).
+func rtxLibrary(trtLib string) backend.LibraryLocation {
+	return backend.LocateLibrary(backend.Of(backend.TensorRTRTX), trtLib)
+}
+
+// runRTX builds req to the end, with the library a worker would use (its
+// LibPath is --trt-lib, as in a worker's spec), draining as it goes;
+// onEvent may cancel.
 func runRTX(t *testing.T, so string, req Request, onEvent func(*Build, []trace.Event)) (Result, []trace.Event, []LogLine) {
 	t.Helper()
-	b, err := StartBackend(so, req)
+	b, err := StartBackend(so, req.WithLibrary(rtxLibrary(req.LibPath)))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,11 +124,11 @@ func BackendFiles(name string) []string {
 // ResolveBackend returns the shared object that builds for the backend
 // named name. A backend with one flavour has one shared object; with
 // several (tensorrt: 10.x and 11.x have different class layouts), it loads
-// the TensorRT library (libPath, else the backend's default search) through
-// each compiled flavour, newest first, and picks the one compiled for that
+// the TensorRT library at lib (backend.LocateLibrary) through each
+// compiled flavour, newest first, and picks the one compiled for that
 // library's major version. This loads TensorRT into the calling process,
 // so call it where the build will run.
-func ResolveBackend(name, libPath string) (string, error) {
+func ResolveBackend(name string, lib backend.LibraryLocation) (string, error) {
 	be, ok := backend.Lookup(name)
 	if !ok || len(be.Flavours) == 0 {
 		var real []string
@@ -146,7 +146,7 @@ func ResolveBackend(name, libPath string) (string, error) {
 		}
 		return "", notBuilt(be, be.Flavours[0], dirs)
 	}
-	return resolveByLibrary(be, libPath, dirs)
+	return resolveByLibrary(be, lib, dirs)
 }
 
 // HostLibrary is the monitor's host side as a shared object of its own
@@ -171,10 +171,10 @@ func NativeDir() (string, error) {
 
 // resolveByLibrary picks, of be's compiled flavours, newest first, the one
 // that can load the TensorRT library.
-func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string, error) {
+func resolveByLibrary(be backend.Backend, lib backend.LibraryLocation, dirs []string) (string, error) {
 	var problems []string // one for each compiled flavour
 	for f, p := range compiledNewestFirst(be, dirs) {
-		info, err := probe(p, libPath)
+		info, err := probe(p, lib)
 		if err != nil {
 			problems = append(problems, err.Error())
 			continue
@@ -197,9 +197,9 @@ func resolveByLibrary(be backend.Backend, libPath string, dirs []string) (string
 	return "", fmt.Errorf("no compiled %s backend can use the %s library:\n%s", be.Name, be.Product, strings.Join(problems, "\n"))
 }
 
-func probe(soPath, libPath string) (backendInfo, error) {
+func probe(soPath string, lib backend.LibraryLocation) (backendInfo, error) {
 	var info backendInfo
-	raw, err := probeBackend(soPath, libPath)
+	raw, err := probeBackend(soPath, lib)
 	if err != nil {
 		return info, err
 	}
@@ -213,7 +213,7 @@ func probe(soPath, libPath string) (backendInfo, error) {
 }
 
 // backendABI is TAM_BACKEND_ABI in trtaction.h.
-const backendABI = 1
+const backendABI = 2
 
 // CompiledBackend describes one backend flavour for `trt-action version`.
 type CompiledBackend struct {
@@ -224,6 +224,7 @@ type CompiledBackend struct {
 	CompiledAgainst string // header version, e.g. "10.16.0.72"
 	Library         string // version of the library it loads; "" when it cannot
 	LibraryPath     string
+	LibraryOrigin   string // where LibraryPath came from: "from TRT_ACTION_RTX_LIB"
 	Problem         string // why it cannot build here; "" when it can
 }
 
@@ -238,30 +239,31 @@ func (b CompiledBackend) Describe() string {
 	if b.Problem != "" {
 		return fmt.Sprintf("%s; cannot build here: %s", head, b.Problem)
 	}
-	return fmt.Sprintf("%s; library %s (%s)", head, b.Library, b.LibraryPath)
+	return fmt.Sprintf("%s; library %s (%s, %s)", head, b.Library, b.LibraryPath, b.LibraryOrigin)
 }
 
 // CompiledBackends describes every backend flavour, in the registry's
-// order: found or not, and whether it can load its TensorRT library (at
-// libPath when given).
-func CompiledBackends(libPath string) []CompiledBackend {
+// order: found or not, and whether it can load its TensorRT library, from
+// where a build would (backend.LocateLibrary; trtLib is --trt-lib).
+func CompiledBackends(trtLib string) []CompiledBackend {
 	dirs := BackendDirs()
 	var out []CompiledBackend
 	for _, be := range backend.All() {
+		lib := backend.LocateLibrary(be, trtLib)
 		for _, f := range be.Flavours {
-			out = append(out, describeFlavour(be, f, libPath, dirs))
+			out = append(out, describeFlavour(be, f, lib, dirs))
 		}
 	}
 	return out
 }
 
-func describeFlavour(be backend.Backend, f backend.Flavour, libPath string, dirs []string) CompiledBackend {
-	b := CompiledBackend{Name: be.Name, File: f.File, For: f.Product, Path: findFlavour(f, dirs)}
+func describeFlavour(be backend.Backend, f backend.Flavour, lib backend.LibraryLocation, dirs []string) CompiledBackend {
+	b := CompiledBackend{Name: be.Name, File: f.File, For: f.Product, Path: findFlavour(f, dirs), LibraryOrigin: lib.Origin()}
 	if b.Path == "" {
 		b.Problem = buildHint(be, f)
 		return b
 	}
-	info, err := probe(b.Path, libPath)
+	info, err := probe(b.Path, lib)
 	switch {
 	case errors.Is(err, errNoCgo):
 		b.Problem = "this binary was built without cgo"

@@ -30,8 +30,8 @@ func fakeProbe(t *testing.T, answers map[string]string) *[]string {
 	t.Helper()
 	var calls []string
 	old := probeBackend
-	probeBackend = func(soPath, libPath string) (string, error) {
-		calls = append(calls, filepath.Base(soPath)+"|"+libPath)
+	probeBackend = func(soPath string, lib backend.LibraryLocation) (string, error) {
+		calls = append(calls, filepath.Base(soPath)+"|"+lib.Path)
 		a, ok := answers[filepath.Base(soPath)]
 		if !ok {
 			return "", errors.New("unexpected probe of " + soPath)
@@ -43,14 +43,14 @@ func fakeProbe(t *testing.T, answers map[string]string) *[]string {
 }
 
 const (
-	info11Mismatch = `{"backend":"tensorrt","abi":1,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
-	info10OK       = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
-	info10Missing  = `{"backend":"tensorrt","abi":1,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it"}`
+	info11Mismatch = `{"backend":"tensorrt","abi":2,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
+	info10OK       = `{"backend":"tensorrt","abi":2,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
+	info10Missing  = `{"backend":"tensorrt","abi":2,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it"}`
 )
 
 func TestResolveRTX(t *testing.T) {
 	dir := backendDir(t, "libtam_rtx.so")
-	got, err := ResolveBackend("tensorrt-rtx", "")
+	got, err := ResolveBackend("tensorrt-rtx", backend.LibraryLocation{})
 	if err != nil || got != filepath.Join(dir, "libtam_rtx.so") {
 		t.Fatalf("ResolveBackend = %q, %v; want the .so in %s", got, err, dir)
 	}
@@ -58,7 +58,7 @@ func TestResolveRTX(t *testing.T) {
 
 func TestResolveRTXNotFound(t *testing.T) {
 	dir := backendDir(t, "libtam_trt10.so")
-	_, err := ResolveBackend("tensorrt-rtx", "")
+	_, err := ResolveBackend("tensorrt-rtx", backend.LibraryLocation{})
 	if err == nil {
 		t.Fatal("want an error without libtam_rtx.so")
 	}
@@ -79,14 +79,14 @@ func TestNotFoundNamesTheBackendDirVariableWhenUnset(t *testing.T) {
 		t.Fatal(err)
 	}
 	exe, _ = filepath.EvalSymlinks(exe)
-	for _, backend := range []string{"tensorrt-rtx", "tensorrt"} {
-		_, err := ResolveBackend(backend, "")
+	for _, name := range []string{"tensorrt-rtx", "tensorrt"} {
+		_, err := ResolveBackend(name, backend.LibraryLocation{})
 		if err == nil {
-			t.Fatalf("%s: want an error: the test binary has no lib/ beside it", backend)
+			t.Fatalf("%s: want an error: the test binary has no lib/ beside it", name)
 		}
 		want := "TRT_ACTION_BACKEND_DIR is not set; looked beside the binary in " + filepath.Join(filepath.Dir(exe), "lib")
 		if !strings.Contains(err.Error(), want) {
-			t.Errorf("%s: err = %v\nwant it to contain %q", backend, err, want)
+			t.Errorf("%s: err = %v\nwant it to contain %q", name, err, want)
 		}
 	}
 }
@@ -110,7 +110,7 @@ func TestNativeDirIsTheFolderOfTheHostLibrary(t *testing.T) {
 func TestResolveTensorRTPicksTheMajorOfTheLoadedLibrary(t *testing.T) {
 	dir := backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
 	calls := fakeProbe(t, map[string]string{"libtam_trt11.so": info11Mismatch, "libtam_trt10.so": info10OK})
-	got, err := ResolveBackend("tensorrt", "/opt/trt/lib")
+	got, err := ResolveBackend("tensorrt", backend.LocateLibrary(backend.Of(backend.TensorRT), "/opt/trt/lib"))
 	if err != nil || got != filepath.Join(dir, "libtam_trt10.so") {
 		t.Fatalf("ResolveBackend = %q, %v; want libtam_trt10.so", got, err)
 	}
@@ -125,7 +125,7 @@ func TestResolveTensorRTStopsAtTheFirstFit(t *testing.T) {
 	calls := fakeProbe(t, map[string]string{
 		"libtam_trt11.so": strings.Replace(info10OK, "10.16.0.72", "11.1.0.106", -1),
 	})
-	got, err := ResolveBackend("tensorrt", "")
+	got, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
 	if err != nil || filepath.Base(got) != "libtam_trt11.so" || len(*calls) != 1 {
 		t.Fatalf("ResolveBackend = %q, %v after probes %v; want libtam_trt11.so after one probe", got, err, *calls)
 	}
@@ -134,7 +134,7 @@ func TestResolveTensorRTStopsAtTheFirstFit(t *testing.T) {
 func TestResolveTensorRTReportsEveryFlavoursProblem(t *testing.T) {
 	backendDir(t, "libtam_trt10.so", "libtam_trt11.so")
 	fakeProbe(t, map[string]string{"libtam_trt11.so": info11Mismatch, "libtam_trt10.so": info10Missing})
-	_, err := ResolveBackend("tensorrt", "")
+	_, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
 	if err == nil {
 		t.Fatal("want an error when no flavour fits")
 	}
@@ -149,7 +149,7 @@ func TestResolveTensorRTReportsEveryFlavoursProblem(t *testing.T) {
 func TestResolveTensorRTNotBuilt(t *testing.T) {
 	backendDir(t, "libtam_rtx.so")
 	fakeProbe(t, nil)
-	_, err := ResolveBackend("tensorrt", "")
+	_, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
 	if err == nil || !strings.Contains(err.Error(), "no tensorrt backend: neither libtam_trt10.so nor libtam_trt11.so was found") ||
 		!strings.Contains(err.Error(), "set TRT_ACTION_BACKEND_DIR") || !strings.Contains(err.Error(), "TRT10_INCLUDE") {
 		t.Fatalf("err = %v; want it to say the backend was not found, where to put it and how to build it", err)
@@ -158,24 +158,26 @@ func TestResolveTensorRTNotBuilt(t *testing.T) {
 
 func TestResolveRefusesAnotherABI(t *testing.T) {
 	backendDir(t, "libtam_trt10.so")
-	fakeProbe(t, map[string]string{"libtam_trt10.so": strings.Replace(info10OK, `"abi":1`, `"abi":2`, 1)})
-	_, err := ResolveBackend("tensorrt", "")
-	if err == nil || !strings.Contains(err.Error(), "ABI 2, this binary ABI 1") {
+	fakeProbe(t, map[string]string{"libtam_trt10.so": strings.Replace(info10OK, `"abi":2`, `"abi":3`, 1)})
+	_, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
+	if err == nil || !strings.Contains(err.Error(), "ABI 3, this binary ABI 2") {
 		t.Fatalf("err = %v; want an ABI mismatch", err)
 	}
 }
 
 func TestResolveUnknownBackend(t *testing.T) {
 	backendDir(t)
-	if _, err := ResolveBackend("sim", ""); err == nil || !strings.Contains(err.Error(), `"sim"`) {
+	if _, err := ResolveBackend("sim", backend.LibraryLocation{}); err == nil || !strings.Contains(err.Error(), `"sim"`) {
 		t.Fatalf("err = %v; want it to name the backend", err)
 	}
 }
 
 func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	dir := backendDir(t, "libtam_rtx.so", "libtam_trt10.so")
-	fakeProbe(t, map[string]string{
-		"libtam_rtx.so":   `{"backend":"tensorrt-rtx","abi":1,"compiled_against":"1.7.1.116","library":"1.7.1.116","library_path":"/c/libtensorrt_rtx.so.1","error":""}`,
+	t.Setenv("TRT_ACTION_RTX_LIB", "/c")
+	t.Setenv("TRT_ACTION_TRT_LIB", "")
+	probes := fakeProbe(t, map[string]string{
+		"libtam_rtx.so":   `{"backend":"tensorrt-rtx","abi":2,"compiled_against":"1.7.1.116","library":"1.7.1.116","library_path":"/c/libtensorrt_rtx.so.1","error":""}`,
 		"libtam_trt10.so": info10Missing,
 	})
 	got := CompiledBackends("")
@@ -185,7 +187,11 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	want := []string{
 		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it",
 		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
-		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1)",
+		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1, from TRT_ACTION_RTX_LIB)",
+	}
+	// Each is probed with the library a build of its backend would load.
+	if want := []string{"libtam_trt10.so|", "libtam_rtx.so|/c"}; !slices.Equal(*probes, want) {
+		t.Errorf("probes = %q, want %q", *probes, want)
 	}
 	for i, b := range got {
 		if d := b.Describe(); d != want[i] {

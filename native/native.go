@@ -29,6 +29,7 @@ import (
 	"time"
 	"unsafe"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -344,7 +345,7 @@ func openBackend(soPath string) (*C.tam_backend, error) {
 }
 
 // StartBackend loads the backend shared object at soPath and starts a build
-// of req. A backend that cannot be loaded gives an error wrapping
+// of req, whose library is where req.WithLibrary put it. A backend that cannot be loaded gives an error wrapping
 // ErrUnavailable; a TensorRT library the backend cannot load is reported by
 // the build itself as Unavailable.
 func StartBackend(soPath string, req Request) (*Build, error) {
@@ -366,19 +367,21 @@ func StartBackend(soPath string, req Request) (*Build, error) {
 }
 
 // BackendInfo asks the backend at soPath to describe itself and the
-// TensorRT library at libPath (empty: its default search); it returns the
-// backend's JSON object.
-func BackendInfo(soPath, libPath string) (string, error) {
+// TensorRT library at lib (backend.LocateLibrary decides where; the
+// backend's messages name lib's origin); it returns the backend's JSON
+// object.
+func BackendInfo(soPath string, lib backend.LibraryLocation) (string, error) {
 	be, err := openBackend(soPath)
 	if err != nil {
 		return "", err
 	}
 	defer C.free(unsafe.Pointer(be))
-	clib := C.CString(libPath)
+	clib, corigin := C.CString(lib.Path), C.CString(lib.Origin())
 	defer C.free(unsafe.Pointer(clib))
+	defer C.free(unsafe.Pointer(corigin))
 	buf := make([]byte, 4096)
 	for {
-		n := int(C.tam_backend_call_info(be, clib, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))))
+		n := int(C.tam_backend_call_info(be, clib, corigin, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))))
 		if n < 0 {
 			return "", fmt.Errorf("native: backend %s: tam_backend_info failed", soPath)
 		}

@@ -5,6 +5,7 @@ package native
 import (
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -18,7 +19,7 @@ func StartSim(Request) (*Build, error) { return nil, errNoCgo }
 func StartBackend(string, Request) (*Build, error) { return nil, errNoCgo }
 
 // BackendInfo needs cgo.
-func BackendInfo(string, string) (string, error) { return "", errNoCgo }
+func BackendInfo(string, backend.LibraryLocation) (string, error) { return "", errNoCgo }
 
 func (*Build) Drain(dst []trace.Event) []trace.Event { return dst }
 func (*Build) Logs(dst []LogLine) []LogLine          { return dst }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/trace"
 )
 
@@ -404,15 +405,17 @@ func fakeBackend(t *testing.T) string {
 
 func TestBackendLoadsAndBuilds(t *testing.T) {
 	so := fakeBackend(t)
-	info, err := BackendInfo(so, "/opt/lib/libnvinfer.so.10")
+	// The backend is told the library and where it came from.
+	lib := backend.LibraryLocation{Path: "/opt/lib/libnvinfer.so.10", Source: backend.FromVariable, Name: "TRT_ACTION_TRT_LIB"}
+	info, err := BackendInfo(so, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info != `{"backend":"fake","abi":1,"library_path":"/opt/lib/libnvinfer.so.10"}` {
+	if info != `{"backend":"fake","abi":2,"library_path":"/opt/lib/libnvinfer.so.10","error":"from TRT_ACTION_TRT_LIB"}` {
 		t.Errorf("info = %s", info)
 	}
 
-	req := Request{Name: "resnet", ONNX: "model.onnx", EngineTmp: "/tmp/never"}
+	req := Request{Name: "resnet", ONNX: "model.onnx", EngineTmp: "/tmp/never"}.WithLibrary(lib)
 	b, err := StartBackend(so, req)
 	if err != nil {
 		t.Fatal(err)
@@ -426,7 +429,8 @@ func TestBackendLoadsAndBuilds(t *testing.T) {
 		t.Errorf("events = %+v", events)
 	}
 	var echoed Request
-	if len(logs) != 1 || json.Unmarshal([]byte(logs[0].Text), &echoed) != nil || echoed.Name != "resnet" || echoed.ONNX != "model.onnx" {
+	if len(logs) != 1 || json.Unmarshal([]byte(logs[0].Text), &echoed) != nil || echoed.Name != "resnet" || echoed.ONNX != "model.onnx" ||
+		echoed.LibPath != lib.Path || echoed.LibOrigin != "from TRT_ACTION_TRT_LIB" {
 		t.Errorf("backend did not receive the request JSON: logs = %+v", logs)
 	}
 }
@@ -437,7 +441,7 @@ func TestBackendMissingIsUnavailable(t *testing.T) {
 	if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), missing) {
 		t.Errorf("StartBackend error = %v, want ErrUnavailable naming %s", err, missing)
 	}
-	if _, err := BackendInfo(missing, ""); !errors.Is(err, ErrUnavailable) {
+	if _, err := BackendInfo(missing, backend.LibraryLocation{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("BackendInfo error = %v, want ErrUnavailable", err)
 	}
 }

@@ -1,6 +1,9 @@
 package native
 
-import "github.com/trt-action/trt-action/internal/trace"
+import (
+	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/trace"
+)
 
 // Request is what a backend is asked to build; it crosses the C boundary as
 // JSON (tam_backend_build's request_json). Field names are the contract with
@@ -9,7 +12,12 @@ type Request struct {
 	Name      string `json:"name"`
 	ONNX      string `json:"onnx,omitempty"`
 	EngineTmp string `json:"engine_tmp"` // write here; the caller renames when complete
+	// LibPath is --trt-lib as a build's spec carries it to the worker;
+	// WithLibrary replaces it with the library's location (a file or
+	// folder; "" = the loader's search path) and LibOrigin with where that
+	// came from, in words the backend's messages use.
 	LibPath   string `json:"lib_path,omitempty"`
+	LibOrigin string `json:"lib_origin,omitempty"`
 
 	// The builder settings (internal/settings is the table of them, which
 	// native/backends/settings_table.h is generated from): the fixed ones
@@ -34,6 +42,14 @@ type Request struct {
 	NoMonitor bool `json:"no_monitor,omitempty"`
 
 	Sim *SimRequest `json:"sim,omitempty"`
+}
+
+// WithLibrary is r building with the library at lib: the backend loads
+// what it is told and reads no variable of its own, so the decision
+// (backend.LocateLibrary) has one home, which the engine cache shares.
+func (r Request) WithLibrary(lib backend.LibraryLocation) Request {
+	r.LibPath, r.LibOrigin = lib.Path, lib.Origin()
+	return r
 }
 
 // Shape is one optimization-profile entry for a dynamic input.

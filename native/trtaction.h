@@ -93,7 +93,10 @@ int64_t tam_monitor_pop_log(tam_monitor* m, int32_t* severity, char* buf, size_t
 
 /* ---------------------------------------------------------------- backend ABI */
 
-#define TAM_BACKEND_ABI 1
+/* 2: the Go side decides where the builder library comes from and tells the
+ * backend its origin (tam_backend_info's lib_origin, the request's
+ * lib_origin); a backend reads no variable of its own. */
+#define TAM_BACKEND_ABI 2
 
 /* Severity as TensorRT's ILogger::Severity. */
 enum tam_severity {
@@ -133,13 +136,18 @@ enum tam_status {
 /* A backend shared object exports these two symbols.
  *
  * tam_backend_info writes a short JSON object into buf:
- *   {"backend":"tensorrt-rtx","abi":1,"compiled_against":"1.2.0","library":"1.2.0.54","library_path":"..."}
+ *   {"backend":"tensorrt-rtx","abi":2,"compiled_against":"1.2.0","library":"1.2.0.54","library_path":"..."}
  * loading the library if it can (library fields empty if not). Returns the length.
+ * lib_path is the library's file or folder (NULL or "": the loader's search
+ * path), lib_origin where that came from, in the words its messages put
+ * after a file they tried ("from --trt-lib"; see internal/backend's
+ * LibraryLocation.Origin).
  *
  * tam_backend_build runs one build. request_json is a JSON object (see
- * internal/build.NativeRequest); the engine goes to request.engine_tmp, which the
- * caller renames. err receives a message on failure. Blocks until the build ends. */
-typedef int64_t (*tam_backend_info_fn)(const char* lib_path, char* buf, size_t cap);
+ * native/request.go, type Request; its lib_path and lib_origin are the two
+ * above); the engine goes to request.engine_tmp, which the caller renames.
+ * err receives a message on failure. Blocks until the build ends. */
+typedef int64_t (*tam_backend_info_fn)(const char* lib_path, const char* lib_origin, char* buf, size_t cap);
 typedef int32_t (*tam_backend_build_fn)(const tam_host* host, const char* request_json, char* err, size_t errcap);
 
 /* ------------------------------------------------- a program's own builder config

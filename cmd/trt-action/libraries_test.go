@@ -1,7 +1,6 @@
 package main
 
 import (
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,21 +12,7 @@ import (
 func copyBinary(t *testing.T) string {
 	t.Helper()
 	dst := filepath.Join(t.TempDir(), "trt-action")
-	in, err := os.Open(binary)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY, 0o755)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		t.Fatal(err)
-	}
-	if err := out.Close(); err != nil {
-		t.Fatal(err)
-	}
+	copyFile(t, binary, dst, 0o755)
 	return dst
 }
 

@@ -63,11 +63,17 @@ type Flavour struct {
 }
 
 // Library is how a backend's builder library is found: --trt-lib, else
-// Variable, else the dynamic loader's search path (the shim's
-// load_library; internal/cache names the same files without loading them).
+// Variable, else WheelFolder in trt-action's Python environment, else the
+// dynamic loader's search path (LocateLibrary decides; the shim's
+// load_library loads what it is told, internal/cache names the same files
+// without loading them).
 type Library struct {
 	Variable string // the environment variable naming its folder or file
-	Install  string // how to get it, for a library that cannot be loaded
+	// WheelFolder is the package folder of the PyPI wheel that publishes
+	// the library, where pip puts it in a Python environment; "" when it
+	// has none that trt-action looks for.
+	WheelFolder string
+	Install     string // how to get it, for a library that cannot be loaded
 }
 
 // Target says what a backend's engine is built for, which decides what
@@ -119,10 +125,14 @@ var registry = []Backend{
 				// NVIDIA publishes the library (PyPI tensorrt-rtx-cu12-libs) for x86_64 only.
 				Arches: []string{"amd64"}, Why: "TensorRT-RTX is published for x86_64 only"},
 		},
-		Library: Library{Variable: "TRT_ACTION_RTX_LIB",
-			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; " +
-				"eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it " +
-				"(a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)"},
+		// The wheel tensorrt-rtx-cu12-libs puts the library in its package
+		// folder tensorrt_rtx_libs (the files of its wheels on
+		// https://pypi.org/project/tensorrt-rtx-cu12-libs/).
+		Library: Library{Variable: "TRT_ACTION_RTX_LIB", WheelFolder: "tensorrt_rtx_libs",
+			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1, or " +
+				"`pip install trt-action[rtx]` (x86_64), which puts it in the Python environment's tensorrt_rtx_libs folder " +
+				"where a pip-installed trt-action finds it with no variable to set; " +
+				"eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports the variable"},
 		Target: TargetSettings,
 	},
 	{Name: Sim, Product: "the simulator", Target: TargetNone, Simulated: true},

@@ -14,8 +14,8 @@ import (
 // runfiles.Check: the executable the workers run (exe; "" when unknown),
 // and for each backend the builds use its shared objects (native.BackendFiles)
 // and the TensorRT library and ONNX parser it loads from trtLib (--trt-lib),
-// else its variable, else the loader's search path (cache.LibraryFiles, as
-// the engine cache names them). None is loaded here. A library that
+// else where backend.LocateLibrary looks next (cache.LibraryFiles, as the
+// engine cache names them). None is loaded here. A library that
 // cannot be found is left to the build, which says where it looked.
 func LoadedFiles(builds []matrix.Build, trtLib, exe string) []runfiles.File {
 	var files []runfiles.File

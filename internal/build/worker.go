@@ -64,8 +64,12 @@ func RunWorker(stdin io.Reader, proto io.Writer) error {
 }
 
 // startNative starts the build and names the library it runs on (for the
-// report). The backend is resolved once: for tensorrt that loads the
-// library to choose between the 10.x and 11.x shims.
+// report). Where the library comes from is decided once, here in the
+// worker (whose environment and executable a build has), by the one place
+// that decides it for the engine cache too (backend.LocateLibrary), and
+// the backend is told it with its origin. The backend is resolved once:
+// for tensorrt that loads the library to choose between the 10.x and 11.x
+// shims.
 func startNative(spec workerSpec) (*native.Build, string, error) {
 	if backend.Of(spec.Backend).Simulated {
 		req := spec.Request
@@ -79,12 +83,13 @@ func startNative(spec workerSpec) (*native.Build, string, error) {
 		b, err := native.StartSim(req)
 		return b, "", err
 	}
-	so, err := native.ResolveBackend(spec.Backend, spec.Request.LibPath)
+	lib := backend.LocateLibrary(backend.Of(spec.Backend), spec.Request.LibPath) // the spec's LibPath is --trt-lib
+	so, err := native.ResolveBackend(spec.Backend, lib)
 	if err != nil {
 		return nil, "", fmt.Errorf("%w: %v", native.ErrUnavailable, err)
 	}
-	library := libraryName(spec.Backend, so, spec.Request.LibPath)
-	b, err := native.StartBackend(so, spec.Request)
+	library := libraryName(spec.Backend, so, lib)
+	b, err := native.StartBackend(so, spec.Request.WithLibrary(lib))
 	return b, library, err
 }
 
@@ -166,8 +171,8 @@ func statusName(s native.Status) string {
 
 // libraryName says which TensorRT library a build runs on, for the report:
 // "TensorRT-RTX 1.7.1.116". Empty when the backend cannot tell.
-func libraryName(name, so, libPath string) string {
-	raw, err := native.BackendInfo(so, libPath)
+func libraryName(name, so string, lib backend.LibraryLocation) string {
+	raw, err := native.BackendInfo(so, lib)
 	if err != nil {
 		return ""
 	}

@@ -19,14 +19,18 @@ import (
 
 // The library's identity, read from its files without loading them: plan
 // --json and cache key run where TensorRT cannot be (or should not be)
-// loaded. Which files a backend loads is decided by native/backends/shim.cc
-// (load_library): --trt-lib, else the backend's variable, else the dynamic
-// loader's search path; the ONNX parser beside the library. The names here
-// follow it.
+// loaded. Where a backend's library comes from is decided by
+// backend.LocateLibrary, which a build asks too (the worker tells the
+// shim): --trt-lib, else the backend's variable, else its wheel folder in
+// trt-action's Python environment, else the dynamic loader's search path.
+// Which files the shim then opens (native/backends/shim.cc, load_library:
+// the flavour's soname in a folder, the ONNX parser beside the library) is
+// followed here.
 
 // libraryFiles is what one backend loads.
 type libraryFiles struct {
 	variable string   // the environment variable naming the library
+	wheel    string   // the wheel folder in trt-action's Python environment that may hold it
 	infer    []string // library file names to look for in a folder, in order
 	parser   []string // parser file names, by infer's position (or all when unknown)
 }
@@ -35,13 +39,17 @@ type libraryFiles struct {
 // flavour's library, newest major first (which one a folder's library is,
 // only loading tells).
 func libraryOf(be backend.Backend) libraryFiles {
-	lib := libraryFiles{variable: be.Library.Variable}
+	lib := libraryFiles{variable: be.Library.Variable, wheel: be.Library.WheelFolder}
 	for i := len(be.Flavours) - 1; i >= 0; i-- {
 		lib.infer = append(lib.infer, be.Flavours[i].InferSoname)
 		lib.parser = append(lib.parser, be.Flavours[i].ParserSoname)
 	}
 	return lib
 }
+
+// locateLibrary is backend.LocateLibrary; a variable so tests can stand in
+// a made-up Python environment for the test binary's.
+var locateLibrary = backend.LocateLibrary
 
 // LibraryUnknownError says why a backend's library cannot be named without
 // loading it. Callers show the key as unknown with this reason.
@@ -57,18 +65,28 @@ func (e *LibraryUnknownError) Error() string {
 // libraryIdentity names the exact library (and ONNX parser) backend would
 // load, from their files: the ELF GNU build-id of each, or the SHA-256 of
 // its content when it has none. libPath is --trt-lib (a file or a folder);
-// "" means the backend's variable (TRT_ACTION_RTX_LIB, TRT_ACTION_TRT_LIB).
-// When neither is set the library comes from the dynamic loader's search
-// path: the file the loader would pick is found the loader's way
-// (loaderpath.go). A library found nowhere is a *LibraryUnknownError, as is
-// a named location without the library.
+// "" lets backend.LocateLibrary look further (the backend's variable, its
+// wheel folder in trt-action's Python environment). When nothing names it
+// the library comes from the dynamic loader's search path: the file the
+// loader would pick is found the loader's way (loaderpath.go). A library
+// found nowhere is a *LibraryUnknownError, as is a named location without
+// the library.
 //
 // A backend with no library (the simulator) is named by its name.
 func libraryIdentity(name, libPath string) (string, error) {
-	if be, ok := backend.Lookup(name); ok && be.BuiltIn() {
+	be, ok := backend.Lookup(name)
+	if !ok {
+		return "", unknownBackend(name)
+	}
+	return identityAt(be, locateLibrary(be, libPath))
+}
+
+// identityAt is libraryIdentity of be's library at lib.
+func identityAt(be backend.Backend, lib backend.LibraryLocation) (string, error) {
+	if be.BuiltIn() {
 		return be.Name, nil
 	}
-	files, err := LibraryFiles(name, libPath)
+	files, err := filesAt(be, lib)
 	if err != nil {
 		return "", err
 	}
@@ -89,43 +107,48 @@ func libraryIdentity(name, libPath string) (string, error) {
 }
 
 // LibraryFiles lists the files backend name loads: its library and ONNX
-// parser, found as the backend finds them (from libPath, which is
-// --trt-lib, else the backend's variable, else the dynamic loader's search
-// path), without loading them. A backend with no library (the simulator)
-// loads none. A library found nowhere is a *LibraryUnknownError.
-func LibraryFiles(name, libPath string) ([]string, error) {
+// parser, found where a build finds them (backend.LocateLibrary, from
+// trtLib, which is --trt-lib), without loading them. A backend with no
+// library (the simulator) loads none. A library found nowhere is a
+// *LibraryUnknownError.
+func LibraryFiles(name, trtLib string) ([]string, error) {
 	be, ok := backend.Lookup(name)
-	switch {
-	case !ok:
-		return nil, fmt.Errorf("backend %q: unknown backend; allowed: %s", name, strings.Join(backend.Names(), ", "))
-	case be.BuiltIn():
-		return nil, nil
+	if !ok {
+		return nil, unknownBackend(name)
 	}
-	lib := libraryOf(be)
-	origin := "--trt-lib"
-	if libPath == "" {
-		libPath, origin = os.Getenv(lib.variable), lib.variable
+	return filesAt(be, locateLibrary(be, trtLib))
+}
+
+func unknownBackend(name string) error {
+	return fmt.Errorf("backend %q: unknown backend; allowed: %s", name, strings.Join(backend.Names(), ", "))
+}
+
+// filesAt is LibraryFiles of be's library at lib.
+func filesAt(be backend.Backend, lib backend.LibraryLocation) ([]string, error) {
+	if be.BuiltIn() {
+		return nil, nil
 	}
 	var files []string
 	var err error
-	if libPath == "" {
-		files, err = lib.onSearchPath(systemLoader())
+	if lib.Path == "" {
+		files, err = libraryOf(be).onSearchPath(systemLoader())
 	} else {
-		files, err = lib.locate(libPath, origin)
+		files, err = libraryOf(be).locate(lib)
 	}
 	if err != nil {
-		return nil, &LibraryUnknownError{Backend: name, Reason: err.Error()}
+		return nil, &LibraryUnknownError{Backend: be.Name, Reason: err.Error()}
 	}
 	return files, nil
 }
 
-// locate lists the library files that loading from libPath would open:
-// the library, then its parser beside it.
-func (l libraryFiles) locate(libPath, origin string) ([]string, error) {
+// locate lists the library files that loading from lib would open: the
+// library, then its parser beside it.
+func (l libraryFiles) locate(lib backend.LibraryLocation) ([]string, error) {
+	libPath := lib.Path
 	var infer string
 	parsers := l.parser
 	if fi, err := os.Stat(libPath); err != nil {
-		return nil, fmt.Errorf("%s=%s: %v", origin, libPath, describeOpenError(libPath, err))
+		return nil, fmt.Errorf("%s: %v", lib.Setting(), describeOpenError(libPath, err))
 	} else if !fi.IsDir() {
 		infer = libPath
 		if major := soMajor(libPath); major != "" {
@@ -144,7 +167,7 @@ func (l libraryFiles) locate(libPath, origin string) ([]string, error) {
 		}
 		switch len(found) {
 		case 0:
-			return nil, fmt.Errorf("%s=%s holds none of %s", origin, libPath, strings.Join(l.infer, ", "))
+			return nil, fmt.Errorf("%s holds none of %s", lib.Setting(), strings.Join(l.infer, ", "))
 		case 1:
 			infer = found[0]
 		default:
@@ -191,8 +214,12 @@ func (l libraryFiles) onSearchPath(s loaderSearch) ([]string, error) {
 		files = append(files, infer, parser[0])
 	}
 	if len(files) == 0 {
-		return nil, fmt.Errorf("neither --trt-lib nor %s is set, and the loader's search path (%s) has none of %s; "+
-			"name the library's folder with either", l.variable, s.where(), strings.Join(l.infer, ", "))
+		wheel := ""
+		if l.wheel != "" {
+			wheel = ", trt-action's Python environment (when pip-installed) has no " + l.wheel + " folder holding it"
+		}
+		return nil, fmt.Errorf("neither --trt-lib nor %s is set%s, and the loader's search path (%s) has none of %s; "+
+			"name the library's folder with --trt-lib or %s", l.variable, wheel, s.where(), strings.Join(l.infer, ", "), l.variable)
 	}
 	return files, nil
 }
@@ -302,13 +329,19 @@ func align4(n uint64) uint64 { return (n + 3) &^ 3 }
 // the GPU they were built on (tensorrt) only. A *LibraryUnknownError is returned
 // as libraryIdentity returns it.
 func (h *Hasher) Env(name, libPath, target string) (Env, error) {
-	be := backend.Of(name)
-	id := libraryQuery{name, libPath, os.Getenv(be.Library.Variable)}
+	be, ok := backend.Lookup(name)
+	if !ok {
+		return Env{}, unknownBackend(name)
+	}
+	// Remembered by where the library is, as a build would load it: the
+	// same file is hashed once, whichever way it was named.
+	lib := locateLibrary(be, libPath)
+	id := libraryQuery{name, lib}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
 	h.mu.Unlock()
 	if !ok {
-		known.identity, known.err = libraryIdentity(name, libPath)
+		known.identity, known.err = identityAt(be, lib)
 		h.mu.Lock()
 		h.libraries[id] = known
 		h.mu.Unlock()
@@ -349,7 +382,10 @@ func (h *Hasher) Keys(ctx context.Context, builds []matrix.Build, libPath string
 }
 
 // libraryQuery is what libraryIdentity's answer depends on.
-type libraryQuery struct{ backend, libPath, variable string }
+type libraryQuery struct {
+	backend string
+	library backend.LibraryLocation
+}
 
 type libraryAnswer struct {
 	identity string

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -168,4 +169,87 @@ func TestLibraryIdentityWithoutBuildID(t *testing.T) {
 func isLibraryUnknown(err error) bool {
 	var e *LibraryUnknownError
 	return errors.As(err, &e)
+}
+
+// pipInstalled makes a Python environment under a new prefix as
+// `pip install trt-action[rtx]` leaves it (trt-action's dist-info, the
+// tensorrt_rtx_libs folder holding stand-in libraries whose content names
+// their path) and makes it the one the library lookup sees, as if the
+// binary ran from its bin/. It returns the wheel folder.
+func pipInstalled(t *testing.T) string {
+	t.Helper()
+	prefix := t.TempDir()
+	site := filepath.Join(prefix, "lib", "python3.11", "site-packages")
+	libs := filepath.Join(site, "tensorrt_rtx_libs")
+	for _, dir := range []string{filepath.Join(prefix, "bin"), filepath.Join(site, "trt_action-1.0.0.dist-info"), libs} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	writeLibs(t, libs, "libtensorrt_rtx.so.1", "libtensorrt_onnxparser_rtx.so.1")
+	exe := filepath.Join(prefix, "bin", "trt-action")
+	saved := locateLibrary
+	locateLibrary = func(b backend.Backend, trtLib string) backend.LibraryLocation {
+		return backend.LocateLibraryFor(b, trtLib, exe)
+	}
+	t.Cleanup(func() { locateLibrary = saved })
+	return libs
+}
+
+// With neither --trt-lib nor the variable, the key names the library in
+// trt-action's Python environment: the file a build loads from there.
+func TestLibraryFilesFromThePythonEnvironment(t *testing.T) {
+	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
+	libs := pipInstalled(t)
+	want := []string{filepath.Join(libs, "libtensorrt_rtx.so.1"), filepath.Join(libs, "libtensorrt_onnxparser_rtx.so.1")}
+	files, err := LibraryFiles("tensorrt-rtx", "")
+	if err != nil || !slices.Equal(files, want) {
+		t.Fatalf("LibraryFiles = %q, %v; want %q", files, err, want)
+	}
+	id, err := libraryIdentity("tensorrt-rtx", "")
+	if err != nil || id != identityOf(t, want[0])+"; "+identityOf(t, want[1]) {
+		t.Errorf("identity %q, %v; want the environment's files' identities", id, err)
+	}
+
+	// The variable still wins, as in a build.
+	other := t.TempDir()
+	writeLibs(t, other, "libtensorrt_rtx.so.1", "libtensorrt_onnxparser_rtx.so.1")
+	t.Setenv("TRT_ACTION_RTX_LIB", other)
+	if files, err := LibraryFiles("tensorrt-rtx", ""); err != nil || files[0] != filepath.Join(other, "libtensorrt_rtx.so.1") {
+		t.Errorf("with TRT_ACTION_RTX_LIB: %q, %v; want its folder's files", files, err)
+	}
+}
+
+// A run's hasher remembers a library by where it is, so each environment's
+// file gets its own identity (and the same file is hashed once).
+func TestHasherEnvRemembersTheLibraryByItsLocation(t *testing.T) {
+	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
+	h := NewHasher()
+	first := pipInstalled(t)
+	a, err := h.Env("tensorrt-rtx", "", "")
+	if err != nil || !strings.Contains(a.Library, identityOf(t, filepath.Join(first, "libtensorrt_rtx.so.1"))) {
+		t.Fatalf("Env = %+v, %v; want the first environment's library", a, err)
+	}
+	second := pipInstalled(t)
+	b, err := h.Env("tensorrt-rtx", "", "")
+	if err != nil || !strings.Contains(b.Library, identityOf(t, filepath.Join(second, "libtensorrt_rtx.so.1"))) || a == b {
+		t.Errorf("Env = %+v, %v; want the second environment's library, not the first's remembered", b, err)
+	}
+}
+
+// Without the library anywhere, the reason says the environment was looked
+// in too.
+func TestLibraryUnknownNamesTheEnvironment(t *testing.T) {
+	t.Setenv("TRT_ACTION_RTX_LIB", "")
+	useLoader(t, loaderSearch{defaults: []string{t.TempDir()}})
+	libs := pipInstalled(t)
+	if err := os.Remove(filepath.Join(libs, "libtensorrt_rtx.so.1")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := LibraryFiles("tensorrt-rtx", "")
+	if !isLibraryUnknown(err) || !strings.Contains(err.Error(), "trt-action's Python environment (when pip-installed) has no tensorrt_rtx_libs folder holding it") {
+		t.Errorf("err = %v; want it to name the environment's folder", err)
+	}
 }

@@ -48,7 +48,7 @@ constexpr char kProduct[] = "TensorRT-RTX";
 constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
 constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
 constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
-constexpr char kInstallHint[] = "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1; eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports it (a pip install of the wheel puts the library in its tensorrt_rtx_libs folder)";
+constexpr char kInstallHint[] = "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1, or `pip install trt-action[rtx]` (x86_64), which puts it in the Python environment's tensorrt_rtx_libs folder where a pip-installed trt-action finds it with no variable to set; eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports the variable";
 #endif
 
 }  // namespace tam

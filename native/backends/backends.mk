@@ -185,7 +185,7 @@ bin/backends-settings-test-rtx: $(BACKEND_SETTINGS_DEPS)
 #                        (the library as scripts/setup-tensorrt-rtx exports it;
 #                        skipped without it, except in CI)
 BACKEND_TEE_DEPS := native/backends/tee_test.cc native/backends/tee_monitor.h native/backends/standin.h \
-	native/backends/gen_standin.sh native/backends/test_check.h native/trtaction.h $(HOST_LIB)
+	native/backends/gen_standin.sh native/backends/test_check.h native/trtaction.h native/backends/backend_table.h $(HOST_LIB)
 # backend_tee_test FLAVOUR-MACRO HEADERS BACKEND-OBJECT
 backend_tee_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
 	-DTAM_STANDINS='"$(abspath $@).standins.h"' -DTAM_BACKEND_SO='"$(abspath $(3))"' \

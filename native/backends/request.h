@@ -27,7 +27,8 @@ struct BuildRequest {
   std::string name;
   std::string onnx;
   std::string engine_tmp;
-  std::string lib_path;
+  std::string lib_path;    // the library's file or folder; "": the loader's search path
+  std::string lib_origin;  // where lib_path came from, for messages: "from --trt-lib"
   std::vector<std::string> precision;  // allowed::precision; precision.h decides per flavour
   bool strongly_typed = false;
   std::map<std::string, ShapeRange> shapes;
@@ -65,6 +66,7 @@ inline BuildRequest decode_request(const std::string& json) {
   r.onnx = detail::string_field(doc, "onnx");
   r.engine_tmp = detail::string_field(doc, "engine_tmp");
   r.lib_path = detail::string_field(doc, "lib_path");
+  r.lib_origin = detail::string_field(doc, "lib_origin");
   r.timing_cache = detail::string_field(doc, "timing_cache");
   if (r.onnx.empty()) throw std::runtime_error("request: onnx (the model path) is required");
   if (r.engine_tmp.empty()) throw std::runtime_error("request: engine_tmp is required");

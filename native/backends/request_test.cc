@@ -15,7 +15,7 @@ void test_full_request() {
   // What encoding/json writes for a native.Request, including its escapes
   // (\u003c for '<', non-ASCII kept as UTF-8).
   const std::string json =
-      R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l",)"
+      R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l","lib_origin":"from TRT_ACTION_RTX_LIB",)"
       R"("precision":["fp16","int8"],"strongly_typed":true,)"
       R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
       R"("timing_cache":"/c/t\u00e9.cache","setting_keys":["memory-pools","opt-level","precision","shapes","targets",)"
@@ -23,7 +23,8 @@ void test_full_request() {
       R"("settings":{"opt-level":0,"tiling-optimization-level":0,"memory-pools":{"workspace":1073741824}}})";
   tam::BuildRequest r = tam::decode_request(json);
   check(r.name == "cnn <fp16>", "name unescaped");
-  check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l", "paths");
+  check(r.onnx == "/m/cnn.onnx" && r.engine_tmp == "/o/e.tmp" && r.lib_path == "/l" && r.lib_origin == "from TRT_ACTION_RTX_LIB",
+        "paths, and where the library came from");
   check(r.settings.memory_pools.size() == 1 && r.settings.memory_pools[0].second == 1073741824,
         "workspace is memory-pools.workspace");
   check(r.settings.has_opt_level && r.settings.opt_level == 0, "opt-level 0 is kept, not taken for absent");

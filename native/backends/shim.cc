@@ -59,15 +59,15 @@ namespace {
 
 // ------------------------------------------------------------ flavour facts
 
-// kFlavour, kBackend, kProduct, the sonames, kLibEnv and kInstallHint come
-// from backend_table.h, generated from the backend registry
-// (internal/backend) for the TAM_FLAVOR_* this is compiled as.
+// kFlavour, kBackend, kProduct, the sonames and kInstallHint come from
+// backend_table.h, generated from the backend registry (internal/backend)
+// for the TAM_FLAVOR_* this is compiled as. Its kLibEnv is for tests and
+// messages only: the shim reads no variable (see load_library).
 static_assert(tam::kFlavourMajor == NV_TENSORRT_MAJOR, "backend_table.h and the headers disagree on the major version");
 using tam::kBackend;
 using tam::kFlavour;
 using tam::kInferSoname;
 using tam::kInstallHint;
-using tam::kLibEnv;
 using tam::kParserSoname;
 using tam::kProduct;
 
@@ -169,18 +169,19 @@ Fn symbol(void* handle, const char* name, const std::string& path) {
   return reinterpret_cast<Fn>(p);
 }
 
-// load_library finds the builder library and the ONNX parser beside it. The
-// first of these that is given decides where: --trt-lib, the environment
-// variable, the loader's search path. A location the user named is never
-// silently replaced by another library. Handles are never closed: TensorRT
-// keeps threads and global state for the process.
-Library load_library(const std::string& lib_path) {
+// load_library loads the builder library from lib_path (a file, or a folder
+// holding the soname), else from the loader's search path, and the ONNX
+// parser beside it. Where lib_path comes from (--trt-lib, the backend's
+// variable, the Python environment's wheel folder) is decided on the Go side
+// (internal/backend, LocateLibrary), the one place the engine cache also
+// asks, so a key names the file a build loads; lib_origin says which, for
+// the messages. A location given is never silently replaced by another
+// library. Handles are never closed: TensorRT keeps threads and global
+// state for the process.
+Library load_library(const std::string& lib_path, const std::string& lib_origin) {
   std::vector<Candidate> infer_candidates;
-  const char* env = std::getenv(kLibEnv);
   if (!lib_path.empty())
-    infer_candidates.push_back({candidate(lib_path, kInferSoname), "from --trt-lib"});
-  else if (env != nullptr && env[0] != '\0')
-    infer_candidates.push_back({candidate(env, kInferSoname), std::string("from ") + kLibEnv});
+    infer_candidates.push_back({candidate(lib_path, kInferSoname), lib_origin.empty() ? "as given" : lib_origin});
   else
     infer_candidates.push_back({kInferSoname, "on the library search path"});
 
@@ -528,7 +529,7 @@ int32_t network_flags(const tam::BuildRequest& req) {
 // included, is a BuildError (or another exception) that carries its message.
 void build(const tam_host* host, const tam::BuildRequest& req) {
   check_request_fits_flavour(req);
-  Library lib = load_library(req.lib_path);
+  Library lib = load_library(req.lib_path, req.lib_origin);
   check_version(lib);
   LoggerAttachment attach(host);
   const tam::Gate gate = make_gate(lib);
@@ -594,10 +595,10 @@ void build(const tam_host* host, const tam::BuildRequest& req) {
 #endif
 }
 
-std::string info_json(const std::string& lib_path) {
+std::string info_json(const std::string& lib_path, const std::string& lib_origin) {
   std::string library, path, error;
   try {
-    Library lib = load_library(lib_path);
+    Library lib = load_library(lib_path, lib_origin);
     library = lib.version();
     path = lib.infer_path;
     check_version(lib);
@@ -614,9 +615,9 @@ std::string info_json(const std::string& lib_path) {
 
 // tam_backend_info: see trtaction.h. Adds "error": why the library could not
 // be used ("" when it can).
-TAM_EXPORT int64_t tam_backend_info(const char* lib_path, char* buf, size_t cap) {
+TAM_EXPORT int64_t tam_backend_info(const char* lib_path, const char* lib_origin, char* buf, size_t cap) {
   try {
-    std::string json = info_json(lib_path ? lib_path : "");
+    std::string json = info_json(lib_path ? lib_path : "", lib_origin ? lib_origin : "");
     copy_out(json, buf, cap);
     return static_cast<int64_t>(json.size());
   } catch (...) {

@@ -10,6 +10,7 @@
 // Python loads them. Built and run by `make backends-test` (backends.mk).
 #include <dlfcn.h>
 
+#include <cstdlib>
 #include <cstring>
 #include <string>
 #include <typeinfo>
@@ -18,6 +19,7 @@
 #include "standin.h"
 #include "test_check.h"
 
+#include "backend_table.h"
 #include "tee_monitor.h"
 #include "trtaction.h"
 
@@ -239,6 +241,48 @@ void test_the_backend_objects_exports() {
   monitor_free(m);
 }
 
+// The backend loads the library it is told, and its messages say where that
+// came from (the Go side decides: internal/backend, LocateLibrary); it
+// reads no variable of its own, so the one decision is also the engine
+// cache's.
+void test_the_library_origin_reaches_the_messages() {
+  const int failed_before = tamtest::failed;
+  void* backend = dlopen(TAM_BACKEND_SO, RTLD_NOW | RTLD_LOCAL);
+  check(backend != nullptr, "the backend object loads: " TAM_BACKEND_SO);
+  if (backend == nullptr) return;
+  auto info = must_find<tam_backend_info_fn>(backend, "tam_backend_info");
+  auto build = must_find<tam_backend_build_fn>(backend, "tam_backend_build");
+  if (tamtest::failed > failed_before) return;
+
+  const std::string folder = "/nonexistent-trt-action-env/tensorrt_rtx_libs";
+  const std::string origin = "from the Python environment's tensorrt_rtx_libs (" + folder + ")";
+  const std::string tried = "tried " + folder + " (" + origin + "): ";
+  std::vector<char> buf(8192);
+  info(folder.c_str(), origin.c_str(), buf.data(), buf.size());
+  std::string answer(buf.data());
+  check(answer.find(tried) != std::string::npos, "tam_backend_info names the file it tried with its origin");
+  if (answer.find(tried) == std::string::npos) std::printf("  answer: %s\n", answer.c_str());
+
+  RecordingHost host;
+  const std::string request = "{\"name\":\"m\",\"onnx\":\"/nonexistent.onnx\",\"engine_tmp\":\"/nonexistent.engine\","
+                              "\"lib_path\":\"" + folder + "\",\"lib_origin\":\"" + origin + "\"}";
+  char err[4096];
+  int32_t status = build(&host.table, request.c_str(), err, sizeof err);
+  check(status == TAM_UNAVAILABLE, "a build whose library is missing is unavailable");
+  check(std::strstr(err, tried.c_str()) != nullptr, "the build's reason names the file it tried with the request's origin");
+  if (std::strstr(err, tried.c_str()) == nullptr) std::printf("  reason: %s\n", err);
+
+  // The variable is the Go side's to read: set here, the backend ignores it.
+  const std::string variable_folder = "/nonexistent-variable-folder";
+  ::setenv(tam::kLibEnv, variable_folder.c_str(), 1);
+  info("", "", buf.data(), buf.size());
+  answer = buf.data();
+  ::unsetenv(tam::kLibEnv);
+  check(answer.find(variable_folder) == std::string::npos && answer.find(std::string("from ") + tam::kLibEnv) == std::string::npos,
+        "with no library named, the backend does not read its variable");
+  if (answer.find(variable_folder) != std::string::npos) std::printf("  answer: %s\n", answer.c_str());
+}
+
 }  // namespace
 
 int main() {
@@ -248,5 +292,6 @@ int main() {
   test_a_stop_cancels_and_the_program_still_hears_every_step();
   test_detach_keeps_a_monitor_set_during_the_build();
   test_the_backend_objects_exports();
+  test_the_library_origin_reaches_the_messages();
   return tamtest::summary();
 }

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
 )
@@ -18,11 +19,12 @@ import (
 // as often as the worker does, and returns the callbacks it saw.
 func buildInProcess(t *testing.T, req native.Request) []trace.Event {
 	t.Helper()
-	so, err := native.ResolveBackend("tensorrt-rtx", "")
+	lib := backend.LocateLibrary(backend.Of(backend.TensorRTRTX), "")
+	so, err := native.ResolveBackend(backend.TensorRTRTX, lib)
 	if err != nil {
 		prerequisite(t, "tensorrt-rtx backend: %v", err)
 	}
-	b, err := native.StartBackend(so, req)
+	b, err := native.StartBackend(so, req.WithLibrary(lib))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -87,8 +87,13 @@ func shapes(model string) map[string]native.Shape {
 
 // ---------------------------------------------------------------- overhead
 
+// rtxLibrary is where a build finds the TensorRT-RTX library.
+func rtxLibrary() backend.LibraryLocation {
+	return backend.LocateLibrary(backend.Of(backend.TensorRTRTX), "")
+}
+
 func overheadTable(o options) error {
-	so, err := native.ResolveBackend(backend.TensorRTRTX, "")
+	so, err := native.ResolveBackend(backend.TensorRTRTX, rtxLibrary())
 	if err != nil {
 		return err
 	}
@@ -153,7 +158,7 @@ func timeBuild(so string, o options, model string, noMonitor bool) (wall, cpu ti
 	req := native.Request{Name: model, ONNX: filepath.Join(o.modelsDir, model+".onnx"), EngineTmp: engine,
 		Shapes: shapes(model), NoMonitor: noMonitor}
 	cpuStart, start := cpuTime(), time.Now()
-	b, err := native.StartBackend(so, req)
+	b, err := native.StartBackend(so, req.WithLibrary(rtxLibrary()))
 	if err != nil {
 		return 0, 0, 0, err
 	}
