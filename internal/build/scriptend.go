@@ -114,26 +114,57 @@ func (s *script) unseenWhy() string {
 }
 
 // pythonFlagsWhy names the interpreter flag on the command line that keeps
-// the hook out, or says what can: the hook enters through PYTHONPATH's
-// sitecustomize, which -I and -E (PYTHONPATH ignored) and -S (no site
-// module) turn off (https://docs.python.org/3/using/cmdline.html).
+// the hook out, or says what can. The hook enters two ways: PYTHONPATH's
+// sitecustomize (the bootstrap), which -I and -E (PYTHONPATH ignored) turn
+// off, and the .pth file of trt-action installed with pip in the program's
+// Python environment, which site runs also under -I and -E; -S (no site
+// module) turns off both (https://docs.python.org/3/using/cmdline.html,
+// https://docs.python.org/3/library/site.html).
 func pythonFlagsWhy(argv []string) string {
 	for i, a := range argv {
 		if !matrix.IsPython(a) {
 			continue
 		}
-		for _, opt := range argv[i+1:] {
-			if !strings.HasPrefix(opt, "-") || opt == "-" || strings.HasPrefix(opt, "--") || opt == "-c" || opt == "-m" {
-				break
+		flags := pythonFlags(argv[i+1:])
+		switch {
+		case strings.Contains(flags, "S"):
+			return fmt.Sprintf(" (%s runs with -S, which skips Python's site module: the hook gets in neither through PYTHONPATH nor through the .pth file of trt-action installed with pip)", text.Plain(a))
+		case strings.Contains(flags, "I"), strings.Contains(flags, "E"):
+			flag := "I"
+			if !strings.Contains(flags, flag) {
+				flag = "E"
 			}
-			for _, flag := range []string{"I", "E", "S"} {
-				if strings.Contains(strings.TrimLeft(opt, "-"), flag) {
-					return fmt.Sprintf(" (%s runs with -%s, which keeps the hook out: it enters through PYTHONPATH and site)", text.Plain(a), flag)
+			return fmt.Sprintf(" (%s runs with -%s, which ignores PYTHONPATH, one way the hook enters; it keeps the hook out unless trt-action is installed with pip in that Python's environment, whose .pth file loads it under -%s too)", text.Plain(a), flag, flag)
+		}
+	}
+	return " (it enters through PYTHONPATH and Python's site module, or through the .pth file of trt-action installed with pip in the program's Python environment: a command that is not Python, a Python started with -S, and one started with -I or -E or with PYTHONPATH cleared where trt-action is not pip-installed, are not observed)"
+}
+
+// pythonFlags is the one-letter options of a Python command line (what
+// follows the interpreter), up to the script, -c or -m; the argument of -W
+// and -X (attached, or the next word) is not read as options.
+func pythonFlags(args []string) string {
+	var flags strings.Builder
+	for j := 0; j < len(args); j++ {
+		opt := args[j]
+		if len(opt) < 2 || opt[0] != '-' || opt[1] == '-' {
+			break
+		}
+		for k := 1; k < len(opt); k++ {
+			switch opt[k] {
+			case 'c', 'm':
+				return flags.String()
+			case 'W', 'X':
+				if k == len(opt)-1 {
+					j++ // its argument is the next word
 				}
+				k = len(opt)
+			default:
+				flags.WriteByte(opt[k])
 			}
 		}
 	}
-	return " (it enters through PYTHONPATH and Python's site module: a command that is not Python, or a Python started with -I, -E or -S, or with PYTHONPATH cleared, is not observed)"
+	return flags.String()
 }
 
 // leftoverWarning says how many processes the command left running when

@@ -16,10 +16,25 @@
 // -S (https://docs.python.org/3/library/site.html). It installs the hook
 // when TRT_ACTION_SUPERVISOR is set and not empty, and in every case then
 // runs the program's own sitecustomize, the next one on sys.path after
-// TRT_ACTION_HOOK_DIR, as the program's sitecustomize module (the idea of
-// ddtrace's bootstrap, ddtrace/bootstrap/sitecustomize.py in
-// https://github.com/DataDog/dd-trace-py). A marker in sys.modules makes a
-// second run do nothing. The hook needs Python 3.7 and the standard library
+// TRT_ACTION_HOOK_DIR that is not another trt-action's bootstrap, as the
+// program's sitecustomize module (the idea of ddtrace's bootstrap,
+// ddtrace/bootstrap/sitecustomize.py in https://github.com/DataDog/dd-trace-py).
+// A marker in sys.modules makes a second run do nothing.
+//
+// trt-action installed with pip (issue 20) has a second way in that -I and
+// -E do not close: the wheel's trt_action.pth in the program's
+// site-packages, whose import line site runs at every interpreter start
+// and which imports nothing unless TRT_ACTION_SUPERVISOR is set; Python
+// 3.15 and later call trt_action.start's entry point instead (PEP 829,
+// https://peps.python.org/pep-0829/). Its activate() (wheel/trt_action/_activate.py)
+// loads the supervisor's hook from TRT_ACTION_HOOK_DIR as trt_action_hook
+// without putting that folder on sys.path, or the wheel's own copy of the
+// package when the folder is not there. site runs .pth files before
+// sitecustomize: a second marker in sys.modules, which both set, lets
+// only the first of the two try to install the hook, and the bootstrap
+// still runs the program's sitecustomize. -S (no site) keeps out both.
+// The wheel also holds trt_action/__init__.py (find_binary, __version__)
+// and __main__.py (python -m trt_action: os.execv of the binary). The hook needs Python 3.7 and the standard library
 // only; its failures are one line on stderr starting "trt-action hook:",
 // never an exception in the program. What builds need is loaded only when
 // the program imports TensorRT (start-up figures: BENCHMARKS.md, made by

@@ -23,7 +23,11 @@
 #
 # It may run twice in one process (a .pth file, or another bootstrap like
 # ddtrace's that re-imports sitecustomize): a marker in sys.modules makes the
-# second run do nothing. Nothing it does may break the program: its own
+# second run do nothing. trt-action installed with pip in the program's
+# environment has its own way in, a .pth file (trt_action/_activate.py in
+# internal/pyhook/wheel), which site runs before this file: whichever of the
+# two comes first tries to install the hook, the other does not (a second
+# marker), and this file still runs the program's sitecustomize. Nothing it does may break the program: its own
 # failures are one line on stderr that starts with "trt-action hook:". An
 # error in the program's sitecustomize is left to `site`, which reports it as
 # it would without trt-action.
@@ -34,7 +38,14 @@ import os
 import sys
 
 _MARKER = "_trt_action_bootstrap"
+# Shared with the wheel's trt_action/_activate.py: set by whichever of the
+# two tries to install the hook first, so a broken hook is one line.
+_TRIED = "_trt_action_hook_tried"
 _HOOK_PACKAGE = "trt_action_hook"
+# How this file begins: what tells another trt-action's bootstrap folder
+# from a folder that only holds a trt_action_hook (site-packages with
+# trt-action installed by pip, beside the program's own sitecustomize).
+_SIGNATURE = b"# trt-action's bootstrap for Python programs"
 
 
 def _say(what, exc):
@@ -64,6 +75,9 @@ def _write_bytecode(here, supervised):
 
 
 def _install_hook():
+    if _TRIED in sys.modules:
+        return
+    sys.modules[_TRIED] = type(sys)(_TRIED)
     try:
         if sys.version_info < (3, 7):
             raise RuntimeError("it needs Python 3.7 or later, this is %d.%d" % sys.version_info[:2])
@@ -78,14 +92,21 @@ def _real(entry):
     return os.path.realpath(entry or os.curdir)
 
 
-def _is_hook_folder(entry):
-    return os.path.isdir(os.path.join(entry or os.curdir, _HOOK_PACKAGE))
+def _is_bootstrap_folder(entry):
+    folder = entry or os.curdir
+    if not os.path.isdir(os.path.join(folder, _HOOK_PACKAGE)):
+        return False
+    try:
+        with open(os.path.join(folder, "sitecustomize.py"), "rb") as f:
+            return f.read(len(_SIGNATURE)) == _SIGNATURE
+    except OSError:
+        return False
 
 
 def _search_path(ours):
     """The sys.path entries after this file's folder, without any folder
-    that holds a trt-action hook (a trt-action run inside another's: each
-    supervisor sees the builds of its own command only)."""
+    of another trt-action bootstrap (a trt-action run inside another's:
+    each supervisor sees the builds of its own command only)."""
     after = None
     for i, entry in enumerate(sys.path):
         if isinstance(entry, str) and _real(entry) in ours:
@@ -93,7 +114,7 @@ def _search_path(ours):
             break
     if after is None:
         after = sys.path
-    return [e for e in after if isinstance(e, str) and _real(e) not in ours and not _is_hook_folder(e)]
+    return [e for e in after if isinstance(e, str) and _real(e) not in ours and not _is_bootstrap_folder(e)]
 
 
 def _importlib():
