@@ -9,6 +9,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
 )
 
 // needs is a file's needs written short: libraries, then symbol versions.
@@ -84,15 +86,7 @@ func TestTagRefuses(t *testing.T) {
 	}
 }
 
-// programs are tiny sources whose needs differ: C needs glibc only, C++
-// libstdc++ as well.
-const (
-	cProgram   = "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"
-	cxxProgram = "#include <iostream>\n#include <string>\n#include <thread>\n" +
-		"int main(int argc, char **) { std::string s(argc, 'x'); std::thread th([&] { std::cout << s << std::endl; }); th.join(); return 0; }\n"
-	cxxLibrary = "#include <string>\n#include <stdexcept>\n" +
-		"extern \"C\" int f(int n) { if (n < 0) throw std::runtime_error(std::to_string(n)); return (int)std::string(n, 'y').size(); }\n"
-)
+const tlsLibrary = "#include <stdio.h>\n__thread int counter;\nint next(void) { printf(\"%d\\n\", counter); return ++counter; }\n"
 
 // TestReadNeedsRealFiles reads files the system's compilers make, for
 // x86_64 and aarch64 whatever the host, and compares what we read and the
@@ -104,15 +98,19 @@ func TestReadNeedsRealFiles(t *testing.T) {
 		libs                            []string // among the libraries it must link
 		prefixes                        []string // symbol-version prefixes it must need
 	}{
-		{"x86_64 C", "gcc", "c", cProgram, archX86, nil, []string{"libc.so.6"}, []string{"GLIBC"}},
-		{"x86_64 C++", "g++", "c++", cxxProgram, archX86, []string{"-pthread"}, []string{"libc.so.6", "libstdc++.so.6"}, []string{"GLIBC", "GLIBCXX"}},
-		{"x86_64 C++ library", "g++", "c++", cxxLibrary, archX86, []string{"-shared", "-fPIC"}, []string{"libstdc++.so.6"}, []string{"GLIBCXX", "CXXABI"}},
-		{"aarch64 C++", "aarch64-linux-gnu-g++", "c++", cxxProgram, archARM, []string{"-pthread"}, []string{"libc.so.6", "libstdc++.so.6"}, []string{"GLIBC", "GLIBCXX"}},
-		{"aarch64 C++ library", "aarch64-linux-gnu-g++", "c++", cxxLibrary, archARM, []string{"-shared", "-fPIC"}, []string{"libstdc++.so.6"}, []string{"GLIBCXX", "CXXABI"}},
+		{"x86_64 C", "gcc", "c", wheeltest.CProgram, archX86, nil, []string{"libc.so.6"}, []string{"GLIBC"}},
+		{"x86_64 C++", "g++", "c++", wheeltest.CXXProgram, archX86, []string{"-pthread"}, []string{"libc.so.6", "libstdc++.so.6"}, []string{"GLIBC", "GLIBCXX"}},
+		{"x86_64 C++ library", "g++", "c++", wheeltest.CXXLibrary, archX86, []string{"-shared", "-fPIC"}, []string{"libstdc++.so.6"}, []string{"GLIBCXX", "CXXABI"}},
+		// Thread-local data in a library imports __tls_get_addr from the
+		// loader, whose versions auditwheel does not count.
+		{"x86_64 C library with TLS", "gcc", "c", tlsLibrary, archX86, []string{"-shared", "-fPIC"}, []string{"libc.so.6"}, nil},
+		{"aarch64 C library with TLS", "aarch64-linux-gnu-gcc", "c", tlsLibrary, archARM, []string{"-shared", "-fPIC", "-mtls-dialect=trad"}, []string{"libc.so.6"}, nil},
+		{"aarch64 C++", "aarch64-linux-gnu-g++", "c++", wheeltest.CXXProgram, archARM, []string{"-pthread"}, []string{"libc.so.6", "libstdc++.so.6"}, []string{"GLIBC", "GLIBCXX"}},
+		{"aarch64 C++ library", "aarch64-linux-gnu-g++", "c++", wheeltest.CXXLibrary, archARM, []string{"-shared", "-fPIC"}, []string{"libstdc++.so.6"}, []string{"GLIBCXX", "CXXABI"}},
 	}
 	for _, b := range builds {
 		t.Run(b.name, func(t *testing.T) {
-			file := compile(t, b.compiler, b.lang, b.src, b.args...)
+			file := wheeltest.Compile(t, b.compiler, b.lang, b.src, b.args...)
 			f, err := os.Open(file)
 			if err != nil {
 				t.Fatal(err)
@@ -157,7 +155,7 @@ func TestReadNeedsRealFiles(t *testing.T) {
 			}
 
 			// auditwheel's reading and verdict on the same file.
-			py := distPython(t)
+			py := wheeltest.DistPython(t)
 			out, err := exec.Command(py, "testdata/auditwheel_tag.py", b.arch, file).Output()
 			if err != nil {
 				t.Fatalf("auditwheel_tag.py: %v", err)
@@ -190,7 +188,7 @@ func TestReadNeedsRefuses(t *testing.T) {
 	if _, err := ReadNeeds("README.md", strings.NewReader("# not ELF")); err == nil || !strings.Contains(err.Error(), "README.md: not an ELF file") {
 		t.Errorf("a text file: %v", err)
 	}
-	obj := compile(t, "gcc", "c", "int f(void) { return 1; }\n", "-m32", "-c")
+	obj := wheeltest.Compile(t, "gcc", "c", "int f(void) { return 1; }\n", "-m32", "-c")
 	f, err := os.Open(obj)
 	if err != nil {
 		t.Fatal(err)

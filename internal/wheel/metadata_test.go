@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/golden"
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
 )
 
 func TestMetadataText(t *testing.T) {
@@ -56,7 +57,7 @@ func TestRTXVersion(t *testing.T) {
 func TestRTXVersionOfTheHeaders(t *testing.T) {
 	dir := os.Getenv("TRT_RTX_INCLUDE")
 	if dir == "" {
-		need(t, "TRT_RTX_INCLUDE", `eval "$(scripts/setup-tensorrt-rtx)" sets it`)
+		wheeltest.Need(t, "TRT_RTX_INCLUDE", `eval "$(scripts/setup-tensorrt-rtx)" sets it`)
 	}
 	header, err := os.ReadFile(filepath.Join(dir, "NvInferVersion.h"))
 	if err != nil {

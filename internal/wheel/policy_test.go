@@ -8,6 +8,8 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
 )
 
 // TestPolicyTableAgreesWithAuditwheel compares our policy table with the
@@ -17,7 +19,7 @@ import (
 // A new auditwheel pin with new policies fails it until the table says
 // them too.
 func TestPolicyTableAgreesWithAuditwheel(t *testing.T) {
-	py := distPython(t)
+	py := wheeltest.DistPython(t)
 	out, err := exec.Command(py, "testdata/policy_json.py").Output()
 	if err != nil {
 		t.Fatalf("policy_json.py: %v", err)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/golden"
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
 )
 
 // testSources makes a stage (a C++ binary and two backends, as make dist
@@ -35,8 +36,8 @@ func testSources(t *testing.T) Sources {
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), content)
 	}
-	binary := compile(t, "g++", "c++", cxxProgram, "-pthread")
-	library := compile(t, "g++", "c++", cxxLibrary, "-shared", "-fPIC")
+	binary := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread")
+	library := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC")
 	copyFile(t, binary, filepath.Join(src.Stage, Binary))
 	copyFile(t, library, filepath.Join(src.Stage, "lib", "libtam_a.so"))
 	copyFile(t, library, filepath.Join(src.Stage, "lib", "libtam_b.so"))

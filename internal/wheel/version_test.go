@@ -5,6 +5,8 @@ import (
 	"os/exec"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
 )
 
 var versionCases = []struct{ in, want string }{
@@ -65,7 +67,7 @@ func TestVersionRefuses(t *testing.T) {
 // TestVersionAgreesWithPackaging: our normal forms are those of packaging,
 // the library pip, twine and wheel parse versions with.
 func TestVersionAgreesWithPackaging(t *testing.T) {
-	py := distPython(t)
+	py := wheeltest.DistPython(t)
 	var pep440 []string
 	for _, c := range versionCases {
 		if v, ok := normalize(c.in); ok {
