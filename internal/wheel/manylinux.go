@@ -91,7 +91,7 @@ func Tag(files []Needs) (string, error) {
 		}
 		newest = p
 	}
-	return "", fmt.Errorf("no manylinux policy allows these files on %s (the newest in our table, %s, is auditwheel 6.8.2's):\n  %s",
+	return "", fmt.Errorf("no manylinux policy allows these files on %s; what the newest we know (%s) refuses:\n  %s",
 		arch, newest.tag(), strings.Join(rejected(newest, files), "\n  "))
 }
 

@@ -78,6 +78,9 @@ func TestTagRefuses(t *testing.T) {
 			t.Errorf("error lacks %q:\n%v", want, err)
 		}
 	}
+	if !strings.HasPrefix(err.Error(), "no manylinux policy allows these files on x86_64; what the newest we know (manylinux_2_41_x86_64) refuses:\n  ") {
+		t.Errorf("error's first line: %v", err)
+	}
 	if strings.Contains(err.Error(), "GLIBC_2.17") {
 		t.Errorf("error names an allowed version:\n%v", err)
 	}
