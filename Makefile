@@ -60,9 +60,12 @@ demo: $(BIN)
 bench:
 	scripts/bench
 
-# Release artifacts for linux amd64 and arm64 in dist/, with checksums.txt.
-# It sets up TensorRT-RTX as make test does, and names what it cannot set up
-# (NVIDIA's TensorRT headers: TRT_HEADERS=DIR; the arm64 cross compiler).
+# Release artifacts for linux amd64 and arm64 in dist/: tarballs, SBOMs and
+# wheels, with checksums.txt. VERSION must have a PEP 440 form (v1.2.3,
+# v1.2.3-rc.1, git describe output after such a tag; it is checked first).
+# It sets up TensorRT-RTX and the wheel tools as make test does, and names
+# what it cannot set up (NVIDIA's TensorRT headers: TRT_HEADERS=DIR; the
+# arm64 cross compiler).
 dist:
 	TRT_HEADERS="$(TRT_HEADERS)" scripts/dist $(VERSION)
 

@@ -3,7 +3,8 @@
 // a #fragment, a heading of that page under GitHub's anchor rules; and no
 // table cell is so long that the table stops being readable. CI reaches no
 // web hosts, so links with a scheme (https:, mailto:) are not followed.
-// Only tests import it (its own test runs it over README.md and docs/).
+// Its test runs it over README.md and docs/; internal/wheel uses Links to
+// make the README's relative links absolute for PyPI.
 package doccheck
 
 import (
@@ -128,6 +129,26 @@ type page struct {
 type link struct {
 	line int
 	dest string
+	at   int // the destination's byte offset in the page
+}
+
+// Link is a link's destination as it is written in a Markdown page: at
+// bytes [Start, End) of the page.
+type Link struct {
+	Line       int
+	Dest       string
+	Start, End int
+}
+
+// Links returns the destinations of a page's links ([text](dest),
+// ![alt](dest), [label]: dest), in page order, leaving out fenced code
+// blocks and code spans, where nothing is a link.
+func Links(md string) []Link {
+	var links []Link
+	for _, l := range parse(md).links {
+		links = append(links, Link{Line: l.line, Dest: l.dest, Start: l.at, End: l.at + len(l.dest)})
+	}
+	return links
 }
 
 type cell struct{ line, chars int }
@@ -144,8 +165,10 @@ func parse(md string) *page {
 	p := &page{anchors: map[string]bool{}}
 	var slugs slugger
 	fence := "" // the open fence's marker, "" outside code
+	lineStart := 0
 	for i, line := range strings.Split(md, "\n") {
-		n := i + 1
+		n, at := i+1, lineStart
+		lineStart += len(line) + 1
 		trimmed := strings.TrimLeft(line, " \t")
 		if fence != "" {
 			if strings.HasPrefix(trimmed, fence) && strings.Trim(trimmed, fence[:1]+" \t") == "" {
@@ -163,12 +186,16 @@ func parse(md string) *page {
 		for _, m := range htmlAnchor.FindAllStringSubmatch(line, -1) {
 			p.anchors[m[1]] = true
 		}
-		if m := refDef.FindStringSubmatch(line); m != nil {
-			p.links = append(p.links, link{n, strings.Trim(m[1], "<>")})
+		if m := refDef.FindStringSubmatchIndex(line); m != nil {
+			dest, start := line[m[2]:m[3]], m[2]
+			if trimmed := strings.TrimPrefix(dest, "<"); trimmed != dest {
+				dest, start = strings.TrimSuffix(trimmed, ">"), start+1
+			}
+			p.links = append(p.links, link{n, dest, at + start})
 			continue
 		}
 		for _, d := range inlineLinks(withoutCodeSpans(line)) {
-			p.links = append(p.links, link{n, d})
+			p.links = append(p.links, link{n, line[d[0]:d[1]], at + d[0]})
 		}
 		if strings.HasPrefix(trimmed, "|") {
 			for _, c := range tableCells(trimmed) {
@@ -219,10 +246,11 @@ func withoutCodeSpans(line string) string {
 	return sb.String()
 }
 
-// inlineLinks returns the destinations of [text](dest) and ![alt](dest) in
-// line, without an optional "title".
-func inlineLinks(line string) []string {
-	var dests []string
+// inlineLinks returns where the destinations of [text](dest) and
+// ![alt](dest) are in line ([start, end) byte offsets), without an optional
+// "title".
+func inlineLinks(line string) [][2]int {
+	var dests [][2]int
 	for i := 0; i < len(line); i++ {
 		if line[i] != ']' || i+1 >= len(line) || line[i+1] != '(' {
 			continue
@@ -239,14 +267,17 @@ func inlineLinks(line string) []string {
 		if depth != 0 {
 			continue
 		}
-		dest := strings.TrimSpace(line[i+2 : j-1])
+		inner := line[i+2 : j-1]
+		start := i + 2 + len(inner) - len(strings.TrimLeft(inner, " \t"))
+		dest := line[start : j-1]
 		if strings.HasPrefix(dest, "<") {
+			start++
 			dest, _, _ = strings.Cut(dest[1:], ">")
 		} else {
-			dest, _, _ = strings.Cut(dest, " ")
+			dest, _, _ = strings.Cut(strings.TrimRight(dest, " \t"), " ")
 		}
 		if dest != "" {
-			dests = append(dests, dest)
+			dests = append(dests, [2]int{start, start + len(dest)})
 		}
 		i = j - 1
 	}

@@ -91,3 +91,23 @@ func TestDuplicateHeadings(t *testing.T) {
 		t.Errorf("got %v, want %v", got, want)
 	}
 }
+
+// TestLinks checks that Links finds each link outside code and says where
+// its destination is written, so a caller can rewrite it in place.
+func TestLinks(t *testing.T) {
+	md := "# T\n\nSee [the docs](docs/a.md#x \"title\") and ![logo]( <img/l.png> ).\n" +
+		"`[not](code.md)` and [b](#anchor)\n```\n[not](fenced.md)\n```\n[ref]: <docs/r.md>\n[ref2]: https://e.x/y\n"
+	got := Links(md)
+	want := []string{"docs/a.md#x", "img/l.png", "#anchor", "docs/r.md", "https://e.x/y"}
+	if len(got) != len(want) {
+		t.Fatalf("Links found %+v, want the destinations %q", got, want)
+	}
+	for i, l := range got {
+		if l.Dest != want[i] || md[l.Start:l.End] != want[i] {
+			t.Errorf("link %d: Dest %q at [%d,%d) = %q, want %q there", i, l.Dest, l.Start, l.End, md[l.Start:l.End], want[i])
+		}
+	}
+	if got[0].Line != 3 || got[3].Line != 8 {
+		t.Errorf("lines %d and %d, want 3 and 8", got[0].Line, got[3].Line)
+	}
+}

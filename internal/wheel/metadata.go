@@ -1,0 +1,143 @@
+package wheel
+
+import (
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/trt-action/trt-action/internal/doccheck"
+)
+
+const (
+	// Project is the distribution's name on PyPI (pip install trt-action).
+	Project = "trt-action"
+	// DistName is the name in the wheel's file and folder names: the
+	// project's name normalized with "-" as "_" (PyPA's binary distribution
+	// format, https://packaging.python.org/en/latest/specifications/binary-distribution-format/).
+	DistName = "trt_action"
+
+	repository = "https://github.com/trt-action/trt-action"
+	summary    = "Build NVIDIA TensorRT engines in CI from a build matrix, and see every build while it runs: phases, budgets, cancel, reports"
+	// requiresPython: the hook needs 3.7 (internal/pyhook), and the wheel's
+	// trt_action package finds its binary with importlib.metadata (3.8).
+	requiresPython = ">=3.8"
+	// rtxLibs is NVIDIA's wheel of the TensorRT-RTX libraries for CUDA 12,
+	// published for x86_64 only; the rtx extra pulls it in.
+	rtxLibs = "tensorrt-rtx-cu12-libs"
+)
+
+// Metadata is what a wheel's METADATA file says.
+type Metadata struct {
+	Version    string // normalized PEP 440 (Version's result)
+	RTXVersion string // the TensorRT-RTX the backend is compiled against (RTXVersion's result)
+	Readme     string // README.md as in the repository
+	Ref        string // the git tag or commit the README's relative links point into
+}
+
+// Text is the METADATA file (core metadata 2.4,
+// https://packaging.python.org/en/latest/specifications/core-metadata/):
+// the README, its relative links made absolute, is the description.
+func (m Metadata) Text() string {
+	var b strings.Builder
+	field := func(name, value string) { fmt.Fprintf(&b, "%s: %s\n", name, value) }
+	field("Metadata-Version", "2.4")
+	field("Name", Project)
+	field("Version", m.Version)
+	field("Summary", summary)
+	field("Keywords", "tensorrt,tensorrt-rtx,onnx,ci,github-actions")
+	field("Project-URL", "Homepage, "+repository)
+	field("Project-URL", "Documentation, "+repository+"/blob/"+m.Ref+"/README.md")
+	field("Project-URL", "Issues, "+repository+"/issues")
+	field("Classifier", "Operating System :: POSIX :: Linux")
+	field("Classifier", "Programming Language :: Python :: 3")
+	field("Requires-Python", requiresPython)
+	field("Provides-Extra", "rtx")
+	// The rtx backend dlopens the library it was compiled against; NVIDIA
+	// publishes that wheel for x86_64 only, so on arm64 the extra is empty
+	// and the same metadata serves both wheels.
+	field("Requires-Dist", fmt.Sprintf(`%s==%s; extra == "rtx" and platform_machine == "x86_64"`, rtxLibs, m.RTXVersion))
+	field("Description-Content-Type", "text/markdown; charset=UTF-8; variant=GFM")
+	b.WriteString("\n")
+	b.WriteString(AbsoluteLinks(m.Readme, m.Ref))
+	return b.String()
+}
+
+// WheelText is the WHEEL file of a wheel whose platform tag is platform
+// (PyPA's binary distribution format): not pure Python, any Python 3.
+func WheelText(platform string) string {
+	return "Wheel-Version: 1.0\n" +
+		"Generator: trt-action internal/wheel/mkwheel\n" +
+		"Root-Is-Purelib: false\n" +
+		"Tag: py3-none-" + platform + "\n"
+}
+
+var hasScheme = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+
+// AbsoluteLinks rewrites the relative links of the README (at the
+// repository's root) to point into the repository on GitHub at ref, as a
+// page on PyPI needs: docs/x.md becomes
+// https://github.com/trt-action/trt-action/blob/REF/docs/x.md, an image
+// .../raw/REF/... (a blob link is a page, not the picture). Links with a
+// scheme and #anchors into the README itself stay as they are.
+func AbsoluteLinks(readme, ref string) string {
+	var b strings.Builder
+	last := 0
+	for _, l := range doccheck.Links(readme) {
+		dest := l.Dest
+		if dest == "" || strings.HasPrefix(dest, "#") || strings.HasPrefix(dest, "//") || hasScheme.MatchString(dest) {
+			continue
+		}
+		target, rest := dest, ""
+		if i := strings.IndexAny(dest, "?#"); i >= 0 {
+			target, rest = dest[:i], dest[i:]
+		}
+		clean := path.Clean("/" + target)[1:] // from the root; ".." cannot climb out
+		kind := "blob"
+		if isImage(readme, l.Start) {
+			kind = "raw"
+		}
+		b.WriteString(readme[last:l.Start])
+		b.WriteString(repository + "/" + kind + "/" + ref + "/" + clean + rest)
+		last = l.End
+	}
+	b.WriteString(readme[last:])
+	return b.String()
+}
+
+// isImage reports whether the link whose destination starts at start is
+// an image, ![alt](dest): right before it, "](" closes a "![".
+func isImage(md string, start int) bool {
+	before := strings.TrimRight(md[:start], " \t<")
+	if !strings.HasSuffix(before, "](") {
+		return false
+	}
+	bracket := strings.LastIndex(before, "[")
+	return bracket > 0 && md[bracket-1] == '!'
+}
+
+// RTXVersion reads the TensorRT-RTX version (MAJOR.MINOR.PATCH.BUILD, as
+// NVIDIA numbers the tensorrt-rtx-cu12-libs wheel) out of NvInferVersion.h's
+// text: the one source of the rtx extra's pin, the headers the backend is
+// compiled against.
+func RTXVersion(header string) (string, error) {
+	parts := []string{"TRT_MAJOR_RTX", "TRT_MINOR_RTX", "TRT_PATCH_RTX", "TRT_BUILD_RTX"}
+	found := map[string]string{}
+	for _, line := range strings.Split(header, "\n") {
+		f := strings.Fields(line)
+		if len(f) >= 3 && f[0] == "#define" && isDotted(f[2]) && !strings.Contains(f[2], ".") {
+			found[f[1]] = number(f[2])
+		}
+	}
+	var v, missing []string
+	for _, p := range parts {
+		if found[p] == "" {
+			missing = append(missing, p)
+		}
+		v = append(v, found[p])
+	}
+	if len(missing) > 0 {
+		return "", fmt.Errorf("NvInferVersion.h defines no %s: not TensorRT-RTX's header", strings.Join(missing, ", "))
+	}
+	return strings.Join(v, "."), nil
+}

@@ -1,0 +1,73 @@
+package wheel
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/trt-action/trt-action/internal/golden"
+	"github.com/trt-action/trt-action/internal/wheel/wheeltest"
+)
+
+func TestMetadataText(t *testing.T) {
+	readme, err := os.ReadFile("testdata/readme.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := Metadata{Version: "1.2.3rc1", RTXVersion: "1.7.1.116", Readme: string(readme), Ref: "v1.2.3-rc.1"}
+	golden.Check(t, "METADATA.golden", m.Text())
+	golden.Check(t, "WHEEL.golden", WheelText("manylinux_2_35_x86_64"))
+}
+
+func TestAbsoluteLinks(t *testing.T) {
+	const base = "https://github.com/trt-action/trt-action/"
+	cases := []struct{ in, want string }{
+		{"[a](docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
+		{"[a](docs/x.md#part)", "[a](" + base + "blob/REF/docs/x.md#part)"},
+		{"[a](#part)", "[a](#part)"},
+		{"[a](/docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
+		{"[a](../../x.md)", "[a](" + base + "blob/REF/x.md)"},
+		{"![a](p.png)", "![a](" + base + "raw/REF/p.png)"},
+		{"![a](p.png) [b](q.md)", "![a](" + base + "raw/REF/p.png) [b](" + base + "blob/REF/q.md)"},
+		{"[a](https://x.y/z)", "[a](https://x.y/z)"},
+		{"`[a](x.md)`", "`[a](x.md)`"},
+		{"[r]: docs/r.md \"t\"", "[r]: " + base + "blob/REF/docs/r.md \"t\""},
+	}
+	for _, c := range cases {
+		if got := AbsoluteLinks(c.in, "REF"); got != c.want {
+			t.Errorf("AbsoluteLinks(%q) =\n %q, want\n %q", c.in, got, c.want)
+		}
+	}
+}
+
+func TestRTXVersion(t *testing.T) {
+	header := "#define TRT_MAJOR_RTX 1\n#define TRT_MINOR_RTX 07\n#define TRT_PATCH_RTX 1 //!< patch\n#define TRT_BUILD_RTX 116\n#define NV_TENSORRT_MAJOR TRT_MAJOR_RTX\n"
+	if got, err := RTXVersion(header); err != nil || got != "1.7.1.116" {
+		t.Errorf("RTXVersion = %q, %v; want 1.7.1.116", got, err)
+	}
+	_, err := RTXVersion("#define NV_TENSORRT_MAJOR 10\n#define TRT_MAJOR_RTX 1\n")
+	if err == nil || !strings.Contains(err.Error(), "TRT_MINOR_RTX, TRT_PATCH_RTX, TRT_BUILD_RTX") {
+		t.Errorf("a datacenter header: %v", err)
+	}
+}
+
+// TestRTXVersionOfTheHeaders reads the headers the rtx backend is compiled
+// against (make test sets TRT_RTX_INCLUDE), the one source of the pin.
+func TestRTXVersionOfTheHeaders(t *testing.T) {
+	dir := os.Getenv("TRT_RTX_INCLUDE")
+	if dir == "" {
+		wheeltest.Need(t, "TRT_RTX_INCLUDE", `eval "$(scripts/setup-tensorrt-rtx)" sets it`)
+	}
+	header, err := os.ReadFile(filepath.Join(dir, "NvInferVersion.h"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := RTXVersion(string(header))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if parts := strings.Split(v, "."); len(parts) != 4 || !isDotted(v) || parts[0] == "0" {
+		t.Errorf("RTXVersion = %q, want MAJOR.MINOR.PATCH.BUILD", v)
+	}
+}

@@ -1,0 +1,75 @@
+// Package wheeltest has what the tests of internal/wheel and mkwheel share:
+// compiling tiny programs, and the tools they need (skipped locally when
+// missing, failed under CI). Only tests import it.
+package wheeltest
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// Need skips the test when a tool it needs is missing, except under CI,
+// where every test must run (CI installs the tools: .ci/run, scripts/test).
+func Need(t *testing.T, what, why string) {
+	t.Helper()
+	if os.Getenv("CI") != "" {
+		t.Fatalf("%s is missing (%s); under CI this test must run", what, why)
+	}
+	t.Skipf("%s is missing (%s)", what, why)
+}
+
+// DistPython is the Python of scripts/setup-dist-tools, or the test is
+// skipped (failed under CI).
+func DistPython(t *testing.T) string {
+	t.Helper()
+	py := os.Getenv("TRT_ACTION_DIST_PYTHON")
+	if py == "" {
+		Need(t, "TRT_ACTION_DIST_PYTHON", `eval "$(scripts/setup-dist-tools)" sets it`)
+	}
+	return py
+}
+
+// compiled keeps what compile made, by its command, so tests that stage
+// the same programs compile them once.
+var compiled sync.Map
+
+// Compile builds src (C or C++, by lang) with compiler into a file in a
+// temporary folder and returns its path.
+func Compile(t *testing.T, compiler, lang, src string, args ...string) string {
+	t.Helper()
+	if _, err := exec.LookPath(compiler); err != nil {
+		Need(t, compiler, "the C and C++ compilers make dist uses")
+	}
+	out := filepath.Join(t.TempDir(), "out")
+	key := strings.Join(append([]string{compiler, lang, src}, args...), "\x00")
+	if b, ok := compiled.Load(key); ok {
+		if err := os.WriteFile(out, b.([]byte), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	cmd := exec.Command(compiler, append([]string{"-x", lang, "-o", out, "-"}, args...)...)
+	cmd.Stdin = strings.NewReader(src)
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", compiler, err, b)
+	}
+	b, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	compiled.Store(key, b)
+	return out
+}
+
+// Programs whose needs differ: C needs glibc only, C++ libstdc++ as well.
+const (
+	CProgram   = "#include <stdio.h>\nint main(void) { puts(\"hi\"); return 0; }\n"
+	CXXProgram = "#include <iostream>\n#include <string>\n#include <thread>\n" +
+		"int main(int argc, char **) { std::string s(argc, 'x'); std::thread th([&] { std::cout << s << std::endl; }); th.join(); return 0; }\n"
+	CXXLibrary = "#include <string>\n#include <stdexcept>\n" +
+		"extern \"C\" int f(int n) { if (n < 0) throw std::runtime_error(std::to_string(n)); return (int)std::string(n, 'y').size(); }\n"
+)
