@@ -26,7 +26,7 @@ def main():
     except FileNotFoundError as exc:
         sys.stderr.write("trt-action: %s\n" % exc)
         return 1
-    for name in ("SIGPIPE", "SIGXFZ", "SIGXFSZ"):
+    for name in ("SIGPIPE", "SIGXFSZ"):
         if hasattr(signal, name):
             signal.signal(getattr(signal, name), signal.SIG_DFL)
     sys.stdout.flush()
