@@ -4,7 +4,12 @@
 # `make fuzz` (CONTRIBUTING.md).
 
 GO        ?= go
-VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+# The version a build names: a release tag (v1.2.3), git describe's form after
+# one (v1.2.3-4-gHASH), else 0.0.0+gHASH: always one make dist can turn into a
+# PEP 440 version for the wheels (internal/wheel/version.go).
+VERSION   ?= $(shell git describe --tags --dirty 2>/dev/null || \
+               git describe --always --dirty 2>/dev/null | sed 's/^/0.0.0+g/; s/-dirty$$/.dirty/' | grep . || \
+               echo 0.0.0+dev)
 BIN       := bin/trt-action
 LIBDIR    := bin/lib
 GOFLAGS_BUILD := -trimpath -ldflags "-s -w -X github.com/trt-action/trt-action/internal/cli.Version=$(VERSION)"
