@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 )
 
 // Where a backend's builder library comes from is decided here and only
@@ -77,40 +78,63 @@ func (l LibraryLocation) Setting() string {
 // loader's search path. A location the user named always wins, also when
 // it turns out not to hold the library: nothing silently replaces it.
 func LocateLibrary(b Backend, trtLib string) LibraryLocation {
-	exe, _ := os.Executable() // "" when it cannot be told: no environment is searched
-	return LocateLibraryFor(b, trtLib, exe)
+	return locate(b, trtLib, runningEnvironment)
 }
 
 // LocateLibraryFor is LocateLibrary for a trt-action whose executable is
 // exe (tests stand in a made-up installation).
 func LocateLibraryFor(b Backend, trtLib, exe string) LibraryLocation {
+	return locate(b, trtLib, func() []string { return environmentOf(exe) })
+}
+
+// runningEnvironment is environmentOf the running executable, looked up
+// once per process: the engine cache asks LocateLibrary for every build of
+// a matrix, and the folders (globs of python3.*, a dist-info) do not change
+// while trt-action runs.
+var runningEnvironment = sync.OnceValue(func() []string {
+	exe, _ := os.Executable() // "" when it cannot be told: no environment is searched
+	return environmentOf(exe)
+})
+
+// locate is LocateLibrary with the package folders of trt-action's Python
+// environment from env, asked only when nothing named the library.
+func locate(b Backend, trtLib string, env func() []string) LibraryLocation {
 	if trtLib != "" {
 		return LibraryLocation{Path: trtLib, Source: FromFlag, Name: "--trt-lib"}
 	}
 	if v := b.Library.Variable; v != "" && os.Getenv(v) != "" {
 		return LibraryLocation{Path: os.Getenv(v), Source: FromVariable, Name: v}
 	}
-	if dir := b.wheelFolder(exe); dir != "" {
+	if b.Library.WheelFolder == "" {
+		return LibraryLocation{}
+	}
+	if dir := b.wheelFolder(env()); dir != "" {
 		return LibraryLocation{Path: dir, Source: FromEnvironment, Name: b.Library.WheelFolder}
 	}
 	return LibraryLocation{}
 }
 
-// wheelFolder is b's Library.WheelFolder in the Python environment that
-// exe was installed into, when it holds one of b's flavours' libraries;
-// else "". That is the folder the environment's own Python bindings load
-// (tensorrt-rtx-cu12-bindings imports tensorrt_rtx_libs), so a build
-// through trt-action and a script's build use the same library.
-func (b Backend) wheelFolder(exe string) string {
-	if b.Library.WheelFolder == "" || exe == "" {
-		return ""
+// environmentOf lists the package folders of the Python environment that
+// exe was pip-installed into (pythonEnvironment); none when exe is "".
+func environmentOf(exe string) []string {
+	if exe == "" {
+		return nil
 	}
 	// Links resolved: pip puts the binary in PREFIX/bin, and a link to it
 	// elsewhere (~/bin/trt-action) still belongs to that environment.
 	if resolved, err := filepath.EvalSymlinks(exe); err == nil {
 		exe = resolved
 	}
-	for _, site := range pythonEnvironment(filepath.Dir(filepath.Dir(exe))) {
+	return pythonEnvironment(filepath.Dir(filepath.Dir(exe)))
+}
+
+// wheelFolder is b's Library.WheelFolder in the first of the environment's
+// package folders sites where it holds one of b's flavours' libraries;
+// else "". That is the folder the environment's own Python bindings load
+// (tensorrt-rtx-cu12-bindings imports tensorrt_rtx_libs), so a build
+// through trt-action and a script's build use the same library.
+func (b Backend) wheelFolder(sites []string) string {
+	for _, site := range sites {
 		dir := filepath.Join(site, b.Library.WheelFolder)
 		for _, f := range b.Flavours {
 			if isFile(filepath.Join(dir, f.InferSoname)) {

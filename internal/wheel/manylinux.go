@@ -177,5 +177,3 @@ func compareVersionNames(a, b string) int {
 	}
 	return strings.Compare(ar, br)
 }
-
-func itoa(n int) string { return strconv.Itoa(n) }

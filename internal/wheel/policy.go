@@ -1,5 +1,7 @@
 package wheel
 
+import "strconv"
+
 // The manylinux policies (PEP 600, https://peps.python.org/pep-0600/): a
 // wheel tagged manylinux_X_Y runs on any Linux with glibc X.Y or newer, so
 // its files may link only libraries every such system has, at symbol
@@ -33,7 +35,7 @@ type policy struct {
 	also       []string // named versions allowed besides the numbered ones
 }
 
-func (p policy) tag() string { return "manylinux_2_" + itoa(p.glibcMinor) + "_" + p.arch }
+func (p policy) tag() string { return "manylinux_2_" + strconv.Itoa(p.glibcMinor) + "_" + p.arch }
 
 const (
 	archX86  = "x86_64"

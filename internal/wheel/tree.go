@@ -59,35 +59,27 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 	}
 	defer stage.Close()
 
-	binary, err := readFile(stage, src.Stage, Binary)
-	if err != nil {
-		return "", err
-	}
 	libs, err := stageLibraries(stage, src.Stage)
 	if err != nil {
 		return "", err
 	}
 	data := DistName + "-" + meta.Version + ".data"
-	needs := make([]Needs, 0, 1+len(libs))
-	n, err := ReadNeeds(Binary, bytes.NewReader(binary))
-	if err != nil {
-		return "", err
-	}
-	needs = append(needs, n)
-	if err := t.write(data+"/scripts/"+Binary, binary, execMode); err != nil {
-		return "", err
-	}
+	staged := []stagedFile{{Binary, data + "/scripts/" + Binary, execMode}}
 	for _, name := range libs {
-		content, err := readFile(stage, src.Stage, "lib/"+name)
+		staged = append(staged, stagedFile{"lib/" + name, data + "/data/lib/trt-action/" + name, fileMode})
+	}
+	needs := make([]Needs, 0, len(staged))
+	for _, f := range staged {
+		content, err := readFile(stage, src.Stage, f.from)
 		if err != nil {
 			return "", err
 		}
-		n, err := ReadNeeds("lib/"+name, bytes.NewReader(content))
+		n, err := ReadNeeds(f.from, bytes.NewReader(content))
 		if err != nil {
 			return "", err
 		}
 		needs = append(needs, n)
-		if err := t.write(data+"/data/lib/trt-action/"+name, content, fileMode); err != nil {
+		if err := t.write(f.to, content, f.mode); err != nil {
 			return "", err
 		}
 	}
@@ -111,6 +103,12 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 		return "", err
 	}
 	return tag, nil
+}
+
+// stagedFile is one ELF file of the stage and where it goes in the wheel.
+type stagedFile struct {
+	from, to string // the stage's relative path; the wheel's slash path
+	mode     os.FileMode
 }
 
 // stageLibraries lists the backends in the stage's lib/, sorted.

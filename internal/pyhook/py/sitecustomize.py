@@ -27,10 +27,10 @@
 # environment has its own way in, a .pth file (trt_action/_activate.py in
 # internal/pyhook/wheel), which site runs before this file: whichever of the
 # two comes first tries to install the hook, the other does not (a second
-# marker), and this file still runs the program's sitecustomize. Nothing it does may break the program: its own
-# failures are one line on stderr that starts with "trt-action hook:". An
-# error in the program's sitecustomize is left to `site`, which reports it as
-# it would without trt-action.
+# marker), and this file still runs the program's sitecustomize. Nothing it
+# does may break the program: its own failures are one line on stderr that
+# starts with "trt-action hook:". An error in the program's sitecustomize is
+# left to `site`, which reports it as it would without trt-action.
 #
 # Written in the Python that every Python 3 parses; the hook itself needs 3.7.
 
