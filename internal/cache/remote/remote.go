@@ -1,0 +1,137 @@
+// Package remote is the engine cache's shared tier: a store of cache
+// entries that every runner of a fleet reads and writes, behind the local
+// cache folder (internal/cache), so that an engine is built once for the
+// whole fleet. Stores are named by URL, and each URL scheme is one entry of
+// a registry (schemes.go), as internal/backend keeps its backends:
+//
+//	oci://HOST[:PORT]/REPOSITORY                     an OCI registry (oci.go)
+//	s3://BUCKET[/PREFIX][?endpoint=URL&region=R]    an S3-compatible store (s3.go)
+//
+// A store holds, per key, the local entry's metadata file (entry.json, the
+// bytes internal/cache writes, at most MaxMetaBytes) and the entry's files
+// in order (today one, the engine). It knows nothing of what the metadata
+// means: internal/cache parses and checks it as strictly as a local
+// entry's. What a store returns is untrusted input: Open's readers check
+// every byte against the size and SHA-256 the entry names and fail at the
+// end of a stream that does not match, and Get bounds what it reads.
+//
+// The package imports nothing of trt-action's but internal/text, so
+// internal/cache, which holds the tier logic (a pull written to the
+// local staging folder and the engine path in one pass, backfill, push),
+// can use it.
+package remote
+
+import (
+	"context"
+	"errors"
+	"io"
+	"time"
+)
+
+// Store is one shared store of cache entries.
+type Store interface {
+	// Location is the store's URL as given, without credentials: for
+	// messages, the report and cache ls. Never holds a secret.
+	Location() string
+	// Get looks key up and returns its entry: the metadata bytes and the
+	// files' names, sizes and SHA-256 digests as the store's own records
+	// (OCI descriptors, the S3 manifest object) give them. ErrNotFound
+	// when the store has no entry for key. Nothing is trusted yet: the
+	// caller checks Meta against the key, the format version and Files.
+	Get(ctx context.Context, key string) (*Entry, error)
+	// Open streams file i of an entry Get returned. The reader returns
+	// an error wrapping ErrCorrupt at the end of the stream (before
+	// io.EOF) when the bytes read differ from Files[i]'s size or SHA-256,
+	// so a caller that writes what it reads commits nothing unchecked.
+	Open(ctx context.Context, e *Entry, i int) (io.ReadCloser, error)
+	// Has reports whether key has an entry, with one request.
+	Has(ctx context.Context, key string) (bool, error)
+	// Put uploads an entry: its files first (content-addressed: bytes the
+	// store has already are not sent again), the record that makes key
+	// an entry last, so a reader never sees part of one. Without replace,
+	// an entry already there for key stays and Put returns false, nil;
+	// with replace, the new entry takes its place in one write.
+	Put(ctx context.Context, key string, meta []byte, files []Upload, replace bool) (pushed bool, err error)
+	// List calls fn for every entry of the store, in no set order.
+	List(ctx context.Context, fn func(Listed) error) error
+	// Delete removes key's entry (and what only it used, where the store
+	// can tell). ErrUnsupported when the store does not allow deletion.
+	Delete(ctx context.Context, key string) error
+}
+
+// Entry is one entry as a store holds it.
+type Entry struct {
+	Key      string
+	Meta     []byte    // the local entry's metadata file, at most MaxMetaBytes
+	Files    []File    // in order; Files[0] is the engine
+	Uploaded time.Time // when the entry was put in the store (zero when the store does not say)
+	// ref is the store's own handle of what Get read (an OCI manifest's
+	// descriptor, an S3 object's ETag), so Open reads the entry Get saw.
+	ref any
+}
+
+// File is one file of an entry.
+type File struct {
+	Name   string // "engine"
+	Size   int64
+	SHA256 string // 64 lowercase hex digits
+}
+
+// Upload is one file to put: its name, size and SHA-256 (the local entry's,
+// checked when it was stored) and its bytes. Body is read from offset 0 to
+// Size, possibly in parallel parts and more than once (a retried part).
+type Upload struct {
+	File
+	Body io.ReaderAt
+}
+
+// Listed is one entry as List finds it: what cache ls --remote shows and
+// prune --remote decides by.
+type Listed struct {
+	Key      string
+	Size     int64     // the files' bytes, as the store's records give them
+	Uploaded time.Time // when it was put in the store
+	Meta     []byte    // the metadata bytes, for the build name, library and GPU; nil when unreadable
+}
+
+// MaxMetaBytes bounds an entry's metadata as a store serves it: a local
+// entry's is a few kilobytes (the original build's phase tree); more is
+// not ours, and is refused unread.
+const MaxMetaBytes = 1 << 20
+
+// Mode is what a run may do with a store.
+type Mode string
+
+const (
+	ReadWrite Mode = "read-write" // look up, and push what this run built or had locally
+	ReadOnly  Mode = "read-only"  // look up only
+)
+
+// Errors a store's methods wrap, so callers can tell them apart.
+var (
+	// ErrNotFound: the store has no entry for the key (a miss).
+	ErrNotFound = errors.New("no such entry in the store")
+	// ErrCorrupt: what the store served differs from what its own records
+	// say (a digest, a size, a bound): untrusted content, refused.
+	ErrCorrupt = errors.New("the store's content does not match its records")
+	// ErrUnsupported: the store does not allow the operation (deletion).
+	ErrUnsupported = errors.New("not supported by this store")
+	// ErrAuth: the store refused the credentials, or asked for some and
+	// none were found.
+	ErrAuth = errors.New("the store refused the credentials")
+)
+
+// Options are what opening a store takes from its surroundings.
+type Options struct {
+	// Getenv reads the environment (os.Getenv in use): DOCKER_CONFIG,
+	// SSL_CERT_FILE, GITHUB_ACTIONS and GITHUB_TOKEN for ghcr.io, the AWS
+	// SDK's variables. A test gives its own.
+	Getenv func(string) string
+	// Stall is how long a transfer may move no bytes before it is
+	// abandoned (DefaultStall when 0): a store that stops answering costs
+	// a build at most this much before it runs.
+	Stall time.Duration
+}
+
+// DefaultStall is Options.Stall's default.
+const DefaultStall = 30 * time.Second
