@@ -28,6 +28,9 @@ const (
 	InnerStarted  // Inner, Message: a TensorRT build began inside a script build ("pid 4711, build_serialized_network, python route")
 	InnerFinished // Inner, InnerResult: that TensorRT build ended
 	Output        // Message: one line the script build's command printed (untrusted text; views escape it)
+	// The shared engine cache store (a remote behind the cache folder).
+	CacheTransfer // Build, Transfer: a pull or push of the build's entry moved bytes (a few times a second at most), or ended (Transfer.Done)
+	CachePushed   // Build, Result: a push that ended after its build did; Result is the build's entry with Cache.Pushed and Cache.Transfer set
 )
 
 // Event is what the run tells its views. Views receive events in order, from
@@ -50,6 +53,7 @@ type Event struct {
 	Inner       int
 	InnerResult *report.TensorRTBuild // InnerFinished
 	Progress    *Progress
+	Transfer    *Transfer // CacheTransfer
 	Result      *report.Build
 	Run         *report.Report
 }
@@ -68,6 +72,17 @@ type Progress struct {
 	Inner        int
 	InnerRunning int
 	InnerDone    int
+}
+
+// Transfer is a pull or push between a build and the shared cache store,
+// at one moment.
+type Transfer struct {
+	Direction string        // report.TransferPull or report.TransferPush
+	Bytes     int64         // moved so far
+	Total     int64         // to move; 0 when not known
+	Elapsed   time.Duration // since the transfer began
+	Ended     bool          // the last event of this transfer
+	Err       string        // why it ended without moving everything; "" otherwise
 }
 
 // ActivePhase is one running phase.

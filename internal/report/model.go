@@ -69,7 +69,9 @@ type Report struct {
 	// Regressions are the builds slower than the baseline by more than the
 	// regression fail threshold (with --baseline); they fail the run.
 	Regressions []Regression `json:"regressions,omitempty"`
-	Builds      []Build      `json:"builds"`
+	// Cache is the run's shared engine cache store, when it had one.
+	Cache  *RunCache `json:"cache,omitempty"`
+	Builds []Build   `json:"builds"`
 
 	encoded *buildCache // WriteJSON's encodings of builds that have ended
 }
@@ -156,6 +158,56 @@ type CacheUse struct {
 	BuiltAt  time.Time `json:"built_at,omitzero"`  // a hit: when the engine was built
 	BuildMs  int64     `json:"build_ms,omitempty"` // a hit: how long that build took
 	Original *Build    `json:"original,omitempty"` // a hit: that build's report entry (its phase tree)
+	// From says where a hit's engine came from: CacheFromLocal (the
+	// cache folder) or CacheFromRemote (the shared store; the entry was
+	// then kept in the folder too, where it could be). "" for a miss.
+	From string `json:"from,omitempty"`
+	// Pushed: this run put the entry in the shared store (a build that
+	// made it, or a local hit the store lacked). False when the store had
+	// it already, is read-only, or the push failed (one of the build's
+	// warnings). A push may end after its build: the report entry is
+	// updated then, and the final report has every push's outcome.
+	Pushed bool `json:"pushed,omitempty"`
+	// Transfer is what moved between this build and the shared store: the
+	// pull of a remote hit, else the push of its entry. nil when nothing
+	// moved.
+	Transfer *CacheTransfer `json:"transfer,omitempty"`
+}
+
+// Where a cache hit's engine came from (CacheUse.From).
+const (
+	CacheFromLocal  = "local"
+	CacheFromRemote = "remote"
+)
+
+// CacheTransfer is one transfer between a build and the shared store.
+type CacheTransfer struct {
+	Direction string `json:"direction"` // TransferPull or TransferPush
+	Bytes     int64  `json:"bytes"`
+	Ms        int64  `json:"ms"`
+}
+
+// CacheTransfer directions.
+const (
+	TransferPull = "pull"
+	TransferPush = "push"
+)
+
+// RunCache is what a run's engine cache had beyond its folder: the shared
+// store behind it.
+type RunCache struct {
+	Remote     string `json:"remote"`      // the store's URL, never with credentials
+	RemoteMode string `json:"remote_mode"` // "read-write" or "read-only"
+	// ModeNote says why the mode is not the one asked for (a pull request
+	// from a fork runs read-only); "" when it is.
+	ModeNote string `json:"remote_mode_note,omitempty"`
+	// Warnings are what went wrong with the store in this run (it was
+	// down, refused the credentials, was too slow), each once; builds then
+	// went on with the local folder alone.
+	Warnings []string `json:"warnings,omitempty"`
+	// Remotes lists each shard's store when a merge finds shards that
+	// used different ones (Remote is then the first shard's).
+	Remotes []string `json:"remotes,omitempty"`
 }
 
 // BuildTime is how long building b's engine takes, as far as a report
