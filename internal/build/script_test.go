@@ -174,6 +174,33 @@ func TestTheExitCodeAloneNeverDecides(t *testing.T) {
 	}
 }
 
+// A program that falls back after a failed TensorRT build, exits 0 and
+// writes every engine it declares is ok and keeps them; the failed build
+// is named in a warning. Without a declared engine nothing shows that it
+// recovered: failed, as before.
+func TestAProgramThatFallsBackAndWritesItsEnginesIsOK(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "fb.engine")
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "fallback", "fallback", withEngine(engine)),
+		scriptBuild(t, "undeclared", "fallback", nil))
+	b := got["fallback"]
+	if b.Status != report.StatusOK || len(b.Engines) != 1 || b.Engines[0].Path != engine {
+		t.Fatalf("fallback: %s (%s), engines %+v, warnings %q", b.Status, b.Reason, b.Engines, b.Warnings)
+	}
+	if _, err := os.Stat(engine); err != nil {
+		t.Errorf("the engine the program wrote is gone: %v", err)
+	}
+	if len(b.TensorRTBuilds) != 2 || b.TensorRTBuilds[0].Status != report.StatusFailed || b.TensorRTBuilds[1].Status != report.StatusOK {
+		t.Errorf("TensorRT builds: %+v", b.TensorRTBuilds)
+	}
+	if len(b.Warnings) != 1 || !strings.HasPrefix(b.Warnings[0], "TensorRT build 1 failed: TensorRT returned no engine;") {
+		t.Errorf("warnings %q, want one naming TensorRT build 1", b.Warnings)
+	}
+	if b := got["undeclared"]; b.Status != report.StatusFailed || !strings.Contains(b.Reason, "TensorRT build 1 failed") {
+		t.Errorf("undeclared: %s (%s)", b.Status, b.Reason)
+	}
+}
+
 func TestAGraceKillReachesAProcessThatLeftTheGroup(t *testing.T) {
 	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "escape", "escape", func(b *matrix.Build) {
 		b.Budgets.Build, b.Budgets.Grace = 200*time.Millisecond, 200*time.Millisecond

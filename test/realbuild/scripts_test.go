@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -68,6 +69,19 @@ func plainRun(t *testing.T, dir string, env []string, command ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
 	}
+}
+
+// plainOutput runs a command without trt-action, in dir, and returns its
+// output, both streams.
+func plainOutput(t *testing.T, dir string, command ...string) string {
+	t.Helper()
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
+	}
+	return string(out)
 }
 
 func sameFile(t *testing.T, a, b string) {
@@ -152,6 +166,58 @@ func TestThePythonRouteBuildsTheSameEngine(t *testing.T) {
 	tail := strings.Join(b.Script.OutputTail, "\n")
 	if want := "program's monitor saw " + strconv.FormatInt(b.TensorRTBuilds[0].Callbacks, 10) + " callbacks"; !strings.Contains(tail, want) {
 		t.Errorf("the program's own monitor did not see every callback trt-action saw: want %q in %q", want, tail)
+	}
+}
+
+// A program that falls back after a failed TensorRT build (an invalid
+// network: TensorRT returns None), then builds again, writes its engine and
+// exits 0 is ok and keeps the engine; the failed build is named in a
+// warning.
+func TestAProgramThatFallsBackAfterAFailedBuildKeepsItsEngine(t *testing.T) {
+	e := newScriptEnv(t)
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "fb.engine"}, e.python, e.script, "--fall-back", "--out", "fb.engine")
+	b := onlyBuild(t, r)
+	if r.code != 0 || b.Status != report.StatusOK {
+		t.Fatalf("exit %d, %s (%s)\n%s", r.code, b.Status, b.Reason, r.output)
+	}
+	info, err := os.Stat(filepath.Join(dir, "fb.engine"))
+	if err != nil || len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() {
+		t.Errorf("engine %v (%v), engines in the report %+v", info, err, b.Engines)
+	}
+	in := b.TensorRTBuilds
+	if len(in) != 2 || in[0].Status != report.StatusFailed || in[1].Status != report.StatusOK {
+		t.Fatalf("TensorRT builds: %+v", in)
+	}
+	if len(b.Warnings) != 1 || !strings.HasPrefix(b.Warnings[0], "TensorRT build 1 failed") {
+		t.Errorf("warnings %q, want one naming TensorRT build 1", b.Warnings)
+	}
+}
+
+// A call the bindings refuse before TensorRT is entered (no config: a
+// TypeError the program catches) is no TensorRT build, and the hook writes
+// nothing into the program's output.
+func TestACallTheBindingsRefuseIsNoTensorRTBuild(t *testing.T) {
+	e := newScriptEnv(t)
+	for _, route := range []string{"native", "python"} {
+		t.Run(route, func(t *testing.T) {
+			e := e
+			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			dir := t.TempDir()
+			r := e.runScript(t, dir, []string{"--engine", "te.engine"}, e.python, e.script, "--refused-call", "--out", "te.engine")
+			b := onlyBuild(t, r)
+			if r.code != 0 || b.Status != report.StatusOK || len(b.Warnings) != 0 {
+				t.Fatalf("exit %d, %s (%s), warnings %q\n%s", r.code, b.Status, b.Reason, b.Warnings, r.output)
+			}
+			if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusOK || in[0].Route != route {
+				t.Errorf("TensorRT builds: %+v", in)
+			}
+			plain := plainOutput(t, dir, e.python, e.script, "--refused-call", "--out", "plain.engine")
+			want := strings.Split(strings.TrimSuffix(strings.ReplaceAll(plain, "plain.engine", "te.engine"), "\n"), "\n")
+			if got := b.Script.OutputTail; !slices.Equal(got, want) {
+				t.Errorf("the program's output under trt-action:\n%q\nwithout:\n%q", got, want)
+			}
+		})
 	}
 }
 

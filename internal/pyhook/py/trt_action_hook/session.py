@@ -77,8 +77,10 @@ def begin(builder, entry, args, kwargs):
         return None
     build = None
     try:
-        network = args[0] if len(args) > 0 else kwargs.get("network")
-        config = args[1] if len(args) > 1 else kwargs.get("config")
+        called = _arguments(builder, entry, args, kwargs)
+        if called is None:
+            return None  # the bindings refuse the call before TensorRT is entered: no build
+        network, config = called["network"], called["config"]
         ch.poll()  # a stop the supervisor sent before this build
         if ch.gone:
             return None
@@ -92,6 +94,40 @@ def begin(builder, entry, args, kwargs):
         return None
     build.start(message)
     return build
+
+
+# The parameters of each entry point, as the bindings name them
+# (python/src/infer/pyCore.cpp in https://github.com/NVIDIA/TensorRT), and
+# the bindings' class each argument must be. pybind11 refuses a call that
+# does not bind to them, or passes None or an object of another class,
+# with a TypeError before TensorRT is entered: that call is no TensorRT
+# build, and the hook leaves it alone.
+_PARAMETERS = {"build_serialized_network_to_stream": ("network", "config", "writer")}
+_TWO = ("network", "config")
+_CLASSES = (("network", "INetworkDefinition"), ("config", "IBuilderConfig"), ("writer", "IStreamWriter"))
+
+
+def _arguments(builder, entry, args, kwargs):
+    """The call's arguments by parameter name, or None when the bindings
+    would refuse them."""
+    names = _PARAMETERS.get(entry, _TWO)
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names or name in bound:
+            return None
+        bound[name] = value
+    if len(bound) != len(names):
+        return None
+    module = sys.modules.get(type(builder).__module__)
+    for name, cls in _CLASSES:
+        if name not in bound:
+            continue
+        base = getattr(module, cls, None)
+        if bound[name] is None or (isinstance(base, type) and not isinstance(bound[name], base)):
+            return None
+    return bound
 
 
 class Build:

@@ -134,6 +134,20 @@ class FakeBindings(support.TestCase):
         self.assertEqual(lines[-1]["logged"], [], "the hook made the bindings log")
         self.assertEqual(result.stderr, "")
 
+    def test_a_call_the_bindings_refuse_is_no_build(self):
+        # A missing config, None, an object of another class, an argument
+        # too many, a keyword the entry point does not have: pybind11
+        # raises TypeError before TensorRT is entered. No begin, and
+        # nothing on the program's stderr; the calls that bind are builds.
+        entries = ["build_serialized_network", "build_serialized_network_to_stream"]
+        for entry in entries:
+            with self.subTest(entry=entry):
+                sup, result, lines = self.run_fake("--entry", entry, "--refused", "--keywords")
+                builds = self.builds(self.one_connection(sup))
+                self.assertEqual(lines[-1]["builds"][0], {"refused": 6})
+                self.assertEqual([(b[0]["entry"], b[2]["result"]) for b in builds], [(entry, "ok")])
+                self.assertEqual(result.stderr, "")
+
     def test_one_package_tensorrt_before_10(self):
         # No IProgressMonitor there: the builds are seen, without phases.
         sup, result, lines = self.run_fake(

@@ -329,6 +329,9 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
         def _run(self, network, config):
             """Runs the phase tree through the config's monitor; False if
             the monitor cancelled."""
+            if not isinstance(network, INetworkDefinition) or not isinstance(config, IBuilderConfig):
+                # What pybind11 does with arguments of other classes (or None).
+                raise TypeError("incompatible function arguments")
             if network.raise_in_build is not None:
                 raise network.raise_in_build
             return _Run(config.progress_monitor, network).go()

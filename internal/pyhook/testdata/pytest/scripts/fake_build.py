@@ -112,12 +112,28 @@ def build_once(trt, args, entry, out):
     if args.user_monitor != "none":
         user = make_user_monitor(trt, args.user_monitor, calls)
         config.progress_monitor = user
+    if args.refused:
+        refused = 0
+        entry_point = getattr(builder, entry)
+        for bad in ((network,), (network, None), (None, config), (config, network), (network, config, None, None)):
+            try:
+                entry_point(*bad)
+            except TypeError:
+                refused += 1
+        try:
+            entry_point(network, config=config, monitor=user)
+        except TypeError:
+            refused += 1
+        out.append({"refused": refused})
     call_args = (network, config)
     writer = None
     if entry == "build_serialized_network_to_stream":
         writer = Writer()
         call_args += (writer,)
-    result = getattr(builder, entry)(*call_args)
+    if args.keywords:
+        result = getattr(builder, entry)(call_args[0], config=config, **({"writer": writer} if writer else {}))
+    else:
+        result = getattr(builder, entry)(*call_args)
     seen = {
         "entry": entry,
         "result": type(result).__name__,
@@ -159,6 +175,8 @@ def main():
     p.add_argument("--late", action="store_true", help="Ultralytics: the bindings appear mid-run")
     p.add_argument("--install-after-import", action="store_true")
     p.add_argument("--warnings-are-errors", action="store_true")
+    p.add_argument("--refused", action="store_true", help="first call the entry point with arguments the bindings refuse")
+    p.add_argument("--keywords", action="store_true", help="pass the config (and writer) by keyword")
     args = p.parse_args()
     if args.warnings_are_errors:
         import warnings
