@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Script builds (run:, trt-action run) of real Python programs on
@@ -216,6 +217,42 @@ func TestACallTheBindingsRefuseIsNoTensorRTBuild(t *testing.T) {
 			want := strings.Split(strings.TrimSuffix(strings.ReplaceAll(plain, "plain.engine", "te.engine"), "\n"), "\n")
 			if got := b.Script.OutputTail; !slices.Equal(got, want) {
 				t.Errorf("the program's output under trt-action:\n%q\nwithout:\n%q", got, want)
+			}
+		})
+	}
+}
+
+// A build to a stream (build_serialized_network_to_stream, which returns
+// only True) reports the size of what the program's writer took, in the
+// report and in its log line, on both routes.
+func TestABuildToAStreamHasItsSize(t *testing.T) {
+	e := newScriptEnv(t)
+	for _, route := range []string{"native", "python"} {
+		t.Run(route, func(t *testing.T) {
+			e := e
+			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			dir := t.TempDir()
+			r := e.runScript(t, dir, []string{"--engine", "s.engine"}, e.python, e.script, "--stream", "--monitor", "--out", "s.engine")
+			b := onlyBuild(t, r)
+			if r.code != 0 || b.Status != report.StatusOK || len(b.TensorRTBuilds) != 1 {
+				t.Fatalf("exit %d, %s (%s), %d TensorRT builds\n%s", r.code, b.Status, b.Reason, len(b.TensorRTBuilds), r.output)
+			}
+			in := b.TensorRTBuilds[0]
+			info, err := os.Stat(filepath.Join(dir, "s.engine"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Entry != "build_serialized_network_to_stream" || in.Route != route || in.SerializedBytes != info.Size() {
+				t.Fatalf("%s on the %s route: %d serialized bytes, the engine file has %d", in.Entry, in.Route, in.SerializedBytes, info.Size())
+			}
+			line := "✔ TensorRT build 1: ok in "
+			at := strings.Index(r.output, line)
+			if at < 0 {
+				t.Fatalf("no line %q in\n%s", line, r.output)
+			}
+			end := strings.IndexByte(r.output[at:], '\n')
+			if got, want := r.output[at:at+end], " · "+text.Bytes(in.SerializedBytes)+" · "; !strings.Contains(got, want) {
+				t.Errorf("the log line %q does not give the size (%q)", got, want)
 			}
 		})
 	}

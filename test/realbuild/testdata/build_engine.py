@@ -15,7 +15,19 @@ import numpy as np
 import tensorrt_rtx as trt
 
 
-def build(out, layers, opt_level, monitor=None, invalid=False, refused=False):
+class FileWriter(trt.IStreamWriter):
+    """Takes the engine from build_serialized_network_to_stream a piece
+    at a time, into a file."""
+
+    def __init__(self, f):
+        trt.IStreamWriter.__init__(self)
+        self.f = f
+
+    def write(self, data):
+        return self.f.write(data)
+
+
+def build(out, layers, opt_level, monitor=None, invalid=False, refused=False, stream=False):
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -41,6 +53,11 @@ def build(out, layers, opt_level, monitor=None, invalid=False, refused=False):
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 64 << 20)
     if monitor is not None:
         config.progress_monitor = monitor
+    if stream:
+        with open(out, "wb") as f:
+            ok = builder.build_serialized_network_to_stream(network, config, FileWriter(f))
+        print("streamed %s (%d bytes)" % (out, os.path.getsize(out)) if ok else "the build to a stream failed", flush=True)
+        return ok
     plan = builder.build_serialized_network(network, config)
     if monitor is not None and config.progress_monitor is not monitor:
         sys.exit("the config no longer holds this program's monitor")
@@ -97,6 +114,7 @@ def main():
     p.add_argument("--never", action="store_true", help="import TensorRT, build nothing")
     p.add_argument("--pid-file", help="write this process's pid here")
     p.add_argument("--fall-back", action="store_true", help="build an invalid network first; on failure build the good one")
+    p.add_argument("--stream", action="store_true", help="build with build_serialized_network_to_stream")
     p.add_argument("--refused-call", action="store_true", help="call build_serialized_network without a config first, and catch the TypeError")
     a = p.parse_args()
     if a.pid_file:
@@ -117,7 +135,7 @@ def main():
     for i in range(a.builds):
         monitor = Counting(a.step_sleep, a.abort_at) if (a.monitor or a.step_sleep or a.abort_at >= 0) else None
         out = a.out if i == 0 else "%s.%d" % (a.out, i)
-        ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call) and ok
+        ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call, stream=a.stream) and ok
         if monitor is not None:
             print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
     return 0 if ok else 1

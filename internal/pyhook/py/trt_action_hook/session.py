@@ -85,6 +85,7 @@ def begin(builder, entry, args, kwargs):
         if ch.gone:
             return None
         build = Build(ch, entry, config)
+        build.args, build.kwargs = _count_written(builder, args, kwargs, called, build)
         message = build.begin_message(builder, network)
     except Exception as exc:
         notice.once("could not observe a TensorRT build", exc)
@@ -130,6 +131,25 @@ def _arguments(builder, entry, args, kwargs):
     return bound
 
 
+def _count_written(builder, args, kwargs, called, build):
+    """The arguments to call the entry point with: for a build to a stream,
+    the program's writer behind one that counts what it accepted (the
+    serialized size; the entry returns only True), so the end can say it.
+    The program's writer gets every write as it would, and its result
+    (or exception) goes back to TensorRT unchanged."""
+    writer = called.get("writer")
+    if writer is None:
+        return args, kwargs
+    base = getattr(sys.modules.get(type(builder).__module__), "IStreamWriter", None)
+    if not isinstance(base, type):
+        return args, kwargs
+    counting = _writer_class(base)(writer)
+    build.writer = counting
+    if "writer" in kwargs:
+        return args, dict(kwargs, writer=counting)
+    return args[:2] + (counting,), kwargs
+
+
 class Build:
     def __init__(self, channel, entry, config):
         from _collections import deque
@@ -138,6 +158,8 @@ class Build:
         self.id = next(_ids)
         self.entry = entry
         self.config = config
+        self.args, self.kwargs = (), {}  # what the entry point is called with
+        self.writer = None  # the counting writer of a build to a stream
         self.events = deque()
         self.monitor = None
         self.native = None  # the native route's monitor (_native.Native), when attached
@@ -253,6 +275,8 @@ class Build:
         else:
             message["result"] = "ok"
             size = _size(returned)
+            if size is None and self.writer is not None:
+                size = self.writer.written
             if size is not None:
                 message["bytes"] = size
         monitor = self.native if self.native is not None else self.monitor
@@ -383,6 +407,36 @@ def _size(returned):
     if isinstance(size, int) and not isinstance(size, bool):
         return size
     return None
+
+
+_writer_classes = {}  # IStreamWriter class -> the counting writer class
+
+
+def _writer_class(base):
+    cls = _writer_classes.get(base)
+    if cls is None:
+        cls = _writer_classes[base] = _make_writer_class(base)
+    return cls
+
+
+def _make_writer_class(base):
+    class CountingWriter(base):
+        """Passes each write on to the program's writer and adds up the
+        bytes it says it took."""
+
+        def __init__(self, writer):
+            base.__init__(self)
+            self._writer = writer
+            self.written = 0
+
+        def write(self, data):
+            n = self._writer.write(data)
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                self.written += n
+            return n
+
+    CountingWriter.__qualname__ = CountingWriter.__name__ = "TrtActionCountingWriter"
+    return CountingWriter
 
 
 def _monitor_base(builder, config):

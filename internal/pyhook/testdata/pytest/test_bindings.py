@@ -128,7 +128,8 @@ class FakeBindings(support.TestCase):
         ok = {"m": "end", "result": "ok", "stopped": False, "user_cancelled": False}
         self.assertBuild(builds[0], self.expected_begin(1, entries[0]), dict(ok, id=1, bytes=len(PLAN)))
         self.assertBuild(builds[1], self.expected_begin(2, entries[1]), dict(ok, id=2))  # an engine: no size
-        self.assertBuild(builds[2], self.expected_begin(3, entries[2]), dict(ok, id=3))
+        self.assertBuild(builds[2], self.expected_begin(3, entries[2]), dict(ok, id=3, bytes=len(PLAN)))  # what the writer took
+        self.assertEqual(lines[-1]["builds"][2]["size"], len(PLAN))
         self.assertEqual([b["result"] for b in lines[-1]["builds"]], ["IHostMemory", "ICudaEngine", "bool"])
         self.assertEqual(lines[-1]["step_results"], ["bool"])
         self.assertEqual(lines[-1]["logged"], [], "the hook made the bindings log")

@@ -346,9 +346,14 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
         return ICudaEngine(self._plan(network)) if self._run(network, config) else None
 
     def build_serialized_network_to_stream(self, network, config, writer):
+        if not isinstance(writer, IStreamWriter):
+            raise TypeError("incompatible function arguments")
         if not self._run(network, config):
             return False
-        writer.write(self._plan(network))
+        plan = self._plan(network)
+        for at in range(0, len(plan), 16):  # in pieces, as TensorRT writes
+            if writer.write(plan[at : at + 16]) != len(plan[at : at + 16]):
+                return False
         return True
 
     def build_engine(self, network, config):
@@ -363,8 +368,15 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
     for entry in entries:
         setattr(Builder, entry, available[entry])
 
+    class IStreamWriter:
+        def __init__(self):
+            pass
+
+        def write(self, data):
+            raise RuntimeError("Tried to call pure virtual function \"IStreamWriter::write\"")
+
     classes = [
-        BuilderFlag, MemoryPoolType, TacticSource, PreviewFeature, QuantizationFlag,
+        IStreamWriter, BuilderFlag, MemoryPoolType, TacticSource, PreviewFeature, QuantizationFlag,
         HardwareCompatibilityLevel, ProfilingVerbosity, DeviceType, EngineCapability,
         RuntimePlatform, TilingOptimizationLevel, DataType, NetworkDefinitionCreationFlag,
         IHostMemory, ICudaEngine, ITensor, INetworkDefinition, IOptimizationProfile,

@@ -15,13 +15,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKES = os.path.join(HERE, "..", "fakes")
 
 
-class Writer:
-    def __init__(self):
-        self.data = b""
+def make_writer(trt):
+    class Writer(trt.IStreamWriter):
+        def __init__(self):
+            trt.IStreamWriter.__init__(self)
+            self.data = b""
 
-    def write(self, data):
-        self.data += bytes(data)
-        return len(data)
+        def write(self, data):
+            self.data += bytes(data)
+            return len(data)
+
+    return Writer()
 
 
 def make_user_monitor(trt, how, calls):
@@ -128,7 +132,7 @@ def build_once(trt, args, entry, out):
     call_args = (network, config)
     writer = None
     if entry == "build_serialized_network_to_stream":
-        writer = Writer()
+        writer = make_writer(trt)
         call_args += (writer,)
     if args.keywords:
         result = getattr(builder, entry)(call_args[0], config=config, **({"writer": writer} if writer else {}))
