@@ -4,9 +4,9 @@ end.
 At begin the hook reads the program's monitor from the config, attaches its
 own (a subclass of that bindings' IProgressMonitor, made for this build)
 that passes every callback on to the program's, and starts a drain thread;
-at end it puts the program's monitor back, so the config's getter returns
-the program's object again, joins the drain thread and says how the build
-ended.
+at end it puts the program's monitor back (unless the program set another
+during the build), so the config's getter returns the program's object
+again, joins the drain thread and says how the build ended.
 
 The callbacks run on TensorRT's threads, holding the GIL, while tactics are
 timed (the PyProgressMonitor trampoline in python/src/infer/pyCore.cpp,
@@ -292,7 +292,12 @@ class Build:
         if monitor is None:
             return
         try:
-            self.config.progress_monitor = self.user
+            # Only over our own: a monitor another thread of the program set
+            # during the build is what the getter must give afterwards, as
+            # without the hook. (The bindings take no lock here either: a
+            # set between this read and the write below is overwritten.)
+            if self.config.progress_monitor is monitor:
+                self.config.progress_monitor = self.user
         except Exception as exc:
             notice.once("could not put the program's progress monitor back", exc)
         monitor.detach()

@@ -229,6 +229,19 @@ class FakeBindings(support.TestCase):
         self.assertEqual(seen["user_calls"], TREE_EVENTS)
         self.assertTrue(seen["monitor_after_is_user"], "the config's getter does not return the program's monitor")
 
+    def test_a_monitor_the_program_sets_during_the_build_stays(self):
+        # The Python route (datacenter TensorRT 10.0 to 10.15): another
+        # thread sets a monitor while the build runs; afterwards the
+        # config's getter returns it, not None (the program had none when
+        # the build began) nor the one it had.
+        for user in ("none", "plain"):
+            with self.subTest(user_monitor=user):
+                sup, result, lines = self.run_fake("--swap-monitor", "--user-monitor", user)
+                begin, events, end = self.builds(self.one_connection(sup))[0]
+                self.assertEqual((begin["route"], end["result"]), ("python", "ok"))
+                self.assertTrue(lines[-1]["builds"][0]["monitor_after_is_second"])
+                self.assertEqual(result.stderr, "")
+
     def test_the_programs_monitor_cancels(self):
         # Each way a Python monitor cancels: False, None, an exception, a
         # result pybind11 cannot read as a bool; 1 reads as true.

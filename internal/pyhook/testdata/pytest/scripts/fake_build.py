@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 
 import patterns
 
@@ -112,10 +113,21 @@ def build_once(trt, args, entry, out):
     if args.big:
         network.tree = big_tree(args.big)
     calls = []
-    user = None
+    user = second = None
     if args.user_monitor != "none":
         user = make_user_monitor(trt, args.user_monitor, calls)
         config.progress_monitor = user
+    if args.swap_monitor:
+        # Another thread of the program sets a monitor during the build.
+        second = make_user_monitor(trt, "plain", [])
+
+        def swap(phase, step):
+            if phase == "Building engine" and step == 1:
+                t = threading.Thread(target=setattr, args=(config, "progress_monitor", second))
+                t.start()
+                t.join()
+
+        network.on_step = swap
     if args.refused:
         refused = 0
         entry_point = getattr(builder, entry)
@@ -143,6 +155,7 @@ def build_once(trt, args, entry, out):
         "result": type(result).__name__,
         "size": len(writer.data) if writer else (result.nbytes if hasattr(result, "nbytes") else None),
         "monitor_after_is_user": config.progress_monitor is user,
+        "monitor_after_is_second": second is not None and config.progress_monitor is second,
         "user_calls": calls,
     }
     if hasattr(result, "nbytes"):
@@ -179,6 +192,7 @@ def main():
     p.add_argument("--late", action="store_true", help="Ultralytics: the bindings appear mid-run")
     p.add_argument("--install-after-import", action="store_true")
     p.add_argument("--warnings-are-errors", action="store_true")
+    p.add_argument("--swap-monitor", action="store_true", help="set a monitor from another thread during the build")
     p.add_argument("--refused", action="store_true", help="first call the entry point with arguments the bindings refuse")
     p.add_argument("--keywords", action="store_true", help="pass the config (and writer) by keyword")
     args = p.parse_args()
