@@ -68,6 +68,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	}
 	in := &innerBuild{state: state, budget: newBudget(innerBudgets(w.spec.Budgets), 0),
 		begun: max(s.clock.at(m.T), 0), lastSeen: now}
+	state.countSilenceFrom(in.begun) // its silences are inside it, not since the command started
 	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: m.RouteNote,
 		Library: m.Library, StartMs: in.begun.Milliseconds(), Network: m.Network}
 	if proc := s.procs[conn]; proc != nil {

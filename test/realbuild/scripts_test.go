@@ -134,6 +134,11 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	if err != nil || in.SerializedBytes != info.Size() {
 		t.Errorf("serialized size %d, engine file %v (%v)", in.SerializedBytes, info, err)
 	}
+	// Its longest silence is inside it: the program imported TensorRT and
+	// made its network (hundreds of ms) before the build began.
+	if in.LongestSilenceMs > in.DurationMs {
+		t.Errorf("longest silence %d ms in a TensorRT build of %d ms (from %d ms)", in.LongestSilenceMs, in.DurationMs, in.StartMs)
+	}
 	if in.Network == nil || in.Network.Inputs[0].Name != "features" || in.Network.Outputs[0].Name != "scores" || in.Network.Layers < 12 {
 		t.Errorf("network = %+v", in.Network)
 	}
