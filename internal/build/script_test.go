@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // scriptBuild is a script build that runs the test binary as a fake
@@ -317,7 +319,16 @@ func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
 	}
 	b := got["quiet-inside"]
 	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != kindStall {
-		t.Errorf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
+		t.Fatalf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
+	}
+	if !strings.HasPrefix(b.Reason, "TensorRT build 1: stalled: no progress callback for ") {
+		t.Errorf("the script build's reason does not say which TensorRT build stalled: %q", b.Reason)
+	}
+	// The line of the TensorRT build that stalled names it once.
+	in := b.TensorRTBuilds[0]
+	line := report.InnerText(&in)
+	if want := fmt.Sprintf("TensorRT build 1: budget-exceeded after %s · python route · pid %d: stalled: no progress callback for ", text.DurationMs(in.DurationMs), in.PID); !strings.HasPrefix(line, want) || strings.Count(line, "TensorRT build") != 1 {
+		t.Errorf("the stall-kill line is\n%s\nwant it to begin\n%s\nand name the build once", line, want)
 	}
 }
 

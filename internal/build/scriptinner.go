@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
@@ -115,6 +116,10 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	in.done = true
 	end = max(end, in.begun)
 	b := &in.rep
+	if s.hitInner == in {
+		// Its own limit stopped the command: its line names it already.
+		reason = strings.TrimPrefix(reason, innerSubject(b.Index))
+	}
 	b.Status, b.Reason = status, reason
 	if in.end != nil && in.end.Result == "ok" {
 		b.SerializedBytes = in.end.Bytes
@@ -134,6 +139,10 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	final := *b
 	s.w.emit(event.Event{Kind: event.InnerFinished, Inner: b.Index, InnerResult: &final})
 }
+
+// innerSubject begins what is said of one TensorRT build of the command
+// where the command's words go (its stop, its warnings): "TensorRT build 2: ".
+func innerSubject(index int) string { return fmt.Sprintf("TensorRT build %d: ", index) }
 
 // newestRunning is the most recently begun TensorRT build still running.
 func (s *script) newestRunning() *innerBuild {
@@ -178,7 +187,7 @@ func (s *script) enforceBudgets() {
 	deadline := now - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
 	why := describeHit(hit)
 	if from != nil {
-		why = fmt.Sprintf("TensorRT build %d: %s", from.rep.Index, why)
+		why = innerSubject(from.rep.Index) + why
 	}
 	if w.ctl.softStop(why, deadline, w.spec.Budgets.Grace) {
 		w.hit, s.hitInner = hit, from
@@ -210,7 +219,7 @@ func (s *script) check(now time.Duration) (*report.BudgetHit, *innerBuild) {
 func (s *script) warn(msgs []string, in *innerBuild) {
 	for _, msg := range msgs {
 		if in != nil {
-			msg = fmt.Sprintf("TensorRT build %d: %s", in.rep.Index, msg)
+			msg = innerSubject(in.rep.Index) + msg
 		}
 		s.w.res.Warnings = append(s.w.res.Warnings, msg)
 		s.w.emit(event.Event{Kind: event.BudgetWarning, Message: msg})
@@ -243,7 +252,7 @@ func (s *script) heartbeat() {
 	}
 	for _, in := range running {
 		if l, n := in.budget.Nearest(in.state, now, in.lastSeen); l >= 0 && (p.BudgetLeft < 0 || l < p.BudgetLeft) {
-			p.BudgetLeft, p.BudgetName = l, fmt.Sprintf("TensorRT build %d: %s", in.rep.Index, n)
+			p.BudgetLeft, p.BudgetName = l, innerSubject(in.rep.Index)+n
 		}
 	}
 	if in := s.newest; in != nil {
