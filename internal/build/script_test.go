@@ -358,3 +358,47 @@ func TestACommandStartsWithNoSignalBlockedOrIgnored(t *testing.T) {
 		t.Errorf("no SigBlk and SigIgn lines in %q", got["signals"].Script.OutputTail)
 	}
 }
+
+// The job summary's timeline draws a TensorRT build inside a script build
+// when it ran: its phases' times, as the supervisor records them, lie in
+// its span on the run's clock, and a phase that never finished ends with
+// it.
+func TestTheTimelineDrawsATensorRTBuildWhenItRan(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "late", "quiet-then-build", nil),
+		scriptBuild(t, "stalled", "silent-build", func(b *matrix.Build) {
+			b.Budgets.Stall, b.Budgets.Grace = 150*time.Millisecond, 200*time.Millisecond
+		}))
+	for _, name := range []string{"late", "stalled"} {
+		b := got[name]
+		if len(b.TensorRTBuilds) != 1 {
+			t.Fatalf("%s: %d TensorRT builds", name, len(b.TensorRTBuilds))
+		}
+		in := b.TensorRTBuilds[0]
+		from, to := b.StartMs+in.StartMs, b.StartMs+in.StartMs+in.DurationMs
+		r := &report.Report{Version: report.SchemaVersion, Complete: true, DurationMs: b.StartMs + b.DurationMs, Builds: []report.Build{b}}
+		summary := report.Summary(r, report.SummaryOptions{})
+		_, chart, _ := strings.Cut(summary, "  section "+name+" (TensorRT build 1)\n")
+		chart, _, _ = strings.Cut(chart, "```")
+		bars := 0
+		for _, line := range strings.Split(strings.TrimSpace(chart), "\n") {
+			_, times, ok := strings.Cut(line, " :")
+			startText, endText, ok2 := strings.Cut(strings.TrimPrefix(times, "crit, "), ", ")
+			start, err1 := strconv.ParseInt(startText, 10, 64)
+			end, err2 := strconv.ParseInt(endText, 10, 64)
+			if !ok || !ok2 || err1 != nil || err2 != nil {
+				t.Fatalf("%s: not a bar: %q in\n%s", name, line, summary)
+			}
+			bars++
+			if start < from || end > to {
+				t.Errorf("%s: %q drawn %d–%d ms; its TensorRT build ran %d–%d ms", name, line, start, end, from, to)
+			}
+			if name == "stalled" && end != to {
+				t.Errorf("%s: %q never finished, yet does not end with its build at %d ms", name, line, to)
+			}
+		}
+		if bars == 0 {
+			t.Errorf("%s: no bars for its TensorRT build in\n%s", name, summary)
+		}
+	}
+}

@@ -127,7 +127,9 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	if s.w.hit != nil && s.hitInner == in {
 		b.Budget = s.w.hit
 	}
-	b.DurationMs = (end - in.begun).Milliseconds()
+	// Whole milliseconds of the same clock its phases' times are cut to,
+	// so none of them ends after StartMs+DurationMs.
+	b.DurationMs = end.Milliseconds() - b.StartMs
 	b.Callbacks = in.state.Callbacks()
 	b.LongestSilenceMs = max(in.state.LongestSilenceUntil(end), 0).Milliseconds()
 	in.state.Close(end)
