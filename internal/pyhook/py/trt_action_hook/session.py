@@ -104,14 +104,14 @@ def begin(builder, entry, args, kwargs):
 # with a TypeError before TensorRT is entered: that call is no TensorRT
 # build, and the hook leaves it alone.
 _PARAMETERS = {"build_serialized_network_to_stream": ("network", "config", "writer")}
-_TWO = ("network", "config")
+_NETWORK_AND_CONFIG = ("network", "config")
 _CLASSES = (("network", "INetworkDefinition"), ("config", "IBuilderConfig"), ("writer", "IStreamWriter"))
 
 
 def _arguments(builder, entry, args, kwargs):
     """The call's arguments by parameter name, or None when the bindings
     would refuse them."""
-    names = _PARAMETERS.get(entry, _TWO)
+    names = _PARAMETERS.get(entry, _NETWORK_AND_CONFIG)
     if len(args) > len(names):
         return None
     bound = dict(zip(names, args))
