@@ -153,6 +153,11 @@ func playFakeProgram(scenario string) int {
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
 		return 0
+	case "fallback": // TensorRT returned None; the program builds again another way and writes its engine
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
+		h.build(2, 3, step)
+		return writeFakeEngine()
 	case "crash": // killed by a signal in the middle of a build (the Go runtime turns SIGABRT into exit 2)
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		time.Sleep(50 * time.Millisecond)

@@ -59,8 +59,9 @@ type Options struct {
 	// comparison), so every view's last line names it.
 	Conclude func(*report.Report)
 	// Checkpoint is called (from the same goroutine) with the report at the
-	// start, soon after each build ends (builds ending together share one
-	// call), and at the end: write the report and summary.
+	// start, soon after builds start or end (at most about once a second:
+	// builds starting or ending together share one call), and at the end:
+	// write the report and summary.
 	Checkpoint func(*report.Report)
 }
 
@@ -196,6 +197,12 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		defer t.Stop()
 		runOver = t.C
 	}
+	// changed: a build started or ended since the last checkpoint. A
+	// build's start is written as its end is (at most once a second), so
+	// the report of a run that was killed says which builds were under
+	// way, not "pending"; one that ended and the next that started in its
+	// place share one write.
+	changed := false
 	for {
 		for running < r.opts.Jobs && next < len(r.builds) && r.admit.Err() == nil {
 			r.rep.Builds[next].Status = report.StatusRunning
@@ -204,10 +211,15 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			go r.runBuild(next, r.lastTurn, turn)
 			r.lastTurn = turn
 			next, running = next+1, running+1
+			changed = true
 		}
 		if running == 0 && (next == len(r.builds) || r.admit.Err() != nil) {
 			r.cancelPending(next)
 			return
+		}
+		if changed {
+			r.checkpoint(false)
+			changed = false
 		}
 		select {
 		case ev := <-r.events:
@@ -215,7 +227,7 @@ func (r *runner) loop(signals <-chan os.Signal) {
 				running--
 				r.rep.Settle(ev.Build, ev.Result)
 				r.closeIfRunSpent()
-				r.checkpoint(false)
+				changed = true
 			}
 			r.emit(ev)
 		case <-r.checkpointDue:

@@ -347,6 +347,28 @@ func TestCheckpointsAreThrottledButTheLastIsComplete(t *testing.T) {
 	}
 }
 
+// A build's start is written to the report, within the checkpoints'
+// limit, so the report of a run killed while it ran says it was running.
+func TestTheReportSaysABuildIsRunning(t *testing.T) {
+	dir := t.TempDir()
+	hang := simBuild(dir, "hang", func(b *matrix.Build) {
+		b.Sim.Fault = matrix.Fault{Kind: "hang"}
+		b.Budgets.Build, b.Budgets.Grace = 1500*time.Millisecond, 200*time.Millisecond
+	})
+	opts := testOptions(t)
+	var statuses []string
+	opts.Checkpoint = func(r *report.Report) { statuses = append(statuses, r.Builds[0].Status) }
+	begin := time.Now()
+	runReport([]matrix.Build{hang}, opts, nil)
+	took := time.Since(begin)
+	if !slices.Contains(statuses, report.StatusRunning) {
+		t.Errorf("checkpoints of a build that ran %v said %q, never running", took, statuses)
+	}
+	if limit := 2 + int(took/time.Second) + 1; len(statuses) > limit {
+		t.Errorf("%d checkpoints in %v, want at most %d", len(statuses), took, limit)
+	}
+}
+
 func countStatus(r report.Report, status string) int {
 	n := 0
 	for _, b := range r.Builds {

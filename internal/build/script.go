@@ -13,6 +13,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runtmp"
 	"github.com/trt-action/trt-action/internal/sigmask"
 	"github.com/trt-action/trt-action/internal/text"
 	"golang.org/x/sys/unix"
@@ -42,7 +43,7 @@ const killBackstop = 3 * time.Second
 type script struct {
 	w     *watch
 	clock monoClock
-	dir   string // private folder: the hook channel's socket
+	dir   *runtmp.Dir // private folder: the hook channel's socket
 	hub   *hookHub
 
 	reaperIn io.WriteCloser
@@ -95,12 +96,12 @@ func (w *watch) runScript() *report.Build {
 // prepare makes the private folder and its socket and notes the declared
 // engine files as they are before the command runs.
 func (s *script) prepare() error {
-	dir, err := os.MkdirTemp("", "trt-action-script-")
+	dir, err := runtmp.Make(runtmp.ScriptPrefix)
 	if err != nil {
 		return err
 	}
 	s.dir = dir
-	s.hub, err = listenHooks(filepath.Join(dir, "s"))
+	s.hub, err = listenHooks(s.socket())
 	if err != nil {
 		return fmt.Errorf("hook channel: %w", err)
 	}
@@ -115,9 +116,12 @@ func (s *script) prepare() error {
 	return err
 }
 
+// socket is the path of the hook channel's socket.
+func (s *script) socket() string { return filepath.Join(s.dir.Path, "s") }
+
 func (s *script) cleanUp() {
-	if s.dir != "" {
-		_ = os.RemoveAll(s.dir)
+	if s.dir != nil {
+		_ = s.dir.Remove()
 	}
 }
 
@@ -128,7 +132,7 @@ func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, erro
 	w := s.w
 	spec := w.spec.Script
 	env, err := scriptEnviron(os.Environ(), scriptEnv{
-		extra: spec.Env, hookPath: w.r.opts.HookPath, native: w.r.opts.NativeDir, socket: filepath.Join(s.dir, "s"), gpu: w.gpu})
+		extra: spec.Env, hookPath: w.r.opts.HookPath, native: w.r.opts.NativeDir, socket: s.socket(), gpu: w.gpu})
 	if err != nil {
 		return nil, nil, nil, err
 	}

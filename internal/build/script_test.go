@@ -1,6 +1,7 @@
 package build
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // scriptBuild is a script build that runs the test binary as a fake
@@ -174,6 +176,33 @@ func TestTheExitCodeAloneNeverDecides(t *testing.T) {
 	}
 }
 
+// A program that falls back after a failed TensorRT build, exits 0 and
+// writes every engine it declares is ok and keeps them; the failed build
+// is named in a warning. Without a declared engine nothing shows that it
+// recovered: failed, as before.
+func TestAProgramThatFallsBackAndWritesItsEnginesIsOK(t *testing.T) {
+	engine := filepath.Join(t.TempDir(), "fb.engine")
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "fallback", "fallback", withEngine(engine)),
+		scriptBuild(t, "undeclared", "fallback", nil))
+	b := got["fallback"]
+	if b.Status != report.StatusOK || len(b.Engines) != 1 || b.Engines[0].Path != engine {
+		t.Fatalf("fallback: %s (%s), engines %+v, warnings %q", b.Status, b.Reason, b.Engines, b.Warnings)
+	}
+	if _, err := os.Stat(engine); err != nil {
+		t.Errorf("the engine the program wrote is gone: %v", err)
+	}
+	if len(b.TensorRTBuilds) != 2 || b.TensorRTBuilds[0].Status != report.StatusFailed || b.TensorRTBuilds[1].Status != report.StatusOK {
+		t.Errorf("TensorRT builds: %+v", b.TensorRTBuilds)
+	}
+	if len(b.Warnings) != 1 || !strings.HasPrefix(b.Warnings[0], "TensorRT build 1 failed: TensorRT returned no engine;") {
+		t.Errorf("warnings %q, want one naming TensorRT build 1", b.Warnings)
+	}
+	if b := got["undeclared"]; b.Status != report.StatusFailed || !strings.Contains(b.Reason, "TensorRT build 1 failed") {
+		t.Errorf("undeclared: %s (%s)", b.Status, b.Reason)
+	}
+}
+
 func TestAGraceKillReachesAProcessThatLeftTheGroup(t *testing.T) {
 	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "escape", "escape", func(b *matrix.Build) {
 		b.Budgets.Build, b.Budgets.Grace = 200*time.Millisecond, 200*time.Millisecond
@@ -290,7 +319,16 @@ func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
 	}
 	b := got["quiet-inside"]
 	if b.Status != report.StatusBudgetExceeded || b.Budget == nil || b.Budget.Kind != kindStall {
-		t.Errorf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
+		t.Fatalf("quiet-inside: %s (%s) %+v", b.Status, b.Reason, b.Budget)
+	}
+	if !strings.HasPrefix(b.Reason, "TensorRT build 1: stalled: no progress callback for ") {
+		t.Errorf("the script build's reason does not say which TensorRT build stalled: %q", b.Reason)
+	}
+	// The line of the TensorRT build that stalled names it once.
+	in := b.TensorRTBuilds[0]
+	line := report.InnerText(&in)
+	if want := fmt.Sprintf("TensorRT build 1: budget-exceeded after %s · python route · pid %d: stalled: no progress callback for ", text.DurationMs(in.DurationMs), in.PID); !strings.HasPrefix(line, want) || strings.Count(line, "TensorRT build") != 1 {
+		t.Errorf("the stall-kill line is\n%s\nwant it to begin\n%s\nand name the build once", line, want)
 	}
 }
 
@@ -318,5 +356,49 @@ func TestACommandStartsWithNoSignalBlockedOrIgnored(t *testing.T) {
 	}
 	if seen != 2 {
 		t.Errorf("no SigBlk and SigIgn lines in %q", got["signals"].Script.OutputTail)
+	}
+}
+
+// The job summary's timeline draws a TensorRT build inside a script build
+// when it ran: its phases' times, as the supervisor records them, lie in
+// its span on the run's clock, and a phase that never finished ends with
+// it.
+func TestTheTimelineDrawsATensorRTBuildWhenItRan(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "late", "quiet-then-build", nil),
+		scriptBuild(t, "stalled", "silent-build", func(b *matrix.Build) {
+			b.Budgets.Stall, b.Budgets.Grace = 150*time.Millisecond, 200*time.Millisecond
+		}))
+	for _, name := range []string{"late", "stalled"} {
+		b := got[name]
+		if len(b.TensorRTBuilds) != 1 {
+			t.Fatalf("%s: %d TensorRT builds", name, len(b.TensorRTBuilds))
+		}
+		in := b.TensorRTBuilds[0]
+		from, to := b.StartMs+in.StartMs, b.StartMs+in.StartMs+in.DurationMs
+		r := &report.Report{Version: report.SchemaVersion, Complete: true, DurationMs: b.StartMs + b.DurationMs, Builds: []report.Build{b}}
+		summary := report.Summary(r, report.SummaryOptions{})
+		_, chart, _ := strings.Cut(summary, "  section "+name+" (TensorRT build 1)\n")
+		chart, _, _ = strings.Cut(chart, "```")
+		bars := 0
+		for _, line := range strings.Split(strings.TrimSpace(chart), "\n") {
+			_, times, ok := strings.Cut(line, " :")
+			startText, endText, ok2 := strings.Cut(strings.TrimPrefix(times, "crit, "), ", ")
+			start, err1 := strconv.ParseInt(startText, 10, 64)
+			end, err2 := strconv.ParseInt(endText, 10, 64)
+			if !ok || !ok2 || err1 != nil || err2 != nil {
+				t.Fatalf("%s: not a bar: %q in\n%s", name, line, summary)
+			}
+			bars++
+			if start < from || end > to {
+				t.Errorf("%s: %q drawn %d–%d ms; its TensorRT build ran %d–%d ms", name, line, start, end, from, to)
+			}
+			if name == "stalled" && end != to {
+				t.Errorf("%s: %q never finished, yet does not end with its build at %d ms", name, line, to)
+			}
+		}
+		if bars == 0 {
+			t.Errorf("%s: no bars for its TensorRT build in\n%s", name, summary)
+		}
 	}
 }

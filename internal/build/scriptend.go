@@ -59,15 +59,16 @@ func (s *script) classify() *report.Build {
 		inner[i] = in.rep
 	}
 	e := scriptEnding{reaped: s.reaped, exit: exitDescription(s.exitErr), ctl: w.ctl.outcome(), budget: s.stopKind(),
-		inner: inner, output: s.output.last()}
+		inner: inner, output: s.output.last(), declared: len(s.engines)}
 	var kept []report.Engine
-	if decided, _ := decideScriptStatus(e); decided == report.StatusOK {
+	if e.exitedZero() {
 		kept, e.engines = checkEngines(s.engines)
 	}
-	status, reason := decideScriptStatus(e)
+	status, reason, warnings := decideScriptStatus(e)
 	if status == report.StatusOK {
 		w.hit = nil // a budget that ran out as the command was ending stopped nothing
 		w.res.Engines = kept
+		w.res.Warnings = append(w.res.Warnings, warnings...)
 	} else if removed := removeWritten(s.engines); len(removed) > 0 {
 		w.res.Warnings = append(w.res.Warnings, fmt.Sprintf("removed what the build wrote to %s: it did not succeed, so no partial engine is left",
 			strings.Join(removed, ", ")))

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
@@ -68,6 +69,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	}
 	in := &innerBuild{state: state, budget: newBudget(innerBudgets(w.spec.Budgets), 0),
 		begun: max(s.clock.at(m.T), 0), lastSeen: now}
+	state.countSilenceFrom(in.begun) // its silences are inside it, not since the command started
 	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: m.RouteNote,
 		Library: m.Library, StartMs: in.begun.Milliseconds(), Network: m.Network}
 	if proc := s.procs[conn]; proc != nil {
@@ -114,6 +116,10 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	in.done = true
 	end = max(end, in.begun)
 	b := &in.rep
+	if s.hitInner == in {
+		// Its own limit stopped the command: its line names it already.
+		reason = strings.TrimPrefix(reason, innerSubject(b.Index))
+	}
 	b.Status, b.Reason = status, reason
 	if in.end != nil && in.end.Result == "ok" {
 		b.SerializedBytes = in.end.Bytes
@@ -121,7 +127,9 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	if s.w.hit != nil && s.hitInner == in {
 		b.Budget = s.w.hit
 	}
-	b.DurationMs = (end - in.begun).Milliseconds()
+	// Whole milliseconds of the same clock its phases' times are cut to,
+	// so none of them ends after StartMs+DurationMs.
+	b.DurationMs = end.Milliseconds() - b.StartMs
 	b.Callbacks = in.state.Callbacks()
 	b.LongestSilenceMs = max(in.state.LongestSilenceUntil(end), 0).Milliseconds()
 	in.state.Close(end)
@@ -133,6 +141,10 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	final := *b
 	s.w.emit(event.Event{Kind: event.InnerFinished, Inner: b.Index, InnerResult: &final})
 }
+
+// innerSubject begins what is said of one TensorRT build of the command
+// where the command's words go (its stop, its warnings): "TensorRT build 2: ".
+func innerSubject(index int) string { return fmt.Sprintf("TensorRT build %d: ", index) }
 
 // newestRunning is the most recently begun TensorRT build still running.
 func (s *script) newestRunning() *innerBuild {
@@ -177,7 +189,7 @@ func (s *script) enforceBudgets() {
 	deadline := now - time.Duration(hit.ElapsedMs-hit.LimitMs)*time.Millisecond
 	why := describeHit(hit)
 	if from != nil {
-		why = fmt.Sprintf("TensorRT build %d: %s", from.rep.Index, why)
+		why = innerSubject(from.rep.Index) + why
 	}
 	if w.ctl.softStop(why, deadline, w.spec.Budgets.Grace) {
 		w.hit, s.hitInner = hit, from
@@ -209,7 +221,7 @@ func (s *script) check(now time.Duration) (*report.BudgetHit, *innerBuild) {
 func (s *script) warn(msgs []string, in *innerBuild) {
 	for _, msg := range msgs {
 		if in != nil {
-			msg = fmt.Sprintf("TensorRT build %d: %s", in.rep.Index, msg)
+			msg = innerSubject(in.rep.Index) + msg
 		}
 		s.w.res.Warnings = append(s.w.res.Warnings, msg)
 		s.w.emit(event.Event{Kind: event.BudgetWarning, Message: msg})
@@ -242,7 +254,7 @@ func (s *script) heartbeat() {
 	}
 	for _, in := range running {
 		if l, n := in.budget.Nearest(in.state, now, in.lastSeen); l >= 0 && (p.BudgetLeft < 0 || l < p.BudgetLeft) {
-			p.BudgetLeft, p.BudgetName = l, fmt.Sprintf("TensorRT build %d: %s", in.rep.Index, n)
+			p.BudgetLeft, p.BudgetName = l, innerSubject(in.rep.Index)+n
 		}
 	}
 	if in := s.newest; in != nil {

@@ -63,47 +63,76 @@ func stopStatus(budget string) string {
 
 // scriptEnding is everything a script build's status depends on.
 type scriptEnding struct {
-	reaped  *reaperResult // how the command ended; nil when the reaper said nothing
-	exit    string        // how the reaper itself ended, when it said nothing
-	ctl     outcome
-	budget  string
-	inner   []report.TensorRTBuild
-	output  string // the command's last line, "" if none
-	engines string // what is wrong with the declared engine files, "" if nothing
+	reaped   *reaperResult // how the command ended; nil when the reaper said nothing
+	exit     string        // how the reaper itself ended, when it said nothing
+	ctl      outcome
+	budget   string
+	inner    []report.TensorRTBuild
+	output   string // the command's last line, "" if none
+	declared int    // how many engines the build declares (engine:)
+	engines  string // what is wrong with the declared engine files, "" if nothing
 }
 
-// decideScriptStatus is the status and reason of a script build. A
-// command a stop (a budget, a signal) reached ended by it, whatever its
-// exit code; one that exited 0 after a TensorRT build inside it failed
-// failed; one that exited 0 without declared engines in place failed.
-func decideScriptStatus(e scriptEnding) (status, reason string) {
+// exitedZero reports whether the command ended by itself with exit status
+// 0: no stop, kill or signal ended it. Only then do the declared engines
+// decide anything (and need to be read).
+func (e scriptEnding) exitedZero() bool {
+	r := e.reaped
+	return r != nil && r.StartError == "" && r.Signal == "" && r.ExitCode != nil && *r.ExitCode == 0 &&
+		e.ctl.stopWhy == "" && e.ctl.killWhy == ""
+}
+
+// decideScriptStatus is the status and reason of a script build, and the
+// warnings it carries. A command a stop (a budget, a signal) reached ended
+// by it, whatever its exit code. One that exited 0 after a TensorRT build
+// inside it failed failed, unless it declares engines and wrote every one
+// of them during the run: a program that falls back after a failed build
+// (another precision, another profile) and then succeeds is ok, with a
+// warning naming each TensorRT build that failed. Without declared engines
+// nothing shows that the program recovered (many go on as if nothing
+// happened), so it fails. One that exited 0 without declared engines in
+// place failed.
+func decideScriptStatus(e scriptEnding) (status, reason string, warnings []string) {
 	ctl := e.ctl
 	switch {
 	case e.reaped == nil:
-		return report.StatusCrashed, "the command's supervisor process (trt-action's reaper) ended without a status: " + e.exit
+		return report.StatusCrashed, "the command's supervisor process (trt-action's reaper) ended without a status: " + e.exit, nil
 	case e.reaped.StartError != "":
-		return report.StatusFailed, "the command could not start: " + e.reaped.StartError
+		return report.StatusFailed, "the command could not start: " + e.reaped.StartError, nil
 	case ctl.killWhy != "" && ctl.graceKill && e.budget != "":
-		return stopStatus(e.budget), ctl.stopWhy + "; " + ctl.killWhy
+		return stopStatus(e.budget), ctl.stopWhy + "; " + ctl.killWhy, nil
 	case ctl.killWhy != "" && ctl.stopWhy != "":
-		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy
+		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy, nil
 	case ctl.killWhy != "":
-		return report.StatusKilled, ctl.killWhy
+		return report.StatusKilled, ctl.killWhy, nil
 	case ctl.stopWhy != "":
-		return stopStatus(e.budget), ctl.stopWhy + "; " + commandEnd(e.reaped)
+		return stopStatus(e.budget), ctl.stopWhy + "; " + commandEnd(e.reaped), nil
 	case e.reaped.Signal != "":
-		return report.StatusCrashed, commandEnd(e.reaped) + innerTrouble(e.inner) + lastOutput(e.output)
+		return report.StatusCrashed, commandEnd(e.reaped) + innerTrouble(e.inner) + lastOutput(e.output), nil
 	}
-	if bad := firstUnsuccessful(e.inner); bad != nil {
-		return report.StatusFailed, describeInnerEnd(bad) + "; " + commandEnd(e.reaped)
+	recovered := e.exitedZero() && e.declared > 0 && e.engines == ""
+	if bad := firstUnsuccessful(e.inner); bad != nil && !recovered {
+		return report.StatusFailed, describeInnerEnd(bad) + "; " + commandEnd(e.reaped), nil
 	}
 	if code := e.reaped.ExitCode; code != nil && *code != 0 {
-		return report.StatusFailed, commandEnd(e.reaped) + lastOutput(e.output)
+		return report.StatusFailed, commandEnd(e.reaped) + lastOutput(e.output), nil
 	}
 	if e.engines != "" {
-		return report.StatusFailed, e.engines
+		return report.StatusFailed, e.engines, nil
 	}
-	return report.StatusOK, ""
+	return report.StatusOK, "", recoveredWarnings(e.inner)
+}
+
+// recoveredWarnings names each TensorRT build that did not succeed inside
+// a script build that is ok all the same.
+func recoveredWarnings(builds []report.TensorRTBuild) []string {
+	var out []string
+	for i := range builds {
+		if builds[i].Status != report.StatusOK {
+			out = append(out, describeInnerEnd(&builds[i])+"; the command went on, exited 0 and wrote every declared engine, so the build is ok")
+		}
+	}
+	return out
 }
 
 // commandEnd words how the command ended: "the command ended with exit

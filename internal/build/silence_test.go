@@ -25,6 +25,31 @@ func TestLongestSilenceCountsTheSilenceStillRunning(t *testing.T) {
 	}
 }
 
+func TestSilenceCountsFromTheBuildsBegin(t *testing.T) {
+	s := newState()
+	s.countSilenceFrom(2 * time.Second)
+	s.Apply(trace.Event{Kind: trace.Start, Phase: "A", Steps: 2, T: 2100 * time.Millisecond})
+	s.Apply(trace.Event{Kind: trace.Step, Phase: "A", Step: 0, T: 2300 * time.Millisecond})
+	if got := s.LongestSilenceUntil(2400 * time.Millisecond); got != 200*time.Millisecond {
+		t.Errorf("a build that began at 2s: longest silence %v, want the 200ms gap inside it", got)
+	}
+}
+
+// A TensorRT build inside a script build: its longest silence is inside
+// it, from its begin to its end, not since the command started.
+func TestATensorRTBuildsLongestSilenceIsInsideIt(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "quiet", "quiet-then-build", nil))
+	b := got["quiet"]
+	if b.Status != report.StatusOK || len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%s (%s), %d TensorRT builds", b.Status, b.Reason, len(b.TensorRTBuilds))
+	}
+	in := b.TensorRTBuilds[0]
+	// The program was silent for 400ms before the build began.
+	if in.StartMs < 400 || in.LongestSilenceMs > in.DurationMs {
+		t.Errorf("TensorRT build from %d ms for %d ms: longest silence %d ms, more than the build lasted", in.StartMs, in.DurationMs, in.LongestSilenceMs)
+	}
+}
+
 func TestKilledBuildReportsTheSilenceThatKilledIt(t *testing.T) {
 	dir := t.TempDir()
 	const stall, grace = 300 * time.Millisecond, 300 * time.Millisecond

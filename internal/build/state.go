@@ -157,6 +157,11 @@ func (s *State) Callbacks() int64 { return s.callbacks }
 // LastCallback is the time of the newest callback.
 func (s *State) LastCallback() time.Duration { return s.last }
 
+// countSilenceFrom makes the first silence start at t, when the build
+// began on its clock, not at 0: a TensorRT build inside a script build
+// begins on the command's clock, after whatever the program did first.
+func (s *State) countSilenceFrom(t time.Duration) { s.last = t }
+
 // LongestSilenceUntil is the longest gap between two callbacks, counting
 // the silence still running at end, the build's end on the same clock: the
 // silence that got a build killed is often its longest.

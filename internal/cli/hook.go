@@ -2,34 +2,37 @@ package cli
 
 import (
 	"fmt"
-	"os"
 
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/pyhook"
+	"github.com/trt-action/trt-action/internal/runtmp"
 	"github.com/trt-action/trt-action/native"
 )
 
 // runHook is the Python hook written out for a run's script builds: one
 // private folder a run, removed when the run ends.
 type runHook struct {
-	dir    string // "" when no build runs a command
-	path   string // the folder to put first on PYTHONPATH
-	native string // the folder of the native route's libraries; "" when not found (the hook says so)
+	dir    *runtmp.Dir // nil when no build runs a command
+	path   string      // the folder to put first on PYTHONPATH
+	native string      // the folder of the native route's libraries; "" when not found (the hook says so)
 }
 
 // prepareHook writes the hook (embedded in the binary: internal/pyhook)
 // into a folder only this user can write, when a build runs a command.
+// First it removes the temporary folders that runs which died (kill -9)
+// left, whichever kind of run this is.
 func (c *Command) prepareHook(builds []matrix.Build) (*runHook, error) {
+	runtmp.Sweep()
 	h := &runHook{}
 	if !anyScript(builds) {
 		return h, nil
 	}
-	dir, err := os.MkdirTemp("", "trt-action-hook-")
+	dir, err := runtmp.Make(runtmp.HookPrefix)
 	if err != nil {
 		return nil, fmt.Errorf("cannot write the Python hook script builds load: %w", err)
 	}
 	h.dir = dir
-	if h.path, err = pyhook.Extract(dir); err != nil {
+	if h.path, err = pyhook.Extract(dir.Path); err != nil {
 		h.remove()
 		return nil, fmt.Errorf("cannot write the Python hook script builds load: %w", err)
 	}
@@ -38,8 +41,8 @@ func (c *Command) prepareHook(builds []matrix.Build) (*runHook, error) {
 }
 
 func (h *runHook) remove() {
-	if h.dir != "" {
-		_ = os.RemoveAll(h.dir)
+	if h.dir != nil {
+		_ = h.dir.Remove()
 	}
 }
 

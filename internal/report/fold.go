@@ -289,8 +289,12 @@ func (b *Build) Folded() []*PhaseNode {
 // build's. A script build the report settled keeps its TensorRT builds
 // without their trees (Settle); its encoding has them.
 func (t *TensorRTBuild) Folded() []*PhaseNode {
-	return foldedOf(t.PhaseTree, t.Phases, t.DurationMs)
+	return foldedOf(t.PhaseTree, t.Phases, t.EndMs())
 }
+
+// EndMs is when the TensorRT build ended, on the clock its start and its
+// phases' times are on: the script build's, from that build's start.
+func (t *TensorRTBuild) EndMs() int64 { return t.StartMs + t.DurationMs }
 
 func foldedOf(tree []*PhaseNode, phases []*Phase, durationMs int64) []*PhaseNode {
 	if tree != nil || len(phases) == 0 {

@@ -39,19 +39,22 @@ type TensorRTBuild struct {
 	// RouteNote says why a build is not on the native route, where the
 	// hook knows: the bindings have no conduit (datacenter TensorRT 10.0
 	// to 10.15), trt-action's libraries were not found, ...
-	RouteNote        string          `json:"route_note,omitempty"`
-	Library          string          `json:"library,omitempty"` // "TensorRT-RTX 1.7.1.116"
-	StartMs          int64           `json:"start_ms"`          // offset from the script build's start
-	DurationMs       int64           `json:"duration_ms"`
-	Status           string          `json:"status"`
-	Reason           string          `json:"reason,omitempty"`
-	Budget           *BudgetHit      `json:"budget,omitempty"`
-	Callbacks        int64           `json:"callbacks"`
-	LongestSilenceMs int64           `json:"longest_silence_ms"`
-	PhaseTree        []*PhaseNode    `json:"phase_tree,omitempty"`
-	SlowestPhases    []PhaseInstance `json:"slowest_phases,omitempty"`
-	Phases           []*Phase        `json:"phases,omitempty"` // --report-detail full
-	SerializedBytes  int64           `json:"serialized_bytes,omitempty"`
+	RouteNote        string     `json:"route_note,omitempty"`
+	Library          string     `json:"library,omitempty"` // "TensorRT-RTX 1.7.1.116"
+	StartMs          int64      `json:"start_ms"`          // offset from the script build's start
+	DurationMs       int64      `json:"duration_ms"`
+	Status           string     `json:"status"`
+	Reason           string     `json:"reason,omitempty"`
+	Budget           *BudgetHit `json:"budget,omitempty"`
+	Callbacks        int64      `json:"callbacks"`
+	LongestSilenceMs int64      `json:"longest_silence_ms"`
+	// The phases' times are on StartMs's clock, the script build's (a
+	// phase began FirstStartMs-StartMs into this TensorRT build): the
+	// builds of a command share one timeline.
+	PhaseTree       []*PhaseNode    `json:"phase_tree,omitempty"`
+	SlowestPhases   []PhaseInstance `json:"slowest_phases,omitempty"`
+	Phases          []*Phase        `json:"phases,omitempty"` // --report-detail full
+	SerializedBytes int64           `json:"serialized_bytes,omitempty"`
 	// Settings are the builder settings read from the config when the
 	// build began, under the matrix's key names, as a matrix build's are.
 	Settings *Settings `json:"settings,omitempty"`

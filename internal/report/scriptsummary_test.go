@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/xml"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -123,5 +125,84 @@ func TestRunningScriptBuildIsNotWarnedAbout(t *testing.T) {
 	}
 	if strings.Contains(got, "No TensorRT build was seen") || !strings.Contains(got, "No TensorRT build has begun yet.") {
 		t.Errorf("running script build's section warns:\n%s", got)
+	}
+}
+
+// chartTask is one bar of the summary's Mermaid timeline, in ms on the
+// run's clock.
+type chartTask struct {
+	section, name string
+	start, end    int64
+}
+
+var chartTaskLine = regexp.MustCompile(`^  (.+) :(?:crit, )?(\d+), (\d+)$`)
+
+// chartTasks reads the bars of the summary's timeline.
+func chartTasks(t *testing.T, summary string) []chartTask {
+	t.Helper()
+	var tasks []chartTask
+	section := ""
+	for _, l := range gantt(t, summary) {
+		if name, ok := strings.CutPrefix(l, "  section "); ok {
+			section = name
+			continue
+		}
+		m := chartTaskLine.FindStringSubmatch(l)
+		if m == nil {
+			continue
+		}
+		start, _ := strconv.ParseInt(m[2], 10, 64)
+		end, _ := strconv.ParseInt(m[3], 10, 64)
+		tasks = append(tasks, chartTask{section, m[1], start, end})
+	}
+	return tasks
+}
+
+// The timeline draws each build, and each TensorRT build inside a script
+// build, when the report says it ran: every bar inside that build's span
+// on the run's clock, and a phase that never finished ending with its
+// build.
+func TestTimelineDrawsEveryBuildWhenItRan(t *testing.T) {
+	r := scriptsReport()
+	type span struct {
+		from, to int64
+		root     *PhaseNode // the first root phase
+	}
+	spans := map[string]span{}
+	for i := range r.Builds {
+		b := &r.Builds[i]
+		if tree := b.Folded(); len(tree) > 0 {
+			spans[b.Name] = span{b.StartMs, b.StartMs + b.DurationMs, tree[0]}
+		}
+		for j := range b.TensorRTBuilds {
+			in := &b.TensorRTBuilds[j]
+			if tree := in.Folded(); len(tree) > 0 {
+				from := b.StartMs + in.StartMs
+				spans[fmt.Sprintf("%s (TensorRT build %d)", b.Name, in.Index)] = span{from, from + in.DurationMs, tree[0]}
+			}
+		}
+	}
+	tasks := chartTasks(t, Summary(r, SummaryOptions{}))
+	drawn := map[string]bool{}
+	for _, task := range tasks {
+		s, ok := spans[task.section]
+		if !ok {
+			t.Errorf("a section the report has no build for: %q", task.section)
+			continue
+		}
+		if task.start < s.from || task.end > s.to || task.start > task.end {
+			t.Errorf("%s: %s drawn %d–%d ms, outside its build's %d–%d ms", task.section, task.name, task.start, task.end, s.from, s.to)
+		}
+		if task.name == s.root.Name && !drawn[task.section] {
+			drawn[task.section] = true
+			if s.root.LastEndMs < 0 && task.end != s.to {
+				t.Errorf("%s: %s never finished, drawn ending at %d ms, want its build's end %d ms", task.section, task.name, task.end, s.to)
+			}
+		}
+	}
+	for name := range spans {
+		if !drawn[name] {
+			t.Errorf("no bars for %s", name)
+		}
 	}
 }

@@ -420,24 +420,28 @@ func ganttSections(b *Build, tree []*PhaseNode) string {
 		drawn++
 		// The name is cut so the build's own words (safe ones) stay.
 		name := fmt.Sprintf("%s (TensorRT build %d)", text.MermaidName(text.CutRunes(b.Name, 40)), t.Index)
-		sb.WriteString(ganttSection(name, b.StartMs+t.StartMs, t.DurationMs, failedStatus(t.Status), inner))
+		// Its phases' times, like its start, are on the script build's
+		// clock (internal/build/scriptinner.go): they count from b.StartMs.
+		sb.WriteString(ganttSection(name, b.StartMs, t.EndMs(), failedStatus(t.Status), inner))
 	}
 	return sb.String()
 }
 
 // ganttSection draws each phase path down to depth 2 from its first start
-// to its last end: a section called name (safe for Mermaid), of a build
-// that started at startMs on the run's clock.
-func ganttSection(name string, startMs, durationMs int64, failed bool, tree []*PhaseNode) string {
+// to its last end: a section called name (safe for Mermaid). The tree's
+// times count from originMs on the run's clock (the start of the build
+// whose clock they are on); a phase that never finished ends at openEndMs
+// on that same clock.
+func ganttSection(name string, originMs, openEndMs int64, failed bool, tree []*PhaseNode) string {
 	var tasks []ganttTask
 	var walk func(ns []*PhaseNode, depth int)
 	walk = func(ns []*PhaseNode, depth int) {
 		for _, n := range ns {
 			end := n.LastEndMs
 			if end < 0 {
-				end = durationMs
+				end = openEndMs
 			}
-			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), startMs + n.FirstStartMs, startMs + max(end, n.FirstStartMs)})
+			tasks = append(tasks, ganttTask{text.MermaidName(n.Name), originMs + n.FirstStartMs, originMs + max(end, n.FirstStartMs)})
 			if depth < 2 {
 				walk(n.Children, depth+1)
 			}

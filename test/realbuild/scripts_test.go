@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Script builds (run:, trt-action run) of real Python programs on
@@ -70,6 +72,19 @@ func plainRun(t *testing.T, dir string, env []string, command ...string) {
 	}
 }
 
+// plainOutput runs a command without trt-action, in dir, and returns its
+// output, both streams.
+func plainOutput(t *testing.T, dir string, command ...string) string {
+	t.Helper()
+	cmd := exec.Command(command[0], command[1:]...)
+	cmd.Dir = dir
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", strings.Join(command, " "), err, out)
+	}
+	return string(out)
+}
+
 func sameFile(t *testing.T, a, b string) {
 	t.Helper()
 	x, err := os.ReadFile(a)
@@ -119,6 +134,11 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	if err != nil || in.SerializedBytes != info.Size() {
 		t.Errorf("serialized size %d, engine file %v (%v)", in.SerializedBytes, info, err)
 	}
+	// Its longest silence is inside it: the program imported TensorRT and
+	// made its network (hundreds of ms) before the build began.
+	if in.LongestSilenceMs > in.DurationMs {
+		t.Errorf("longest silence %d ms in a TensorRT build of %d ms (from %d ms)", in.LongestSilenceMs, in.DurationMs, in.StartMs)
+	}
 	if in.Network == nil || in.Network.Inputs[0].Name != "features" || in.Network.Outputs[0].Name != "scores" || in.Network.Layers < 12 {
 		t.Errorf("network = %+v", in.Network)
 	}
@@ -152,6 +172,94 @@ func TestThePythonRouteBuildsTheSameEngine(t *testing.T) {
 	tail := strings.Join(b.Script.OutputTail, "\n")
 	if want := "program's monitor saw " + strconv.FormatInt(b.TensorRTBuilds[0].Callbacks, 10) + " callbacks"; !strings.Contains(tail, want) {
 		t.Errorf("the program's own monitor did not see every callback trt-action saw: want %q in %q", want, tail)
+	}
+}
+
+// A program that falls back after a failed TensorRT build (an invalid
+// network: TensorRT returns None), then builds again, writes its engine and
+// exits 0 is ok and keeps the engine; the failed build is named in a
+// warning.
+func TestAProgramThatFallsBackAfterAFailedBuildKeepsItsEngine(t *testing.T) {
+	e := newScriptEnv(t)
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "fb.engine"}, e.python, e.script, "--fall-back", "--out", "fb.engine")
+	b := onlyBuild(t, r)
+	if r.code != 0 || b.Status != report.StatusOK {
+		t.Fatalf("exit %d, %s (%s)\n%s", r.code, b.Status, b.Reason, r.output)
+	}
+	info, err := os.Stat(filepath.Join(dir, "fb.engine"))
+	if err != nil || len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() {
+		t.Errorf("engine %v (%v), engines in the report %+v", info, err, b.Engines)
+	}
+	in := b.TensorRTBuilds
+	if len(in) != 2 || in[0].Status != report.StatusFailed || in[1].Status != report.StatusOK {
+		t.Fatalf("TensorRT builds: %+v", in)
+	}
+	if len(b.Warnings) != 1 || !strings.HasPrefix(b.Warnings[0], "TensorRT build 1 failed") {
+		t.Errorf("warnings %q, want one naming TensorRT build 1", b.Warnings)
+	}
+}
+
+// A call the bindings refuse before TensorRT is entered (no config: a
+// TypeError the program catches) is no TensorRT build, and the hook writes
+// nothing into the program's output.
+func TestACallTheBindingsRefuseIsNoTensorRTBuild(t *testing.T) {
+	e := newScriptEnv(t)
+	for _, route := range []string{"native", "python"} {
+		t.Run(route, func(t *testing.T) {
+			e := e
+			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			dir := t.TempDir()
+			r := e.runScript(t, dir, []string{"--engine", "te.engine"}, e.python, e.script, "--refused-call", "--out", "te.engine")
+			b := onlyBuild(t, r)
+			if r.code != 0 || b.Status != report.StatusOK || len(b.Warnings) != 0 {
+				t.Fatalf("exit %d, %s (%s), warnings %q\n%s", r.code, b.Status, b.Reason, b.Warnings, r.output)
+			}
+			if in := b.TensorRTBuilds; len(in) != 1 || in[0].Status != report.StatusOK || in[0].Route != route {
+				t.Errorf("TensorRT builds: %+v", in)
+			}
+			plain := plainOutput(t, dir, e.python, e.script, "--refused-call", "--out", "plain.engine")
+			want := strings.Split(strings.TrimSuffix(strings.ReplaceAll(plain, "plain.engine", "te.engine"), "\n"), "\n")
+			if got := b.Script.OutputTail; !slices.Equal(got, want) {
+				t.Errorf("the program's output under trt-action:\n%q\nwithout:\n%q", got, want)
+			}
+		})
+	}
+}
+
+// A build to a stream (build_serialized_network_to_stream, which returns
+// only True) reports the size of what the program's writer took, in the
+// report and in its log line, on both routes.
+func TestABuildToAStreamHasItsSize(t *testing.T) {
+	e := newScriptEnv(t)
+	for _, route := range []string{"native", "python"} {
+		t.Run(route, func(t *testing.T) {
+			e := e
+			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			dir := t.TempDir()
+			r := e.runScript(t, dir, []string{"--engine", "s.engine"}, e.python, e.script, "--stream", "--monitor", "--out", "s.engine")
+			b := onlyBuild(t, r)
+			if r.code != 0 || b.Status != report.StatusOK || len(b.TensorRTBuilds) != 1 {
+				t.Fatalf("exit %d, %s (%s), %d TensorRT builds\n%s", r.code, b.Status, b.Reason, len(b.TensorRTBuilds), r.output)
+			}
+			in := b.TensorRTBuilds[0]
+			info, err := os.Stat(filepath.Join(dir, "s.engine"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if in.Entry != "build_serialized_network_to_stream" || in.Route != route || in.SerializedBytes != info.Size() {
+				t.Fatalf("%s on the %s route: %d serialized bytes, the engine file has %d", in.Entry, in.Route, in.SerializedBytes, info.Size())
+			}
+			line := "✔ TensorRT build 1: ok in "
+			at := strings.Index(r.output, line)
+			if at < 0 {
+				t.Fatalf("no line %q in\n%s", line, r.output)
+			}
+			end := strings.IndexByte(r.output[at:], '\n')
+			if got, want := r.output[at:at+end], " · "+text.Bytes(in.SerializedBytes)+" · "; !strings.Contains(got, want) {
+				t.Errorf("the log line %q does not give the size (%q)", got, want)
+			}
+		})
 	}
 }
 

@@ -220,9 +220,23 @@ func ScriptSettings(optLevel int, shapes map[string]settings.Shape) *report.Sett
 	return &report.Settings{Library: "TensorRT-RTX 1.7.1.116", Applied: applied}
 }
 
-// folded is the phase tree PhaseTree(endMs, finished) folds into.
-func folded(endMs, durMs int64, finished bool) []*report.PhaseNode {
-	tree, _ := report.FoldInstances(PhaseTree(endMs, finished), durMs, report.DefaultSlowestInstances)
+// innerFolded is the folded phase tree of a TensorRT build that began
+// startMs into its script build and ran durMs: PhaseTree(endMs, finished)
+// on the script build's clock, where the supervisor records it.
+func innerFolded(startMs, endMs, durMs int64, finished bool) []*report.PhaseNode {
+	phases := PhaseTree(endMs, finished)
+	var shift func(ps []*report.Phase)
+	shift = func(ps []*report.Phase) {
+		for _, p := range ps {
+			p.StartMs += startMs
+			if p.EndMs >= 0 {
+				p.EndMs += startMs
+			}
+			shift(p.Children)
+		}
+	}
+	shift(phases)
+	tree, _ := report.FoldInstances(phases, startMs+durMs, report.DefaultSlowestInstances)
 	return tree
 }
 
@@ -258,13 +272,13 @@ func YoloExport(startMs int64) report.Build {
 		TensorRTBuilds: []report.TensorRTBuild{
 			{Index: 1, PID: 4711, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
 				StartMs: 2_000, DurationMs: 18_000, Status: report.StatusOK, Callbacks: 3300, LongestSilenceMs: 1_200,
-				PhaseTree: folded(17_900, 18_000, true), SerializedBytes: 12_345_678,
+				PhaseTree: innerFolded(2_000, 17_900, 18_000, true), SerializedBytes: 12_345_678,
 				Settings: ScriptSettings(3, nil),
 				Network:  &report.Network{Inputs: []report.Tensor{yolo("images", 1, 3, 640, 640)}, Outputs: []report.Tensor{yolo("output0", 1, 84, 8400)}, Layers: 152}},
 			{Index: 2, PID: 4711, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
 				StartMs: 24_000, DurationMs: 15_000, Status: report.StatusBudgetExceeded,
 				Reason: `phase "Building engine/Computing profile costs/Timing tactics" ran 10.4s, over its 10s limit`, Budget: budget,
-				Callbacks: 2100, LongestSilenceMs: 4_100, PhaseTree: folded(15_000, 15_000, false),
+				Callbacks: 2100, LongestSilenceMs: 4_100, PhaseTree: innerFolded(24_000, 15_000, 15_000, false),
 				Settings: ScriptSettings(5, map[string]settings.Shape{"images": {Min: []int64{1, 3, 320, 320}, Opt: []int64{1, 3, 640, 640}, Max: []int64{8, 3, 1280, 1280}}}),
 				Network:  &report.Network{Inputs: []report.Tensor{yolo("images", -1, 3, -1, -1)}, Outputs: []report.Tensor{yolo("output0", -1, 84, -1)}, Layers: 152}},
 		},
@@ -309,7 +323,7 @@ func CrashedScript(startMs int64) report.Build {
 			{Index: 1, PID: 5120, Entry: "build_serialized_network", Route: "python", Library: "TensorRT-RTX 1.7.1.116",
 				StartMs: 1_500, DurationMs: 6_000, Status: report.StatusCrashed,
 				Reason:    "process 5120 ended during the build (killed by signal SIGABRT)",
-				Callbacks: 900, LongestSilenceMs: 2_000, PhaseTree: folded(6_000, 6_000, false),
+				Callbacks: 900, LongestSilenceMs: 2_000, PhaseTree: innerFolded(1_500, 6_000, 6_000, false),
 				Settings: ScriptSettings(3, nil),
 				Network: &report.Network{Inputs: []report.Tensor{{Name: "input_ids", DType: "INT32", Shape: []int64{-1, -1}}, {Name: "position_ids", DType: "INT32", Shape: []int64{-1, -1}}},
 					Outputs: []report.Tensor{{Name: "logits", DType: "HALF", Shape: []int64{-1, 32000}}}, Layers: 1_507}},

@@ -15,7 +15,19 @@ import numpy as np
 import tensorrt_rtx as trt
 
 
-def build(out, layers, opt_level, monitor=None):
+class FileWriter(trt.IStreamWriter):
+    """Takes the engine from build_serialized_network_to_stream a piece
+    at a time, into a file."""
+
+    def __init__(self, f):
+        trt.IStreamWriter.__init__(self)
+        self.f = f
+
+    def write(self, data):
+        return self.f.write(data)
+
+
+def build(out, layers, opt_level, monitor=None, invalid=False, refused=False, stream=False):
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -29,12 +41,23 @@ def build(out, layers, opt_level, monitor=None):
         mm = network.add_matrix_multiply(x, trt.MatrixOperation.NONE, c.get_output(0), trt.MatrixOperation.NONE)
         x = network.add_activation(mm.get_output(0), trt.ActivationType.RELU).get_output(0)
     x.name = "scores"
-    network.mark_output(x)
+    if not invalid:  # a network without outputs: TensorRT refuses to build it
+        network.mark_output(x)
+    if refused:
+        try:
+            builder.build_serialized_network(network)  # no config: the bindings refuse the call
+        except TypeError as e:
+            print("the call was refused: %s" % str(e).splitlines()[0], flush=True)
     config = builder.create_builder_config()
     config.builder_optimization_level = opt_level
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 64 << 20)
     if monitor is not None:
         config.progress_monitor = monitor
+    if stream:
+        with open(out, "wb") as f:
+            ok = builder.build_serialized_network_to_stream(network, config, FileWriter(f))
+        print("streamed %s (%d bytes)" % (out, os.path.getsize(out)) if ok else "the build to a stream failed", flush=True)
+        return ok
     plan = builder.build_serialized_network(network, config)
     if monitor is not None and config.progress_monitor is not monitor:
         sys.exit("the config no longer holds this program's monitor")
@@ -90,6 +113,9 @@ def main():
     p.add_argument("--spawn", type=int, default=0, help="build in this many spawned child processes too")
     p.add_argument("--never", action="store_true", help="import TensorRT, build nothing")
     p.add_argument("--pid-file", help="write this process's pid here")
+    p.add_argument("--fall-back", action="store_true", help="build an invalid network first; on failure build the good one")
+    p.add_argument("--stream", action="store_true", help="build with build_serialized_network_to_stream")
+    p.add_argument("--refused-call", action="store_true", help="call build_serialized_network without a config first, and catch the TypeError")
     a = p.parse_args()
     if a.pid_file:
         with open(a.pid_file, "w") as f:
@@ -103,11 +129,13 @@ def main():
             ok = pool.map(child, [("%s.child%d" % (a.out, i), a.layers) for i in range(a.spawn)])
         if not all(ok):
             return 1
+    if a.fall_back and not build(a.out, a.layers, a.opt_level, invalid=True):
+        print("falling back to the full network", flush=True)
     ok = True
     for i in range(a.builds):
         monitor = Counting(a.step_sleep, a.abort_at) if (a.monitor or a.step_sleep or a.abort_at >= 0) else None
         out = a.out if i == 0 else "%s.%d" % (a.out, i)
-        ok = build(out, a.layers, a.opt_level, monitor) and ok
+        ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call, stream=a.stream) and ok
         if monitor is not None:
             print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
     return 0 if ok else 1

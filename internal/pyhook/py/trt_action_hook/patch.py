@@ -171,7 +171,7 @@ def _build_entry(entry, original):
         if observed is None:
             return original(self, *args, **kwargs)
         try:
-            result = original(self, *args, **kwargs)
+            result = original(self, *observed.args, **observed.kwargs)
         except BaseException as exc:
             observed.end(raised=exc)
             raise

@@ -4,9 +4,9 @@ end.
 At begin the hook reads the program's monitor from the config, attaches its
 own (a subclass of that bindings' IProgressMonitor, made for this build)
 that passes every callback on to the program's, and starts a drain thread;
-at end it puts the program's monitor back, so the config's getter returns
-the program's object again, joins the drain thread and says how the build
-ended.
+at end it puts the program's monitor back (unless the program set another
+during the build), so the config's getter returns the program's object
+again, joins the drain thread and says how the build ended.
 
 The callbacks run on TensorRT's threads, holding the GIL, while tactics are
 timed (the PyProgressMonitor trampoline in python/src/infer/pyCore.cpp,
@@ -77,12 +77,15 @@ def begin(builder, entry, args, kwargs):
         return None
     build = None
     try:
-        network = args[0] if len(args) > 0 else kwargs.get("network")
-        config = args[1] if len(args) > 1 else kwargs.get("config")
+        called = _arguments(builder, entry, args, kwargs)
+        if called is None:
+            return None  # the bindings refuse the call before TensorRT is entered: no build
+        network, config = called["network"], called["config"]
         ch.poll()  # a stop the supervisor sent before this build
         if ch.gone:
             return None
         build = Build(ch, entry, config)
+        build.args, build.kwargs = _count_written(builder, args, kwargs, called, build)
         message = build.begin_message(builder, network)
     except Exception as exc:
         notice.once("could not observe a TensorRT build", exc)
@@ -94,6 +97,59 @@ def begin(builder, entry, args, kwargs):
     return build
 
 
+# The parameters of each entry point, as the bindings name them
+# (python/src/infer/pyCore.cpp in https://github.com/NVIDIA/TensorRT), and
+# the bindings' class each argument must be. pybind11 refuses a call that
+# does not bind to them, or passes None or an object of another class,
+# with a TypeError before TensorRT is entered: that call is no TensorRT
+# build, and the hook leaves it alone.
+_PARAMETERS = {"build_serialized_network_to_stream": ("network", "config", "writer")}
+_NETWORK_AND_CONFIG = ("network", "config")
+_CLASSES = (("network", "INetworkDefinition"), ("config", "IBuilderConfig"), ("writer", "IStreamWriter"))
+
+
+def _arguments(builder, entry, args, kwargs):
+    """The call's arguments by parameter name, or None when the bindings
+    would refuse them."""
+    names = _PARAMETERS.get(entry, _NETWORK_AND_CONFIG)
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for name, value in kwargs.items():
+        if name not in names or name in bound:
+            return None
+        bound[name] = value
+    if len(bound) != len(names):
+        return None
+    module = sys.modules.get(type(builder).__module__)
+    for name, cls in _CLASSES:
+        if name not in bound:
+            continue
+        base = getattr(module, cls, None)
+        if bound[name] is None or (isinstance(base, type) and not isinstance(bound[name], base)):
+            return None
+    return bound
+
+
+def _count_written(builder, args, kwargs, called, build):
+    """The arguments to call the entry point with: for a build to a stream,
+    the program's writer behind one that counts what it accepted (the
+    serialized size; the entry returns only True), so the end can say it.
+    The program's writer gets every write as it would, and its result
+    (or exception) goes back to TensorRT unchanged."""
+    writer = called.get("writer")
+    if writer is None:
+        return args, kwargs
+    base = getattr(sys.modules.get(type(builder).__module__), "IStreamWriter", None)
+    if not isinstance(base, type):
+        return args, kwargs
+    counting = _writer_class(base)(writer)
+    build.writer = counting
+    if "writer" in kwargs:
+        return args, dict(kwargs, writer=counting)
+    return args[:2] + (counting,), kwargs
+
+
 class Build:
     def __init__(self, channel, entry, config):
         from _collections import deque
@@ -102,6 +158,8 @@ class Build:
         self.id = next(_ids)
         self.entry = entry
         self.config = config
+        self.args, self.kwargs = (), {}  # what the entry point is called with
+        self.writer = None  # the counting writer of a build to a stream
         self.events = deque()
         self.monitor = None
         self.native = None  # the native route's monitor (_native.Native), when attached
@@ -217,6 +275,8 @@ class Build:
         else:
             message["result"] = "ok"
             size = _size(returned)
+            if size is None and self.writer is not None:
+                size = self.writer.written
             if size is not None:
                 message["bytes"] = size
         monitor = self.native if self.native is not None else self.monitor
@@ -232,7 +292,12 @@ class Build:
         if monitor is None:
             return
         try:
-            self.config.progress_monitor = self.user
+            # Only over our own: a monitor another thread of the program set
+            # during the build is what the getter must give afterwards, as
+            # without the hook. (The bindings take no lock here either: a
+            # set between this read and the write below is overwritten.)
+            if self.config.progress_monitor is monitor:
+                self.config.progress_monitor = self.user
         except Exception as exc:
             notice.once("could not put the program's progress monitor back", exc)
         monitor.detach()
@@ -347,6 +412,36 @@ def _size(returned):
     if isinstance(size, int) and not isinstance(size, bool):
         return size
     return None
+
+
+_writer_classes = {}  # IStreamWriter class -> the counting writer class
+
+
+def _writer_class(base):
+    cls = _writer_classes.get(base)
+    if cls is None:
+        cls = _writer_classes[base] = _make_writer_class(base)
+    return cls
+
+
+def _make_writer_class(base):
+    class CountingWriter(base):
+        """Passes each write on to the program's writer and adds up the
+        bytes it says it took."""
+
+        def __init__(self, writer):
+            base.__init__(self)
+            self._writer = writer
+            self.written = 0
+
+        def write(self, data):
+            n = self._writer.write(data)
+            if isinstance(n, int) and not isinstance(n, bool) and n > 0:
+                self.written += n
+            return n
+
+    CountingWriter.__qualname__ = CountingWriter.__name__ = "TrtActionCountingWriter"
+    return CountingWriter
 
 
 def _monitor_base(builder, config):

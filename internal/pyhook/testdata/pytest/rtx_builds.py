@@ -119,6 +119,19 @@ class RealBuilds(support.TestCase):
         self.assertTrue(seen["monitor_after_is_user"], "the config's getter does not return the program's monitor")
         self.assertEqual((end["result"], end["user_cancelled"], end["stopped"]), ("ok", False, False))
 
+    def test_a_monitor_the_program_sets_during_the_build_stays(self):
+        # Another thread of the program sets a monitor while the build
+        # runs: afterwards the config's getter returns it, as without the
+        # hook (the Python route, support.hook_env's default).
+        bare = support.run(["rtx_build.py", "--swap-monitor"], support.hook_env(None, hook_dir=None))
+        self.assertRan(bare)
+        self.assertTrue(json.loads(bare.stdout.splitlines()[-1])["builds"][0]["monitor_after_is_second"])
+        sup, result, lines = self.run_script("--swap-monitor")
+        begin, events, end = self.builds(self.only_connection(sup))[0]
+        self.assertEqual((begin["route"], end["result"]), ("python", "ok"))
+        seen = lines[-1]["builds"][0]
+        self.assertTrue(seen["monitor_after_is_second"], "the hook put back a monitor over the one the program set during the build")
+
     def test_the_programs_monitor_cancels(self):
         sup, result, lines = self.run_script("--user-monitor", "--cancel-at", "2")
         begin, events, end = self.builds(self.only_connection(sup))[0]

@@ -128,11 +128,26 @@ class FakeBindings(support.TestCase):
         ok = {"m": "end", "result": "ok", "stopped": False, "user_cancelled": False}
         self.assertBuild(builds[0], self.expected_begin(1, entries[0]), dict(ok, id=1, bytes=len(PLAN)))
         self.assertBuild(builds[1], self.expected_begin(2, entries[1]), dict(ok, id=2))  # an engine: no size
-        self.assertBuild(builds[2], self.expected_begin(3, entries[2]), dict(ok, id=3))
+        self.assertBuild(builds[2], self.expected_begin(3, entries[2]), dict(ok, id=3, bytes=len(PLAN)))  # what the writer took
+        self.assertEqual(lines[-1]["builds"][2]["size"], len(PLAN))
         self.assertEqual([b["result"] for b in lines[-1]["builds"]], ["IHostMemory", "ICudaEngine", "bool"])
         self.assertEqual(lines[-1]["step_results"], ["bool"])
         self.assertEqual(lines[-1]["logged"], [], "the hook made the bindings log")
         self.assertEqual(result.stderr, "")
+
+    def test_a_call_the_bindings_refuse_is_no_build(self):
+        # A missing config, None, an object of another class, an argument
+        # too many, a keyword the entry point does not have: pybind11
+        # raises TypeError before TensorRT is entered. No begin, and
+        # nothing on the program's stderr; the calls that bind are builds.
+        entries = ["build_serialized_network", "build_serialized_network_to_stream"]
+        for entry in entries:
+            with self.subTest(entry=entry):
+                sup, result, lines = self.run_fake("--entry", entry, "--refused", "--keywords")
+                builds = self.builds(self.one_connection(sup))
+                self.assertEqual(lines[-1]["builds"][0], {"refused": 6})
+                self.assertEqual([(b[0]["entry"], b[2]["result"]) for b in builds], [(entry, "ok")])
+                self.assertEqual(result.stderr, "")
 
     def test_one_package_tensorrt_before_10(self):
         # No IProgressMonitor there: the builds are seen, without phases.
@@ -213,6 +228,19 @@ class FakeBindings(support.TestCase):
         seen = lines[-1]["builds"][0]
         self.assertEqual(seen["user_calls"], TREE_EVENTS)
         self.assertTrue(seen["monitor_after_is_user"], "the config's getter does not return the program's monitor")
+
+    def test_a_monitor_the_program_sets_during_the_build_stays(self):
+        # The Python route (datacenter TensorRT 10.0 to 10.15): another
+        # thread sets a monitor while the build runs; afterwards the
+        # config's getter returns it, not None (the program had none when
+        # the build began) nor the one it had.
+        for user in ("none", "plain"):
+            with self.subTest(user_monitor=user):
+                sup, result, lines = self.run_fake("--swap-monitor", "--user-monitor", user)
+                begin, events, end = self.builds(self.one_connection(sup))[0]
+                self.assertEqual((begin["route"], end["result"]), ("python", "ok"))
+                self.assertTrue(lines[-1]["builds"][0]["monitor_after_is_second"])
+                self.assertEqual(result.stderr, "")
 
     def test_the_programs_monitor_cancels(self):
         # Each way a Python monitor cancels: False, None, an exception, a

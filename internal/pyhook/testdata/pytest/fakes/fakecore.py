@@ -329,6 +329,9 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
         def _run(self, network, config):
             """Runs the phase tree through the config's monitor; False if
             the monitor cancelled."""
+            if not isinstance(network, INetworkDefinition) or not isinstance(config, IBuilderConfig):
+                # What pybind11 does with arguments of other classes (or None).
+                raise TypeError("incompatible function arguments")
             if network.raise_in_build is not None:
                 raise network.raise_in_build
             return _Run(config.progress_monitor, network).go()
@@ -343,9 +346,14 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
         return ICudaEngine(self._plan(network)) if self._run(network, config) else None
 
     def build_serialized_network_to_stream(self, network, config, writer):
+        if not isinstance(writer, IStreamWriter):
+            raise TypeError("incompatible function arguments")
         if not self._run(network, config):
             return False
-        writer.write(self._plan(network))
+        plan = self._plan(network)
+        for at in range(0, len(plan), 16):  # in pieces, as TensorRT writes
+            if writer.write(plan[at : at + 16]) != len(plan[at : at + 16]):
+                return False
         return True
 
     def build_engine(self, network, config):
@@ -360,8 +368,15 @@ def define(namespace, entries, monitor=True, version="10.16.1.11"):
     for entry in entries:
         setattr(Builder, entry, available[entry])
 
+    class IStreamWriter:
+        def __init__(self):
+            pass
+
+        def write(self, data):
+            raise RuntimeError("Tried to call pure virtual function \"IStreamWriter::write\"")
+
     classes = [
-        BuilderFlag, MemoryPoolType, TacticSource, PreviewFeature, QuantizationFlag,
+        IStreamWriter, BuilderFlag, MemoryPoolType, TacticSource, PreviewFeature, QuantizationFlag,
         HardwareCompatibilityLevel, ProfilingVerbosity, DeviceType, EngineCapability,
         RuntimePlatform, TilingOptimizationLevel, DataType, NetworkDefinitionCreationFlag,
         IHostMemory, ICudaEngine, ITensor, INetworkDefinition, IOptimizationProfile,

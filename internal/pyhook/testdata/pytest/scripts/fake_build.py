@@ -8,6 +8,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 
 import patterns
 
@@ -15,13 +16,17 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 FAKES = os.path.join(HERE, "..", "fakes")
 
 
-class Writer:
-    def __init__(self):
-        self.data = b""
+def make_writer(trt):
+    class Writer(trt.IStreamWriter):
+        def __init__(self):
+            trt.IStreamWriter.__init__(self)
+            self.data = b""
 
-    def write(self, data):
-        self.data += bytes(data)
-        return len(data)
+        def write(self, data):
+            self.data += bytes(data)
+            return len(data)
+
+    return Writer()
 
 
 def make_user_monitor(trt, how, calls):
@@ -108,21 +113,49 @@ def build_once(trt, args, entry, out):
     if args.big:
         network.tree = big_tree(args.big)
     calls = []
-    user = None
+    user = second = None
     if args.user_monitor != "none":
         user = make_user_monitor(trt, args.user_monitor, calls)
         config.progress_monitor = user
+    if args.swap_monitor:
+        # Another thread of the program sets a monitor during the build.
+        second = make_user_monitor(trt, "plain", [])
+
+        def swap(phase, step):
+            if phase == "Building engine" and step == 1:
+                t = threading.Thread(target=setattr, args=(config, "progress_monitor", second))
+                t.start()
+                t.join()
+
+        network.on_step = swap
+    if args.refused:
+        refused = 0
+        entry_point = getattr(builder, entry)
+        for bad in ((network,), (network, None), (None, config), (config, network), (network, config, None, None)):
+            try:
+                entry_point(*bad)
+            except TypeError:
+                refused += 1
+        try:
+            entry_point(network, config=config, monitor=user)
+        except TypeError:
+            refused += 1
+        out.append({"refused": refused})
     call_args = (network, config)
     writer = None
     if entry == "build_serialized_network_to_stream":
-        writer = Writer()
+        writer = make_writer(trt)
         call_args += (writer,)
-    result = getattr(builder, entry)(*call_args)
+    if args.keywords:
+        result = getattr(builder, entry)(call_args[0], config=config, **({"writer": writer} if writer else {}))
+    else:
+        result = getattr(builder, entry)(*call_args)
     seen = {
         "entry": entry,
         "result": type(result).__name__,
         "size": len(writer.data) if writer else (result.nbytes if hasattr(result, "nbytes") else None),
         "monitor_after_is_user": config.progress_monitor is user,
+        "monitor_after_is_second": second is not None and config.progress_monitor is second,
         "user_calls": calls,
     }
     if hasattr(result, "nbytes"):
@@ -159,6 +192,9 @@ def main():
     p.add_argument("--late", action="store_true", help="Ultralytics: the bindings appear mid-run")
     p.add_argument("--install-after-import", action="store_true")
     p.add_argument("--warnings-are-errors", action="store_true")
+    p.add_argument("--swap-monitor", action="store_true", help="set a monitor from another thread during the build")
+    p.add_argument("--refused", action="store_true", help="first call the entry point with arguments the bindings refuse")
+    p.add_argument("--keywords", action="store_true", help="pass the config (and writer) by keyword")
     args = p.parse_args()
     if args.warnings_are_errors:
         import warnings

@@ -47,7 +47,7 @@ def network_from_onnx(trt, builder, logger, path):
 class Recorder:
     """The program's own monitor: records every callback; may cancel."""
 
-    def __init__(self, trt, cancel_at, wait_for_stop):
+    def __init__(self, trt, cancel_at, wait_for_stop, at_second_step=None):
         base = trt.IProgressMonitor
 
         class UserMonitor(base):
@@ -62,6 +62,8 @@ class Recorder:
                 self.calls.append(["p", phase_name, step])
                 if wait_for_stop and len(self.calls) == 3:
                     wait_until_stopped()
+                if at_second_step is not None and sum(c[0] == "p" for c in self.calls) == 2:
+                    at_second_step()
                 return sum(c[0] == "p" for c in self.calls) - 1 != cancel_at
 
             def phase_finish(self, phase_name):
@@ -103,8 +105,20 @@ def build(trt, args, out):
         most = [16 if d == -1 else d for d in shape]
         profile.set_shape(name, fixed, opt, most)
         config.add_optimization_profile(profile)
-    user = None
-    if args.user_monitor:
+    user = second = None
+    if args.swap_monitor:
+        # Another thread of the program sets another monitor during the
+        # build; the config must hold it afterwards.
+        second = Recorder(trt, -1, False).monitor
+
+        def swap():
+            t = threading.Thread(target=setattr, args=(config, "progress_monitor", second))
+            t.start()
+            t.join()
+
+        user = Recorder(trt, -1, False, swap).monitor
+        config.progress_monitor = user
+    elif args.user_monitor:
         user = Recorder(trt, args.cancel_at, args.wait_for_stop).monitor
         config.progress_monitor = user
     try:
@@ -116,6 +130,7 @@ def build(trt, args, out):
         "result": type(plan).__name__,
         "size": plan.nbytes if plan is not None else None,
         "monitor_after_is_user": config.progress_monitor is user,
+        "monitor_after_is_second": second is not None and config.progress_monitor is second,
         "user_calls": user.calls if user is not None else None,
     }
     if plan is not None and args.engine:
@@ -144,6 +159,7 @@ def parse():
     p.add_argument("--settings", action="store_true")
     p.add_argument("--user-monitor", action="store_true")
     p.add_argument("--cancel-at", type=int, default=-1)
+    p.add_argument("--swap-monitor", action="store_true", help="set another monitor from another thread during the build")
     p.add_argument("--wait-for-stop", action="store_true")
     p.add_argument("--wait-stdin", action="store_true")
     p.add_argument("--fork", action="store_true")
