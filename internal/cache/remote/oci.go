@@ -70,21 +70,23 @@ type ociStore struct {
 	decided bool
 }
 
-func openOCI(ctx context.Context, u *url.URL, o Options) (Store, error) {
-	raw := u.String()
+func openOCI(ctx context.Context, raw string, u *url.URL, o Options) (Store, error) {
+	var problems []string
 	if u.RawQuery != "" || u.ForceQuery {
-		return nil, badURL(raw, "an oci:// URL takes no query")
+		problems = append(problems, "an oci:// URL takes no query")
 	}
 	ref := registry.Reference{Registry: u.Host, Repository: strings.TrimSuffix(strings.TrimPrefix(u.Path, "/"), "/")}
 	if err := ref.ValidateRegistry(); err != nil || u.Port() != "" && !validPort(u.Port()) {
-		return nil, badURL(raw, "%q is not a registry's HOST[:PORT]", u.Host)
+		problems = append(problems, fmt.Sprintf("%q is not a registry's HOST[:PORT]", u.Host))
 	}
 	if ref.Repository == "" {
-		return nil, badURL(raw, "no REPOSITORY after the host")
+		problems = append(problems, "no REPOSITORY after the host")
+	} else if err := ref.ValidateRepository(); err != nil {
+		problems = append(problems, fmt.Sprintf("REPOSITORY %q is not a repository's name (lowercase letters and "+
+			"digits, parts joined by ., _, __ or -, path components joined by /)", ref.Repository))
 	}
-	if err := ref.ValidateRepository(); err != nil {
-		return nil, badURL(raw, "REPOSITORY %q is not a repository's name (lowercase letters and digits, "+
-			"parts joined by ., _, __ or -, path components joined by /)", ref.Repository)
+	if len(problems) > 0 {
+		return nil, badURL(raw, "%s", strings.Join(problems, "; "))
 	}
 	base, err := newTransport(o.Getenv)
 	if err != nil {
@@ -359,12 +361,6 @@ func (s *ociStore) openBlob(ctx context.Context, repo *orasremote.Repository, d 
 	return readCloser{newVerifier(rc, what, d.Size, d.Digest.Encoded()), rc}, nil
 }
 
-// readCloser is a reader with another's Close.
-type readCloser struct {
-	io.Reader
-	io.Closer
-}
-
 // Open streams file i's layers in order, each checked by its digest and
 // size as it is read, and a file of several layers also by its SHA-256.
 func (s *ociStore) Open(ctx context.Context, e *Entry, i int) (io.ReadCloser, error) {
@@ -378,7 +374,8 @@ func (s *ociStore) Open(ctx context.Context, e *Entry, i int) (io.ReadCloser, er
 		w.stop()
 		return nil, s.fail(ctx, "reading "+m.key, err)
 	}
-	return newWatchedReader(ctx, r, w), nil
+	named := namedReader{r, func(err error) error { return s.fail(ctx, "reading "+m.key, err) }}
+	return newWatchedReader(ctx, named, w), nil
 }
 
 func (s *ociStore) open(ctx context.Context, f File, parts []ocispec.Descriptor) (io.ReadCloser, error) {
@@ -426,9 +423,6 @@ func (p *partsReader) Read(b []byte) (int, error) {
 	for {
 		n, err := p.cur.Read(b)
 		if err != io.EOF {
-			if err != nil && !errors.Is(err, ErrCorrupt) {
-				err = p.s.fail(p.ctx, "reading "+p.name, err)
-			}
 			return n, err
 		}
 		if p.done == len(p.parts) {
@@ -436,7 +430,7 @@ func (p *partsReader) Read(b []byte) (int, error) {
 		}
 		p.cur.Close()
 		if err := p.next(); err != nil {
-			return n, p.s.fail(p.ctx, "reading "+p.name, err)
+			return n, err
 		}
 		if n > 0 {
 			return n, nil
@@ -733,7 +727,7 @@ func (s *ociStore) fail(ctx context.Context, doing string, err error) error {
 	case errors.As(err, &resp) && (resp.StatusCode == http.StatusMethodNotAllowed || hasCode(resp, errcode.ErrorCodeUnsupported)):
 		return fmt.Errorf("%s: %s: %s does not allow it (HTTP %d): %w", s.location, doing, s.host, resp.StatusCode, ErrUnsupported)
 	}
-	return fmt.Errorf("%s: %s: %w", s.location, doing, err)
+	return scrub(fmt.Errorf("%s: %s: %w", s.location, doing, err))
 }
 
 func hasCode(resp *errcode.ErrorResponse, code string) bool {

@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -82,32 +83,35 @@ var (
 	s3Region = regexp.MustCompile(`^[a-z0-9-]{1,64}$`)
 )
 
-func openS3(ctx context.Context, u *url.URL, o Options) (Store, error) {
-	raw := u.String()
+func openS3(ctx context.Context, raw string, u *url.URL, o Options) (Store, error) {
+	var problems []string
+	add := func(format string, args ...any) { problems = append(problems, fmt.Sprintf(format, args...)) }
 	if u.Port() != "" || !s3Bucket.MatchString(u.Host) {
-		return nil, badURL(raw, "%q is not a bucket's name (3 to 63 lowercase letters, digits, dots and hyphens)", u.Host)
+		add("%q is not a bucket's name (3 to 63 lowercase letters, digits, dots and hyphens)", u.Host)
 	}
 	prefix := strings.Trim(u.Path, "/")
-	for part := range strings.SplitSeq(prefix, "/") {
-		if prefix != "" && (part == "" || part == "." || part == "..") {
-			return nil, badURL(raw, "PREFIX %q has an empty, . or .. part", prefix)
-		}
+	if prefix != "" && slices.ContainsFunc(strings.Split(prefix, "/"), func(p string) bool { return p == "" || p == "." || p == ".." }) {
+		add("PREFIX %q has an empty, . or .. part", prefix)
 	}
 	query, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
-		return nil, badURL(raw, "its query does not parse")
+		add("its query does not parse")
 	}
 	for k, v := range query {
 		if k != "endpoint" && k != "region" || len(v) != 1 {
-			return nil, badURL(raw, "its query may give endpoint=URL and region=R, each once")
+			add("its query may give endpoint=URL and region=R, each once, and nothing else")
+			break
 		}
 	}
 	endpoint, region := query.Get("endpoint"), query.Get("region")
 	if err := checkEndpoint(endpoint); err != nil {
-		return nil, badURL(raw, "%s", err)
+		add("%s", err)
 	}
 	if region != "" && !s3Region.MatchString(region) {
-		return nil, badURL(raw, "region %q is not a region's name", region)
+		add("region %q is not a region's name", region)
+	}
+	if len(problems) > 0 {
+		return nil, badURL(raw, "%s", strings.Join(problems, "; "))
 	}
 	root := fmt.Sprintf("v%d/", FormatVersion)
 	if prefix != "" {
@@ -206,7 +210,9 @@ func (s *s3Store) connect(ctx context.Context, o Options, region string) error {
 			t.PartSizeBytes = o.partSize
 			t.MultipartUploadThreshold = o.partSize
 		}
-		t.FailTimeout = 10 * time.Second // for the abort of a failed multipart upload
+		// The abort of a failed multipart upload gets a context of its own
+		// for this long (the operation's may be canceled by then).
+		t.FailTimeout = min(o.Stall, 10*time.Second)
 	})
 	return nil
 }
@@ -347,28 +353,10 @@ func (s *s3Store) Open(ctx context.Context, e *Entry, i int) (io.ReadCloser, err
 		w.stop()
 		return nil, s.fail(ctx, "reading "+r.Key, err)
 	}
-	body := &s3Body{ctx: ctx, s: s, key: r.Key, v: newVerifier(out.Body, f.Name, f.Size, f.SHA256), body: out.Body}
+	body := namedReader{readCloser{newVerifier(out.Body, f.Name, f.Size, f.SHA256), out.Body},
+		func(err error) error { return s.fail(ctx, "reading "+r.Key, err) }}
 	return newWatchedReader(ctx, body, w), nil
 }
-
-// s3Body is a blob's body, checked, with its errors named by the store.
-type s3Body struct {
-	ctx  context.Context
-	s    *s3Store
-	key  string
-	v    *verifier
-	body io.Closer
-}
-
-func (b *s3Body) Read(p []byte) (int, error) {
-	n, err := b.v.Read(p)
-	if err != nil && err != io.EOF && !errors.Is(err, ErrCorrupt) {
-		err = b.s.fail(b.ctx, "reading "+b.key, err)
-	}
-	return n, err
-}
-
-func (b *s3Body) Close() error { return b.body.Close() }
 
 // Has looks at key's record with one HEAD.
 func (s *s3Store) Has(ctx context.Context, key string) (bool, error) {
@@ -641,7 +629,7 @@ func (s *s3Store) fail(ctx context.Context, doing string, err error) error {
 		return fmt.Errorf("%s: %s: %s refused the credentials, or what they may do (%s, HTTP %d): %w",
 			s.location, doing, s.host(), cmpOr(code, "no error code"), status, ErrAuth)
 	}
-	return fmt.Errorf("%s: %s: %w", s.location, doing, err)
+	return scrub(fmt.Errorf("%s: %s: %w", s.location, doing, err))
 }
 
 // host names the store's server in messages.
