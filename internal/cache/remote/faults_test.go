@@ -214,9 +214,28 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "503") {
 			t.Fatalf("Get answered 503 every time = %v; want the 503", err)
 		}
-		if n := p.Failed() - 2; n < 2 || n > 5 {
+		n503 := p.Failed() - 2
+		if n := n503; n < 2 || n > 5 {
 			t.Errorf("%d attempts of a Get answered 503; want 2 to 5", n)
 		}
+
+		// An upload answered 503 is sent again, from its first byte.
+		p.Clear()
+		p.FailWhere(1, 503, func(method, path string) bool {
+			return method == "PUT" && strings.Contains(path, "/blobs/")
+		})
+		other := testFile(t, "engine", 4<<20, 26)
+		if !put(t, fx.open(t, fx.via(p.Addr)), keyOf("503 push"), other, false) {
+			t.Fatal("the Put pushed nothing")
+		}
+		if p.Failed() != 2+n503+1 {
+			t.Errorf("%d requests answered 503, want the upload's too", p.Failed()-2-n503)
+		}
+		got, err = readAll(t, fx.open(t, fx.url), keyOf("503 push"), 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameBytes(t, got, other)
 	})
 }
 
