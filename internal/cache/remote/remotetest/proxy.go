@@ -27,9 +27,9 @@ type Proxy struct {
 	wake      *sync.Cond // a stall ended, or the proxy closed
 	closed    bool
 	stalled   bool
-	resetNext int   // connections to reset at once; <0: all
-	failNext  int   // HTTP requests to answer with failCode; <0: all
-	failCode  int   //
+	resetNext int // connections to reset at once; <0: all
+	failNext  int // HTTP requests to answer with failCode; <0: all
+	failCode  int //
 	failWhere func(method, path string) bool
 	cutAfter  int64 // bytes the server may still send before the cut; <0: no cut
 	rate      int64 // bytes per second each way; 0: no limit
