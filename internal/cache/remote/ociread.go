@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
 	"strconv"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 	orasremote "oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Get reads key's manifest (at most maxManifestBytes), checks that it is an
@@ -300,6 +302,10 @@ func (s *ociStore) List(ctx context.Context, fn func(Listed) error) error {
 	})
 	if callerErr != nil {
 		return callerErr
+	}
+	var resp *errcode.ErrorResponse
+	if errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound && hasCode(resp, errcode.ErrorCodeNameUnknown) {
+		return nil // a repository nothing was pushed to yet
 	}
 	return s.fail(ctx, "listing", err)
 }

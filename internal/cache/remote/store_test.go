@@ -108,3 +108,14 @@ func TestLoopbackFallsBackToPlainHTTP(t *testing.T) {
 		}
 	}
 }
+
+// A store with no entries yet (a repository the registry has never seen,
+// a prefix with no objects) lists none, without an error.
+func TestListOfAnEmptyStore(t *testing.T) {
+	eachStore(t, func(t *testing.T, fx *fixture) {
+		n := 0
+		if err := fx.open(t, fx.url).List(context.Background(), func(Listed) error { n++; return nil }); err != nil || n != 0 {
+			t.Fatalf("List = %d entries, %v; want none, nil", n, err)
+		}
+	})
+}
