@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -275,36 +276,20 @@ func (s *ociStore) List(ctx context.Context, fn func(Listed) error) error {
 	ctx, w := watch(ctx, s.stall)
 	defer w.stop()
 	repo, err := s.repository(ctx)
-	if err != nil {
-		return s.fail(ctx, "listing", err)
+	if err == nil {
+		err = repo.Tags(ctx, "", func(tags []string) error {
+			keys := slices.DeleteFunc(tags, func(tag string) bool { return !validKey(tag) })
+			return lookAll(ctx, w, keys, func(ctx context.Context, tag string) (Listed, bool, error) {
+				return s.listed(ctx, repo, tag)
+			}, fn)
+		})
 	}
-	var callerErr error
-	err = repo.Tags(ctx, "", func(tags []string) error {
-		for _, tag := range tags {
-			if !validKey(tag) {
-				continue
-			}
-			l, ok, err := s.listed(ctx, repo, tag)
-			if err != nil || !ok {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			w.pause()
-			callerErr = fn(l)
-			w.resume()
-			if callerErr != nil {
-				return callerErr
-			}
-		}
-		return nil
-	})
-	if callerErr != nil {
-		return callerErr
-	}
+	var caller callerError
 	var resp *errcode.ErrorResponse
-	if errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound && hasCode(resp, errcode.ErrorCodeNameUnknown) {
+	switch {
+	case errors.As(err, &caller):
+		return caller.err
+	case errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound && hasCode(resp, errcode.ErrorCodeNameUnknown):
 		return nil // a repository nothing was pushed to yet
 	}
 	return s.fail(ctx, "listing", err)
