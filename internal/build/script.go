@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/sigmask"
 	"github.com/trt-action/trt-action/internal/text"
@@ -56,6 +58,9 @@ type script struct {
 	idle   *State        // the command's own limits (build, run) are checked against no phases
 
 	hitInner *innerBuild // the TensorRT build whose limit stopped the command; nil for the command's own
+
+	routeAsked  bool // the command's environment asks for the Python route (scriptroute.go)
+	routeWarned bool // a fallback to the Python route was warned of
 
 	output  outputTail
 	pipes   []*os.File // the output and result pipes' read ends
@@ -132,6 +137,7 @@ func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.routeAsked = slices.Contains(env, matrix.EnvRoute+"="+matrix.RoutePython)
 	if w.gpu != "" {
 		w.res.GPU = w.gpu
 	}

@@ -68,7 +68,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	}
 	in := &innerBuild{state: state, budget: newBudget(innerBudgets(w.spec.Budgets), 0),
 		begun: max(s.clock.at(m.T), 0), lastSeen: now}
-	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: m.RouteNote,
+	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: s.routeNote(m),
 		Library: m.Library, StartMs: in.begun.Milliseconds(), Network: m.Network}
 	if proc := s.procs[conn]; proc != nil {
 		in.rep.PID = proc.pid
@@ -78,6 +78,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	s.order = append(s.order, in)
 	s.newest = in
 	w.emit(event.Event{Kind: event.InnerStarted, Inner: in.rep.Index, Message: describeInner(in.rep)})
+	s.warnRoute(in)
 }
 
 // describeInner words where a TensorRT build runs: "pid 4711 ·

@@ -109,6 +109,8 @@ func commandEnv(given []string, errs *collector) []string {
 			errs.add(at, "%s", envNameProblem(name))
 		case strings.ContainsRune(value, 0):
 			errs.add(at, "%s: %s", name, nulInValue)
+		case envValueProblem(name, value) != "":
+			errs.add(at, "%s: %s", name, envValueProblem(name, value))
 		case slices.ContainsFunc(out, func(o string) bool { return envName(o) == name }):
 			errs.add(at, "%s is given twice; give it once", name)
 		default:

@@ -24,14 +24,14 @@ func TestCommandFile(t *testing.T) {
 	}
 	f, err := CommandFile(CommandSpec{
 		Backend: "tensorrt-rtx", Argv: []string{"/usr/bin/yolo", "export", "format=engine"},
-		Env: []string{"MODE=a=b", "A="}, Workdir: "work", Engines: []string{"out/y.engine"},
+		Env: []string{"MODE=a=b", "A=", "TRT_ACTION_ROUTE=python"}, Workdir: "work", Engines: []string{"out/y.engine"},
 		Budgets: Budgets{Build: 2 * time.Hour, Phases: []PhaseBudget{{Pattern: "Timing*", Limit: time.Minute}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := f.Builds[0]
-	want := &Script{Argv: []string{"/usr/bin/yolo", "export", "format=engine"}, Env: []string{"A=", "MODE=a=b"},
+	want := &Script{Argv: []string{"/usr/bin/yolo", "export", "format=engine"}, Env: []string{"A=", "MODE=a=b", "TRT_ACTION_ROUTE=python"},
 		Workdir: filepath.Join(dir, "work"), Engines: []string{filepath.Join(dir, "out/y.engine")},
 		EnginePos: []Pos{{File: "--engine"}}, RunPos: Pos{File: "--"}}
 	if b.Name != "yolo" || b.Backend != "tensorrt-rtx" || !reflect.DeepEqual(b.Script, want) || f.Path != "" ||
@@ -54,7 +54,7 @@ func TestCommandFileErrors(t *testing.T) {
 	t.Chdir(dir)
 	symlink(t, "elsewhere", "link.engine")
 	_, err := CommandFile(CommandSpec{
-		Name: "-bad", Backend: "sim", Env: []string{"NOEQUALS", "1X=a", "TRT_ACTION_HOOK_DIR=x", "A=1", "A=2"},
+		Name: "-bad", Backend: "sim", Env: []string{"NOEQUALS", "1X=a", "TRT_ACTION_HOOK_DIR=x", "TRT_ACTION_ROUTE=Python", "A=1", "A=2"},
 		Workdir: "gone", Engines: []string{"a.engine", "./a.engine", "link.engine", ""},
 		Budgets: Budgets{Stall: -time.Second, Phases: []PhaseBudget{{Pattern: "a//b", Limit: time.Second}}, WarnPercent: 120},
 	})
@@ -69,6 +69,7 @@ func TestCommandFileErrors(t *testing.T) {
 		`--env: "NOEQUALS": expected NAME=value`,
 		`--env: "1X" is not a variable name; use letters, digits and _, not starting with a digit`,
 		`--env: TRT_ACTION_HOOK_DIR is set by trt-action, for the hook that observes the builds the command runs; leave it out`,
+		`--env: TRT_ACTION_ROUTE: "Python": only python is allowed (every TensorRT build of the command on the Python route); leave TRT_ACTION_ROUTE out for the native route where it can be taken`,
 		`--env: A is given twice; give it once`,
 		`--workdir: folder "gone" not found (relative paths are relative to the working folder)`,
 		`--engine: "./a.engine" is given twice`,
