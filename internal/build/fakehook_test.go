@@ -1,6 +1,7 @@
 package build
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -89,10 +90,11 @@ func (h *fakeHook) send(m map[string]any) {
 }
 
 // build plays one TensorRT build of steps steps, stepEvery apart, and
-// reports how it ended: ok, or none when a stop reached it.
+// reports how it ended: ok, or none when a stop reached it. Its library
+// is FAKE_LIBRARY's, else one of no backend.
 func (h *fakeHook) build(id, steps int, stepEvery time.Duration) bool {
 	h.send(map[string]any{"m": hookBegin, "id": id, "t": monoNow(), "entry": "build_serialized_network", "route": "python",
-		"library": "Fake TensorRT 1.0", "config": map[string]any{"flags": []string{"TF32"}},
+		"library": cmp.Or(os.Getenv("FAKE_LIBRARY"), "Fake TensorRT 1.0"), "config": map[string]any{"flags": []string{"TF32"}},
 		"network": map[string]any{"inputs": []map[string]any{{"name": "x", "dtype": "FLOAT", "shape": []int{1, 3}}},
 			"outputs": []map[string]any{{"name": "y", "dtype": "FLOAT", "shape": []int{1, 3}}}, "layers": 2}})
 	h.send(map[string]any{"m": hookEvents, "id": id, "e": []any{

@@ -61,6 +61,8 @@ type script struct {
 
 	routeAsked  bool // the command's environment asks for the Python route (scriptroute.go)
 	routeWarned bool // a fallback to the Python route was warned of
+	// backendWarned: a library of another backend than the declared one was warned of (scriptbackend.go)
+	backendWarned bool
 
 	output  outputTail
 	pipes   []*os.File // the output and result pipes' read ends

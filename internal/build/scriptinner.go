@@ -79,6 +79,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	s.newest = in
 	w.emit(event.Event{Kind: event.InnerStarted, Inner: in.rep.Index, Message: describeInner(in.rep)})
 	s.warnRoute(in)
+	s.warnBackend(in)
 }
 
 // describeInner words where a TensorRT build runs: "pid 4711 ·

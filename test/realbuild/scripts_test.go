@@ -214,6 +214,22 @@ func TestTheBinaryAwayFromItsLibrariesSaysWhyItTookThePythonRoute(t *testing.T) 
 	}
 }
 
+// run's default backend is tensorrt: a program that loads TensorRT-RTX
+// under it keeps the declared backend, and the log and report say once
+// that the library is another backend's.
+func TestADeclaredBackendIsKeptAndAnotherLibraryWarnedOf(t *testing.T) {
+	e := newScriptEnv(t)
+	r := e.runScript(t, t.TempDir(), []string{"--backend", "tensorrt"}, e.python, e.script, "--out", "x.engine", "--builds", "2")
+	b := onlyBuild(t, r)
+	if r.code != 0 || b.Backend != "tensorrt" || len(b.TensorRTBuilds) != 2 || !strings.HasPrefix(b.TensorRTBuilds[0].Library, "TensorRT-RTX ") {
+		t.Fatalf("exit %d, backend %s, %d TensorRT builds\n%s", r.code, b.Backend, len(b.TensorRTBuilds), r.output)
+	}
+	const warning = ", a tensorrt-rtx library, but this build is declared tensorrt, which its report keeps"
+	if n := strings.Count(r.output, warning); n != 1 || !slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.Contains(w, warning) }) {
+		t.Errorf("warned %d times in the log (want once), report warnings %q\n%s", n, b.Warnings, r.output)
+	}
+}
+
 // Polygraphy, a real program nobody here wrote, builds a real model (the
 // onnx wheel's SqueezeNet) the same with and without trt-action.
 func TestPolygraphyConvertIsObserved(t *testing.T) {
