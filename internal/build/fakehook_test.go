@@ -155,6 +155,12 @@ func playFakeProgram(scenario string) int {
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
 		return 0
+	case "error-line": // TensorRT logs an error through the bindings' logger, returns None, and the program fails
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		fmt.Println("[12/03/2026-14:44:38] [TRT] [E] IBuilder::buildSerializedNetwork: Error Code 4: API Usage Error (Network must have at least one output)")
+		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
+		fmt.Println("build returned None")
+		return 1
 	case "crash": // killed by a signal in the middle of a build (the Go runtime turns SIGABRT into exit 2)
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		time.Sleep(50 * time.Millisecond)

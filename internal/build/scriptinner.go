@@ -22,6 +22,7 @@ type innerBuild struct {
 	gone     bool          // its process ended while it ran
 	done     bool          // concluded: rep is final
 	peakUse  float64
+	beside   bool // another TensorRT build ran beside it (scriptoutput.go)
 }
 
 // innerBudgets are the limits that apply inside one TensorRT build: the
@@ -77,6 +78,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	s.inner[key] = in
 	s.order = append(s.order, in)
 	s.newest = in
+	s.noteBeside(in)
 	w.emit(event.Event{Kind: event.InnerStarted, Inner: in.rep.Index, Message: describeInner(in.rep)})
 	s.warnRoute(in)
 	s.warnBackend(in)
@@ -112,7 +114,7 @@ func (s *script) connectionClosed(conn int) {
 // conclude decides one TensorRT build's status and tells the views.
 func (s *script) conclude(in *innerBuild, end time.Duration) {
 	ctl := s.w.ctl.outcome()
-	status, reason := decideInnerStatus(innerEnding{end: in.end, gone: in.gone, ctl: ctl, budget: s.stopKind()})
+	status, reason := decideInnerStatus(innerEnding{end: in.end, gone: in.gone, ctl: ctl, budget: s.stopKind(), lastError: s.libraryError(in)})
 	in.done = true
 	end = max(end, in.begun)
 	b := &in.rep

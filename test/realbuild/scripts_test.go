@@ -230,6 +230,42 @@ func TestADeclaredBackendIsKeptAndAnotherLibraryWarnedOf(t *testing.T) {
 	}
 }
 
+// A TensorRT build that fails for a reason TensorRT logs (a target of
+// the GPU it runs on, ComputeCapability.CURRENT, on a machine with none,
+// as NVIDIA's apiUsage sample asks for) says TensorRT's error in its
+// reason, and so does the script build, as a matrix build does. What to
+// expect is what the program prints without trt-action.
+func TestAFailedScriptBuildSaysTensorRTsError(t *testing.T) {
+	e := newScriptEnv(t)
+	cmd := exec.Command(e.python, e.script, "--out", "bare.engine", "--target-current")
+	cmd.Dir, cmd.Env = t.TempDir(), e.vars
+	bare, _ := cmd.CombinedOutput()
+	var logged string // the last error line the bindings' logger printed
+	for _, line := range strings.Split(string(bare), "\n") {
+		if _, msg, ok := strings.Cut(line, "] [TRT] [E] "); ok {
+			logged = strings.TrimSpace(msg)
+		}
+	}
+	r := e.runScript(t, t.TempDir(), nil, e.python, e.script, "--out", "x.engine", "--target-current")
+	b := onlyBuild(t, r)
+	if len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%d TensorRT builds\n%s", len(b.TensorRTBuilds), r.output)
+	}
+	in := b.TensorRTBuilds[0]
+	if logged == "" { // a GPU here: the target is met
+		if in.Status != report.StatusOK {
+			t.Errorf("the bare program built, this one did not: %s (%s)", in.Status, in.Reason)
+		}
+		return
+	}
+	if in.Status != report.StatusFailed || in.Reason != logged {
+		t.Errorf("TensorRT build: %s (%s); want failed with TensorRT's error %q", in.Status, in.Reason, logged)
+	}
+	if b.Status != report.StatusFailed || !strings.Contains(b.Reason, "TensorRT build 1 failed: "+logged) {
+		t.Errorf("script build: %s (%s); want TensorRT's error in its reason", b.Status, b.Reason)
+	}
+}
+
 // Polygraphy, a real program nobody here wrote, builds a real model (the
 // onnx wheel's SqueezeNet) the same with and without trt-action.
 func TestPolygraphyConvertIsObserved(t *testing.T) {

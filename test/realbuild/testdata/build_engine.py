@@ -2,7 +2,8 @@
 builds a small MLP with TensorRT-RTX's network-definition API (no ONNX)
 and writes the engine. Options let the tests make it do what real
 programs do: set its own progress monitor, build twice, build in spawned
-child processes, crash, never build, or run slowly enough for a budget.
+child processes, crash, never build, run slowly enough for a budget, or
+build for the GPU it runs on (which fails without one).
 It knows nothing of trt-action."""
 
 import argparse
@@ -15,7 +16,7 @@ import numpy as np
 import tensorrt_rtx as trt
 
 
-def build(out, layers, opt_level, monitor=None):
+def build(out, layers, opt_level, monitor=None, target_current=False):
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -33,6 +34,11 @@ def build(out, layers, opt_level, monitor=None):
     config = builder.create_builder_config()
     config.builder_optimization_level = opt_level
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 64 << 20)
+    if target_current:
+        # The GPU this runs on: TensorRT-RTX then needs one (and logs an
+        # error, returning None, where there is none).
+        config.num_compute_capabilities = 1
+        config.set_compute_capability(trt.ComputeCapability.CURRENT, 0)
     if monitor is not None:
         config.progress_monitor = monitor
     plan = builder.build_serialized_network(network, config)
@@ -89,6 +95,7 @@ def main():
     p.add_argument("--abort-at", type=int, default=-1)
     p.add_argument("--spawn", type=int, default=0, help="build in this many spawned child processes too")
     p.add_argument("--never", action="store_true", help="import TensorRT, build nothing")
+    p.add_argument("--target-current", action="store_true", help="build for the GPU this runs on")
     p.add_argument("--pid-file", help="write this process's pid here")
     a = p.parse_args()
     if a.pid_file:
@@ -107,7 +114,7 @@ def main():
     for i in range(a.builds):
         monitor = Counting(a.step_sleep, a.abort_at) if (a.monitor or a.step_sleep or a.abort_at >= 0) else None
         out = a.out if i == 0 else "%s.%d" % (a.out, i)
-        ok = build(out, a.layers, a.opt_level, monitor) and ok
+        ok = build(out, a.layers, a.opt_level, monitor, a.target_current) and ok
         if monitor is not None:
             print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
     return 0 if ok else 1
