@@ -320,3 +320,22 @@ func TestACommandStartsWithNoSignalBlockedOrIgnored(t *testing.T) {
 		t.Errorf("no SigBlk and SigIgn lines in %q", got["signals"].Script.OutputTail)
 	}
 }
+
+// A script build's callbacks are every callback of its TensorRT builds,
+// and its longest silence the longest of theirs: not the command's whole
+// time, outside which a program may rightly be silent.
+func TestAScriptBuildsCallbacksAndSilenceAreItsTensorRTBuilds(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "quiet-then-build", "quiet-then-build", nil))
+	b := got["quiet-then-build"]
+	if len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%d TensorRT builds", len(b.TensorRTBuilds))
+	}
+	in := b.TensorRTBuilds[0]
+	if in.Callbacks == 0 || b.Callbacks != in.Callbacks {
+		t.Errorf("callbacks %d, its TensorRT build's %d", b.Callbacks, in.Callbacks)
+	}
+	// 400 ms of silence before the build, which is not the build's.
+	if b.LongestSilenceMs != in.LongestSilenceMs || b.LongestSilenceMs >= b.DurationMs {
+		t.Errorf("longest silence %d ms, its TensorRT build's %d ms (the command ran %d ms)", b.LongestSilenceMs, in.LongestSilenceMs, b.DurationMs)
+	}
+}

@@ -95,6 +95,9 @@ func (s *script) noteScript(inner []report.TensorRTBuild) {
 	}
 	w.res.Script = sc
 	w.res.TensorRTBuilds = inner
+	// What the command's TensorRT builds saw: every callback, and the
+	// longest time one of them went without one (outside them a program
+	// may rightly be silent, as the stall budget says).
 	for _, in := range inner {
 		w.res.Callbacks += in.Callbacks
 		w.res.LongestSilenceMs = max(w.res.LongestSilenceMs, in.LongestSilenceMs)
