@@ -161,6 +161,8 @@ func playFakeProgram(scenario string) int {
 		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
 		fmt.Println("build returned None")
 		return 1
+	case "no-build": // loads the hook, builds nothing (its builds, if any, in a child the hook did not enter)
+		return 0
 	case "crash": // killed by a signal in the middle of a build (the Go runtime turns SIGABRT into exit 2)
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		time.Sleep(50 * time.Millisecond)

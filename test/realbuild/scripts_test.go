@@ -132,7 +132,7 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	} else if pools, _ := in.Settings.Applied["memory-pools"].(map[string]any); pools["workspace"] != float64(64<<20) {
 		t.Errorf("memory-pools = %v, want workspace 64 MiB", in.Settings.Applied["memory-pools"])
 	}
-	if len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
+	if len(b.Engines) != 1 || b.Engines[0].Path != "with.engine" || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
 		t.Errorf("engines = %+v", b.Engines)
 	}
 }
