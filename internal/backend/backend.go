@@ -8,7 +8,10 @@
 // one. It imports nothing of trt-action's, so every layer may use it.
 package backend
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // The backends' names, as a matrix file writes them (backend: ...).
 const (
@@ -167,6 +170,20 @@ func Of(name string) Backend {
 		return b
 	}
 	return Backend{Name: name, Product: name}
+}
+
+// OfLibrary returns the backend a TensorRT library belongs to, from its
+// name as trt-action writes it (a report's library, the hook's): its
+// product, a space, its version ("TensorRT-RTX 1.7.1.116" is
+// tensorrt-rtx's). Only backends that load a library have one; false for
+// a name no backend's product starts.
+func OfLibrary(library string) (Backend, bool) {
+	for _, b := range registry {
+		if len(b.Flavours) > 0 && strings.HasPrefix(library, b.Product+" ") {
+			return b, true
+		}
+	}
+	return Backend{}, false
 }
 
 // Flavours lists every flavour of every backend, in registry order.

@@ -67,3 +67,22 @@ func TestFlavoursMatchTheBuild(t *testing.T) {
 		}
 	}
 }
+
+// A library's name says whose it is: its product, then its version, as
+// the worker's hello and the hook name it.
+func TestOfLibrary(t *testing.T) {
+	for library, want := range map[string]string{
+		"TensorRT-RTX 1.7.1.116": TensorRTRTX,
+		"TensorRT 10.16.1.11":    TensorRT,
+		"TensorRT 11.4.0.106":    TensorRT,
+		"TensorRT-LLM 0.1":       "", // another product that starts the same
+		"TensorRT":               "", // no version
+		"the simulator 1":        "", // no library of its own
+		"":                       "",
+	} {
+		b, ok := OfLibrary(library)
+		if ok != (want != "") || b.Name != want {
+			t.Errorf("OfLibrary(%q) = %q, %v; want %q", library, b.Name, ok, want)
+		}
+	}
+}

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -89,10 +90,11 @@ func (h *fakeHook) send(m map[string]any) {
 }
 
 // build plays one TensorRT build of steps steps, stepEvery apart, and
-// reports how it ended: ok, or none when a stop reached it.
+// reports how it ended: ok, or none when a stop reached it. Its library
+// is FAKE_LIBRARY's, else one of no backend.
 func (h *fakeHook) build(id, steps int, stepEvery time.Duration) bool {
 	h.send(map[string]any{"m": hookBegin, "id": id, "t": monoNow(), "entry": "build_serialized_network", "route": "python",
-		"library": "Fake TensorRT 1.0", "config": map[string]any{"flags": []string{"TF32"}},
+		"library": cmp.Or(os.Getenv("FAKE_LIBRARY"), "Fake TensorRT 1.0"), "config": map[string]any{"flags": []string{"TF32"}},
 		"network": map[string]any{"inputs": []map[string]any{{"name": "x", "dtype": "FLOAT", "shape": []int{1, 3}}},
 			"outputs": []map[string]any{{"name": "y", "dtype": "FLOAT", "shape": []int{1, 3}}}, "layers": 2}})
 	h.send(map[string]any{"m": hookEvents, "id": id, "e": []any{
@@ -158,6 +160,14 @@ func playFakeProgram(scenario string) int {
 		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
 		h.build(2, 3, step)
 		return writeFakeEngine()
+	case "error-line": // TensorRT logs an error through the bindings' logger, returns None, and the program fails
+		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
+		fmt.Println("[12/03/2026-14:44:38] [TRT] [E] IBuilder::buildSerializedNetwork: Error Code 4: API Usage Error (Network must have at least one output)")
+		h.send(map[string]any{"m": hookEnd, "id": 1, "t": monoNow(), "result": "none"})
+		fmt.Println("build returned None")
+		return 1
+	case "no-build": // loads the hook, builds nothing (its builds, if any, in a child the hook did not enter)
+		return 0
 	case "crash": // killed by a signal in the middle of a build (the Go runtime turns SIGABRT into exit 2)
 		h.send(map[string]any{"m": hookBegin, "id": 1, "t": monoNow(), "entry": "build_serialized_network", "route": "python"})
 		time.Sleep(50 * time.Millisecond)

@@ -52,7 +52,7 @@ type hookMsg struct {
 	// begin
 	Entry       string          `json:"entry"`
 	Route       string          `json:"route"`
-	RouteNote   string          `json:"route_note"` // why not the native route, when the hook knows
+	RouteNote   string          `json:"route_note"` // why the build took its route; "" when the hook was given no native folder (routeNote)
 	Bindings    string          `json:"bindings"`
 	Library     string          `json:"library"`
 	UserMonitor bool            `json:"user_monitor"`

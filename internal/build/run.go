@@ -31,8 +31,11 @@ type Options struct {
 	HookPath string
 	// NativeDir is the folder of libtam_host.so and the backends, which
 	// the hook's native route loads into a script build's Python; ""
-	// leaves its builds on the Python monitor (the report says why).
-	NativeDir string
+	// leaves its builds on the Python monitor, and NativeMissing says
+	// why (what was not found, and where trt-action looked): each such
+	// TensorRT build's route_note, and a warning once per script build.
+	NativeDir     string
+	NativeMissing string
 
 	Jobs       int           // builds at once; default 1
 	GPUs       *gpus.Pool    // when set, each worker gets one GPU from it

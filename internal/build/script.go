@@ -8,10 +8,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runtmp"
 	"github.com/trt-action/trt-action/internal/sigmask"
@@ -58,9 +60,17 @@ type script struct {
 
 	hitInner *innerBuild // the TensorRT build whose limit stopped the command; nil for the command's own
 
-	output  outputTail
-	pipes   []*os.File // the output and result pipes' read ends
-	engines []engineBefore
+	routeAsked  bool // the command's environment asks for the Python route (scriptroute.go)
+	routeWarned bool // a fallback to the Python route was warned of
+	// backendWarned: a library of another backend than the declared one was warned of (scriptbackend.go)
+	backendWarned bool
+
+	output     outputTail
+	out        *outputPipe // the output pipe's read end
+	outHandled int64       // how far into the output the lines handled go (scriptoutput.go)
+	lastError  string      // the newest TensorRT error line since a TensorRT build last ended (scriptoutput.go)
+	pipes      []*os.File  // the output and result pipes' read ends
+	engines    []engineBefore
 }
 
 // hookProcess is a process of the command that loaded the hook.
@@ -128,7 +138,7 @@ func (s *script) cleanUp() {
 // start starts the reaper, which starts the command. It returns the
 // command's output lines, the reaper's account of how it ended, and the
 // reaper's own exit.
-func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, error) {
+func (s *script) start() (<-chan outputLine, <-chan reaperResult, <-chan error, error) {
 	w := s.w
 	spec := w.spec.Script
 	env, err := scriptEnviron(os.Environ(), scriptEnv{
@@ -136,11 +146,17 @@ func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, erro
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.routeAsked = slices.Contains(env, matrix.EnvRoute+"="+matrix.RoutePython)
 	if w.gpu != "" {
 		w.res.GPU = w.gpu
 	}
 	outR, outW, err := os.Pipe()
 	if err != nil {
+		return nil, nil, nil, err
+	}
+	if s.out, err = newOutputPipe(outR); err != nil {
+		outR.Close()
+		outW.Close()
 		return nil, nil, nil, err
 	}
 	resR, resW, err := os.Pipe()
@@ -175,8 +191,8 @@ func (s *script) start() (<-chan string, <-chan reaperResult, <-chan error, erro
 	w.ctl.stopFn = s.hub.stop
 	w.ctl.signal = s.killCommand
 	s.pipes = []*os.File{outR, resR}
-	lines := make(chan string, 64)
-	go readLines(outR, lines)
+	lines := make(chan outputLine, 64)
+	go readLines(s.out, lines)
 	reaped := make(chan reaperResult, 1)
 	go readReaperResult(resR, reaped)
 	exited := make(chan error, 1)
@@ -215,21 +231,26 @@ func monoNow() int64 {
 }
 
 // readLines sends what the command prints, a line at a time (a line cut
-// at maxOutputLine), until every process holding the pipe has ended.
-func readLines(r *os.File, out chan<- string) {
+// at maxOutputLine), with how far into the output each ends, until every
+// process holding the pipe has ended.
+func readLines(r io.ReadCloser, out chan<- outputLine) {
 	defer close(out)
 	defer r.Close()
 	in := bufio.NewReaderSize(r, 64<<10)
+	var offset int64
 	for {
 		line, err := in.ReadSlice('\n')
 		if len(line) > 0 {
+			offset += int64(len(line))
 			// What a terminal would show of it: a redrawn progress bar's
 			// last state, without colours.
 			shown := text.Shown(string(trimEOL(line)))
 			for err == bufio.ErrBufferFull { // skip the rest of a very long line
-				_, err = in.ReadSlice('\n')
+				var rest []byte
+				rest, err = in.ReadSlice('\n')
+				offset += int64(len(rest))
 			}
-			out <- text.CutRunes(shown, maxOutputLine)
+			out <- outputLine{text: text.CutRunes(shown, maxOutputLine), end: offset}
 		}
 		if err != nil {
 			return
@@ -255,7 +276,7 @@ func readReaperResult(r *os.File, out chan<- reaperResult) {
 
 // follow handles the command's output, the hook messages, budgets and
 // heartbeats until the command has ended and everything it said is read.
-func (s *script) follow(lines <-chan string, reaped <-chan reaperResult, exited <-chan error) {
+func (s *script) follow(lines <-chan outputLine, reaped <-chan reaperResult, exited <-chan error) {
 	w := s.w
 	beat := time.NewTicker(w.r.opts.Heartbeat)
 	defer beat.Stop()
@@ -281,12 +302,14 @@ func (s *script) follow(lines <-chan string, reaped <-chan reaperResult, exited 
 				lines = nil
 				continue
 			}
-			s.output.add(line)
-			w.emit(event.Event{Kind: event.Output, Message: line})
+			s.handleOutput(line)
 		case p, ok := <-msgs:
 			if !ok {
 				msgs = nil
 				continue
+			}
+			if p.endsUnsuccessfully() {
+				s.catchUp(&lines) // the error line its process printed first
 			}
 			s.handle(p)
 		case res, ok := <-reaped:
@@ -310,6 +333,14 @@ func (s *script) follow(lines <-chan string, reaped <-chan reaperResult, exited 
 			s.enforceBudgets()
 		}
 	}
+}
+
+// handleOutput keeps and shows one line of the command's output.
+func (s *script) handleOutput(line outputLine) {
+	s.outHandled = line.end
+	s.output.add(line.text)
+	s.w.emit(event.Event{Kind: event.Output, Message: line.text})
+	s.noteLibraryError(line.text)
 }
 
 // judging is whether budgets still apply: not once the command has ended,

@@ -402,3 +402,45 @@ func TestTheTimelineDrawsATensorRTBuildWhenItRan(t *testing.T) {
 		}
 	}
 }
+
+// A script build's callbacks are every callback of its TensorRT builds,
+// and its longest silence the longest of theirs: not the command's whole
+// time, outside which a program may rightly be silent.
+func TestAScriptBuildsCallbacksAndSilenceAreItsTensorRTBuilds(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "quiet-then-build", "quiet-then-build", nil))
+	b := got["quiet-then-build"]
+	if len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%d TensorRT builds", len(b.TensorRTBuilds))
+	}
+	in := b.TensorRTBuilds[0]
+	if in.Callbacks == 0 || b.Callbacks != in.Callbacks {
+		t.Errorf("callbacks %d, its TensorRT build's %d", b.Callbacks, in.Callbacks)
+	}
+	// 400 ms of silence before the build, which is not the build's.
+	if b.LongestSilenceMs != in.LongestSilenceMs || b.LongestSilenceMs >= b.DurationMs {
+		t.Errorf("longest silence %d ms, its TensorRT build's %d ms (the command ran %d ms)", b.LongestSilenceMs, in.LongestSilenceMs, b.DurationMs)
+	}
+}
+
+// Why no TensorRT build was seen is said when it can be: for a command
+// in which processes loaded the hook (the builds were elsewhere: a child
+// the hook could not enter), in the warning; the paragraph on how the
+// hook gets in is for a command that ran and in which none did, not for
+// one that could not start.
+func TestWhyNoTensorRTBuildWasSeen(t *testing.T) {
+	got, _ := runScripts(t, scriptOptions(t),
+		scriptBuild(t, "observed", "no-build", nil),
+		scriptBuild(t, "missing", "ok", func(b *matrix.Build) { b.Script.Argv = []string{filepath.Join(t.TempDir(), "no-such-program")} }))
+	b := got["observed"]
+	want := "no TensorRT build was seen in the command: 1 process of the command loaded trt-action's hook and began no TensorRT build"
+	if b.Status != report.StatusOK || len(b.Warnings) != 1 || !strings.HasPrefix(b.Warnings[0], want) || !strings.Contains(b.Warnings[0], "-I or -E") {
+		t.Errorf("observed: %s, warnings %q; want one starting %q and naming -I", b.Status, b.Warnings, want)
+	}
+	if b.Script.Unobserved != "" {
+		t.Errorf("observed: a process was observed, yet unobserved = %q", b.Script.Unobserved)
+	}
+	b = got["missing"]
+	if b.Status != report.StatusFailed || !strings.Contains(b.Reason, "could not start") || b.Script.Unobserved != "" {
+		t.Errorf("missing: %s (%s), unobserved %q; want failed and no word on the hook", b.Status, b.Reason, b.Script.Unobserved)
+	}
+}

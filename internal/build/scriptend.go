@@ -91,22 +91,38 @@ func (s *script) noteScript(inner []report.TensorRTBuild) {
 	if r := s.reaped; r != nil {
 		sc.Exit, sc.ExitCode = r.describe(), r.ExitCode
 	}
-	if len(s.procs) == 0 {
+	if len(s.procs) == 0 && s.ran() {
 		sc.Unobserved = strings.TrimPrefix(s.unseenWhy(), ": ")
 	}
 	w.res.Script = sc
 	w.res.TensorRTBuilds = inner
+	// What the command's TensorRT builds saw: every callback, and the
+	// longest time one of them went without one (outside them a program
+	// may rightly be silent, as the stall budget says).
 	for _, in := range inner {
 		w.res.Callbacks += in.Callbacks
 		w.res.LongestSilenceMs = max(w.res.LongestSilenceMs, in.LongestSilenceMs)
 	}
 }
 
-// unseenWhy says why no process of the command loaded the hook, when none
-// did: ": ..." or "".
+// ran reports whether the command started (and the reaper said how it
+// ended): only then can it say why the hook saw no build.
+func (s *script) ran() bool {
+	return s.reaped != nil && s.reaped.StartError == ""
+}
+
+// unseenWhy says why no TensorRT build was seen: ": ...". With processes
+// that loaded the hook, the builds were elsewhere, or there were none.
 func (s *script) unseenWhy() string {
-	if len(s.procs) > 0 {
-		return ""
+	if n := len(s.procs); n > 0 {
+		loaded := "1 process of the command loaded trt-action's hook"
+		if n > 1 {
+			loaded = fmt.Sprintf("%d processes of the command loaded trt-action's hook", n)
+		}
+		return ": " + loaded + " and began no TensorRT build through TensorRT's Python bindings; " +
+			"a build in a process the hook could not enter is not seen: a child Python started with -S, " +
+			"or with -I or -E or PYTHONPATH cleared where trt-action is not installed with pip in its environment, " +
+			"or a program that is not Python"
 	}
 	if s.w.r.opts.HookPath == "" {
 		return ": trt-action's Python hook is not installed with this binary"
@@ -126,7 +142,7 @@ func pythonFlagsWhy(argv []string) string {
 		if !matrix.IsPython(a) {
 			continue
 		}
-		flags := pythonFlags(argv[i+1:])
+		flags := matrix.ParsePython(argv[i+1:]).Flags
 		switch {
 		case strings.Contains(flags, "S"):
 			return fmt.Sprintf(" (%s runs with -S, which skips Python's site module: the hook gets in neither through PYTHONPATH nor through the .pth file of trt-action installed with pip)", text.Plain(a))
@@ -139,33 +155,6 @@ func pythonFlagsWhy(argv []string) string {
 		}
 	}
 	return " (it enters through PYTHONPATH and Python's site module, or through the .pth file of trt-action installed with pip in the program's Python environment: a command that is not Python, a Python started with -S, and one started with -I or -E or with PYTHONPATH cleared where trt-action is not pip-installed, are not observed)"
-}
-
-// pythonFlags is the one-letter options of a Python command line (what
-// follows the interpreter), up to the script, -c or -m; the argument of -W
-// and -X (attached, or the next word) is not read as options.
-func pythonFlags(args []string) string {
-	var flags strings.Builder
-	for j := 0; j < len(args); j++ {
-		opt := args[j]
-		if len(opt) < 2 || opt[0] != '-' || opt[1] == '-' {
-			break
-		}
-		for k := 1; k < len(opt); k++ {
-			switch opt[k] {
-			case 'c', 'm':
-				return flags.String()
-			case 'W', 'X':
-				if k == len(opt)-1 {
-					j++ // its argument is the next word
-				}
-				k = len(opt)
-			default:
-				flags.WriteByte(opt[k])
-			}
-		}
-	}
-	return flags.String()
 }
 
 // leftoverWarning says how many processes the command left running when

@@ -19,6 +19,8 @@ func TestPythonFlagsWhy(t *testing.T) {
 		{[]string{"python", "-S", "build.py"}, []string{"python runs with -S", "neither through PYTHONPATH nor through the .pth file"}, []string{pip}},
 		{[]string{"python", "-IS", "build.py"}, []string{"runs with -S"}, []string{pip}},
 		{[]string{"python", "-I", "-S", "build.py"}, []string{"runs with -S"}, nil},
+		// A long option's argument is not the script.
+		{[]string{"python", "--check-hash-based-pycs", "never", "-I", "build.py"}, []string{"runs with -I,"}, nil},
 		// The arguments of -W and -X are not flags, nor what follows -c.
 		{[]string{"python", "-Wignore::ImportWarning", "build.py"}, []string{"it enters through PYTHONPATH"}, []string{"runs with"}},
 		{[]string{"python", "-W", "ignore::ImportWarning", "-X", "Sdev", "build.py"}, []string{"it enters through PYTHONPATH"}, []string{"runs with"}},

@@ -23,6 +23,7 @@ type innerBuild struct {
 	gone     bool          // its process ended while it ran
 	done     bool          // concluded: rep is final
 	peakUse  float64
+	beside   bool // another TensorRT build ran beside it (scriptoutput.go)
 }
 
 // innerBudgets are the limits that apply inside one TensorRT build: the
@@ -70,7 +71,7 @@ func (s *script) begin(conn int, m hookMsg) {
 	in := &innerBuild{state: state, budget: newBudget(innerBudgets(w.spec.Budgets), 0),
 		begun: max(s.clock.at(m.T), 0), lastSeen: now}
 	state.countSilenceFrom(in.begun) // its silences are inside it, not since the command started
-	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: m.RouteNote,
+	in.rep = report.TensorRTBuild{Index: len(s.order) + 1, Entry: m.Entry, Route: m.Route, RouteNote: s.routeNote(m),
 		Library: m.Library, StartMs: in.begun.Milliseconds(), Network: m.Network}
 	if proc := s.procs[conn]; proc != nil {
 		in.rep.PID = proc.pid
@@ -79,7 +80,10 @@ func (s *script) begin(conn int, m hookMsg) {
 	s.inner[key] = in
 	s.order = append(s.order, in)
 	s.newest = in
+	s.noteBeside(in)
 	w.emit(event.Event{Kind: event.InnerStarted, Inner: in.rep.Index, Message: describeInner(in.rep)})
+	s.warnRoute(in)
+	s.warnBackend(in)
 }
 
 // describeInner words where a TensorRT build runs: "pid 4711 ·
@@ -112,7 +116,7 @@ func (s *script) connectionClosed(conn int) {
 // conclude decides one TensorRT build's status and tells the views.
 func (s *script) conclude(in *innerBuild, end time.Duration) {
 	ctl := s.w.ctl.outcome()
-	status, reason := decideInnerStatus(innerEnding{end: in.end, gone: in.gone, ctl: ctl, budget: s.stopKind()})
+	status, reason := decideInnerStatus(innerEnding{end: in.end, gone: in.gone, ctl: ctl, budget: s.stopKind(), lastError: s.libraryError(in)})
 	in.done = true
 	end = max(end, in.begun)
 	b := &in.rep

@@ -27,6 +27,9 @@ type innerEnding struct {
 	gone   bool     // its process ended while it ran
 	ctl    outcome  // what control did to the command
 	budget string   // the kind of budget that stopped the command; "" for a signal or none
+	// lastError is the newest error-severity TensorRT log line printed
+	// while the build ran; "" if none (scriptoutput.go).
+	lastError string
 }
 
 // decideInnerStatus is the status and reason of one TensorRT build.
@@ -46,10 +49,10 @@ func decideInnerStatus(e innerEnding) (status, reason string) {
 		return stoppedBy, e.ctl.stopWhy
 	case e.end.UserCancelled:
 		return report.StatusCancelled, "the program's own progress monitor cancelled the build"
-	case e.end.Result == "error" && e.end.Error != "":
-		return report.StatusFailed, e.end.Error
 	}
-	return report.StatusFailed, "TensorRT returned no engine"
+	// The exception the bindings raised, else TensorRT's last error, as
+	// a matrix build's reason is the worker's error, else the library's.
+	return report.StatusFailed, failureReason(e.end.Error, e.lastError)
 }
 
 // stopStatus is the status of a build a stop ended: its own budget makes

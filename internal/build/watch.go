@@ -344,11 +344,13 @@ func (w *watch) conclude(status, reason string, ctl outcome) *report.Build {
 	b.Status, b.Reason, b.Budget = status, reason, w.hit
 	end := w.now()
 	b.DurationMs = end.Milliseconds()
-	b.Callbacks = w.state.Callbacks()
-	// Event times are shifted by the hello's arrival, which can come late
-	// under load; the stall budget counts from the newest batch's arrival.
-	// The silence that ended the build is at least what the stall budget saw.
-	b.LongestSilenceMs = max(w.state.LongestSilenceUntil(end), end-w.lastSeen).Milliseconds()
+	if w.spec.Script == nil { // a script build's are its TensorRT builds' (noteScript)
+		b.Callbacks = w.state.Callbacks()
+		// Event times are shifted by the hello's arrival, which can come late
+		// under load; the stall budget counts from the newest batch's arrival.
+		// The silence that ended the build is at least what the stall budget saw.
+		b.LongestSilenceMs = max(w.state.LongestSilenceUntil(end), end-w.lastSeen).Milliseconds()
+	}
 	w.state.Close(end)
 	b.PhaseTree, b.SlowestPhases = w.state.Folded()
 	b.Phases = w.state.Tree()

@@ -155,7 +155,7 @@ func (c *Command) runLoaded(f *buildFlags, file *matrix.File, builds []matrix.Bu
 		runBudget = f.runBudget
 	}
 	rep, cause := build.Run(builds, build.Options{
-		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, HookPath: hook.path, NativeDir: hook.native, LibPath: f.trtLib,
+		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, HookPath: hook.path, NativeDir: hook.native, NativeMissing: hook.nativeMissing, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.gate.Mark,

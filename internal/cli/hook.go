@@ -14,7 +14,11 @@ import (
 type runHook struct {
 	dir    *runtmp.Dir // nil when no build runs a command
 	path   string      // the folder to put first on PYTHONPATH
-	native string      // the folder of the native route's libraries; "" when not found (the hook says so)
+	native string      // the folder of the native route's libraries; "" when not found
+	// nativeMissing is why native is "": what was not found, and where
+	// trt-action looked (the report's route_note of each TensorRT build
+	// that then takes the Python route).
+	nativeMissing string
 }
 
 // prepareHook writes the hook (embedded in the binary: internal/pyhook)
@@ -36,7 +40,9 @@ func (c *Command) prepareHook(builds []matrix.Build) (*runHook, error) {
 		h.remove()
 		return nil, fmt.Errorf("cannot write the Python hook script builds load: %w", err)
 	}
-	h.native, _ = native.NativeDir() // not found: the Python route, and each build's report says why
+	if h.native, err = native.NativeDir(); err != nil {
+		h.nativeMissing = err.Error() // not found: the Python route, and each build's report says why
+	}
 	return h, nil
 }
 

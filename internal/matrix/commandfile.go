@@ -39,9 +39,11 @@ var commandPos = Pos{File: "trt-action run"}
 // engines: each a file trt-action may remove, named once), all problems
 // at once, as Errors at the flag that gave each (CommandFlags). Its Path
 // is "": there is no matrix file (File.RunFiles leaves it out). Its
-// engines and workdir are absolute; engines are not held to a workspace,
-// as no paths given as flags are (a matrix file may come from a pull
-// request; flags come from whoever runs trt-action).
+// workdir is absolute; its engines are as given (cleaned), relative to
+// the working folder as a matrix file's are to where trt-action runs, so
+// the report names them as the user did. Engines are not held to a
+// workspace, as no paths given as flags are (a matrix file may come from
+// a pull request; flags come from whoever runs trt-action).
 func CommandFile(spec CommandSpec) (*File, error) {
 	var errs collector
 	at := func(flag string) Pos { return Pos{File: flag} }
@@ -58,11 +60,6 @@ func CommandFile(spec CommandSpec) (*File, error) {
 	}
 	if b.Name == "" && len(spec.Argv) > 0 && spec.Argv[0] != "" {
 		b.Name = commandName(spec.Argv)
-		if nameProblem(b.Name) != "" {
-			errs.add(at(CommandFlags.Name), "the command's name %q is not a build name; give one with %s (up to 128 letters, digits and . _ - + = @ , starting with a letter or digit)",
-				b.Name, CommandFlags.Name)
-			b.Name = ""
-		}
 	} else if msg := nameProblem(b.Name); msg != "" {
 		errs.add(at(CommandFlags.Name), "%s", msg)
 		b.Name = ""
@@ -75,17 +72,19 @@ func CommandFile(spec CommandSpec) (*File, error) {
 	if msg := folderProblem(cmp.Or(spec.Workdir, "."), "the working folder"); msg != "" {
 		errs.add(at(CommandFlags.Workdir), "%s", msg)
 	}
+	var given []string // the engines' absolute paths
 	for _, p := range spec.Engines {
 		abs := runfiles.Abs(p)
 		switch {
 		case strings.TrimSpace(p) == "":
 			errs.add(at(CommandFlags.Engine), "expected a path, got an empty string")
-		case slices.Contains(s.Engines, abs):
+		case slices.Contains(given, abs):
 			errs.add(at(CommandFlags.Engine), "%s is given twice", quoted(p))
 		case outputProblem(p, abs) != "":
 			errs.add(at(CommandFlags.Engine), "%s", outputProblem(p, abs))
 		default:
-			s.Engines, s.EnginePos = append(s.Engines, abs), append(s.EnginePos, at(CommandFlags.Engine))
+			given = append(given, abs)
+			s.Engines, s.EnginePos = append(s.Engines, filepath.Clean(p)), append(s.EnginePos, at(CommandFlags.Engine))
 		}
 	}
 	commandBudgets(&b.Budgets, &errs)
@@ -109,6 +108,8 @@ func commandEnv(given []string, errs *collector) []string {
 			errs.add(at, "%s", envNameProblem(name))
 		case strings.ContainsRune(value, 0):
 			errs.add(at, "%s: %s", name, nulInValue)
+		case envValueProblem(name, value) != "":
+			errs.add(at, "%s: %s", name, envValueProblem(name, value))
 		case slices.ContainsFunc(out, func(o string) bool { return envName(o) == name }):
 			errs.add(at, "%s is given twice; give it once", name)
 		default:
@@ -150,33 +151,55 @@ func commandBudgets(b *Budgets, errs *collector) {
 // first word's base name, but for a Python interpreter the script it runs
 // ("python tools/export.py" is export.py) or the module ("python -m
 // polygraphy" is polygraphy): every builder script would be "python".
+// Made a build name (safeName), as a file's name need not be one.
 func commandName(argv []string) string {
 	name := filepath.Base(argv[0])
-	if !IsPython(argv[0]) {
-		return name
-	}
-	for i := 1; i < len(argv); i++ {
-		a := argv[i]
-		switch {
-		case a == "-m" && i+1 < len(argv):
-			return argv[i+1]
-		case strings.HasPrefix(a, "-m") && len(a) > 2:
-			return a[2:]
-		case a == "-c" || strings.HasPrefix(a, "-c") || a == "-" || a == "--":
-			return name
-		case a == "-X" || a == "-W":
-			i++ // the option's value
-		case strings.HasPrefix(a, "-"):
-		default:
-			return filepath.Base(a)
+	if IsPython(argv[0]) {
+		switch line := ParsePython(argv[1:]); {
+		case line.Module != "":
+			name = line.Module
+		case line.Script != "" && line.Script != "-":
+			name = filepath.Base(line.Script)
 		}
 	}
-	return name
+	return safeName(name)
 }
 
-// IsPython reports whether a command's word names a Python interpreter
-// (python, python3, /venv/bin/python3.11): what run's default name and
-// the words on a command no build was seen in look for.
-func IsPython(word string) bool {
-	return strings.HasPrefix(filepath.Base(word), "python")
+// safeName makes name a build name: each run of characters a build name
+// may not hold (anything but ASCII letters, digits and . _ - + = @ ,)
+// becomes one _, what comes before the first letter or digit is dropped,
+// and it is cut at 128 characters; "command" if nothing is left. "my
+// build ü.py" is my_build_.py, "-dash.py" dash.py.
+func safeName(name string) string {
+	var b strings.Builder
+	run := false // in a run of characters replaced
+	for _, r := range name {
+		switch {
+		case isAlnum(r) || strings.ContainsRune(nameSigns, r):
+			b.WriteRune(r)
+			run = false
+		case !run:
+			b.WriteByte('_')
+			run = true
+		}
+	}
+	safe := strings.TrimLeftFunc(b.String(), func(r rune) bool { return !isAlnum(r) })
+	if len(safe) > maxName {
+		safe = safe[:maxName]
+	}
+	if safe == "" {
+		return "command"
+	}
+	return safe
+}
+
+// What buildName allows (TestSafeNamesAreBuildNames holds them together):
+// its signs besides ASCII letters and digits, and its length.
+const (
+	nameSigns = "._+=@,-"
+	maxName   = 128
+)
+
+func isAlnum(r rune) bool {
+	return r >= '0' && r <= '9' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z'
 }

@@ -13,9 +13,10 @@ import (
 )
 
 // trt-action run's one build: named after its command unless named, its
-// env sorted, its workdir and engines absolute (relative to the working
-// folder, as flag paths are), grace defaulted; the File has no matrix
-// file, so the run's files are its engines alone.
+// env sorted, its workdir absolute, its engines as given (relative to the
+// working folder, as a matrix file's are to where trt-action runs, so the
+// report names them so), grace defaulted; the File has no matrix file, so
+// the run's files are its engines alone.
 func TestCommandFile(t *testing.T) {
 	dir := realDir(t, t.TempDir())
 	t.Chdir(dir)
@@ -24,22 +25,22 @@ func TestCommandFile(t *testing.T) {
 	}
 	f, err := CommandFile(CommandSpec{
 		Backend: "tensorrt-rtx", Argv: []string{"/usr/bin/yolo", "export", "format=engine"},
-		Env: []string{"MODE=a=b", "A="}, Workdir: "work", Engines: []string{"out/y.engine"},
+		Env: []string{"MODE=a=b", "A=", "TRT_ACTION_ROUTE=python"}, Workdir: "work", Engines: []string{"./out//y.engine", filepath.Join(dir, "abs.engine")},
 		Budgets: Budgets{Build: 2 * time.Hour, Phases: []PhaseBudget{{Pattern: "Timing*", Limit: time.Minute}}},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	b := f.Builds[0]
-	want := &Script{Argv: []string{"/usr/bin/yolo", "export", "format=engine"}, Env: []string{"A=", "MODE=a=b"},
-		Workdir: filepath.Join(dir, "work"), Engines: []string{filepath.Join(dir, "out/y.engine")},
-		EnginePos: []Pos{{File: "--engine"}}, RunPos: Pos{File: "--"}}
+	want := &Script{Argv: []string{"/usr/bin/yolo", "export", "format=engine"}, Env: []string{"A=", "MODE=a=b", "TRT_ACTION_ROUTE=python"},
+		Workdir: filepath.Join(dir, "work"), Engines: []string{"out/y.engine", filepath.Join(dir, "abs.engine")},
+		EnginePos: []Pos{{File: "--engine"}, {File: "--engine"}}, RunPos: Pos{File: "--"}}
 	if b.Name != "yolo" || b.Backend != "tensorrt-rtx" || !reflect.DeepEqual(b.Script, want) || f.Path != "" ||
 		b.Budgets.Grace != defaultGrace || b.Budgets.Build != 2*time.Hour || b.Budgets.Phases[0].Pos.String() != "--phase-budget" {
 		t.Errorf("build %+v, script %+v", b, b.Script)
 	}
 	files := f.RunFiles(f.Builds)
-	if len(files) != 2 || files[1].Role != runfiles.Program || files[1].Pos != "--engine" || runfiles.Check(files) != nil {
+	if len(files) != 3 || files[1].Role != runfiles.Program || files[1].Pos != "--engine" || runfiles.Check(files) != nil {
 		t.Errorf("run files %+v", files)
 	}
 	f, err = CommandFile(CommandSpec{Name: "n", Backend: "tensorrt", Argv: []string{"python"}})
@@ -54,7 +55,7 @@ func TestCommandFileErrors(t *testing.T) {
 	t.Chdir(dir)
 	symlink(t, "elsewhere", "link.engine")
 	_, err := CommandFile(CommandSpec{
-		Name: "-bad", Backend: "sim", Env: []string{"NOEQUALS", "1X=a", "TRT_ACTION_HOOK_DIR=x", "A=1", "A=2"},
+		Name: "-bad", Backend: "sim", Env: []string{"NOEQUALS", "1X=a", "TRT_ACTION_HOOK_DIR=x", "TRT_ACTION_ROUTE=Python", "A=1", "A=2"},
 		Workdir: "gone", Engines: []string{"a.engine", "./a.engine", "link.engine", ""},
 		Budgets: Budgets{Stall: -time.Second, Phases: []PhaseBudget{{Pattern: "a//b", Limit: time.Second}}, WarnPercent: 120},
 	})
@@ -69,6 +70,7 @@ func TestCommandFileErrors(t *testing.T) {
 		`--env: "NOEQUALS": expected NAME=value`,
 		`--env: "1X" is not a variable name; use letters, digits and _, not starting with a digit`,
 		`--env: TRT_ACTION_HOOK_DIR is set by trt-action, for the hook that observes the builds the command runs; leave it out`,
+		`--env: TRT_ACTION_ROUTE: "Python": only python is allowed (every TensorRT build of the command on the Python route); leave TRT_ACTION_ROUTE out for the native route where it can be taken`,
 		`--env: A is given twice; give it once`,
 		`--workdir: folder "gone" not found (relative paths are relative to the working folder)`,
 		`--engine: "./a.engine" is given twice`,
@@ -81,8 +83,13 @@ func TestCommandFileErrors(t *testing.T) {
 	if got := strings.Split(errs.Error(), "\n"); !reflect.DeepEqual(got, want) {
 		t.Errorf("errors:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
-	if _, err := CommandFile(CommandSpec{Backend: "tensorrt", Argv: []string{"./my tool"}}); err == nil ||
-		err.Error() != `--name: the command's name "my tool" is not a build name; give one with --name (up to 128 letters, digits and . _ - + = @ , starting with a letter or digit)` {
-		t.Errorf("a command's name that is no build name: %v", err)
+	// A command's name that is no build name is made one, never refused.
+	for argv, want := range map[string]string{"./my tool": "my_tool", "-dash.py": "dash.py"} {
+		f, err := CommandFile(CommandSpec{Backend: "tensorrt", Argv: []string{"python", "--", argv}})
+		if err != nil {
+			t.Errorf("python -- %q: %v", argv, err)
+		} else if f.Builds[0].Name != want {
+			t.Errorf("python -- %q is named %q, want %q", argv, f.Builds[0].Name, want)
+		}
 	}
 }

@@ -91,6 +91,10 @@ func TestSchemaMatchesParser(t *testing.T) {
 			t.Errorf("schema %v = %v, parser allows %v", tt.path, got, tt.parser)
 		}
 	}
+	// The one value env: may give the route variable.
+	if got := lookup(t, schema, "$defs", "env", "properties", EnvRoute, "const"); got != RoutePython {
+		t.Errorf("schema's %s = %v, parser allows %s", EnvRoute, got, RoutePython)
+	}
 }
 
 // TestSchemaIsGenerated: schema.json is what go generate ./internal/settings

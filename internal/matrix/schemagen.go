@@ -64,8 +64,8 @@ func GenerateSchema(base []byte) ([]byte, error) {
 
 // scriptSchema writes, into the definitions, the parser's lists for a
 // build with run: (script.go): the keys it allows and the backends it may
-// name (the "then" of the build's "if run"), and the environment
-// variables its env: may not set.
+// name (the "then" of the build's "if run"), the environment variables
+// its env: may not set, and the one value it may give EnvRoute.
 func scriptSchema(defs object) object {
 	build, _ := defs.get("build").(object)
 	then, _ := build.get("then").(object)
@@ -75,6 +75,8 @@ func scriptSchema(defs object) object {
 	env, _ := defs.get("env").(object)
 	names, _ := env.get("propertyNames").(object)
 	names = names.set("not", object{{"enum", jsonList(HookEnv)}})
+	route := object{{"description", "Only " + RoutePython + ": every TensorRT build of the command on the Python route."}, {"const", RoutePython}}
+	env = env.with("properties", object{{EnvRoute, route}}, "additionalProperties")
 	return defs.set("build", build.set("then", then)).set("env", env.set("propertyNames", names))
 }
 

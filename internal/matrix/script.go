@@ -37,8 +37,8 @@ var scriptOnly = []string{"run", "env", "workdir"}
 
 // The environment variables the hook that observes a build with run:
 // reads (internal/pyhook; docs/builder-scripts.md). trt-action sets them
-// for the command (internal/build); TRT_ACTION_ROUTE=python in its own
-// environment keeps builds on the Python monitor.
+// for the command (internal/build), but TRT_ACTION_ROUTE, which the user
+// may set (RoutePython), in the run's environment or in env:.
 const (
 	EnvSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
 	EnvHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
@@ -46,9 +46,16 @@ const (
 	EnvNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
 )
 
-// HookEnv are the hook's variables: env: may not set them, as the hook
-// would then report to the wrong place or not at all.
-var HookEnv = []string{EnvSupervisor, EnvHookDir, EnvRoute, EnvNativeDir}
+// RoutePython is the one value env: (and --env) may give EnvRoute: every
+// TensorRT build of the command on the Python monitor. Any other would be
+// read as "the native route where it can be", which is what leaving the
+// variable out says.
+const RoutePython = "python"
+
+// HookEnv are the hook's variables that trt-action alone sets: env: may
+// not set them, as the hook would then report to the wrong place or not
+// at all.
+var HookEnv = []string{EnvSupervisor, EnvHookDir, EnvNativeDir}
 
 // noSettings says why a build with run: takes no builder settings.
 const noSettings = "a build with run: takes no builder settings: its program's code sets them, " +
@@ -281,6 +288,10 @@ func (d *decoder) env(n *yaml.Node) []string {
 			d.w.errs.add(d.w.pos(p.val), "env.%s: %s", name, nulInValue)
 			ok = false
 		}
+		if msg := envValueProblem(name, v); ok && msg != "" {
+			d.w.errs.add(d.w.pos(p.val), "env.%s: %s", name, msg)
+			ok = false
+		}
 		if ok {
 			out = append(out, name+"="+v)
 		}
@@ -296,6 +307,16 @@ func envNameProblem(name string) string {
 		return fmt.Sprintf("%q is not a variable name; use letters, digits and _, not starting with a digit", name)
 	case slices.Contains(HookEnv, name):
 		return name + " is set by trt-action, for the hook that observes the builds the command runs; leave it out"
+	}
+	return ""
+}
+
+// envValueProblem says why env: may not give name the value v; "" when
+// it may.
+func envValueProblem(name, v string) string {
+	if name == EnvRoute && v != RoutePython {
+		return fmt.Sprintf("%q: only %s is allowed (every TensorRT build of the command on the Python route); leave %s out for the native route where it can be taken",
+			v, RoutePython, EnvRoute)
 	}
 	return ""
 }

@@ -36,7 +36,8 @@ func scriptFile(t *testing.T, body string) (*File, string, error) {
 // A build with run: holds its command, env, workdir and engines; the
 // builder settings and the onnx, engine and sim keys of defaults do not
 // reach it, while its name, backend, env, workdir and budgets do (env
-// merged by name, the build's winning).
+// merged by name, the build's winning; TRT_ACTION_ROUTE=python, the
+// one hook variable it may set, taken).
 func TestScriptBuild(t *testing.T) {
 	f, dir, err := scriptFile(t, `version: 1
 defaults:
@@ -56,7 +57,7 @@ builds:
     engine:
       - out/${{ matrix.v }}.engine
       - out/${{ matrix.v }}.json
-    env: {A: "${{ matrix.v }}", C: 8, D: true}
+    env: {A: "${{ matrix.v }}", C: 8, D: true, TRT_ACTION_ROUTE: python}
     budgets: {build: 1h}
     matrix:
       v: [x]
@@ -67,7 +68,7 @@ builds:
 	b := f.Builds[0]
 	want := &Script{
 		Argv:      []string{"python", "build.py", "--v", "x", "a b"},
-		Env:       []string{"A=x", "B=kept", "C=8", "D=true"},
+		Env:       []string{"A=x", "B=kept", "C=8", "D=true", "TRT_ACTION_ROUTE=python"},
 		Workdir:   filepath.Join(dir, "work"),
 		Engines:   []string{filepath.Join(dir, "out/x.engine"), filepath.Join(dir, "out/x.json")},
 		EnginePos: []Pos{{f.Path, 17, 9}, {f.Path, 18, 9}},

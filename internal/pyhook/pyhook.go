@@ -60,17 +60,23 @@
 // config's profiles, which cannot be read back from it.
 //
 // At each build the hook reads the program's monitor (config.progress_monitor),
-// attaches its own, a subclass of the bindings' IProgressMonitor made for
-// the build that passes every callback on to the program's, and puts the
-// program's back afterwards. pybind11 cancels a build whose Python
-// step_complete raises or returns something that is not true (the
-// PyProgressMonitor trampoline in pyCore.cpp; pybind11's bool conversion,
+// attaches its own, which passes every callback on to the program's, and
+// puts the program's back afterwards. Its own is, on the native route
+// (taken wherever it can be: py/trt_action_hook/_native.py), trt-action's
+// C++ monitor from libtam_host.so, attached by the backend object built
+// for the bindings through their pybind11 conduit, with no Python per
+// callback; on the python route (TRT_ACTION_ROUTE=python, or where the
+// native one cannot be taken) a subclass of the bindings'
+// IProgressMonitor made for the build. On that route pybind11 cancels a
+// build whose Python step_complete raises or returns something that is
+// not true (the PyProgressMonitor trampoline in pyCore.cpp; pybind11's
+// bool conversion,
 // https://pybind11.readthedocs.io/en/stable/advanced/cast/overview.html),
 // so the hook's step_complete catches everything and returns a bool:
 // False only when the supervisor said stop or the program's monitor
-// cancelled. Per callback it appends a tuple to a deque and reads a flag; a
-// drain thread, started at begin and joined at end, sends the events about
-// every 10 ms.
+// cancelled; per callback it appends a tuple to a deque and reads a flag.
+// On either route a drain thread, started at begin and joined at end,
+// sends the events about every 10 ms.
 //
 // Python runs signal handlers between bytecodes of the main thread
 // (https://docs.python.org/3/library/signal.html), and TensorRT-RTX calls a
@@ -96,10 +102,15 @@
 //	{"m":"hello","pid":P,"ppid":PP,"python":"3.11.7","executable":"/usr/bin/python3","argv":[...]}
 //	    at interpreter start, or at a forked child's first message; argv is
 //	    sys.orig_argv (the whole command line) where Python has it
-//	{"m":"begin","id":N,"t":T,"entry":"build_serialized_network","route":"python" (the only route so far),
-//	 "bindings":"tensorrt_rtx_bindings","library":"TensorRT-RTX 1.7.1.116",
+//	{"m":"begin","id":N,"t":T,"entry":"build_serialized_network","route":"native"|"python",
+//	 "route_note":"...","bindings":"tensorrt_rtx_bindings","library":"TensorRT-RTX 1.7.1.116",
 //	 "user_monitor":false,"config":{...},"network":{...}}
-//	    before the entry point runs; id counts from 1 in each process
+//	    before the entry point runs; id counts from 1 in each process;
+//	    route is how the build's callbacks come (native: trt-action's C++
+//	    monitor through the bindings' pybind11 conduit, py/trt_action_hook/_native.py;
+//	    python: a Python IProgressMonitor), route_note why the build took
+//	    it, left out only when TRT_ACTION_NATIVE_DIR is not set (the
+//	    supervisor, which left it out, says why: it knows where it looked)
 //	{"m":"ev","id":N,"e":[[T,THREAD,"s",PHASE,PARENT|null,NBSTEPS],[T,THREAD,"p",PHASE,STEP],[T,THREAD,"f",PHASE],...]}
 //	    THREAD is 1-based, in the order threads first called back in the process
 //	{"m":"end","id":N,"t":T,"result":"ok"|"none"|"error","bytes":B,"error":"Type: message",
@@ -135,6 +146,10 @@
 //
 //	TRT_ACTION_SUPERVISOR  the supervisor's socket; the hook does nothing unless set and not empty
 //	TRT_ACTION_HOOK_DIR    the folder Extract wrote (where the program's own sitecustomize search starts)
+//	TRT_ACTION_NATIVE_DIR  the folder of libtam_host.so and the backend objects, for the native
+//	                       route; the supervisor sets it where it found them
+//	TRT_ACTION_ROUTE       python: every build on the Python route; anything else, or unset, the
+//	                       native route wherever it can be taken (the user's to set: env:, --env)
 package pyhook
 
 import (

@@ -55,7 +55,7 @@ type Report struct {
 	Matrix      string    `json:"matrix"`
 	StartedAt   time.Time `json:"started_at"`
 	DurationMs  int64     `json:"duration_ms"`
-	Complete    bool      `json:"complete"`              // false while running or after an interrupt
+	Complete    bool      `json:"complete"`              // ended by itself; false while running, after a signal (even with every build ended), in a merge missing builds
 	Interrupted string    `json:"interrupted,omitempty"` // "SIGINT after 3m12s"
 	// Signal is the signal that stopped the run (SignalInterrupt or
 	// SignalTerminate), "" when none did: the record the exit code is

@@ -130,6 +130,10 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	if in.Status != report.StatusOK || in.Route != "native" || in.Entry != "build_serialized_network" || in.Callbacks < 20 || len(in.PhaseTree) == 0 {
 		t.Errorf("TensorRT build: status %s, route %s, entry %s, %d callbacks, %d root phases", in.Status, in.Route, in.Entry, in.Callbacks, len(in.PhaseTree))
 	}
+	// Why native, as for every route.
+	if !strings.Contains(in.RouteNote, "libtam_rtx.so through pybind11's conduit: the native route, taken wherever it can be") {
+		t.Errorf("route_note = %q", in.RouteNote)
+	}
 	info, err := os.Stat(filepath.Join(dir, "with.engine"))
 	if err != nil || in.SerializedBytes != info.Size() {
 		t.Errorf("serialized size %d, engine file %v (%v)", in.SerializedBytes, info, err)
@@ -147,7 +151,7 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 	} else if pools, _ := in.Settings.Applied["memory-pools"].(map[string]any); pools["workspace"] != float64(64<<20) {
 		t.Errorf("memory-pools = %v, want workspace 64 MiB", in.Settings.Applied["memory-pools"])
 	}
-	if len(b.Engines) != 1 || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
+	if len(b.Engines) != 1 || b.Engines[0].Path != "with.engine" || b.Engines[0].Bytes != info.Size() || len(b.Engines[0].SHA256) != 64 {
 		t.Errorf("engines = %+v", b.Engines)
 	}
 }
@@ -168,6 +172,14 @@ func TestThePythonRouteBuildsTheSameEngine(t *testing.T) {
 	b := onlyBuild(t, r)
 	if len(b.TensorRTBuilds) != 1 || b.TensorRTBuilds[0].Route != "python" || b.TensorRTBuilds[0].Status != report.StatusOK {
 		t.Fatalf("TensorRT builds: %+v", b.TensorRTBuilds)
+	}
+	// Asked for, inherited from trt-action's own environment: it says so,
+	// and nothing warns of a fallback.
+	if note := b.TensorRTBuilds[0].RouteNote; note != "TRT_ACTION_ROUTE=python asks for the Python route" {
+		t.Errorf("route_note = %q", note)
+	}
+	if strings.Contains(r.output, "took the Python route") {
+		t.Errorf("an asked-for Python route was warned of:\n%s", r.output)
 	}
 	tail := strings.Join(b.Script.OutputTail, "\n")
 	if want := "program's monitor saw " + strconv.FormatInt(b.TensorRTBuilds[0].Callbacks, 10) + " callbacks"; !strings.Contains(tail, want) {
@@ -260,6 +272,104 @@ func TestABuildToAStreamHasItsSize(t *testing.T) {
 				t.Errorf("the log line %q does not give the size (%q)", got, want)
 			}
 		})
+	}
+}
+
+// The binary copied away from its lib/ finds no native libraries: its
+// script builds take the Python route, and say why where a user reads it
+// (the report's route_note and one warning in the log): what is missing
+// and where trt-action looked, beside the binary. --env may ask for the
+// Python route itself (that value only), which then needs no warning.
+func TestTheBinaryAwayFromItsLibrariesSaysWhyItTookThePythonRoute(t *testing.T) {
+	e := newScriptEnv(t)
+	alone := filepath.Join(t.TempDir(), "alone", "trt-action")
+	copyFile(t, e.bin, alone)
+	if err := os.Chmod(alone, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	e.bin = alone
+	e.vars = slices.DeleteFunc(slices.Clone(e.vars), func(kv string) bool {
+		return strings.HasPrefix(kv, "TRT_ACTION_BACKEND_DIR=") || strings.HasPrefix(kv, "TRT_ACTION_ROUTE=")
+	})
+	dir := t.TempDir()
+	r := e.runScript(t, dir, []string{"--engine", "away.engine"}, e.python, e.script, "--out", "away.engine", "--builds", "2")
+	if r.code != 0 {
+		t.Fatalf("exit %d\n%s", r.code, r.output)
+	}
+	b := onlyBuild(t, r)
+	if len(b.TensorRTBuilds) != 2 {
+		t.Fatalf("%d TensorRT builds\n%s", len(b.TensorRTBuilds), r.output)
+	}
+	lib := filepath.Join(filepath.Dir(alone), "lib")
+	for _, in := range b.TensorRTBuilds {
+		if in.Route != "python" || !strings.HasPrefix(in.RouteNote, "no libtam_host.so, which builder scripts need for the native monitor, was found") ||
+			!strings.Contains(in.RouteNote, lib) || strings.Contains(in.RouteNote, "TRT_ACTION_NATIVE_DIR") {
+			t.Errorf("TensorRT build %d: route %s, route_note %q; want what is missing and where it was looked for (%s)", in.Index, in.Route, in.RouteNote, lib)
+		}
+	}
+	if n := strings.Count(r.output, "took the Python route"); n != 1 {
+		t.Errorf("the log warns of the fallback %d times, want once:\n%s", n, r.output)
+	}
+
+	r = e.runScript(t, t.TempDir(), []string{"--env", "TRT_ACTION_ROUTE=python"}, e.python, e.script, "--out", "asked.engine")
+	b = onlyBuild(t, r)
+	if r.code != 0 || len(b.TensorRTBuilds) != 1 || b.TensorRTBuilds[0].RouteNote != "TRT_ACTION_ROUTE=python asks for the Python route" {
+		t.Errorf("--env TRT_ACTION_ROUTE=python: exit %d, %+v\n%s", r.code, b.TensorRTBuilds, r.output)
+	}
+	if strings.Contains(r.output, "took the Python route") {
+		t.Errorf("an asked-for Python route was warned of:\n%s", r.output)
+	}
+}
+
+// run's default backend is tensorrt: a program that loads TensorRT-RTX
+// under it keeps the declared backend, and the log and report say once
+// that the library is another backend's.
+func TestADeclaredBackendIsKeptAndAnotherLibraryWarnedOf(t *testing.T) {
+	e := newScriptEnv(t)
+	r := e.runScript(t, t.TempDir(), []string{"--backend", "tensorrt"}, e.python, e.script, "--out", "x.engine", "--builds", "2")
+	b := onlyBuild(t, r)
+	if r.code != 0 || b.Backend != "tensorrt" || len(b.TensorRTBuilds) != 2 || !strings.HasPrefix(b.TensorRTBuilds[0].Library, "TensorRT-RTX ") {
+		t.Fatalf("exit %d, backend %s, %d TensorRT builds\n%s", r.code, b.Backend, len(b.TensorRTBuilds), r.output)
+	}
+	const warning = ", a tensorrt-rtx library, but this build is declared tensorrt, which its report keeps"
+	if n := strings.Count(r.output, warning); n != 1 || !slices.ContainsFunc(b.Warnings, func(w string) bool { return strings.Contains(w, warning) }) {
+		t.Errorf("warned %d times in the log (want once), report warnings %q\n%s", n, b.Warnings, r.output)
+	}
+}
+
+// A TensorRT build that fails for a reason TensorRT logs (a target of
+// the GPU it runs on, ComputeCapability.CURRENT, on a machine with none,
+// as NVIDIA's apiUsage sample asks for) says TensorRT's error in its
+// reason, and so does the script build, as a matrix build does. What to
+// expect is what the program prints without trt-action.
+func TestAFailedScriptBuildSaysTensorRTsError(t *testing.T) {
+	e := newScriptEnv(t)
+	cmd := exec.Command(e.python, e.script, "--out", "bare.engine", "--target-current")
+	cmd.Dir, cmd.Env = t.TempDir(), e.vars
+	bare, _ := cmd.CombinedOutput()
+	var logged string // the last error line the bindings' logger printed
+	for _, line := range strings.Split(string(bare), "\n") {
+		if _, msg, ok := strings.Cut(line, "] [TRT] [E] "); ok {
+			logged = strings.TrimSpace(msg)
+		}
+	}
+	r := e.runScript(t, t.TempDir(), nil, e.python, e.script, "--out", "x.engine", "--target-current")
+	b := onlyBuild(t, r)
+	if len(b.TensorRTBuilds) != 1 {
+		t.Fatalf("%d TensorRT builds\n%s", len(b.TensorRTBuilds), r.output)
+	}
+	in := b.TensorRTBuilds[0]
+	if logged == "" { // a GPU here: the target is met
+		if in.Status != report.StatusOK {
+			t.Errorf("the bare program built, this one did not: %s (%s)", in.Status, in.Reason)
+		}
+		return
+	}
+	if in.Status != report.StatusFailed || in.Reason != logged {
+		t.Errorf("TensorRT build: %s (%s); want failed with TensorRT's error %q", in.Status, in.Reason, logged)
+	}
+	if b.Status != report.StatusFailed || !strings.Contains(b.Reason, "TensorRT build 1 failed: "+logged) {
+		t.Errorf("script build: %s (%s); want TensorRT's error in its reason", b.Status, b.Reason)
 	}
 }
 

@@ -2,8 +2,9 @@
 builds a small MLP with TensorRT-RTX's network-definition API (no ONNX)
 and writes the engine. Options let the tests make it do what real
 programs do: set its own progress monitor, build twice, build in spawned
-child processes, crash, never build, or run slowly enough for a budget.
-It knows nothing of trt-action."""
+child processes, crash, never build, run slowly enough for a budget,
+fall back after a failed build, build to a stream, or build for the GPU
+it runs on (which fails without one). It knows nothing of trt-action."""
 
 import argparse
 import multiprocessing
@@ -27,7 +28,7 @@ class FileWriter(trt.IStreamWriter):
         return self.f.write(data)
 
 
-def build(out, layers, opt_level, monitor=None, invalid=False, refused=False, stream=False):
+def build(out, layers, opt_level, monitor=None, invalid=False, refused=False, stream=False, target_current=False):
     logger = trt.Logger(trt.Logger.WARNING)
     builder = trt.Builder(logger)
     network = builder.create_network(0)
@@ -51,6 +52,11 @@ def build(out, layers, opt_level, monitor=None, invalid=False, refused=False, st
     config = builder.create_builder_config()
     config.builder_optimization_level = opt_level
     config.set_memory_pool_limit(trt.MemoryPoolType.WORKSPACE, 64 << 20)
+    if target_current:
+        # The GPU this runs on: TensorRT-RTX then needs one (and logs an
+        # error, returning None, where there is none).
+        config.num_compute_capabilities = 1
+        config.set_compute_capability(trt.ComputeCapability.CURRENT, 0)
     if monitor is not None:
         config.progress_monitor = monitor
     if stream:
@@ -115,6 +121,7 @@ def main():
     p.add_argument("--pid-file", help="write this process's pid here")
     p.add_argument("--fall-back", action="store_true", help="build an invalid network first; on failure build the good one")
     p.add_argument("--stream", action="store_true", help="build with build_serialized_network_to_stream")
+    p.add_argument("--target-current", action="store_true", help="build for the GPU this runs on")
     p.add_argument("--refused-call", action="store_true", help="call build_serialized_network without a config first, and catch the TypeError")
     a = p.parse_args()
     if a.pid_file:
@@ -135,7 +142,7 @@ def main():
     for i in range(a.builds):
         monitor = Counting(a.step_sleep, a.abort_at) if (a.monitor or a.step_sleep or a.abort_at >= 0) else None
         out = a.out if i == 0 else "%s.%d" % (a.out, i)
-        ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call, stream=a.stream) and ok
+        ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call, stream=a.stream, target_current=a.target_current) and ok
         if monitor is not None:
             print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
     return 0 if ok else 1

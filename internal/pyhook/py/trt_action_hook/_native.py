@@ -32,8 +32,11 @@ std::type_info is only meaningful to the C++ library that made it).
 attach() installs the monitor; the program's own monitor, if the config
 had one, still gets every callback and can still cancel, and detach() puts
 it back, so config.progress_monitor returns the program's object again.
-Where the native route cannot be used, attach says why in one sentence and
-the hook falls back to a Python monitor.
+attach says in one sentence why the build takes the route it takes (the
+report's route_note); where the native route cannot be used the hook falls
+back to a Python monitor. When TRT_ACTION_NATIVE_DIR is not set it says
+nothing: the supervisor left it out because it found no native libraries,
+and says itself what is missing and where it looked.
 
 Times: the monitor counts event times from its creation on the steady
 clock, which libstdc++ reads from CLOCK_MONOTONIC; tam_monitor_epoch_ns
@@ -47,7 +50,7 @@ numbers them per process).
 A build on the native route, as the hook runs it:
 
     native, why = attach(config)   # before the entry point; on None, the
-                                   # Python monitor, and why goes in the report
+                                   # Python monitor; why goes in the report
     native.cancel()                # at once if a stop came before the build,
                                    # else when one comes (drain thread)
     native.drain()                 # about every 10 ms on the drain thread
@@ -96,8 +99,10 @@ _INTERNALS = "__pybind11_internals_v"
 
 def attach(config):
     """Attaches trt-action's native monitor to config, a builder config of
-    the TensorRT bindings. Returns (Native, None), or (None, reason) when
-    the native route cannot be used here, reason saying why in a sentence.
+    the TensorRT bindings. Returns (Native, note), note saying in a
+    sentence what took the native route, or (None, reason) when it cannot
+    be used here, reason saying why; reason is None when only
+    TRT_ACTION_NATIVE_DIR is missing (the supervisor explains that).
     Never raises."""
     try:
         return _attach(config)
@@ -223,7 +228,7 @@ def _attach(config):
         )
     folder = os.environ.get(ENV, "")
     if not folder:
-        return None, "%s is not set, so the native monitor's libraries cannot be found" % ENV
+        return None, None
     if not os.path.isabs(folder):
         return None, "%s=%s is not an absolute path" % (ENV, folder)
     host, why = _load(os.path.join(folder, HOST_LIBRARY), _HOST_FUNCTIONS)
@@ -255,7 +260,11 @@ def _attach(config):
     except BaseException:
         host.f.tam_monitor_free(monitor)
         raise
-    return Native(host, backend, monitor, attachment), None
+    note = "%s hands its builder config to %s through pybind11's conduit: the native route, taken wherever it can be" % (
+        _bindings_name(config),
+        backend.path,
+    )
+    return Native(host, backend, monitor, attachment), note
 
 
 class _Refused(Exception):
@@ -415,7 +424,7 @@ def _load(path, functions):
 
 def _open(path, functions):
     if not os.path.isfile(path):
-        return None, "%s is not there (%s names the folder of trt-action's native libraries)" % (path, ENV)
+        return None, "%s is not there: trt-action's folder of native libraries lacks it (a release has it in lib/ beside the binary)" % path
     try:
         return _Library(path, functions), None
     except OSError as exc:

@@ -56,6 +56,7 @@ DRAIN_SECONDS = 0.01
 # TRT_ACTION_ROUTE=python keeps a build on the Python monitor; anything
 # else lets the hook use the native route where it can (_native.py).
 ROUTE_VARIABLE = "TRT_ACTION_ROUTE"
+ROUTE_ASKED = ROUTE_VARIABLE + "=python asks for the Python route"
 
 
 def after_fork_in_child():
@@ -192,11 +193,11 @@ class Build:
         if message["library"] is None:
             del message["library"]
         why = self._attach_native()
+        if why is not None:
+            message["route_note"] = why
         if self.native is not None:
             message["route"] = "native"
             return message
-        if why:
-            message["route_note"] = why
         base = _monitor_base(builder, config)
         if base is not None:
             plain, tee = _monitor_classes(base)
@@ -205,13 +206,16 @@ class Build:
 
     def _attach_native(self):
         """Puts trt-action's C++ monitor on the config (the native route),
-        unless TRT_ACTION_ROUTE says python; returns why not, or ""."""
+        unless TRT_ACTION_ROUTE says python. Returns why the build takes
+        the route it takes, or None when the one reason is that no folder
+        of native libraries was named: the supervisor says why, as it
+        knows where it looked."""
         if os.environ.get(ROUTE_VARIABLE) == "python":
-            return ""  # asked for: nothing to explain
+            return ROUTE_ASKED
         from . import _native
 
         self.native, why = _native.attach(self.config)
-        return why or ""
+        return why
 
     def start(self, message):
         """Announces the build, starts its drain thread and attaches the

@@ -90,8 +90,13 @@ class NativeRoute(unittest.TestCase):
 
     def attach(self, config):
         native, why = _native.attach(config)
-        self.assertIsNone(why)
         self.assertIsInstance(native, _native.Native)
+        # Why the build took the native route, for the report's route_note.
+        self.assertEqual(
+            why,
+            "tensorrt_rtx_bindings %s hands its builder config to %s through pybind11's conduit: "
+            "the native route, taken wherever it can be" % (trt.__version__, os.path.join(nativetest.LIBS, "libtam_rtx.so")),
+        )
         self.addCleanup(native.close)
         return native
 
@@ -274,7 +279,8 @@ class Refusals(unittest.TestCase):
         self.assertIsNone(native)
         self.assertEqual(
             why,
-            "%s/libtam_rtx.so is not there (TRT_ACTION_NATIVE_DIR names the folder of trt-action's native libraries)" % self.folder,
+            "%s/libtam_rtx.so is not there: trt-action's folder of native libraries lacks it "
+            "(a release has it in lib/ beside the binary)" % self.folder,
         )
 
     def test_a_library_without_the_functions(self):

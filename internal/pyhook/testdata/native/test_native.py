@@ -63,7 +63,9 @@ class Refusals(unittest.TestCase):
         for value in (None, ""):
             native, why = self.attach("tensorrt_rtx_bindings.tensorrt_rtx", "1.7.1.116", TRT_ACTION_NATIVE_DIR=value)
             self.assertIsNone(native)
-            self.assertEqual(why, "TRT_ACTION_NATIVE_DIR is not set, so the native monitor's libraries cannot be found")
+            # No reason of the hook's: the supervisor, which left the
+            # variable out, says what it did not find and where it looked.
+            self.assertIsNone(why)
 
     def test_a_relative_folder(self):
         native, why = self.attach("tensorrt_rtx_bindings.tensorrt_rtx", "1.7.1.116", TRT_ACTION_NATIVE_DIR="bin/lib")
@@ -76,7 +78,8 @@ class Refusals(unittest.TestCase):
         self.assertIsNone(native)
         self.assertEqual(
             why,
-            "%s/libtam_host.so is not there (TRT_ACTION_NATIVE_DIR names the folder of trt-action's native libraries)" % empty,
+            "%s/libtam_host.so is not there: trt-action's folder of native libraries lacks it "
+            "(a release has it in lib/ beside the binary)" % empty,
         )
 
 

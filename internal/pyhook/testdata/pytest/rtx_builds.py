@@ -73,6 +73,7 @@ class RealBuilds(support.TestCase):
             begin,
             {
                 "m": "begin", "id": 1, "entry": "build_serialized_network", "route": "python",
+                "route_note": "TRT_ACTION_ROUTE=python asks for the Python route",
                 "bindings": "tensorrt_rtx_bindings", "library": "TensorRT-RTX " + VERSION, "user_monitor": False,
                 "config": {
                     "flags": [],

@@ -97,7 +97,8 @@ class FakeBindings(support.TestCase):
     def expected_begin(self, build_id, entry, user_monitor=False, bindings="tensorrt_bindings",
                        library="TensorRT 10.16.1.11", config=CONFIG, network=NETWORK):
         return {
-            "m": "begin", "id": build_id, "entry": entry, "route": "python", "bindings": bindings,
+            "m": "begin", "id": build_id, "entry": entry, "route": "python",
+            "route_note": "TRT_ACTION_ROUTE=python asks for the Python route", "bindings": bindings,
             "library": library, "user_monitor": user_monitor, "config": config, "network": network,
         }
 
