@@ -2,8 +2,11 @@ package remote
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/trt-action/trt-action/internal/cache/remote/remotetest"
 )
 
 // A round trip of tens of MB through each store: Put, Has, Get, Open,
@@ -75,4 +78,33 @@ func TestRoundTrip(t *testing.T) {
 		wantErr(t, err, ErrNotFound)
 		wantErr(t, s.Delete(ctx, key), ErrNotFound)
 	})
+}
+
+// A registry on this machine is tried with HTTPS first: one that does not
+// speak TLS is spoken to in plain HTTP (127.0.0.1 and localhost alike),
+// one that does stays on HTTPS.
+func TestLoopbackFallsBackToPlainHTTP(t *testing.T) {
+	plain := remotetest.StartRegistry(t, remotetest.RegistryOptions{})
+	tls := remotetest.StartRegistry(t, remotetest.RegistryOptions{TLS: true})
+	_, port, _ := strings.Cut(plain.Host, ":")
+	for _, c := range []struct {
+		url       string
+		env       remotetest.Env
+		wantPlain bool
+	}{
+		{plain.URL("trt/cache"), plain.Env(), true},
+		{"oci://localhost:" + port + "/trt/cache", plain.Env(), true},
+		{tls.URL("trt/cache"), tls.Env(), false},
+	} {
+		s, err := Open(context.Background(), c.url, Options{Getenv: c.env.Getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Has(context.Background(), keyOf("fallback")); err != nil {
+			t.Fatalf("%s: %v", c.url, err)
+		}
+		if o := s.(*ociStore); !o.decided || o.plain != c.wantPlain {
+			t.Errorf("%s: plain HTTP = %v (decided %v), want %v", c.url, o.plain, o.decided, c.wantPlain)
+		}
+	}
 }
