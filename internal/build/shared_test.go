@@ -396,3 +396,192 @@ func TestStoreKilledMidTransfer(t *testing.T) {
 		}
 	})
 }
+
+// Two runners pushing one key at once: no error, and one entry stays,
+// whole. S3's conditional write lets exactly one push; a registry has no
+// conditional tag, so there both may (remote's oci.go says why that is
+// harmless).
+func TestTwoRunnersPushOneKeyAtOnce(t *testing.T) {
+	for _, kind := range []string{"oci", "s3"} {
+		t.Run(kind, func(t *testing.T) {
+			var st *store
+			if kind == "oci" {
+				st = ociServer(t, remotetest.RegistryOptions{})
+			} else {
+				st = s3Server(t)
+			}
+			runs := make([]*sharedRun, 2)
+			var wg sync.WaitGroup
+			for i := range runs {
+				s := st.open(t, "", 0)
+				ec := sharedCache(t, t.TempDir(), s, remote.ReadWrite)
+				builds := sizedBuilds(t.TempDir(), 1, 8<<20)
+				wg.Go(func() { runs[i] = runShared(t, builds, ec, nil, nil) })
+			}
+			wg.Wait()
+			pushed := 0
+			for i, r := range runs {
+				b := r.builds["b00"]
+				if b.Status != report.StatusOK && b.Status != report.StatusCached || len(r.warnings)+len(r.runWarnings) > 0 {
+					t.Fatalf("runner %d: %s (%s), warnings %q %q", i, b.Status, b.Reason, r.warnings, r.runWarnings)
+				}
+				if b.Cache.Pushed {
+					pushed++
+				}
+			}
+			if pushed == 0 || kind == "s3" && pushed != 1 {
+				t.Errorf("%d runners pushed; want one (S3), at least one (OCI)", pushed)
+			}
+			third := runShared(t, sizedBuilds(t.TempDir(), 1, 8<<20), sharedCache(t, t.TempDir(), st.open(t, "", 0), remote.ReadWrite), nil, nil)
+			if b := third.builds["b00"]; b.Status != report.StatusCached || b.Cache.From != report.CacheFromRemote {
+				t.Errorf("a third runner: %s, cache %+v; want the entry that stayed", b.Status, b.Cache)
+			}
+		})
+	}
+}
+
+// SIGINT while a build's engine is pulled: the run exits within 2 s (the
+// budget docs/budgets.md gives an interrupted run) with a valid report
+// that says what the build was doing, and leaves nothing partial at the
+// engine path or in the folder.
+func TestSignalDuringAPull(t *testing.T) {
+	signalDuringAPull(t, 32<<20, 16<<20)
+}
+
+// The same with a 1 GiB engine.
+func TestSignalDuringAPullOfAGibibyte(t *testing.T) {
+	if testing.Short() {
+		t.Skip("a 1 GiB engine is built, stored and pushed first")
+	}
+	signalDuringAPull(t, 1<<30, 64<<20)
+}
+
+func signalDuringAPull(t *testing.T, size, rate int64) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, size))
+	proxy := remotetest.StartProxy(t, st.target)
+	proxy.Throttle(rate)
+	s := st.open(t, st.via(proxy.Addr), 0)
+	signals := make(chan os.Signal, 1)
+	var sent time.Time
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	r := runShared(t, sizedBuilds(dir, 1, size), sharedCache(t, cacheDir, s, remote.ReadWrite), signals,
+		once(moving(report.TransferPull), func() {
+			sent = time.Now()
+			signals <- os.Interrupt
+		}))
+	if sent.IsZero() {
+		t.Fatal("no pull was seen to move bytes")
+	}
+	if took := time.Since(sent); took > 2*time.Second {
+		t.Errorf("the run ended %s after SIGINT; the limit is 2s", took)
+	}
+	b := r.builds["b00"]
+	if _, ok := r.cause.(Interrupted); !ok || b.Status != report.StatusCancelled || b.Callbacks != 0 ||
+		!strings.Contains(b.Reason, "interrupted by SIGINT (while its engine was pulled from the shared store)") {
+		t.Errorf("run %v; build %s (%s), %d callbacks", r.cause, b.Status, b.Reason, b.Callbacks)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b00.engine")); !os.IsNotExist(err) {
+		t.Errorf("an engine is at the engine path after a pull was interrupted (%v)", err)
+	}
+	assertNoPartialsIn(t, dir, cacheDir)
+	if entries, _ := filepath.Glob(filepath.Join(cacheDir, cacheVersion, "??", "*")); len(entries) != 0 {
+		t.Errorf("the folder has entries after an interrupted pull: %v", entries)
+	}
+	if r.rep.Interrupted == "" || !r.rep.Complete && r.rep.Signal != report.SignalInterrupt {
+		t.Errorf("the report does not record the signal: %+v", r.rep)
+	}
+}
+
+// An entry the store serves that is refused (its bytes changed in the
+// server's storage; another key's metadata under its key) is a miss with a
+// warning; in read-write mode the engine built instead replaces it, which
+// the next runner pulls; in read-only mode the store's entry stays.
+func TestRefusedEntryIsReplaced(t *testing.T) {
+	poisons := map[string]struct {
+		server func(*testing.T) *store
+		poison func(t *testing.T, st *store, s remote.Store, first *sharedRun)
+	}{
+		// On S3 only: a registry's Put skips a blob it has, whatever its
+		// bytes, so an engine built again with the same bytes does not
+		// mend it there (told to the remote store's owner).
+		"blob bytes changed": {server: s3Server, poison: func(t *testing.T, st *store, _ remote.Store, first *sharedRun) {
+			engine := first.builds["b00"].Engine
+			good, _ := os.ReadFile(engine.Path)
+			bad := bytes.Clone(good)
+			bad[len(bad)/2] ^= 0xff
+			if err := os.WriteFile(st.blob(engine.SHA256), bad, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		"another key's metadata": {server: func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
+			poison: func(t *testing.T, _ *store, s remote.Store, first *sharedRun) {
+				ctx := context.Background()
+				mine, err := s.Get(ctx, first.builds["b00"].Cache.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				theirs, err := s.Get(ctx, first.builds["b01"].Cache.Key)
+				if err != nil {
+					t.Fatal(err)
+				}
+				engine, _ := os.ReadFile(first.builds["b00"].Engine.Path)
+				up := remote.Upload{File: mine.Files[0], Body: bytes.NewReader(engine)}
+				if _, err := s.Put(ctx, mine.Key, theirs.Meta, []remote.Upload{up}, true); err != nil {
+					t.Fatal(err)
+				}
+			}},
+	}
+	for name, p := range poisons {
+		t.Run(name, func(t *testing.T) {
+			st := p.server(t)
+			s := st.open(t, "", 0)
+			builds := func() []matrix.Build { return sizedBuilds(t.TempDir(), 2, 1<<20) }
+			p.poison(t, st, s, seeded(t, s, builds()))
+			for _, mode := range []remote.Mode{remote.ReadOnly, remote.ReadWrite} {
+				r := runShared(t, builds(), sharedCache(t, t.TempDir(), s, mode), nil, nil)
+				b := r.builds["b00"]
+				if b.Status != report.StatusOK || b.Callbacks == 0 || len(r.warnings) != 1 || !strings.Contains(r.warnings[0], "the shared store's entry for this build's key was refused") {
+					t.Fatalf("%s: %s, %d callbacks, warnings %q; want built, with a warning", mode, b.Status, b.Callbacks, r.warnings)
+				}
+				if b.Cache.Pushed != (mode == remote.ReadWrite) || len(r.runWarnings) != 0 || r.builds["b01"].Cache.From != report.CacheFromRemote {
+					t.Errorf("%s: pushed %v, run warnings %q, b01 %+v", mode, b.Cache.Pushed, r.runWarnings, r.builds["b01"].Cache)
+				}
+			}
+			next := runShared(t, builds(), sharedCache(t, t.TempDir(), s, remote.ReadOnly), nil, nil)
+			if b := next.builds["b00"]; b.Status != report.StatusCached || b.Cache.From != report.CacheFromRemote || len(next.warnings) != 0 {
+				t.Errorf("after the replacement: %s, cache %+v, warnings %q; want a remote hit", b.Status, b.Cache, next.warnings)
+			}
+		})
+	}
+}
+
+// --rebuild never asks the store; in read-write mode what it builds
+// replaces the store's entry (the report says rebuilt and pushed), in
+// read-only mode only the folder's.
+func TestRebuildReplacesTheStoresEntry(t *testing.T) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	s := st.open(t, "", 0)
+	builds := func() []matrix.Build { return sizedBuilds(t.TempDir(), 2, 64<<10) }
+	seeded(t, s, builds())
+	builtAt := func() time.Time {
+		r := runShared(t, builds(), sharedCache(t, t.TempDir(), s, remote.ReadOnly), nil, nil)
+		return r.builds["b00"].Cache.BuiltAt
+	}
+	before := builtAt()
+	for _, mode := range []remote.Mode{remote.ReadOnly, remote.ReadWrite} {
+		r := runShared(t, builds(), sharedCache(t, t.TempDir(), s, mode, "b00"), nil, nil)
+		b, other := r.builds["b00"], r.builds["b01"]
+		if b.Status != report.StatusOK || !b.Cache.Rebuilt || b.Callbacks == 0 || b.Cache.Transfer != nil && b.Cache.Transfer.Direction == report.TransferPull {
+			t.Fatalf("%s: b00 %s, cache %+v; want rebuilt without a pull", mode, b.Status, b.Cache)
+		}
+		if b.Cache.Pushed != (mode == remote.ReadWrite) || other.Cache.From != report.CacheFromRemote {
+			t.Errorf("%s: b00 pushed %v, b01 %+v", mode, b.Cache.Pushed, other.Cache)
+		}
+		after := builtAt()
+		if replaced := after.After(before); replaced != (mode == remote.ReadWrite) {
+			t.Errorf("%s: the store's entry was built at %s, before at %s", mode, after, before)
+		}
+		before = after
+	}
+}

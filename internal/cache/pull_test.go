@@ -23,15 +23,6 @@ import (
 	"github.com/trt-action/trt-action/internal/cache/remote/remotetest"
 )
 
-// The stores name their format in their layout and artifact type: a
-// store's format is the folder's, or a runner would read another
-// format's entries.
-func TestSharedStoreFormatIsTheFolders(t *testing.T) {
-	if remote.FormatVersion != FormatVersion {
-		t.Errorf("remote.FormatVersion %d, cache.FormatVersion %d: change both together", remote.FormatVersion, FormatVersion)
-	}
-}
-
 // A pull delivers the engine and keeps the entry in the folder (the
 // backfill), which then serves the next build as a local hit; the store
 // gets nothing new from a push of what it has, and a push with replace
