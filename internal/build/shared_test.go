@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -584,4 +585,124 @@ func TestRebuildReplacesTheStoresEntry(t *testing.T) {
 		}
 		before = after
 	}
+}
+
+// Pushes still running when every build has ended are waited for up to
+// the push timeout, then abandoned with a warning each; the run ends ok.
+// Pushes that end in time are in the final report.
+func TestPushTimeout(t *testing.T) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	proxy := remotetest.StartProxy(t, st.target)
+	proxy.Throttle(1 << 20) // 8 MiB: 8 s
+	s := st.open(t, st.via(proxy.Addr), 0)
+	ec := sharedCache(t, t.TempDir(), s, remote.ReadWrite)
+	ec.PushTimeout = time.Second
+	var lastEnd time.Time
+	r := runShared(t, sizedBuilds(t.TempDir(), 1, 8<<20), ec, nil, func(ev event.Event) {
+		if ev.Kind == event.BuildFinished {
+			lastEnd = time.Now()
+		}
+	})
+	b := r.builds["b00"]
+	want := report.CacheWarningPrefix + "not pushed to the shared store: abandoned: still running 1.0s after the last build ended (the push timeout)"
+	if b.Status != report.StatusOK || b.Cache.Pushed || !slices.Contains(b.Warnings, want) || !slices.Contains(r.warnings, want) || r.cause != nil {
+		t.Fatalf("%s, cache %+v, warnings %q, shown %q, run %v; want ok and the push abandoned", b.Status, b.Cache, b.Warnings, r.warnings, r.cause)
+	}
+	if waited := time.Since(lastEnd); waited < time.Second || waited > 3*time.Second {
+		t.Errorf("the run ended %s after its last build; want the push timeout, 1s", waited)
+	}
+}
+
+// SIGINT while the run waits for a push abandons it: the run exits within
+// 2 s, and the build says why it was not pushed.
+func TestSignalDuringAPush(t *testing.T) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	proxy := remotetest.StartProxy(t, st.target)
+	proxy.Throttle(1 << 20)
+	s := st.open(t, st.via(proxy.Addr), 0)
+	signals := make(chan os.Signal, 1)
+	var sent time.Time
+	r := runShared(t, sizedBuilds(t.TempDir(), 1, 8<<20), sharedCache(t, t.TempDir(), s, remote.ReadWrite), signals,
+		once(moving(report.TransferPush), func() {
+			sent = time.Now()
+			signals <- os.Interrupt
+		}))
+	if took := time.Since(sent); sent.IsZero() || took > 2*time.Second {
+		t.Errorf("the run ended %s after SIGINT (sent: %v); the limit is 2s", took, !sent.IsZero())
+	}
+	b := r.builds["b00"]
+	want := report.CacheWarningPrefix + "not pushed to the shared store: abandoned: interrupted by SIGINT"
+	if b.Status != report.StatusOK || b.Cache.Pushed || !slices.Contains(b.Warnings, want) {
+		t.Errorf("%s, cache %+v, warnings %q; want ok, the push abandoned", b.Status, b.Cache, b.Warnings)
+	}
+}
+
+// gets counts a real store's lookups.
+type gets struct {
+	remote.Store
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (g *gets) Get(ctx context.Context, key string) (*remote.Entry, error) {
+	g.mu.Lock()
+	g.n[key]++
+	g.mu.Unlock()
+	return g.Store.Get(ctx, key)
+}
+
+// Builds of one key in one run ask the store once: the first pulls, the
+// others wait for it and hit the folder; a key the store lacks is not asked
+// again when its first build failed and the next builds it.
+func TestOneLookupPerKey(t *testing.T) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, 1<<20))
+	g := &gets{Store: st.open(t, "", 0), n: map[string]int{}}
+	dir := t.TempDir()
+	builds := sizedBuilds(dir, 1, 1<<20)
+	again := builds[0]
+	again.Name, again.Engine = "again", filepath.Join(dir, "again.engine")
+	missing := simBuild(dir, "missing", func(b *matrix.Build) {
+		b.Sim.Threads, b.Sim.EngineSize, b.Sim.Step = 40, 1<<20, 300*time.Microsecond
+		b.Budgets.Build = 100 * time.Millisecond // not in the key: this one fails, the next builds it
+	})
+	retry := missing
+	retry.Name, retry.Engine, retry.Budgets.Build = "retry", filepath.Join(dir, "retry.engine"), 0
+	r := runShared(t, []matrix.Build{builds[0], again, missing, retry}, sharedCache(t, t.TempDir(), g, remote.ReadOnly), nil, nil)
+	got := r.statuses()
+	from := []string{r.builds["b00"].Cache.From, r.builds["again"].Cache.From}
+	slices.Sort(from) // whichever read its inputs first pulled
+	if got["b00"] != report.StatusCached || got["again"] != report.StatusCached || !slices.Equal(from, []string{report.CacheFromLocal, report.CacheFromRemote}) ||
+		got["missing"] != report.StatusBudgetExceeded || got["retry"] != report.StatusOK {
+		t.Fatalf("statuses %v; b00 and again from %v", got, from)
+	}
+	for name, b := range r.builds {
+		if n := g.n[b.Cache.Key]; n != 1 {
+			t.Errorf("%s: its key was looked up %d times, want once", name, n)
+		}
+	}
+}
+
+// A pull counts in its build's budget: a build whose budget runs out while
+// its engine is pulled ends budget-exceeded, saying so, with nothing
+// partial, and the store stays on.
+func TestPullInTheBuildsBudget(t *testing.T) {
+	st := ociServer(t, remotetest.RegistryOptions{})
+	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, 16<<20))
+	proxy := remotetest.StartProxy(t, st.target)
+	proxy.Throttle(2 << 20) // 8 s
+	s := st.open(t, st.via(proxy.Addr), 0)
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	builds := sizedBuilds(dir, 1, 16<<20)
+	builds[0].Budgets.Build = 500 * time.Millisecond
+	r := runShared(t, builds, sharedCache(t, cacheDir, s, remote.ReadWrite), nil, nil)
+	b := r.builds["b00"]
+	if b.Status != report.StatusBudgetExceeded || b.Callbacks != 0 || !strings.Contains(b.Reason, "build budget exceeded") ||
+		!strings.HasSuffix(b.Reason, "while its engine was pulled from the shared store; no worker started") {
+		t.Errorf("%s (%s), %d callbacks; want stopped by its budget while pulling", b.Status, b.Reason, b.Callbacks)
+	}
+	if len(r.runWarnings) != 0 {
+		t.Errorf("run warnings %q: a build's budget is not the store's failure", r.runWarnings)
+	}
+	assertNoPartialsIn(t, dir, cacheDir)
 }
