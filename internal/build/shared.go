@@ -334,6 +334,9 @@ func (r *runner) beginPush(i int, res *report.Build) *report.Build {
 	c := r.opts.Cache.Cache
 	go func() {
 		out := r.shared.push(c, job, progress)
+		if r.shared.ctx.Err() != nil {
+			return // abandoned: the loop settled the build then, with its warning
+		}
 		if started() {
 			end := &event.Transfer{Direction: report.TransferPush, Ended: true}
 			if out.transfer != nil {

@@ -613,27 +613,40 @@ func TestPushTimeout(t *testing.T) {
 	}
 }
 
-// SIGINT while the run waits for a push abandons it: the run exits within
-// 2 s, and the build says why it was not pushed.
+// SIGINT abandons the pushes in flight, whether the run still has builds
+// running or waits for its pushes: the run exits within 2 s, and each
+// build says once why it was not pushed.
 func TestSignalDuringAPush(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
-	proxy := remotetest.StartProxy(t, st.target)
-	proxy.Throttle(1 << 20)
-	s := st.open(t, st.via(proxy.Addr), 0)
-	signals := make(chan os.Signal, 1)
-	var sent time.Time
-	r := runShared(t, sizedBuilds(t.TempDir(), 1, 8<<20), sharedCache(t, t.TempDir(), s, remote.ReadWrite), signals,
-		once(moving(report.TransferPush), func() {
-			sent = time.Now()
-			signals <- os.Interrupt
-		}))
-	if took := time.Since(sent); sent.IsZero() || took > 2*time.Second {
-		t.Errorf("the run ended %s after SIGINT (sent: %v); the limit is 2s", took, !sent.IsZero())
-	}
-	b := r.builds["b00"]
-	want := report.CacheWarningPrefix + "not pushed to the shared store: abandoned: interrupted by SIGINT"
-	if b.Status != report.StatusOK || b.Cache.Pushed || !slices.Contains(b.Warnings, want) {
-		t.Errorf("%s, cache %+v, warnings %q; want ok, the push abandoned", b.Status, b.Cache, b.Warnings)
+	for _, still := range []bool{false, true} {
+		t.Run(fmt.Sprintf("builds running %v", still), func(t *testing.T) {
+			st := ociServer(t, remotetest.RegistryOptions{})
+			proxy := remotetest.StartProxy(t, st.target)
+			proxy.Throttle(1 << 20)
+			s := st.open(t, st.via(proxy.Addr), 0)
+			dir := t.TempDir()
+			builds := sizedBuilds(dir, 1, 8<<20)
+			if still {
+				builds = append(builds, simBuild(dir, "slow", func(b *matrix.Build) { b.Sim.Step = 10 * time.Millisecond }))
+			}
+			signals := make(chan os.Signal, 1)
+			var sent time.Time
+			r := runShared(t, builds, sharedCache(t, t.TempDir(), s, remote.ReadWrite), signals,
+				once(moving(report.TransferPush), func() {
+					sent = time.Now()
+					signals <- os.Interrupt
+				}))
+			if took := time.Since(sent); sent.IsZero() || took > 2*time.Second {
+				t.Errorf("the run ended %s after SIGINT (sent: %v); the limit is 2s", took, !sent.IsZero())
+			}
+			b := r.builds["b00"]
+			want := report.CacheWarningPrefix + "not pushed to the shared store: abandoned: interrupted by SIGINT"
+			if b.Status != report.StatusOK || b.Cache.Pushed || !slices.Equal(b.Warnings, []string{want}) || !slices.Equal(r.warnings, []string{want}) {
+				t.Errorf("%s, cache %+v, warnings %q, shown %q; want ok, the push abandoned, told once", b.Status, b.Cache, b.Warnings, r.warnings)
+			}
+			if still && r.builds["slow"].Status != report.StatusCancelled {
+				t.Errorf("slow: %s", r.builds["slow"].Status)
+			}
+		})
 	}
 }
 
