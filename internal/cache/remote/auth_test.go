@@ -147,3 +147,35 @@ func TestS3WrongCredentials(t *testing.T) {
 	_, err = bad.Put(context.Background(), keyOf("s3 auth 2"), testMeta(key), []Upload{testFile(t, "engine", 1<<10, 8)}, false)
 	wantAuthError(t, err, fx.target, wrongSecret, fx.s3.SecretKey)
 }
+
+// An S3 endpoint over TLS with a certificate the test makes, trusted
+// through SSL_CERT_FILE or AWS_CA_BUNDLE (which the AWS SDK reads): both
+// add to the system's roots; without either the certificate is refused.
+func TestS3OverTLS(t *testing.T) {
+	srv := remotetest.StartS3(t, remotetest.S3Options{TLS: true})
+	url := srv.URL("cache", srv.Endpoint)
+	key := keyOf("s3 tls")
+	engine := testFile(t, "engine", 1<<20, 27)
+	for i, variable := range []string{"SSL_CERT_FILE", "AWS_CA_BUNDLE"} {
+		s, err := Open(context.Background(), url, Options{Getenv: srv.Env().With(variable, srv.CertFile).Getenv})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if i == 0 {
+			put(t, s, key, engine, false)
+		}
+		got, err := readAll(t, s, key, 0)
+		if err != nil {
+			t.Fatalf("%s: %v", variable, err)
+		}
+		sameBytes(t, got, engine)
+	}
+	s, err := Open(context.Background(), url, Options{Getenv: srv.Env().Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(context.Background(), key)
+	if err == nil || errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "certificate") {
+		t.Fatalf("without the certificate: %v; want it refused", err)
+	}
+}

@@ -48,7 +48,7 @@ func ociFixture(t testing.TB, o remotetest.RegistryOptions) *fixture {
 }
 
 func s3Fixture(t testing.TB) *fixture {
-	s := remotetest.StartS3(t)
+	s := remotetest.StartS3(t, remotetest.S3Options{})
 	return &fixture{
 		kind: "s3", url: s.URL("team/cache", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
 		via:     func(addr string) string { return s.URL("team/cache", "http://"+addr) },

@@ -117,7 +117,8 @@ func (s section) reader() io.Reader {
 // of at most partSize bytes is one layer whose digest is the file's
 // SHA-256, which Upload carries; a larger one is parts of partSize bytes
 // (the last shorter), whose digests are computed here by reading the file
-// once (about 2 s per GiB on one core, before the upload reads it again).
+// once more before the upload reads it: one more read and SHA-256 pass
+// over the file, seconds per GiB on one core.
 func (s *ociStore) layers(files []Upload) ([]ocispec.Descriptor, []section, error) {
 	var layers []ocispec.Descriptor
 	var bodies []section

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/http"
+	"slices"
 	"strconv"
 	"time"
 
@@ -13,6 +15,7 @@ import (
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
 	"oras.land/oras-go/v2/errdef"
 	orasremote "oras.land/oras-go/v2/registry/remote"
+	"oras.land/oras-go/v2/registry/remote/errcode"
 )
 
 // Get reads key's manifest (at most maxManifestBytes), checks that it is an
@@ -273,33 +276,21 @@ func (s *ociStore) List(ctx context.Context, fn func(Listed) error) error {
 	ctx, w := watch(ctx, s.stall)
 	defer w.stop()
 	repo, err := s.repository(ctx)
-	if err != nil {
-		return s.fail(ctx, "listing", err)
+	if err == nil {
+		err = repo.Tags(ctx, "", func(tags []string) error {
+			keys := slices.DeleteFunc(tags, func(tag string) bool { return !validKey(tag) })
+			return lookAll(ctx, w, keys, func(ctx context.Context, tag string) (Listed, bool, error) {
+				return s.listed(ctx, repo, tag)
+			}, fn)
+		})
 	}
-	var callerErr error
-	err = repo.Tags(ctx, "", func(tags []string) error {
-		for _, tag := range tags {
-			if !validKey(tag) {
-				continue
-			}
-			l, ok, err := s.listed(ctx, repo, tag)
-			if err != nil || !ok {
-				if err != nil {
-					return err
-				}
-				continue
-			}
-			w.pause()
-			callerErr = fn(l)
-			w.resume()
-			if callerErr != nil {
-				return callerErr
-			}
-		}
-		return nil
-	})
-	if callerErr != nil {
-		return callerErr
+	var caller callerError
+	var resp *errcode.ErrorResponse
+	switch {
+	case errors.As(err, &caller):
+		return caller.err
+	case errors.As(err, &resp) && resp.StatusCode == http.StatusNotFound && hasCode(resp, errcode.ErrorCodeNameUnknown):
+		return nil // a repository nothing was pushed to yet
 	}
 	return s.fail(ctx, "listing", err)
 }

@@ -73,6 +73,32 @@ func TestConcurrentPutsOfOneKey(t *testing.T) {
 	})
 }
 
+// One store used by several goroutines at once (a run's pushes go on
+// beside its lookups): each key gets its own entry.
+func TestOneStoreUsedConcurrently(t *testing.T) {
+	eachStore(t, func(t *testing.T, fx *fixture) {
+		s := fx.open(t, fx.url)
+		var wg sync.WaitGroup
+		for i := range 4 {
+			f := testFile(t, "engine", 2<<20, uint64(30+i))
+			key := keyOf(f.SHA256)
+			wg.Go(func() {
+				if _, err := s.Put(context.Background(), key, testMeta(key), []Upload{f}, false); err != nil {
+					t.Error(err)
+					return
+				}
+				got, err := readAll(t, s, key, 0)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				sameBytes(t, got, f)
+			})
+		}
+		wg.Wait()
+	})
+}
+
 // Deleting from a registry that refuses deletion (as GHCR's registry API
 // does) is ErrUnsupported; the entry stays.
 func TestOCIDeleteUnsupported(t *testing.T) {

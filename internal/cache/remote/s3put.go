@@ -128,11 +128,11 @@ func (s *s3Store) Sweep(ctx context.Context, grace time.Duration) (Swept, error)
 		return Swept{}, err
 	}
 	defer w.stop()
-	swept, err := s.sweep(ctx, time.Now().Add(-grace))
+	swept, err := s.sweep(ctx, w, time.Now().Add(-grace))
 	return swept, s.fail(ctx, "sweeping", err)
 }
 
-func (s *s3Store) sweep(ctx context.Context, before time.Time) (Swept, error) {
+func (s *s3Store) sweep(ctx context.Context, w *watchdog, before time.Time) (Swept, error) {
 	type blob struct {
 		name string
 		size int64
@@ -152,9 +152,9 @@ func (s *s3Store) sweep(ctx context.Context, before time.Time) (Swept, error) {
 		}
 	}
 	named := map[string]bool{}
-	err := s.records(ctx, func(_ string, r *s3Record, _ time.Time) error {
-		if r != nil {
-			for _, f := range r.Files {
+	err := s.records(ctx, w, func(r s3Listed) error {
+		if r.record != nil {
+			for _, f := range r.record.Files {
 				named[s.blobName(f.SHA256)] = true
 			}
 		}

@@ -169,29 +169,34 @@ func (s *s3Store) List(ctx context.Context, fn func(Listed) error) error {
 		return err
 	}
 	defer w.stop()
-	var callerErr error
-	err = s.records(ctx, func(key string, r *s3Record, modified time.Time) error {
-		l := Listed{Key: key, Uploaded: modified}
-		if r != nil {
-			l.Meta = r.Meta
-			for _, f := range r.Files {
+	err = s.records(ctx, w, func(r s3Listed) error {
+		l := Listed{Key: r.key, Uploaded: r.modified}
+		if r.record != nil {
+			l.Meta = r.record.Meta
+			for _, f := range r.record.Files {
 				l.Size += f.Size
 			}
 		}
-		w.pause()
-		callerErr = fn(l)
-		w.resume()
-		return callerErr
+		return fn(l)
 	})
-	if callerErr != nil {
-		return callerErr
+	var caller callerError
+	if errors.As(err, &caller) {
+		return caller.err
 	}
 	return s.fail(ctx, "listing", err)
 }
 
-// records calls fn for every record under entries/ whose name is a key,
-// read and parsed (r nil when it does not parse, or went away meanwhile).
-func (s *s3Store) records(ctx context.Context, fn func(key string, r *s3Record, modified time.Time) error) error {
+// s3Listed is a record as records finds it: nil when it does not parse.
+type s3Listed struct {
+	key      string
+	record   *s3Record
+	modified time.Time
+}
+
+// records calls use for every record under entries/ whose name is a key,
+// read and parsed (lookAll: several at a time), but those that went away
+// meanwhile.
+func (s *s3Store) records(ctx context.Context, w *watchdog, use func(s3Listed) error) error {
 	prefix := s.root + "entries/"
 	pages := s3.NewListObjectsV2Paginator(s.client, &s3.ListObjectsV2Input{Bucket: &s.bucket, Prefix: &prefix})
 	for pages.HasMorePages() {
@@ -199,23 +204,29 @@ func (s *s3Store) records(ctx context.Context, fn func(key string, r *s3Record, 
 		if err != nil {
 			return err
 		}
+		var keys []string
+		modified := map[string]time.Time{}
 		for _, o := range page.Contents {
-			key := strings.TrimPrefix(aws.ToString(o.Key), prefix)
-			if !validKey(key) {
-				continue
+			if key := strings.TrimPrefix(aws.ToString(o.Key), prefix); validKey(key) {
+				keys = append(keys, key)
+				modified[key] = aws.ToTime(o.LastModified)
 			}
+		}
+		err = lookAll(ctx, w, keys, func(ctx context.Context, key string) (s3Listed, bool, error) {
+			l := s3Listed{key: key, modified: modified[key]}
 			e, err := s.get(ctx, key)
-			var r *s3Record
 			switch {
 			case err == nil:
-				r = e.ref.(*s3Record)
-			case isNotFound(err), errors.Is(err, ErrCorrupt):
-			default:
-				return err
+				l.record = e.ref.(*s3Record)
+			case isNotFound(err):
+				return l, false, nil
+			case !errors.Is(err, ErrCorrupt):
+				return l, false, err
 			}
-			if err := fn(key, r, aws.ToTime(o.LastModified)); err != nil {
-				return err
-			}
+			return l, true, nil
+		}, use)
+		if err != nil {
+			return err
 		}
 	}
 	return nil

@@ -2,6 +2,9 @@ package remote
 
 import (
 	"context"
+	"errors"
+	"fmt"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -107,4 +110,53 @@ func TestLoopbackFallsBackToPlainHTTP(t *testing.T) {
 			t.Errorf("%s: plain HTTP = %v (decided %v), want %v", c.url, o.plain, o.decided, c.wantPlain)
 		}
 	}
+}
+
+// A store with no entries yet (a repository the registry has never seen,
+// a prefix with no objects) lists none, without an error.
+func TestListOfAnEmptyStore(t *testing.T) {
+	eachStore(t, func(t *testing.T, fx *fixture) {
+		n := 0
+		if err := fx.open(t, fx.url).List(context.Background(), func(Listed) error { n++; return nil }); err != nil || n != 0 {
+			t.Fatalf("List = %d entries, %v; want none, nil", n, err)
+		}
+	})
+}
+
+// A listing of many entries (looked up several at a time) finds each once;
+// an error of the caller's function stops it and comes back as it is.
+func TestListManyEntries(t *testing.T) {
+	eachStore(t, func(t *testing.T, fx *fixture) {
+		s := fx.open(t, fx.url)
+		want := map[string]int64{}
+		for i := range 20 {
+			key := keyOf(fmt.Sprint("many ", i))
+			f := testFile(t, "engine", int64(1000+i), uint64(100+i))
+			put(t, s, key, f, false)
+			want[key] = f.Size
+		}
+		got := map[string]int64{}
+		err := s.List(context.Background(), func(l Listed) error {
+			if _, seen := got[l.Key]; seen {
+				t.Errorf("%s listed twice", l.Key)
+			}
+			got[l.Key] = l.Size
+			return nil
+		})
+		if err != nil || !maps.Equal(got, want) {
+			t.Fatalf("List = %v, %v; want %v", got, err, want)
+		}
+		stop := errors.New("enough")
+		calls := 0
+		err = s.List(context.Background(), func(Listed) error {
+			calls++
+			if calls == 3 {
+				return stop
+			}
+			return nil
+		})
+		if err != stop || calls != 3 {
+			t.Fatalf("a listing whose function fails on the 3rd entry: %v after %d calls; want its error as it is, after 3", err, calls)
+		}
+	})
 }
