@@ -42,7 +42,7 @@ func ociServer(t *testing.T, o remotetest.RegistryOptions) *store {
 }
 
 func s3Server(t *testing.T) *store {
-	s := remotetest.StartS3(t)
+	s := remotetest.StartS3(t, remotetest.S3Options{})
 	return &store{kind: "s3", url: s.URL("team", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
 		via: func(addr string) string { return s.URL("team", "http://"+addr) },
 		blob: func(sum string) string {

@@ -39,7 +39,7 @@ func ociStore(t *testing.T) *sharedStore {
 }
 
 func s3Store(t *testing.T) *sharedStore {
-	s := remotetest.StartS3(t)
+	s := remotetest.StartS3(t, remotetest.S3Options{})
 	return &sharedStore{kind: "s3", url: s.URL("team", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
 		via: func(addr string) string { return s.URL("team", "http://"+addr) },
 		blob: func(sum string) string {
