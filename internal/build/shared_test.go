@@ -608,7 +608,7 @@ func TestPushTimeout(t *testing.T) {
 	if b.Status != report.StatusOK || b.Cache.Pushed || !slices.Contains(b.Warnings, want) || !slices.Contains(r.warnings, want) || r.cause != nil {
 		t.Fatalf("%s, cache %+v, warnings %q, shown %q, run %v; want ok and the push abandoned", b.Status, b.Cache, b.Warnings, r.warnings, r.cause)
 	}
-	if waited := time.Since(lastEnd); waited < time.Second || waited > 3*time.Second {
+	if waited := time.Since(lastEnd); waited < time.Second || waited > 5*time.Second { // the push alone would take 8 s
 		t.Errorf("the run ended %s after its last build; want the push timeout, 1s", waited)
 	}
 }
