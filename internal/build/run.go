@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -135,6 +136,15 @@ type runner struct {
 
 	rebuildsPlanned <-chan struct{} // closed once the keys --rebuild is for are known (EngineCache.planRebuilds)
 
+	// The engine cache's shared store (shared.go); shared is nil without one.
+	shared   *sharedTier
+	pushJobs []*pushJob            // by build: its push, set before its end is sent, taken by the loop
+	awaiting map[int]*report.Build // builds whose push runs, as they ended; the loop's
+	// pushesAbandoned is why pushes were abandoned (a signal, the push
+	// timeout); nil while they may run. The loop's.
+	pushesAbandoned error
+	closed          chan struct{} // closed once the loop has ended: a late push's events go nowhere
+
 	lastCheckpoint time.Time
 	checkpointCost time.Duration    // how long the last checkpoint took
 	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
@@ -158,7 +168,13 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	r.views = newViewQueue(opts.OnEvent)
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
-	r.rep.KeepEncodings() // a build is never changed once it has ended
+	r.pushJobs, r.awaiting, r.closed = make([]*pushJob, len(builds)), map[int]*report.Build{}, make(chan struct{})
+	if opts.Cache != nil && opts.Cache.Remote != nil {
+		r.shared = newSharedTier(opts.Cache, r.runWarning)
+		defer r.shared.cancel(errors.New("the run ended"))
+		r.rep.Cache = r.shared.runCache()
+	}
+	r.rep.KeepEncodings() // an ended build changes only by Settle (a push that ends after it: shared.go)
 	for i, b := range builds {
 		r.rep.Builds[i] = pendingBuild(b)
 	}
@@ -173,6 +189,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 		r.rebuildsPlanned = opts.Cache.planRebuilds(r) // before any build asks the cache
 	}
 	r.loop(signals)
+	close(r.closed)
 	r.finish()
 	r.views.close()
 	var interrupted Interrupted
@@ -218,6 +235,10 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		}
 		if running == 0 && (next == len(r.builds) || r.admit.Err() != nil) {
 			r.cancelPending(next)
+			if changed && len(r.awaiting) > 0 {
+				r.checkpoint(false) // the last builds' ends, before the wait for their pushes
+			}
+			r.awaitPushes(signals)
 			return
 		}
 		if changed {
@@ -226,13 +247,9 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		}
 		select {
 		case ev := <-r.events:
-			if ev.Kind == event.BuildFinished {
-				running--
-				r.rep.Settle(ev.Build, ev.Result)
-				r.closeIfRunSpent()
+			if r.take(ev, &running) {
 				changed = true
 			}
-			r.emit(ev)
 		case <-r.checkpointDue:
 			r.checkpoint(true)
 		case sig := <-signals:
@@ -243,6 +260,31 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 		}
 	}
+}
+
+// take handles an event of a build (or of its push) on the loop, and
+// hands it to the views. It reports whether the report changed in a way
+// the next checkpoint must write (a build's end, a push's outcome).
+func (r *runner) take(ev event.Event, running *int) (changed bool) {
+	switch {
+	case ev.Kind == event.BuildFinished:
+		*running--
+		ev.Result = r.beginPush(ev.Build, ev.Result)
+		r.rep.Settle(ev.Build, ev.Result)
+		r.closeIfRunSpent()
+		changed = true
+	case ev.Kind == event.CachePushed:
+		if _, ok := r.awaiting[ev.Build]; !ok {
+			return false // abandoned already: the report and the views have its warning
+		}
+		delete(r.awaiting, ev.Build)
+		r.rep.Settle(ev.Build, ev.Result)
+		changed = true
+	case ev.Kind == event.Warning && ev.Build == -1 && r.rep.Cache != nil:
+		r.rep.Cache.Warnings = append(r.rep.Cache.Warnings, strings.TrimPrefix(ev.Message, report.CacheWarningPrefix))
+	}
+	r.emit(ev)
+	return changed
 }
 
 // closeIfRunSpent closes admission when the run's clock says its budget
@@ -273,6 +315,7 @@ func (r *runner) onSignal(sig os.Signal) {
 	r.stop(cause)
 	r.emit(event.Event{Kind: event.Stopping, Build: -1,
 		Message: fmt.Sprintf("%s: stopping every build (up to %s); press Ctrl-C again to kill", signalName(sig), r.opts.InterruptGrace)})
+	r.abandonPushes(cause.Error()) // a transfer of gigabytes must not hold up the exit
 }
 
 // cancelPending marks the builds that never started.
@@ -369,5 +412,6 @@ func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 			res = w.run()
 		}
 	}
+	r.pushJobs[i] = w.push // the loop takes it with the build's end
 	r.events <- event.Event{Kind: event.BuildFinished, Build: i, Name: res.Name, Result: res}
 }
