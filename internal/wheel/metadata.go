@@ -17,6 +17,15 @@ const (
 	// format, https://packaging.python.org/en/latest/specifications/binary-distribution-format/).
 	DistName = "trt_action"
 
+	// License is the project's licence as an SPDX expression: the wheel's
+	// License-Expression (PEP 639) and the release SBOM's licence
+	// (scripts/dist asks mkwheel -license for it).
+	License = "Apache-2.0"
+	// LicenseFile is the licence's text at the repository's root, which the
+	// tarballs hold beside the binary and a wheel under
+	// .dist-info/licenses/ (PEP 639).
+	LicenseFile = "LICENSE"
+
 	repository = "https://github.com/trt-action/trt-action"
 	summary    = "Build NVIDIA TensorRT engines in CI from a build matrix, and see every build while it runs: phases, budgets, cancel, reports"
 	// requiresPython: the hook needs 3.7 (internal/pyhook), and the wheel's
@@ -36,7 +45,8 @@ type Metadata struct {
 }
 
 // Text is the METADATA file (core metadata 2.4,
-// https://packaging.python.org/en/latest/specifications/core-metadata/):
+// https://packaging.python.org/en/latest/specifications/core-metadata/,
+// the first version with License-Expression and License-File, PEP 639):
 // the README, its relative links made absolute, is the description.
 func (m Metadata) Text() string {
 	var b strings.Builder
@@ -45,6 +55,8 @@ func (m Metadata) Text() string {
 	field("Name", Project)
 	field("Version", m.Version)
 	field("Summary", summary)
+	field("License-Expression", License)
+	field("License-File", LicenseFile)
 	field("Keywords", "tensorrt,tensorrt-rtx,onnx,ci,github-actions")
 	field("Project-URL", "Homepage, "+repository)
 	field("Project-URL", "Documentation, "+repository+"/blob/"+m.Ref+"/README.md")

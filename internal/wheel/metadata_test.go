@@ -71,3 +71,26 @@ func TestRTXVersionOfTheHeaders(t *testing.T) {
 		t.Errorf("RTXVersion = %q, want MAJOR.MINOR.PATCH.BUILD", v)
 	}
 }
+
+// TestLicenseFileIsTheLicense: the repository's LICENSE, which the wheels
+// and tarballs carry, is the text of the licence License names: the Apache
+// License 2.0 (its standard text, from title to the end of its terms).
+func TestLicenseFileIsTheLicense(t *testing.T) {
+	if License != "Apache-2.0" || LicenseFile != "LICENSE" {
+		t.Fatalf("License %q in %s: this test knows the text of Apache-2.0 only", License, LicenseFile)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", LicenseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		"Apache License Version 2.0, January 2004 http://www.apache.org/licenses/ TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION 1. Definitions.",
+		"9. Accepting Warranty or Additional Liability.",
+		"END OF TERMS AND CONDITIONS",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q: not the Apache License 2.0", LicenseFile, want)
+		}
+	}
+}

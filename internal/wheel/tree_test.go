@@ -20,7 +20,8 @@ import (
 func testSources(t *testing.T) Sources {
 	t.Helper()
 	dir := t.TempDir()
-	src := Sources{Stage: filepath.Join(dir, "stage"), Python: filepath.Join(dir, "pywheel"), Hook: filepath.Join(dir, "hook")}
+	src := Sources{Stage: filepath.Join(dir, "stage"), Python: filepath.Join(dir, "pywheel"), Hook: filepath.Join(dir, "hook"),
+		License: filepath.Join(dir, "repo", "LICENSE")}
 	files := map[string]string{
 		"pywheel/trt_action/__init__.py":        "__version__ = '0'\n",
 		"pywheel/trt_action/__pycache__/x.pyc":  "cache",
@@ -32,6 +33,7 @@ func testSources(t *testing.T) Sources {
 		"hook/__pycache__/wire.cpython-311.pyc": "cache",
 		"stage/README.md":                       "the tarball's, not the wheel's",
 		"stage/lib/not-a-backend.txt":           "x",
+		"repo/LICENSE":                          "the licence\n",
 	}
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), content)
@@ -112,6 +114,10 @@ func TestLayout(t *testing.T) {
 	if err != nil || string(meta) != testMeta.Text() {
 		t.Errorf("METADATA %q, %v", meta, err)
 	}
+	license, err := os.ReadFile(filepath.Join(dir, "trt_action-1.2.3.dist-info", "licenses", "LICENSE"))
+	if err != nil || string(license) != "the licence\n" {
+		t.Errorf("the wheel's licence %q, %v; want the repository's LICENSE", license, err)
+	}
 	stageBinary, _ := os.ReadFile(filepath.Join(src.Stage, Binary))
 	wheelBinary, _ := os.ReadFile(filepath.Join(dir, "trt_action-1.2.3.data", "scripts", Binary))
 	if len(stageBinary) == 0 || string(stageBinary) != string(wheelBinary) {
@@ -133,6 +139,7 @@ func TestLayoutRefusesLinks(t *testing.T) {
 		{"backends' folder", "stage/lib", outside + "/lib", "escapes"},
 		{"hook file", "hook/wire.py", outside + "/file", "is a symbolic link"},
 		{"python file", "pywheel/trt_action.pth", outside + "/file", "is a symbolic link"},
+		{"licence", "repo/LICENSE", outside + "/file", "is not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

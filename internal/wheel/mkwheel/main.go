@@ -8,7 +8,8 @@
 // The same inputs make the same bytes: fixed file modes, and zip times
 // from SOURCE_DATE_EPOCH (the last commit's time unless -epoch says).
 // `mkwheel -pep440 VERSION` only prints VERSION's PEP 440 form (make dist
-// checks it before building anything).
+// checks it before building anything); `mkwheel -license` only prints the
+// project's SPDX licence expression (make dist writes it into the SBOMs).
 package main
 
 import (
@@ -33,6 +34,7 @@ type options struct {
 	stage, out, version, rtxInclude, repo, pyWheel, ref, python string
 	epoch                                                       int64
 	pep440                                                      string
+	license                                                     bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -42,6 +44,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() {
 		fmt.Fprint(stderr, "usage: mkwheel -stage DIR -version VERSION -out DIR [flags]\n"+
 			"       mkwheel -pep440 VERSION\n"+
+			"       mkwheel -license\n"+
 			"Builds the trt-action wheel of one platform from its dist stage folder and prints its path.\n")
 		fl.PrintDefaults()
 	}
@@ -49,17 +52,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&o.out, "out", "", "the folder the wheel goes into; a wheel of the same name there is replaced (required)")
 	fl.StringVar(&o.version, "version", "", "make's VERSION (v1.2.3, git describe output, or PEP 440), written as PEP 440 (required)")
 	fl.StringVar(&o.rtxInclude, "rtx-include", os.Getenv("TRT_RTX_INCLUDE"), "TensorRT-RTX's include folder the rtx backend is compiled against: its NvInferVersion.h pins the rtx extra")
-	fl.StringVar(&o.repo, "repo", ".", "the repository: README.md, internal/pyhook/wheel and internal/pyhook/py/trt_action_hook")
+	fl.StringVar(&o.repo, "repo", ".", "the repository: LICENSE, README.md, internal/pyhook/wheel and internal/pyhook/py/trt_action_hook")
 	fl.StringVar(&o.pyWheel, "pywheel", "", "the Python files copied whole into the wheel's root (default: REPO/internal/pyhook/wheel)")
 	fl.StringVar(&o.ref, "ref", "", "the git tag or commit the README's relative links point into (default: the tag at HEAD, else HEAD's commit)")
 	fl.Int64Var(&o.epoch, "epoch", 0, "SOURCE_DATE_EPOCH, the time of every file in the wheel (default: the last commit's time)")
 	fl.StringVar(&o.python, "python", pythonDefault(), "the Python with the pinned wheel package (scripts/setup-dist-tools; default $TRT_ACTION_DIST_PYTHON, else python3)")
 	fl.StringVar(&o.pep440, "pep440", "", "only print this VERSION's PEP 440 form, or say why it has none")
+	fl.BoolVar(&o.license, "license", false, "only print the project's licence as an SPDX expression")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if o.license {
+		fmt.Fprintln(stdout, wheel.License)
+		return 0
 	}
 	if o.pep440 != "" {
 		v, err := wheel.Version(o.pep440)
@@ -139,9 +147,10 @@ func build(o options, log io.Writer) (string, error) {
 		return "", err
 	}
 	src := wheel.Sources{
-		Stage:  o.stage,
-		Python: o.pyWheel,
-		Hook:   filepath.Join(o.repo, "internal", "pyhook", "py", "trt_action_hook"),
+		Stage:   o.stage,
+		Python:  o.pyWheel,
+		Hook:    filepath.Join(o.repo, "internal", "pyhook", "py", "trt_action_hook"),
+		License: filepath.Join(o.repo, wheel.LicenseFile),
 	}
 	meta := wheel.Metadata{Version: version, RTXVersion: rtx, Readme: string(readme), Ref: o.ref}
 	if _, err := wheel.Layout(treeDir, src, meta); err != nil {
