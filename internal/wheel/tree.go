@@ -55,7 +55,8 @@ const (
 //	trt_action-V.dist-info/licenses/LICENSE            the licence METADATA names
 //
 // The sources are read through os.Root, so no symbolic link leads out of
-// them, and a link inside them is refused: a wheel holds files only.
+// them, and a link inside them is refused: a wheel holds files only. The
+// binary and backends must be stripped (CheckStripped).
 func Layout(dir string, src Sources, meta Metadata) (string, error) {
 	t := &tree{dir: dir, written: map[string]bool{}}
 	stage, err := os.OpenRoot(src.Stage)
@@ -84,6 +85,9 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 			return "", err
 		}
 		needs = append(needs, n)
+		if err := CheckStripped(f.from, bytes.NewReader(content)); err != nil {
+			return "", fmt.Errorf("%s: %w", src.Stage, err)
+		}
 		if err := t.write(f.to, content, f.mode); err != nil {
 			return "", err
 		}

@@ -18,7 +18,8 @@ import (
 
 // setup makes a stage (a C++ binary and a backend), a stand-in of
 // internal/pyhook/wheel and TensorRT-RTX's version header, and returns
-// mkwheel's arguments for them (the repository's README and hook).
+// mkwheel's arguments for them (the repository's LICENSE, docs/pypi.md
+// and hook).
 func setup(t *testing.T, out string) []string {
 	t.Helper()
 	dir := t.TempDir()
@@ -38,8 +39,8 @@ func setup(t *testing.T, out string) []string {
 		}
 		return b
 	}
-	put(filepath.Join(stage, "trt-action"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread")))
-	put(filepath.Join(stage, "lib", "libtam_x.so"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC")))
+	put(filepath.Join(stage, "trt-action"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread", "-s")))
+	put(filepath.Join(stage, "lib", "libtam_x.so"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC", "-s")))
 	put(filepath.Join(dir, "pywheel", "trt_action", "__init__.py"), []byte("__version__ = '0'\n"))
 	put(filepath.Join(dir, "pywheel", "trt_action.pth"), []byte("import trt_action\n"))
 	put(filepath.Join(dir, "rtx", "NvInferVersion.h"), []byte("#define TRT_MAJOR_RTX 1\n#define TRT_MINOR_RTX 7\n#define TRT_PATCH_RTX 1\n#define TRT_BUILD_RTX 116\n"))
@@ -78,6 +79,7 @@ func TestWheelIsValid(t *testing.T) {
 	}
 	checkRecord(t, path)
 	checkLicense(t, py, path)
+	checkDescription(t, path)
 	shown, err := exec.Command(py, "-m", "auditwheel", "show", path).CombinedOutput()
 	tag := strings.TrimSuffix(path[strings.LastIndex(path, "-")+1:], ".whl")
 	if err != nil || !strings.Contains(strings.Join(strings.Fields(string(shown)), " "), `platform tag: "`+tag+`"`) {
@@ -155,6 +157,37 @@ func checkRecord(t *testing.T, path string) {
 		if _, ok := hashes[want]; !ok {
 			t.Errorf("the wheel lacks %s", want)
 		}
+	}
+}
+
+// checkDescription: the wheel's description, its page on PyPI, is
+// docs/pypi.md (its links absolute), not the README's developer commands.
+func checkDescription(t *testing.T, whl string) {
+	t.Helper()
+	z, err := zip.OpenReader(whl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	r, err := z.Open("trt_action-1.2.3+4.gabc1234.dist-info/METADATA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	meta, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(meta), "\n\n")
+	page, err := os.ReadFile("../../../docs/pypi.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, _, _ := strings.Cut(string(page), "\n## ")
+	if !strings.HasPrefix(body, title) || !strings.Contains(body, "python -m pip install trt-action") ||
+		!strings.Contains(body, "(https://github.com/trt-action/trt-action/blob/v1.2.3/docs/commands.md)") ||
+		strings.Contains(body, "make test") {
+		t.Errorf("the wheel's description is not docs/pypi.md with absolute links:\n%.600s", body)
 	}
 }
 
