@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/native"
 )
 
@@ -20,7 +21,12 @@ func runVersion(c *Command, args []string) error {
 	if err := c.parse(fs, args, map[string]string{"trt-lib": "trt-lib"}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Streams.Out, "%s\nbackends:\n  sim            built in\n", versionLine())
+	fmt.Fprintf(c.Streams.Out, "%s\nbackends:\n", versionLine())
+	for _, b := range backend.All() {
+		if b.Simulated {
+			fmt.Fprintf(c.Streams.Out, "  %-14s built in\n", b.Name)
+		}
+	}
 	missing := false
 	for _, b := range native.CompiledBackends(*lib) {
 		fmt.Fprintf(c.Streams.Out, "  %-14s %s\n", b.Name, b.Describe())

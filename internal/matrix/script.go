@@ -72,7 +72,7 @@ func (w *walker) scriptSource(own *yaml.Node, defaults *buildSource) *yaml.Node 
 		case key == "trtexec" || isSetting:
 			w.errs.add(w.pos(p.key), "%s: %s", key, noSettings)
 		case key == simKey:
-			w.errs.add(w.pos(p.key), "%s: a build with run: is never simulated by its own settings; build --backend sim stands a simulated build in for it", key)
+			w.errs.add(w.pos(p.key), "%s: a build with run: is never simulated by its own settings; build --backend %s stands a simulated build in for it", key, backend.Sim)
 		default:
 			w.errs.add(w.pos(p.key), "%s", unknownKey(key, "build with run:", scriptKeys))
 		}
@@ -156,8 +156,8 @@ func (d *decoder) scriptBackend(keys fieldSet, at Pos) string {
 		return ""
 	}
 	if s, ok := d.text(p.val, "backend", "one of "+choices(scriptBackends())); ok && backend.Of(s).Simulated {
-		d.w.errs.add(d.w.pos(p.val), "backend: %s runs no command: a build with run: names the TensorRT its program imports (%s); build --backend sim stands a simulated build in for it",
-			s, choices(scriptBackends()))
+		d.w.errs.add(d.w.pos(p.val), "backend: %s runs no command: a build with run: names the TensorRT its program imports (%s); build --backend %s stands a simulated build in for it",
+			s, choices(scriptBackends()), backend.Sim)
 		return ""
 	}
 	name, _ := d.enum(p.val, "backend", scriptBackends())

@@ -6,6 +6,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/doccheck"
 )
 
@@ -71,7 +72,7 @@ func (m Metadata) Text() string {
 	field("Summary", summary)
 	field("License-Expression", License)
 	field("License-File", LicenseFile)
-	field("Keywords", "tensorrt,tensorrt-rtx,onnx,ci,github-actions")
+	field("Keywords", strings.Join(keywords(), ","))
 	field("Project-URL", "Homepage, "+repository)
 	field("Project-URL", "Documentation, "+repository+"/blob/"+m.Ref+"/README.md")
 	field("Project-URL", "Source, "+repository+"/tree/"+m.Ref)
@@ -96,6 +97,18 @@ func (m Metadata) Text() string {
 	b.WriteString("\n")
 	b.WriteString(AbsoluteLinks(m.Description, path.Dir(Description), m.Ref))
 	return b.String()
+}
+
+// keywords are what PyPI's search finds the project by: the backends that
+// build real engines, by their names, and what it is for.
+func keywords() []string {
+	var out []string
+	for _, b := range backend.All() {
+		if !b.Simulated {
+			out = append(out, b.Name)
+		}
+	}
+	return append(out, "onnx", "ci", "github-actions")
 }
 
 // WheelText is the WHEEL file of a wheel whose platform tag is platform
