@@ -9,7 +9,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -443,5 +445,29 @@ func TestBackendMissingIsUnavailable(t *testing.T) {
 	}
 	if _, err := BackendInfo(missing, backend.LibraryLocation{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("BackendInfo error = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestStatusNamesAreTheCEnums: each Status is the value of its tam_status
+// in trtaction.h, named as the enum names it (TAM_CANCELLED: "cancelled"),
+// and its name reads back as itself.
+func TestStatusNamesAreTheCEnums(t *testing.T) {
+	header := readText(t, "trtaction.h")
+	enum := regexp.MustCompile(`TAM_([A-Z]+) = ([0-9]+)`).FindAllStringSubmatch(header[strings.Index(header, "enum tam_status"):], -1)
+	if len(enum) != 4 {
+		t.Fatalf("enum tam_status: %q", enum)
+	}
+	for _, e := range enum {
+		v, _ := strconv.Atoi(e[2])
+		s := Status(v)
+		if s.String() != strings.ToLower(e[1]) {
+			t.Errorf("Status(%d) is %q, trtaction.h calls it TAM_%s", v, s, e[1])
+		}
+		if back, ok := ParseStatus(s.String()); !ok || back != s {
+			t.Errorf("ParseStatus(%q) = %v, %v", s, back, ok)
+		}
+	}
+	if _, ok := ParseStatus("status(7)"); ok {
+		t.Error("ParseStatus took a word no status has")
 	}
 }

@@ -115,7 +115,7 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	end = max(end, in.begun)
 	b := &in.rep
 	b.Status, b.Reason = status, reason
-	if in.end != nil && in.end.Result == "ok" {
+	if in.end != nil && in.end.Result == hookResultOK {
 		b.SerializedBytes = in.end.Bytes
 	}
 	if s.w.hit != nil && s.hitInner == in {

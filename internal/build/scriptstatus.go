@@ -33,7 +33,7 @@ type innerEnding struct {
 func decideInnerStatus(e innerEnding) (status, reason string) {
 	stoppedBy := stopStatus(e.budget)
 	switch {
-	case e.end != nil && e.end.Result == "ok":
+	case e.end != nil && e.end.Result == hookResultOK:
 		return report.StatusOK, ""
 	case e.end == nil && e.ctl.killWhy != "":
 		if e.ctl.graceKill && e.budget != "" {
@@ -46,7 +46,7 @@ func decideInnerStatus(e innerEnding) (status, reason string) {
 		return stoppedBy, e.ctl.stopWhy
 	case e.end.UserCancelled:
 		return report.StatusCancelled, "the program's own progress monitor cancelled the build"
-	case e.end.Result == "error" && e.end.Error != "":
+	case e.end.Result == hookResultError && e.end.Error != "":
 		return report.StatusFailed, e.end.Error
 	}
 	return report.StatusFailed, "TensorRT returned no engine"
