@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/settings"
 )
 
@@ -60,7 +61,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "backend", "enum"}, backend.Names()},
 		{[]string{"$defs", "build", "then", "propertyNames", "enum"}, scriptKeys},
 		{[]string{"$defs", "build", "then", "properties", "backend", "enum"}, scriptBackends()},
-		{[]string{"$defs", "env", "propertyNames", "not", "enum"}, HookEnv},
+		{[]string{"$defs", "env", "propertyNames", "not", "enum"}, pyhook.HookEnv},
 	}
 	// Every setting with values lists exactly the table's (toggles each
 	// also with a sign).

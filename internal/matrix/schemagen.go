@@ -9,6 +9,7 @@ import (
 	"io"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/settings"
 )
 
@@ -74,7 +75,7 @@ func scriptSchema(defs object) object {
 		set("properties", props.set("backend", object{{"enum", jsonList(scriptBackends())}}))
 	env, _ := defs.get("env").(object)
 	names, _ := env.get("propertyNames").(object)
-	names = names.set("not", object{{"enum", jsonList(HookEnv)}})
+	names = names.set("not", object{{"enum", jsonList(pyhook.HookEnv)}})
 	return defs.set("build", build.set("then", then)).set("env", env.set("propertyNames", names))
 }
 

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/settings"
 	"github.com/trt-action/trt-action/internal/text"
@@ -34,21 +35,6 @@ var scriptDefaults = []string{"name", "backend", "env", "workdir", "budgets"}
 
 // scriptOnly are the keys only a build with run: has.
 var scriptOnly = []string{"run", "env", "workdir"}
-
-// The environment variables the hook that observes a build with run:
-// reads (internal/pyhook; docs/builder-scripts.md). trt-action sets them
-// for the command (internal/build); TRT_ACTION_ROUTE=python in its own
-// environment keeps builds on the Python monitor.
-const (
-	EnvSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
-	EnvHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
-	EnvRoute      = "TRT_ACTION_ROUTE"      // python: the Python monitor; else the native route where it can be
-	EnvNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
-)
-
-// HookEnv are the hook's variables: env: may not set them, as the hook
-// would then report to the wrong place or not at all.
-var HookEnv = []string{EnvSupervisor, EnvHookDir, EnvRoute, EnvNativeDir}
 
 // noSettings says why a build with run: takes no builder settings.
 const noSettings = "a build with run: takes no builder settings: its program's code sets them, " +
@@ -294,7 +280,7 @@ func envNameProblem(name string) string {
 	switch {
 	case !text.IsEnvName(name):
 		return fmt.Sprintf("%q is not a variable name; use letters, digits and _, not starting with a digit", name)
-	case slices.Contains(HookEnv, name):
+	case slices.Contains(pyhook.HookEnv, name):
 		return name + " is set by trt-action, for the hook that observes the builds the command runs; leave it out"
 	}
 	return ""
