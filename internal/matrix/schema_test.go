@@ -94,7 +94,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 	}
 }
 
-// TestSchemaIsGenerated: schema.json is what go generate ./internal/settings
+// TestSchemaIsGenerated: schema.json is what go generate ./internal/matrix
 // writes from schema.base.json and the settings table, so a setting added
 // to the table, or an edit of the base, cannot be forgotten there.
 func TestSchemaIsGenerated(t *testing.T) {
@@ -103,7 +103,7 @@ func TestSchemaIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(Schema, want) {
-		t.Error("schema.json is not what the settings table and schema.base.json make: run go generate ./internal/settings")
+		t.Error("schema.json is not what the settings table and schema.base.json make: run go generate ./internal/matrix")
 	}
 }
 

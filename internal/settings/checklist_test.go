@@ -66,7 +66,7 @@ func TestEverySettingIsInEveryFile(t *testing.T) {
 	docs := readRepo(t, "docs/builder-settings.md") + readRepo(t, "docs/matrix.md")
 	for _, s := range All() {
 		if _, ok := schema.Defs[s.Key]; !ok {
-			t.Errorf("%s: schema.json has no definition of it (go generate ./internal/settings)", s.Key)
+			t.Errorf("%s: schema.json has no definition of it (go generate ./internal/matrix)", s.Key)
 		}
 		if !strings.Contains(docs, "`"+s.Key+"`") {
 			t.Errorf("%s: docs/builder-settings.md and docs/matrix.md do not document it", s.Key)
