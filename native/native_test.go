@@ -408,12 +408,13 @@ func fakeBackend(t *testing.T) string {
 func TestBackendLoadsAndBuilds(t *testing.T) {
 	so := fakeBackend(t)
 	// The backend is told the library and where it came from.
-	lib := backend.LibraryLocation{Path: "/opt/lib/libnvinfer.so.10", Source: backend.FromVariable, Name: "TRT_ACTION_TRT_LIB"}
+	lib := backend.LibraryLocation{Path: "/opt/lib/libnvinfer.so.10", Source: backend.FromVariable, Name: "TRT_ACTION_TRT_LIB",
+		Fix: "install it"}
 	info, err := BackendInfo(so, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info != `{"backend":"fake","abi":2,"library_path":"/opt/lib/libnvinfer.so.10","error":"from TRT_ACTION_TRT_LIB"}` {
+	if info != `{"backend":"fake","abi":3,"library_path":"/opt/lib/libnvinfer.so.10","error":"from TRT_ACTION_TRT_LIB. To fix: install it"}` {
 		t.Errorf("info = %s", info)
 	}
 
@@ -432,7 +433,7 @@ func TestBackendLoadsAndBuilds(t *testing.T) {
 	}
 	var echoed Request
 	if len(logs) != 1 || json.Unmarshal([]byte(logs[0].Text), &echoed) != nil || echoed.Name != "resnet" || echoed.ONNX != "model.onnx" ||
-		echoed.LibPath != lib.Path || echoed.LibOrigin != "from TRT_ACTION_TRT_LIB" {
+		echoed.LibPath != lib.Path || echoed.LibOrigin != "from TRT_ACTION_TRT_LIB" || echoed.LibFix != "install it" {
 		t.Errorf("backend did not receive the request JSON: logs = %+v", logs)
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/install"
 	"github.com/trt-action/trt-action/native"
 )
 
@@ -21,7 +22,7 @@ func runVersion(c *Command, args []string) error {
 	if err := c.parse(fs, args, map[string]string{"trt-lib": "trt-lib"}); err != nil {
 		return err
 	}
-	fmt.Fprintf(c.Streams.Out, "%s\nbackends:\n", versionLine())
+	fmt.Fprintf(c.Streams.Out, "%s\ninstalled: %s\nbackends:\n", versionLine(), install.Current().Describe())
 	for _, b := range backend.All() {
 		if b.Simulated {
 			fmt.Fprintf(c.Streams.Out, "  %-14s built in\n", b.Name)

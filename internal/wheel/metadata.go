@@ -34,9 +34,6 @@ const (
 	// the README is the repository's front door, developers' commands
 	// included. Its relative links are made absolute (AbsoluteLinks).
 	Description = "docs/pypi.md"
-	// rtxLibs is NVIDIA's wheel of the TensorRT-RTX libraries for CUDA 12,
-	// published for x86_64 only; the rtx extra pulls it in.
-	rtxLibs = "tensorrt-rtx-cu12-libs"
 )
 
 // pythons are the Python versions the wheel has been tried on (installed
@@ -88,11 +85,13 @@ func (m Metadata) Text() string {
 	}
 	field("Classifier", "Topic :: Software Development :: Build Tools")
 	field("Requires-Python", ">="+pythons[0])
-	field("Provides-Extra", "rtx")
 	// The rtx backend dlopens the library it was compiled against; NVIDIA
-	// publishes that wheel for x86_64 only, so on arm64 the extra is empty
-	// and the same metadata serves both wheels.
-	field("Requires-Dist", fmt.Sprintf(`%s==%s; extra == "rtx" and platform_machine == "x86_64"`, rtxLibs, m.RTXVersion))
+	// publishes that wheel (the registry's Library.Wheel) for x86_64 only,
+	// so on arm64 the extra is empty and the same metadata serves both
+	// wheels.
+	rtx := backend.Of(backend.TensorRTRTX).Library
+	field("Provides-Extra", rtx.Extra)
+	field("Requires-Dist", fmt.Sprintf(`%s==%s; extra == "%s" and platform_machine == "x86_64"`, rtx.Wheel, m.RTXVersion, rtx.Extra))
 	field("Description-Content-Type", "text/markdown; charset=UTF-8; variant=GFM")
 	b.WriteString("\n")
 	b.WriteString(AbsoluteLinks(m.Description, path.Dir(Description), m.Ref))
