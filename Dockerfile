@@ -39,4 +39,5 @@ FROM ${TENSORRT_IMAGE}
 COPY --from=build /src/bin/trt-action /usr/local/bin/trt-action
 # ResolveBackend looks in <exe dir>/../lib/trt-action.
 COPY --from=build /src/bin/lib/ /usr/local/lib/trt-action/
+COPY LICENSE /usr/local/share/doc/trt-action/LICENSE
 ENTRYPOINT ["/usr/local/bin/trt-action"]

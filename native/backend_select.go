@@ -11,15 +11,33 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/install"
 )
 
 // A backend's flavours are the compilations of native/backends/shim.cc
 // (internal/backend lists them, with the shared object's name and the
 // headers each is built with).
 
-// buildHint says how to build flavour f here, or why there is none.
-func buildHint(be backend.Backend, f backend.Flavour) string {
-	return f.BuildHint(be.Name, runtime.GOARCH)
+// missingHint says what to do about flavour f's shared object, which was
+// not found, for how this trt-action was installed (internal/install), or
+// why there is none for this platform.
+func missingHint(be backend.Backend, f backend.Flavour) string {
+	return f.MissingHint(be.Name, runtime.GOARCH, backendDirVar, installation())
+}
+
+// installation is how this trt-action was installed; a variable so tests
+// can stand in each kind.
+var installation = install.Current
+
+// missingBackends says what to do about backend objects that were not
+// found, for how this trt-action was installed; build is how a source
+// checkout builds them.
+func missingBackends(build string) string {
+	in := installation()
+	if in.Kind == install.Source {
+		return build + "; or set " + backendDirVar + " to a folder holding them"
+	}
+	return in.MissingBackends(backendDirVar)
 }
 
 // backendDirVar names the folder searched first for backend shared objects.
@@ -98,13 +116,9 @@ func SearchedDirs(dirs []string) string {
 	return fmt.Sprintf("looked in %s=%s, then beside the binary in %s", backendDirVar, env, strings.Join(dirs[1:], ", "))
 }
 
-// whereBackendsLive is the fix for a backend object that was not found.
-const whereBackendsLive = "a release keeps the backends in lib/ beside the binary: copy that folder along with it, or set " +
-	backendDirVar + " to the folder holding them"
-
 func notBuilt(be backend.Backend, f backend.Flavour, dirs []string) error {
-	return fmt.Errorf("no %s backend: %s (for %s) was not found (%s); %s; or %s",
-		be.Name, f.File, f.Product, SearchedDirs(dirs), whereBackendsLive, buildHint(be, f))
+	return fmt.Errorf("no %s backend: %s (for %s) was not found (%s); %s",
+		be.Name, f.File, f.Product, SearchedDirs(dirs), missingHint(be, f))
 }
 
 // BackendFiles lists the shared objects a build on the backend named
@@ -166,7 +180,7 @@ func NativeDir() (string, error) {
 		}
 	}
 	return "", fmt.Errorf("no %s, which builder scripts need for the native monitor, was found (%s); %s",
-		HostLibrary, SearchedDirs(dirs), whereBackendsLive)
+		HostLibrary, SearchedDirs(dirs), missingBackends("build it with `make`"))
 }
 
 // resolveByLibrary picks, of be's compiled flavours, newest first, the one
@@ -190,9 +204,9 @@ func resolveByLibrary(be backend.Backend, lib backend.LibraryLocation, dirs []st
 			files = append(files, f.File)
 			setups = append(setups, "`make "+f.HeadersVar+"=...`")
 		}
-		return "", fmt.Errorf("no %s backend: neither %s was found (%s); %s; "+
-			"or build them with %s (the folder holding NvInfer.h)",
-			be.Name, strings.Join(files, " nor "), SearchedDirs(dirs), whereBackendsLive, strings.Join(setups, " or "))
+		build := "build them with " + strings.Join(setups, " or ") + " (the folder holding NvInfer.h)"
+		return "", fmt.Errorf("no %s backend: neither %s was found (%s); %s",
+			be.Name, strings.Join(files, " nor "), SearchedDirs(dirs), missingBackends(build))
 	}
 	return "", fmt.Errorf("no compiled %s backend can use the %s library:\n%s", be.Name, be.Product, strings.Join(problems, "\n"))
 }
@@ -213,7 +227,7 @@ func probe(soPath string, lib backend.LibraryLocation) (backendInfo, error) {
 }
 
 // backendABI is TAM_BACKEND_ABI in trtaction.h.
-const backendABI = 2
+const backendABI = 3
 
 // CompiledBackend describes one backend flavour for `trt-action version`.
 type CompiledBackend struct {
@@ -260,7 +274,7 @@ func CompiledBackends(trtLib string) []CompiledBackend {
 func describeFlavour(be backend.Backend, f backend.Flavour, lib backend.LibraryLocation, dirs []string) CompiledBackend {
 	b := CompiledBackend{Name: be.Name, File: f.File, For: f.Product, Path: findFlavour(f, dirs), LibraryOrigin: lib.Origin()}
 	if b.Path == "" {
-		b.Problem = buildHint(be, f)
+		b.Problem = missingHint(be, f)
 		return b
 	}
 	info, err := probe(b.Path, lib)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/install"
 )
 
 // backendDir makes a backend folder holding the named (empty) shared
@@ -23,6 +24,15 @@ func backendDir(t *testing.T, files ...string) string {
 	}
 	t.Setenv("TRT_ACTION_BACKEND_DIR", dir)
 	return dir
+}
+
+// installedAs makes the tests' trt-action an installation of kind kind
+// rooted at root, for the messages that depend on it.
+func installedAs(t *testing.T, kind install.Kind, root string) {
+	t.Helper()
+	old := installation
+	installation = func() install.Installation { return install.Installation{Kind: kind, Root: root} }
+	t.Cleanup(func() { installation = old })
 }
 
 // fakeProbe answers tam_backend_info per shared object file name.
@@ -43,9 +53,9 @@ func fakeProbe(t *testing.T, answers map[string]string) *[]string {
 }
 
 const (
-	info11Mismatch = `{"backend":"tensorrt","abi":2,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
-	info10OK       = `{"backend":"tensorrt","abi":2,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
-	info10Missing  = `{"backend":"tensorrt","abi":2,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it"}`
+	info11Mismatch = `{"backend":"tensorrt","abi":3,"compiled_against":"11.1.0.106","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":"/usr/lib/libnvinfer.so.10 is TensorRT 10.16.0.72, but this backend (tensorrt) was compiled for TensorRT 11.x"}`
+	info10OK       = `{"backend":"tensorrt","abi":3,"compiled_against":"10.16.0.72","library":"10.16.0.72","library_path":"/usr/lib/libnvinfer.so.10","error":""}`
+	info10Missing  = `{"backend":"tensorrt","abi":3,"compiled_against":"10.16.0.72","library":"","library_path":"","error":"cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it"}`
 )
 
 func TestResolveRTX(t *testing.T) {
@@ -58,13 +68,14 @@ func TestResolveRTX(t *testing.T) {
 
 func TestResolveRTXNotFound(t *testing.T) {
 	dir := backendDir(t, "libtam_trt10.so")
+	installedAs(t, install.Alone, "/p")
 	_, err := ResolveBackend("tensorrt-rtx", backend.LibraryLocation{})
 	if err == nil {
 		t.Fatal("want an error without libtam_rtx.so")
 	}
 	for _, want := range []string{"no tensorrt-rtx backend: libtam_rtx.so (for TensorRT-RTX 1.x) was not found",
 		"looked in TRT_ACTION_BACKEND_DIR=" + dir + ", then beside the binary in ",
-		"copy that folder along with it, or set TRT_ACTION_BACKEND_DIR", "scripts/setup-tensorrt-rtx"} {
+		"copy that folder along with it, or set TRT_ACTION_BACKEND_DIR"} {
 		if !strings.Contains(err.Error(), want) {
 			t.Errorf("err = %v\nwant it to contain %q", err, want)
 		}
@@ -149,6 +160,7 @@ func TestResolveTensorRTReportsEveryFlavoursProblem(t *testing.T) {
 func TestResolveTensorRTNotBuilt(t *testing.T) {
 	backendDir(t, "libtam_rtx.so")
 	fakeProbe(t, nil)
+	installedAs(t, install.Source, "/src/trt-action")
 	_, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
 	if err == nil || !strings.Contains(err.Error(), "no tensorrt backend: neither libtam_trt10.so nor libtam_trt11.so was found") ||
 		!strings.Contains(err.Error(), "set TRT_ACTION_BACKEND_DIR") || !strings.Contains(err.Error(), "TRT10_INCLUDE") {
@@ -158,9 +170,9 @@ func TestResolveTensorRTNotBuilt(t *testing.T) {
 
 func TestResolveRefusesAnotherABI(t *testing.T) {
 	backendDir(t, "libtam_trt10.so")
-	fakeProbe(t, map[string]string{"libtam_trt10.so": strings.Replace(info10OK, `"abi":2`, `"abi":3`, 1)})
+	fakeProbe(t, map[string]string{"libtam_trt10.so": strings.Replace(info10OK, `"abi":3`, `"abi":4`, 1)})
 	_, err := ResolveBackend("tensorrt", backend.LibraryLocation{})
-	if err == nil || !strings.Contains(err.Error(), "ABI 3, this binary ABI 2") {
+	if err == nil || !strings.Contains(err.Error(), "ABI 4, this binary ABI 3") {
 		t.Fatalf("err = %v; want an ABI mismatch", err)
 	}
 }
@@ -174,10 +186,11 @@ func TestResolveUnknownBackend(t *testing.T) {
 
 func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	dir := backendDir(t, "libtam_rtx.so", "libtam_trt10.so")
+	installedAs(t, install.Source, "/src/trt-action")
 	t.Setenv("TRT_ACTION_RTX_LIB", "/c")
 	t.Setenv("TRT_ACTION_TRT_LIB", "")
 	probes := fakeProbe(t, map[string]string{
-		"libtam_rtx.so":   `{"backend":"tensorrt-rtx","abi":2,"compiled_against":"1.7.1.116","library":"1.7.1.116","library_path":"/c/libtensorrt_rtx.so.1","error":""}`,
+		"libtam_rtx.so":   `{"backend":"tensorrt-rtx","abi":3,"compiled_against":"1.7.1.116","library":"1.7.1.116","library_path":"/c/libtensorrt_rtx.so.1","error":""}`,
 		"libtam_trt10.so": info10Missing,
 	})
 	got := CompiledBackends("")
@@ -186,7 +199,7 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 	}
 	want := []string{
 		"libtam_trt10.so, compiled against 10.16.0.72; cannot build here: cannot load the TensorRT library; tried libnvinfer.so.10 (on the library search path): not found. To fix: install it",
-		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`)",
+		"libtam_trt11.so: not found (build it with `make TRT11_INCLUDE=<folder holding NvInfer.h>`; or set TRT_ACTION_BACKEND_DIR to a folder holding it)",
 		"libtam_rtx.so, compiled against 1.7.1.116; library 1.7.1.116 (/c/libtensorrt_rtx.so.1, from TRT_ACTION_RTX_LIB)",
 	}
 	// Each is probed with the library a build of its backend would load.
@@ -205,11 +218,64 @@ func TestCompiledBackendsDescribesEachFlavour(t *testing.T) {
 
 func TestRTXHintOnArm64SaysThereIsNone(t *testing.T) {
 	rtx := backend.Of(backend.TensorRTRTX)
-	if got := rtx.Flavours[0].BuildHint(rtx.Name, "arm64"); !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") {
-		t.Errorf("the hint on arm64 = %q; want it to say TensorRT-RTX has no arm64 library", got)
+	for _, kind := range []install.Kind{install.Source, install.Wheel, install.Tarball} {
+		in := install.Installation{Kind: kind, Root: "/x"}
+		got := rtx.Flavours[0].MissingHint(rtx.Name, "arm64", backendDirVar, in)
+		if !strings.Contains(got, "x86_64 only") || !strings.Contains(got, "no tensorrt-rtx backend for arm64") || strings.Contains(got, "make") {
+			t.Errorf("installed %v, the hint on arm64 = %q; want it to say TensorRT-RTX has no arm64 library", kind, got)
+		}
 	}
-	if got := rtx.Flavours[0].BuildHint(rtx.Name, "amd64"); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
-		t.Errorf("the hint on amd64 = %q; want how to build it", got)
+	in := install.Installation{Kind: install.Source, Root: "/x"}
+	if got := rtx.Flavours[0].MissingHint(rtx.Name, "amd64", backendDirVar, in); !strings.Contains(got, "scripts/setup-tensorrt-rtx") {
+		t.Errorf("the hint on amd64 in a checkout = %q; want how to build it", got)
+	}
+}
+
+// TestBackendNotFoundAdviceFitsTheInstallation: what a message says about
+// a backend object that was not found fits how trt-action was installed:
+// only a source checkout is told to build it (make and the set-up script
+// are not in a wheel or a tarball), a --target install is told pip left
+// the backends out, a wheel where pip puts them, a tarball its lib/.
+func TestBackendNotFoundAdviceFitsTheInstallation(t *testing.T) {
+	for _, c := range []struct {
+		kind      install.Kind
+		want, not []string
+	}{
+		{install.Source, []string{"build it with `make` after `eval \"$(scripts/setup-tensorrt-rtx)\"`", "TRT_ACTION_BACKEND_DIR"}, []string{"pip"}},
+		{install.Wheel, []string{"pip installs the backends with the binary, into /p/lib/trt-action", "pip install --force-reinstall trt-action"},
+			[]string{"make", "scripts/", "--target"}},
+		{install.WheelTarget, []string{"pip install --target (/p)", "leaves a wheel's data files out", "venv, --user or --prefix", "TRT_ACTION_BACKEND_DIR"},
+			[]string{"make", "scripts/", "--force-reinstall"}},
+		{install.Tarball, []string{"the release tarball holds the backends in lib/ beside the binary (/p/lib)", "TRT_ACTION_BACKEND_DIR"},
+			[]string{"make", "scripts/", "pip"}},
+		{install.Prefix, []string{"the backends belong in /p/lib/trt-action", "TRT_ACTION_BACKEND_DIR"}, []string{"make", "scripts/", "pip"}},
+		{install.Alone, []string{"copy that folder along with it, or set TRT_ACTION_BACKEND_DIR"}, []string{"make", "scripts/", "pip"}},
+	} {
+		backendDir(t, "libtam_trt10.so")
+		installedAs(t, c.kind, "/p")
+		_, err := ResolveBackend("tensorrt-rtx", backend.LibraryLocation{})
+		if err == nil {
+			t.Fatal("want an error without libtam_rtx.so")
+		}
+		host := ""
+		if _, herr := NativeDir(); herr != nil {
+			host = herr.Error()
+		}
+		for what, text := range map[string]string{"ResolveBackend": err.Error(), "NativeDir": host} {
+			if what == "NativeDir" && c.kind == install.Source {
+				c.want = []string{"build it with `make`"}
+			}
+			for _, w := range c.want {
+				if !strings.Contains(text, w) {
+					t.Errorf("installed %v: %s's error %q\nlacks %q", c.kind, what, text, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(text, n) {
+					t.Errorf("installed %v: %s's error %q\nsays %q, which does not fit", c.kind, what, text, n)
+				}
+			}
+		}
 	}
 }
 

@@ -57,10 +57,10 @@ int tam_backend_open(const char* path, tam_backend* out, char* err, size_t errca
   }
 }
 
-int64_t tam_backend_call_info(const tam_backend* b, const char* lib_path, const char* lib_origin, char* buf,
-                              size_t cap) {
+int64_t tam_backend_call_info(const tam_backend* b, const char* lib_path, const char* lib_origin, const char* lib_fix,
+                              char* buf, size_t cap) {
   try {
-    return b->info(lib_path, lib_origin, buf, cap);
+    return b->info(lib_path, lib_origin, lib_fix, buf, cap);
   } catch (...) {
     return -1;
   }

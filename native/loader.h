@@ -22,7 +22,8 @@ typedef struct tam_backend {
  * life of the process: unloading TensorRT is not safe. */
 int tam_backend_open(const char* path, tam_backend* out, char* err, size_t errcap);
 
-int64_t tam_backend_call_info(const tam_backend* b, const char* lib_path, const char* lib_origin, char* buf, size_t cap);
+int64_t tam_backend_call_info(const tam_backend* b, const char* lib_path, const char* lib_origin, const char* lib_fix,
+                              char* buf, size_t cap);
 int32_t tam_backend_call_build(const tam_backend* b, const tam_host* host, const char* request_json, char* err,
                                size_t errcap);
 

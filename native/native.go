@@ -385,20 +385,21 @@ func StartBackend(soPath string, req Request) (*Build, error) {
 
 // BackendInfo asks the backend at soPath to describe itself and the
 // TensorRT library at lib (backend.LocateLibrary decides where; the
-// backend's messages name lib's origin); it returns the backend's JSON
-// object.
+// backend's messages name lib's origin and end with its fix); it returns
+// the backend's JSON object.
 func BackendInfo(soPath string, lib backend.LibraryLocation) (string, error) {
 	be, err := openBackend(soPath)
 	if err != nil {
 		return "", err
 	}
 	defer C.free(unsafe.Pointer(be))
-	clib, corigin := C.CString(lib.Path), C.CString(lib.Origin())
+	clib, corigin, cfix := C.CString(lib.Path), C.CString(lib.Origin()), C.CString(lib.Fix)
 	defer C.free(unsafe.Pointer(clib))
 	defer C.free(unsafe.Pointer(corigin))
+	defer C.free(unsafe.Pointer(cfix))
 	buf := make([]byte, 4096)
 	for {
-		n := int(C.tam_backend_call_info(be, clib, corigin, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))))
+		n := int(C.tam_backend_call_info(be, clib, corigin, cfix, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf))))
 		if n < 0 {
 			return "", fmt.Errorf("native: backend %s: tam_backend_info failed", soPath)
 		}

@@ -10,7 +10,9 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -456,12 +458,13 @@ func fakeBackend(t *testing.T) string {
 func TestBackendLoadsAndBuilds(t *testing.T) {
 	so := fakeBackend(t)
 	// The backend is told the library and where it came from.
-	lib := backend.LibraryLocation{Path: "/opt/lib/libnvinfer.so.10", Source: backend.FromVariable, Name: "TRT_ACTION_TRT_LIB"}
+	lib := backend.LibraryLocation{Path: "/opt/lib/libnvinfer.so.10", Source: backend.FromVariable, Name: "TRT_ACTION_TRT_LIB",
+		Fix: "install it"}
 	info, err := BackendInfo(so, lib)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info != `{"backend":"fake","abi":2,"library_path":"/opt/lib/libnvinfer.so.10","error":"from TRT_ACTION_TRT_LIB"}` {
+	if info != `{"backend":"fake","abi":3,"library_path":"/opt/lib/libnvinfer.so.10","error":"from TRT_ACTION_TRT_LIB. To fix: install it"}` {
 		t.Errorf("info = %s", info)
 	}
 
@@ -480,7 +483,7 @@ func TestBackendLoadsAndBuilds(t *testing.T) {
 	}
 	var echoed Request
 	if len(logs) != 1 || json.Unmarshal([]byte(logs[0].Text), &echoed) != nil || echoed.Name != "resnet" || echoed.ONNX != "model.onnx" ||
-		echoed.LibPath != lib.Path || echoed.LibOrigin != "from TRT_ACTION_TRT_LIB" {
+		echoed.LibPath != lib.Path || echoed.LibOrigin != "from TRT_ACTION_TRT_LIB" || echoed.LibFix != "install it" {
 		t.Errorf("backend did not receive the request JSON: logs = %+v", logs)
 	}
 }
@@ -493,5 +496,29 @@ func TestBackendMissingIsUnavailable(t *testing.T) {
 	}
 	if _, err := BackendInfo(missing, backend.LibraryLocation{}); !errors.Is(err, ErrUnavailable) {
 		t.Errorf("BackendInfo error = %v, want ErrUnavailable", err)
+	}
+}
+
+// TestStatusNamesAreTheCEnums: each Status is the value of its tam_status
+// in trtaction.h, named as the enum names it (TAM_CANCELLED: "cancelled"),
+// and its name reads back as itself.
+func TestStatusNamesAreTheCEnums(t *testing.T) {
+	header := readText(t, "trtaction.h")
+	enum := regexp.MustCompile(`TAM_([A-Z]+) = ([0-9]+)`).FindAllStringSubmatch(header[strings.Index(header, "enum tam_status"):], -1)
+	if len(enum) != 4 {
+		t.Fatalf("enum tam_status: %q", enum)
+	}
+	for _, e := range enum {
+		v, _ := strconv.Atoi(e[2])
+		s := Status(v)
+		if s.String() != strings.ToLower(e[1]) {
+			t.Errorf("Status(%d) is %q, trtaction.h calls it TAM_%s", v, s, e[1])
+		}
+		if back, ok := ParseStatus(s.String()); !ok || back != s {
+			t.Errorf("ParseStatus(%q) = %v, %v", s, back, ok)
+		}
+	}
+	if _, ok := ParseStatus("status(7)"); ok {
+		t.Error("ParseStatus took a word no status has")
 	}
 }

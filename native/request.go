@@ -14,10 +14,12 @@ type Request struct {
 	EngineTmp string `json:"engine_tmp"` // write here; the caller renames when complete
 	// LibPath is --trt-lib as a build's spec carries it to the worker;
 	// WithLibrary replaces it with the library's location (a file or
-	// folder; "" = the loader's search path) and LibOrigin with where that
-	// came from, in words the backend's messages use.
+	// folder; "" = the loader's search path), LibOrigin with where that
+	// came from, in words the backend's messages use, and LibFix with how
+	// to get the library when it cannot be loaded (for this installation).
 	LibPath   string `json:"lib_path,omitempty"`
 	LibOrigin string `json:"lib_origin,omitempty"`
+	LibFix    string `json:"lib_fix,omitempty"`
 
 	// The builder settings (internal/settings is the table of them, which
 	// native/backends/settings_table.h is generated from): the fixed ones
@@ -48,7 +50,7 @@ type Request struct {
 // what it is told and reads no variable of its own, so the decision
 // (backend.LocateLibrary) has one home, which the engine cache shares.
 func (r Request) WithLibrary(lib backend.LibraryLocation) Request {
-	r.LibPath, r.LibOrigin = lib.Path, lib.Origin()
+	r.LibPath, r.LibOrigin, r.LibFix = lib.Path, lib.Origin(), lib.Fix
 	return r
 }
 

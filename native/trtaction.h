@@ -95,8 +95,11 @@ int64_t tam_monitor_pop_log(tam_monitor* m, int32_t* severity, char* buf, size_t
 
 /* 2: the Go side decides where the builder library comes from and tells the
  * backend its origin (tam_backend_info's lib_origin, the request's
- * lib_origin); a backend reads no variable of its own. */
-#define TAM_BACKEND_ABI 2
+ * lib_origin); a backend reads no variable of its own.
+ * 3: and how to get the library when it cannot be loaded, which depends on
+ * how trt-action was installed (tam_backend_info's lib_fix, the request's
+ * lib_fix); a backend knows nothing of installations. */
+#define TAM_BACKEND_ABI 3
 
 /* Severity as TensorRT's ILogger::Severity. */
 enum tam_severity {
@@ -136,18 +139,21 @@ enum tam_status {
 /* A backend shared object exports these two symbols.
  *
  * tam_backend_info writes a short JSON object into buf:
- *   {"backend":"tensorrt-rtx","abi":2,"compiled_against":"1.2.0","library":"1.2.0.54","library_path":"..."}
+ *   {"backend":"tensorrt-rtx","abi":3,"compiled_against":"1.2.0","library":"1.2.0.54","library_path":"..."}
  * loading the library if it can (library fields empty if not). Returns the length.
  * lib_path is the library's file or folder (NULL or "": the loader's search
  * path), lib_origin where that came from, in the words its messages put
  * after a file they tried ("from --trt-lib"; see internal/backend's
- * LibraryLocation.Origin).
+ * LibraryLocation.Origin), lib_fix what a message that the library cannot
+ * be loaded ends with, after "To fix: " (NULL or "": nothing;
+ * LibraryLocation.Fix).
  *
  * tam_backend_build runs one build. request_json is a JSON object (see
- * native/request.go, type Request; its lib_path and lib_origin are the two
- * above); the engine goes to request.engine_tmp, which the caller renames.
+ * native/request.go, type Request; its lib_path, lib_origin and lib_fix are
+ * the three above); the engine goes to request.engine_tmp, which the caller renames.
  * err receives a message on failure. Blocks until the build ends. */
-typedef int64_t (*tam_backend_info_fn)(const char* lib_path, const char* lib_origin, char* buf, size_t cap);
+typedef int64_t (*tam_backend_info_fn)(const char* lib_path, const char* lib_origin, const char* lib_fix, char* buf,
+                                       size_t cap);
 typedef int32_t (*tam_backend_build_fn)(const tam_host* host, const char* request_json, char* err, size_t errcap);
 
 /* ------------------------------------------------- a program's own builder config

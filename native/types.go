@@ -16,18 +16,27 @@ const (
 	Unavailable Status = 3 // the library could not be loaded
 )
 
+// statusNames are the statuses' names: the one map between a Status and
+// the word a worker's result message carries (internal/build's protocol)
+// and messages print.
+var statusNames = [...]string{OK: "ok", Failed: "failed", Cancelled: "cancelled", Unavailable: "unavailable"}
+
 func (s Status) String() string {
-	switch s {
-	case OK:
-		return "ok"
-	case Failed:
-		return "failed"
-	case Cancelled:
-		return "cancelled"
-	case Unavailable:
-		return "unavailable"
+	if s >= 0 && int(s) < len(statusNames) {
+		return statusNames[s]
 	}
 	return "status(" + strconv.Itoa(int(s)) + ")"
+}
+
+// ParseStatus is the Status named name (String's word); false for any
+// other word.
+func ParseStatus(name string) (Status, bool) {
+	for s, n := range statusNames {
+		if n == name {
+			return Status(s), true
+		}
+	}
+	return 0, false
 }
 
 // Result is what a finished build returned.

@@ -5,12 +5,15 @@
 // compiled for it (native/backends/shim.cc) and the library each loads,
 // what an engine is built for, and what names it in an engine cache key.
 // A new backend is a new entry in registry; every other package asks this
-// one. It imports nothing of trt-action's, so every layer may use it.
+// one. It imports only internal/install (which imports nothing of
+// trt-action's), so every layer may use it.
 package backend
 
 import (
 	"slices"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/install"
 )
 
 // The backends' names, as a matrix file writes them (backend: ...).
@@ -56,8 +59,9 @@ type Flavour struct {
 	// InferSoname and ParserSoname are the library files it loads: a
 	// folder named by --trt-lib or Library.Variable holds them.
 	InferSoname, ParserSoname string
-	// Setup says how to get its headers when they are not the make
-	// variable's alone; "" = "make HeadersVar=<folder holding NvInfer.h>".
+	// Setup says how a source checkout gets its headers when they are
+	// not the make variable's alone; "" = "make HeadersVar=<folder
+	// holding NvInfer.h>".
 	Setup string
 	// Arches are the GOARCH values its library is published for; none =
 	// every one. Why says why the others have none.
@@ -76,7 +80,17 @@ type Library struct {
 	// the library, where pip puts it in a Python environment; "" when it
 	// has none that trt-action looks for.
 	WheelFolder string
-	Install     string // how to get it, for a library that cannot be loaded
+	// Wheel is the PyPI project whose wheels hold WheelFolder, Extra the
+	// extra of trt-action's wheel that installs it beside trt-action
+	// (internal/wheel writes both into the wheel's metadata).
+	Wheel, Extra string
+	// SourceSetup is what, in a source checkout, installs the library
+	// and names it in Variable.
+	SourceSetup string
+	// Install is how to get it wherever trt-action came from, for a
+	// library that cannot be loaded; InstallHint adds what fits how this
+	// trt-action was installed.
+	Install string
 }
 
 // Target says what a backend's engine is built for, which decides what
@@ -132,10 +146,8 @@ var registry = []Backend{
 		// folder tensorrt_rtx_libs (the files of its wheels on
 		// https://pypi.org/project/tensorrt-rtx-cu12-libs/).
 		Library: Library{Variable: "TRT_ACTION_RTX_LIB", WheelFolder: "tensorrt_rtx_libs",
-			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1, or " +
-				"`pip install trt-action[rtx]` (x86_64), which puts it in the Python environment's tensorrt_rtx_libs folder " +
-				"where a pip-installed trt-action finds it with no variable to set; " +
-				"eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports the variable"},
+			Wheel: "tensorrt-rtx-cu12-libs", Extra: "rtx", SourceSetup: "eval \"$(scripts/setup-tensorrt-rtx)\"",
+			Install: "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1"},
 		Target: TargetSettings,
 	},
 	{Name: Sim, Product: "the simulator", Target: TargetNone, Simulated: true},
@@ -212,16 +224,85 @@ func (b Backend) HasFlavour(ids []string) bool {
 	return slices.ContainsFunc(b.Flavours, func(f Flavour) bool { return slices.Contains(ids, f.ID) })
 }
 
-// BuildHint says how to build f's shared object on arch, or why there is
-// none for it.
-func (f Flavour) BuildHint(backendName, arch string) string {
+// Unpublished says why f has no shared object for arch (its library is
+// not published for it); "" when it may have one.
+func (f Flavour) Unpublished(backendName, arch string) string {
 	if len(f.Arches) > 0 && !slices.Contains(f.Arches, arch) {
 		return f.Why + ", so there is no " + backendName + " backend for " + arch
 	}
+	return ""
+}
+
+// BuildHint says how a source checkout builds f's shared object.
+func (f Flavour) BuildHint() string {
 	if f.Setup != "" {
 		return "build it with " + f.Setup
 	}
 	return "build it with `make " + f.HeadersVar + "=<folder holding NvInfer.h>`"
+}
+
+// MissingHint says what to do about f's shared object, which was not
+// found on arch, for the installation in: why there is none for arch, or
+// in a source checkout how to build it, else where the installation
+// keeps its backends (install.Installation.MissingBackends). dirVar is the
+// variable that names a folder of backends.
+func (f Flavour) MissingHint(backendName, arch, dirVar string, in install.Installation) string {
+	if why := f.Unpublished(backendName, arch); why != "" {
+		return why
+	}
+	if in.Kind == install.Source {
+		return f.BuildHint() + "; or set " + dirVar + " to a folder holding it"
+	}
+	return in.MissingBackends(dirVar)
+}
+
+// InstallHint says how to get b's library, for the installation in:
+// Library.Install, and for a library published as a wheel, the way to
+// that wheel that fits how trt-action was installed (pip's extra beside a
+// pip-installed trt-action, the checkout's set-up script in a source
+// checkout, else the library's wheel and the variable).
+func (b Backend) InstallHint(in install.Installation) string {
+	lib := b.Library
+	if lib.Wheel == "" {
+		return lib.Install
+	}
+	machines := b.machines()
+	switch {
+	case in.Pip():
+		pip := "pip install"
+		if in.Kind == install.WheelTarget {
+			pip += " --target " + in.Root
+		}
+		return lib.Install + "; or `" + pip + " \"trt-action[" + lib.Extra + "]\"`" + machines +
+			" into the Python environment trt-action is installed in (" + in.Root + "), which puts it in " +
+			lib.WheelFolder + ", where trt-action finds it with no variable to set"
+	case in.Kind == install.Source && lib.SourceSetup != "":
+		return lib.Install + "; or `" + lib.SourceSetup + "`, which installs the PyPI wheel " + lib.Wheel +
+			" and exports " + lib.Variable
+	}
+	return lib.Install + "; the PyPI wheel " + lib.Wheel + machines + " holds it: `pip install " + lib.Wheel +
+		"`, then set " + lib.Variable + " to its " + lib.WheelFolder + " folder"
+}
+
+// machines is " (x86_64 only)" for a backend whose library is published
+// for some machines only, as pip and uname name them; "" for every one.
+func (b Backend) machines() string {
+	var names []string
+	for _, f := range b.Flavours {
+		for _, a := range f.Arches {
+			name := map[string]string{"amd64": "x86_64", "arm64": "aarch64"}[a]
+			if name == "" {
+				name = a
+			}
+			if !slices.Contains(names, name) {
+				names = append(names, name)
+			}
+		}
+	}
+	if len(names) == 0 {
+		return ""
+	}
+	return " (" + strings.Join(names, ", ") + " only)"
 }
 
 // BuiltIn reports whether b loads no library: its cache key names no

@@ -3,12 +3,13 @@ package backend
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
-// install lays out files (empty) and links under root; a name ending in
+// layOut lays out files (empty) and links under root; a name ending in
 // "/" is a folder, a value in links is a symbolic link's target.
-func install(t *testing.T, root string, files []string, links map[string]string) {
+func layOut(t *testing.T, root string, files []string, links map[string]string) {
 	t.Helper()
 	for _, f := range files {
 		p := filepath.Join(root, f)
@@ -33,6 +34,12 @@ func install(t *testing.T, root string, files []string, links map[string]string)
 			t.Fatal(err)
 		}
 	}
+}
+
+// where is l without its Fix: where the library is, not how to get it.
+func where(l LibraryLocation) LibraryLocation {
+	l.Fix = ""
+	return l
 }
 
 // noVariables unsets the backends' variables, which a developer's shell
@@ -85,7 +92,7 @@ func TestLocateLibraryInThePythonEnvironment(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := t.TempDir()
-			install(t, prefix, tc.files, tc.links)
+			layOut(t, prefix, tc.files, tc.links)
 			got := LocateLibraryFor(rtx, "", filepath.Join(prefix, "bin", "trt-action"))
 			want := filepath.Join(prefix, tc.site, "tensorrt_rtx_libs")
 			if got.Source != FromEnvironment || got.Path != want || got.Name != "tensorrt_rtx_libs" {
@@ -103,9 +110,9 @@ func TestLocateLibraryInThePythonEnvironment(t *testing.T) {
 func TestLocateLibraryFollowsALinkToTheBinary(t *testing.T) {
 	noVariables(t)
 	prefix, elsewhere := t.TempDir(), t.TempDir()
-	install(t, prefix, []string{"bin/trt-action", "lib/python3.11/site-packages/" + ourDistInfo,
+	layOut(t, prefix, []string{"bin/trt-action", "lib/python3.11/site-packages/" + ourDistInfo,
 		"lib/python3.11/site-packages/tensorrt_rtx_libs/" + rtxSo}, nil)
-	install(t, elsewhere, nil, map[string]string{"bin/trt-action": filepath.Join(prefix, "bin", "trt-action")})
+	layOut(t, elsewhere, nil, map[string]string{"bin/trt-action": filepath.Join(prefix, "bin", "trt-action")})
 	got := LocateLibraryFor(Of(TensorRTRTX), "", filepath.Join(elsewhere, "bin", "trt-action"))
 	if want := filepath.Join(prefix, "lib/python3.11/site-packages/tensorrt_rtx_libs"); got.Path != want {
 		t.Errorf("through a link: %+v, want %s", got, want)
@@ -137,14 +144,14 @@ func TestLocateLibraryLooksNowhereElse(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			prefix := t.TempDir()
-			install(t, prefix, tc.files, nil)
+			layOut(t, prefix, tc.files, nil)
 			got := LocateLibraryFor(Of(tc.backend), "", filepath.Join(prefix, "bin", "trt-action"))
-			if got != (LibraryLocation{}) || got.Origin() != "on the library search path" {
+			if where(got) != (LibraryLocation{}) || got.Origin() != "on the library search path" {
 				t.Errorf("LocateLibraryFor = %+v, want the loader's search path", got)
 			}
 		})
 	}
-	if got := LocateLibraryFor(Of(TensorRTRTX), "", ""); got != (LibraryLocation{}) {
+	if got := LocateLibraryFor(Of(TensorRTRTX), "", ""); where(got) != (LibraryLocation{}) {
 		t.Errorf("with no executable known: %+v, want the loader's search path", got)
 	}
 }
@@ -155,19 +162,19 @@ func TestLocateLibraryLooksNowhereElse(t *testing.T) {
 func TestLocateLibraryNamedLocationsWin(t *testing.T) {
 	noVariables(t)
 	prefix := t.TempDir()
-	install(t, prefix, []string{"bin/trt-action", "lib/python3.11/site-packages/" + ourDistInfo,
+	layOut(t, prefix, []string{"bin/trt-action", "lib/python3.11/site-packages/" + ourDistInfo,
 		"lib/python3.11/site-packages/tensorrt_rtx_libs/" + rtxSo}, nil)
 	exe := filepath.Join(prefix, "bin", "trt-action")
 	rtx := Of(TensorRTRTX)
 
 	t.Setenv("TRT_ACTION_RTX_LIB", "/nowhere/rtx")
 	got := LocateLibraryFor(rtx, "", exe)
-	if got != (LibraryLocation{Path: "/nowhere/rtx", Source: FromVariable, Name: "TRT_ACTION_RTX_LIB"}) ||
+	if where(got) != (LibraryLocation{Path: "/nowhere/rtx", Source: FromVariable, Name: "TRT_ACTION_RTX_LIB"}) ||
 		got.Origin() != "from TRT_ACTION_RTX_LIB" || got.Setting() != "TRT_ACTION_RTX_LIB=/nowhere/rtx" {
 		t.Errorf("with the variable: %+v", got)
 	}
 	got = LocateLibraryFor(rtx, "/flag/lib", exe)
-	if got != (LibraryLocation{Path: "/flag/lib", Source: FromFlag, Name: "--trt-lib"}) ||
+	if where(got) != (LibraryLocation{Path: "/flag/lib", Source: FromFlag, Name: "--trt-lib"}) ||
 		got.Origin() != "from --trt-lib" || got.Setting() != "--trt-lib=/flag/lib" {
 		t.Errorf("with --trt-lib and the variable: %+v", got)
 	}
@@ -188,5 +195,59 @@ func TestOnlyTensorRTRTXHasAWheelFolder(t *testing.T) {
 		if b.Library.WheelFolder != want {
 			t.Errorf("%s: WheelFolder %q, want %q", b.Name, b.Library.WheelFolder, want)
 		}
+	}
+}
+
+// TestLibraryFixFitsTheInstallation: how to get TensorRT-RTX's library,
+// which a build's or version's message ends with, fits how the binary at
+// PREFIX/... was installed: pip's extra for a pip install (with --target
+// for a target folder), the set-up script in a source checkout, the
+// library's own wheel and the variable elsewhere; never a script or make
+// where there is none. tensorrt's is the same everywhere.
+func TestLibraryFixFitsTheInstallation(t *testing.T) {
+	noVariables(t)
+	for _, c := range []struct {
+		name, exe string
+		files     []string
+		want, not []string
+	}{
+		{"venv", "bin/trt-action", []string{"bin/trt-action", "lib/python3.11/site-packages/" + ourDistInfo},
+			[]string{"TRT_ACTION_RTX_LIB", "`pip install \"trt-action[rtx]\"` (x86_64 only) into the Python environment trt-action is installed in (PREFIX)"},
+			[]string{"scripts/", "--target"}},
+		{"pip install --target", "bin/trt-action", []string{"bin/trt-action", ourDistInfo},
+			[]string{"TRT_ACTION_RTX_LIB", "`pip install --target PREFIX \"trt-action[rtx]\"`"}, []string{"scripts/"}},
+		{"source checkout", "bin/trt-action", []string{"bin/trt-action", "go.mod"},
+			[]string{"TRT_ACTION_RTX_LIB", "`eval \"$(scripts/setup-tensorrt-rtx)\"`, which installs the PyPI wheel tensorrt-rtx-cu12-libs"},
+			[]string{"trt-action[rtx]"}},
+		{"release tarball", "trt-action", []string{"trt-action", "README.md", "docs/commands.md", "lib/libtam_host.so"},
+			[]string{"TRT_ACTION_RTX_LIB", "`pip install tensorrt-rtx-cu12-libs`, then set TRT_ACTION_RTX_LIB to its tensorrt_rtx_libs folder"},
+			[]string{"scripts/", "trt-action[rtx]"}},
+		{"a binary on its own", "trt-action", []string{"trt-action"},
+			[]string{"TRT_ACTION_RTX_LIB", "`pip install tensorrt-rtx-cu12-libs`"}, []string{"scripts/", "trt-action[rtx]"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			prefix := t.TempDir()
+			layOut(t, prefix, c.files, nil)
+			if c.name == "source checkout" {
+				if err := os.WriteFile(filepath.Join(prefix, "go.mod"), []byte("module github.com/trt-action/trt-action\n\ngo 1.26\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			exe := filepath.Join(prefix, c.exe)
+			fix := strings.ReplaceAll(LocateLibraryFor(Of(TensorRTRTX), "", exe).Fix, prefix, "PREFIX")
+			for _, w := range c.want {
+				if !strings.Contains(fix, w) {
+					t.Errorf("the fix %q\nlacks %q", fix, w)
+				}
+			}
+			for _, n := range c.not {
+				if strings.Contains(fix, n) {
+					t.Errorf("the fix %q\nsays %q, which does not fit", fix, n)
+				}
+			}
+			if trt := LocateLibraryFor(Of(TensorRT), "", exe).Fix; trt != Of(TensorRT).Library.Install {
+				t.Errorf("tensorrt's fix %q, want its Install %q whatever the installation", trt, Of(TensorRT).Library.Install)
+			}
+		})
 	}
 }

@@ -14,7 +14,7 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"golang.org/x/sys/unix"
 )
 
@@ -57,7 +57,7 @@ type fakeHook struct {
 }
 
 func dialFakeHook() *fakeHook {
-	path := os.Getenv(matrix.EnvSupervisor)
+	path := os.Getenv(pyhook.EnvSupervisor)
 	if path == "" {
 		return nil
 	}

@@ -28,6 +28,13 @@ const (
 	hookStop   = "stop"  // supervisor to hook: every step_complete returns False from now on
 )
 
+// What an end message's result says the bindings' build call did.
+const (
+	hookResultOK    = "ok"    // returned an engine
+	hookResultNone  = "none"  // returned None: TensorRT built nothing
+	hookResultError = "error" // raised; the end's error says what
+)
+
 // maxHookPacket is the read buffer of one connection: the hook keeps
 // every message under 60,000 bytes (internal/pyhook's wire.LIMIT), and a
 // longer one is cut by the socket and then does not decode (dropped).
@@ -63,7 +70,7 @@ type hookMsg struct {
 	E []hookEvent `json:"e"`
 
 	// end
-	Result        string `json:"result"` // ok, none, error
+	Result        string `json:"result"` // a hookResult
 	Bytes         int64  `json:"bytes"`
 	Error         string `json:"error"`
 	Stopped       bool   `json:"stopped"`

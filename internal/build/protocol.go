@@ -47,10 +47,24 @@ type message struct {
 	M       string           `json:"m"`
 	Events  []trace.Event    `json:"-"` // msgEvents: sent as an event frame
 	Logs    []report.LogLine `json:"l,omitempty"`
-	Status  string           `json:"status,omitempty"` // ok, failed, cancelled, unavailable
+	Status  string           `json:"status,omitempty"` // msgResult: a native.Status's name (String)
 	Error   string           `json:"error,omitempty"`
 	Library string           `json:"library,omitempty"`
 	Dropped int64            `json:"dropped,omitempty"`
+}
+
+// resultMessage is the message that ends a worker's build.
+func resultMessage(status native.Status, err string) message {
+	return message{M: msgResult, Status: status.String(), Error: err}
+}
+
+// status is a result message's status; a word no status has (a damaged
+// message, or a backend's status this binary does not know) is a failure.
+func (m *message) status() native.Status {
+	if s, ok := native.ParseStatus(m.Status); ok {
+		return s
+	}
+	return native.Failed
 }
 
 // protoWriter writes a worker's frames; flush sends them.

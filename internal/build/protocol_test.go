@@ -10,7 +10,24 @@ import (
 
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
+	"github.com/trt-action/trt-action/native"
 )
+
+// TestWorkerStatusesCrossTheProtocol: every status a backend returns
+// reaches the supervisor as itself, by the one map of names
+// (native.Status's).
+func TestWorkerStatusesCrossTheProtocol(t *testing.T) {
+	for _, s := range []native.Status{native.OK, native.Failed, native.Cancelled, native.Unavailable} {
+		var buf bytes.Buffer
+		p := newProtoWriter(&buf)
+		p.send(resultMessage(s, ""))
+		p.flush()
+		got := readAll(buf.Bytes())
+		if len(got) != 1 || got[0].status() != s || got[0].Status != s.String() {
+			t.Errorf("%v crossed as %+v", s, got)
+		}
+	}
+}
 
 // Every message kind crosses the frames intact; events are exactly what
 // was sent (the recorder writes what crossed); a stream cut inside a frame
@@ -24,8 +41,8 @@ func TestProtocolFramesRoundTrip(t *testing.T) {
 	p := newProtoWriter(&buf)
 	p.send(message{M: msgHello, Library: "TensorRT-RTX 1.7"})
 	p.send(message{M: msgEvents, Events: events})
-	p.send(message{M: msgLogs, Logs: []report.LogLine{{Severity: "warning", Text: "x"}}})
-	p.send(message{M: msgResult, Status: "ok"})
+	p.send(message{M: msgLogs, Logs: []report.LogLine{{Severity: report.SeverityWarning, Text: "x"}}})
+	p.send(resultMessage(native.Unavailable, "no library"))
 	p.flush()
 
 	got := readAll(buf.Bytes())
@@ -41,7 +58,7 @@ func TestProtocolFramesRoundTrip(t *testing.T) {
 	if !reflect.DeepEqual(evs, events) {
 		t.Error("events changed on the way")
 	}
-	if got[0].Library != "TensorRT-RTX 1.7" || got[3].Logs[0].Text != "x" || got[4].Status != "ok" {
+	if got[0].Library != "TensorRT-RTX 1.7" || got[3].Logs[0].Text != "x" || got[4].status() != native.Unavailable || got[4].Error != "no library" {
 		t.Errorf("fields lost: %+v", got)
 	}
 	cut := readAll(buf.Bytes()[:buf.Len()-3])

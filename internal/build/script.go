@@ -12,13 +12,14 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/trt-action/trt-action/internal/event"
-	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runtmp"
 	"github.com/trt-action/trt-action/internal/sigmask"
 	"github.com/trt-action/trt-action/internal/text"
-	"golang.org/x/sys/unix"
 )
 
 // A script build runs a command (matrix run:, trt-action run) instead of
@@ -146,7 +147,7 @@ func (s *script) start() (<-chan outputLine, <-chan reaperResult, <-chan error, 
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	s.routeAsked = slices.Contains(env, matrix.EnvRoute+"="+matrix.RoutePython)
+	s.routeAsked = slices.Contains(env, pyhook.EnvRoute+"="+pyhook.RoutePython)
 	if w.gpu != "" {
 		w.res.GPU = w.gpu
 	}

@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/gpus"
-	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/pyhook"
 )
 
 // The environment a script build's command starts with: the run's own,
@@ -56,10 +56,10 @@ func scriptEnviron(base []string, e scriptEnv) ([]string, error) {
 			path += ":" + old
 		}
 		set("PYTHONPATH=" + path)
-		set(matrix.EnvHookDir + "=" + e.hookPath)
-		set(matrix.EnvSupervisor + "=" + e.socket)
+		set(pyhook.EnvHookDir + "=" + e.hookPath)
+		set(pyhook.EnvSupervisor + "=" + e.socket)
 		if e.native != "" {
-			set(matrix.EnvNativeDir + "=" + e.native)
+			set(pyhook.EnvNativeDir + "=" + e.native)
 		}
 	}
 	if e.gpu != "" {

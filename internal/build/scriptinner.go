@@ -125,7 +125,7 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 		reason = strings.TrimPrefix(reason, innerSubject(b.Index))
 	}
 	b.Status, b.Reason = status, reason
-	if in.end != nil && in.end.Result == "ok" {
+	if in.end != nil && in.end.Result == hookResultOK {
 		b.SerializedBytes = in.end.Bytes
 	}
 	if s.w.hit != nil && s.hitInner == in {

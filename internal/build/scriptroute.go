@@ -4,7 +4,7 @@ import (
 	"cmp"
 	"fmt"
 
-	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/pyhook"
 )
 
 // How a TensorRT build's callbacks reach trt-action (its route, as the
@@ -30,7 +30,7 @@ func (s *script) routeNote(m hookMsg) string {
 	if opts := s.w.r.opts; opts.NativeDir == "" {
 		return cmp.Or(opts.NativeMissing, "trt-action found no folder of native libraries")
 	}
-	return matrix.EnvNativeDir + ", which trt-action sets for the command, was not in this process's environment " +
+	return pyhook.EnvNativeDir + ", which trt-action sets for the command, was not in this process's environment " +
 		"(the program started it with an environment of its own)"
 }
 

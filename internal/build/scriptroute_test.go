@@ -7,6 +7,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/report"
 )
 
@@ -24,7 +25,7 @@ func TestAFallBackToThePythonRouteSaysWhyOnce(t *testing.T) {
 	got, events := runScripts(t, opts,
 		scriptBuild(t, "fell-back", "two", nil),
 		scriptBuild(t, "asked", "two", func(b *matrix.Build) {
-			b.Script.Env = append(b.Script.Env, matrix.EnvRoute+"="+matrix.RoutePython)
+			b.Script.Env = append(b.Script.Env, pyhook.EnvRoute+"="+pyhook.RoutePython)
 		}))
 	b := got["fell-back"]
 	if len(b.TensorRTBuilds) != 2 {
@@ -62,7 +63,7 @@ func TestARouteNoteWhenTheProcessLostTheNativeFolder(t *testing.T) {
 	opts.NativeDir = t.TempDir()
 	got, _ := runScripts(t, opts, scriptBuild(t, "lost", "ok", nil))
 	in := got["lost"].TensorRTBuilds
-	if len(in) != 1 || !strings.HasPrefix(in[0].RouteNote, matrix.EnvNativeDir+", which trt-action sets for the command, was not in this process's environment") {
+	if len(in) != 1 || !strings.HasPrefix(in[0].RouteNote, pyhook.EnvNativeDir+", which trt-action sets for the command, was not in this process's environment") {
 		t.Errorf("TensorRT builds: %+v", in)
 	}
 	if in[0].Status != report.StatusOK {

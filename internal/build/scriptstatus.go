@@ -36,7 +36,7 @@ type innerEnding struct {
 func decideInnerStatus(e innerEnding) (status, reason string) {
 	stoppedBy := stopStatus(e.budget)
 	switch {
-	case e.end != nil && e.end.Result == "ok":
+	case e.end != nil && e.end.Result == hookResultOK:
 		return report.StatusOK, ""
 	case e.end == nil && e.ctl.killWhy != "":
 		if e.ctl.graceKill && e.budget != "" {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/native"
 )
 
 // ending is everything a build's status depends on, gathered once the
@@ -33,12 +34,16 @@ type ending struct {
 // leaves the build killed.
 func decideStatus(e ending) (status, reason string) {
 	res, ctl := e.result, e.ctl
+	var st native.Status // the worker's, when it sent a result
+	if res != nil {
+		st = res.status()
+	}
 	stoppedBy := report.StatusCancelled // a signal, or the run budget
 	if e.budget != "" && e.budget != kindRun {
 		stoppedBy = report.StatusBudgetExceeded
 	}
 	switch {
-	case res != nil && res.Status == "ok":
+	case res != nil && st == native.OK:
 		// The engine was complete and synced before the result was sent;
 		// a kill during the worker's teardown does not undo that.
 		return report.StatusOK, ""
@@ -48,9 +53,9 @@ func decideStatus(e ending) (status, reason string) {
 		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy
 	case ctl.killWhy != "":
 		return report.StatusKilled, ctl.killWhy
-	case res != nil && ctl.stopWhy != "" && res.Status != "unavailable":
+	case res != nil && ctl.stopWhy != "" && st != native.Unavailable:
 		return stoppedBy, ctl.stopWhy
-	case res != nil && res.Status == "cancelled":
+	case res != nil && st == native.Cancelled:
 		return report.StatusCancelled, "the library stopped the build although nobody asked it to"
 	case res != nil:
 		return report.StatusFailed, failureReason(res.Error, e.lastError)

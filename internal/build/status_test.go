@@ -4,11 +4,12 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/native"
 )
 
 // Every way a build can end, decided without a worker or cgo.
 func TestDecideStatus(t *testing.T) {
-	result := func(status, err string) *message { return &message{M: msgResult, Status: status, Error: err} }
+	result := func(status native.Status, err string) *message { m := resultMessage(status, err); return &m }
 	stopped := outcome{stopWhy: "interrupted by SIGINT"}
 	budget := outcome{stopWhy: "build budget exceeded after 2s (limit 1s)"}
 	killed := outcome{killWhy: "killed by a second SIGINT"}
@@ -25,26 +26,28 @@ func TestDecideStatus(t *testing.T) {
 		e            ending
 		status, want string
 	}{
-		{"ok", ending{result: result("ok", "")}, report.StatusOK, ""},
-		{"ok although killed in teardown", ending{result: result("ok", ""), ctl: budgetKill, budget: kindBuild}, report.StatusOK, ""},
+		{"ok", ending{result: result(native.OK, "")}, report.StatusOK, ""},
+		{"ok although killed in teardown", ending{result: result(native.OK, ""), ctl: budgetKill, budget: kindBuild}, report.StatusOK, ""},
 		{"killed", ending{ctl: killed, exit: "killed by signal SIGKILL"}, report.StatusKilled, "killed by a second SIGINT"},
 		{"killed after a signal's soft stop", ending{ctl: graceKill}, report.StatusKilled, "interrupted by SIGINT; " + grace},
 		{"killed after a budget's grace", ending{ctl: budgetKill, budget: kindBuild, exit: "killed by signal SIGKILL"}, report.StatusBudgetExceeded, budget.stopWhy + "; " + grace},
 		{"killed after a stall budget's grace", ending{ctl: stallKill, budget: kindStall}, report.StatusBudgetExceeded, stallKill.stopWhy + "; " + grace},
-		{"phase budget stop", ending{result: result("cancelled", ""), ctl: budget, budget: kindPhase}, report.StatusBudgetExceeded, budget.stopWhy},
-		{"run budget stop", ending{result: result("cancelled", ""), ctl: runStop, budget: kindRun}, report.StatusCancelled, runStop.stopWhy},
-		{"run budget stop, a millisecond after the build started", ending{result: result("cancelled", ""), ctl: runStopAtOnce, budget: kindRun}, report.StatusCancelled, runStopAtOnce.stopWhy},
+		{"phase budget stop", ending{result: result(native.Cancelled, ""), ctl: budget, budget: kindPhase}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"run budget stop", ending{result: result(native.Cancelled, ""), ctl: runStop, budget: kindRun}, report.StatusCancelled, runStop.stopWhy},
+		{"run budget stop, a millisecond after the build started", ending{result: result(native.Cancelled, ""), ctl: runStopAtOnce, budget: kindRun}, report.StatusCancelled, runStopAtOnce.stopWhy},
 		{"run budget stop, killed after its grace", ending{ctl: runKill, budget: kindRun}, report.StatusCancelled, runStop.stopWhy + "; " + grace},
 		{"budget stop, then a second SIGINT killed it", ending{ctl: secondSIGINT, budget: kindBuild}, report.StatusKilled, budget.stopWhy + "; killed by a second SIGINT"},
-		{"killed with a result", ending{result: result("failed", "x"), ctl: killed}, report.StatusKilled, "killed by a second SIGINT"},
-		{"budget stop", ending{result: result("cancelled", ""), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
-		{"budget stop, build failed on its way out", ending{result: result("failed", "y"), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
-		{"signal stop", ending{result: result("cancelled", ""), ctl: stopped}, report.StatusCancelled, stopped.stopWhy},
-		{"stop, but library unavailable", ending{result: result("unavailable", "no libnvinfer"), ctl: stopped}, report.StatusFailed, "no libnvinfer"},
-		{"library cancelled on its own", ending{result: result("cancelled", "")}, report.StatusCancelled, "the library stopped the build although nobody asked it to"},
-		{"failed with the worker's error", ending{result: result("failed", "parse error"), lastError: "older"}, report.StatusFailed, "parse error"},
-		{"failed with the library's last error", ending{result: result("failed", ""), lastError: "out of memory"}, report.StatusFailed, "out of memory"},
-		{"failed without a word", ending{result: result("failed", "")}, report.StatusFailed, "the library returned no engine"},
+		{"killed with a result", ending{result: result(native.Failed, "x"), ctl: killed}, report.StatusKilled, "killed by a second SIGINT"},
+		{"budget stop", ending{result: result(native.Cancelled, ""), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"budget stop, build failed on its way out", ending{result: result(native.Failed, "y"), ctl: budget, budget: kindBuild}, report.StatusBudgetExceeded, budget.stopWhy},
+		{"signal stop", ending{result: result(native.Cancelled, ""), ctl: stopped}, report.StatusCancelled, stopped.stopWhy},
+		{"stop, but library unavailable", ending{result: result(native.Unavailable, "no libnvinfer"), ctl: stopped}, report.StatusFailed, "no libnvinfer"},
+		{"library cancelled on its own", ending{result: result(native.Cancelled, "")}, report.StatusCancelled, "the library stopped the build although nobody asked it to"},
+		{"failed with the worker's error", ending{result: result(native.Failed, "parse error"), lastError: "older"}, report.StatusFailed, "parse error"},
+		{"failed with the library's last error", ending{result: result(native.Failed, ""), lastError: "out of memory"}, report.StatusFailed, "out of memory"},
+		{"failed without a word", ending{result: result(native.Failed, "")}, report.StatusFailed, "the library returned no engine"},
+		{"a status this binary does not know is a failure", ending{result: result(native.Status(7), "odd")}, report.StatusFailed, "odd"},
+		{"a result naming no status is a failure", ending{result: &message{M: msgResult, Error: "damaged"}}, report.StatusFailed, "damaged"},
 		{"crashed", ending{exit: "killed by signal SIGSEGV", output: "Segmentation fault"}, report.StatusCrashed, "worker crashed: killed by signal SIGSEGV (last output: Segmentation fault)"},
 		{"crashed silently", ending{exit: "exit status 2"}, report.StatusCrashed, "worker crashed: exit status 2"},
 		{"crashed while stopping", ending{ctl: stopped, exit: "exit status 1"}, report.StatusCrashed, "worker crashed: exit status 1"},

@@ -220,13 +220,13 @@ func (w *watch) handle(m message) {
 // noteLog keeps a library log line for the report and shows warnings and
 // errors in the build's log, both bounded: a library can log thousands.
 func (w *watch) noteLog(l report.LogLine) {
-	if l.Severity == "verbose" {
+	if l.Severity == report.SeverityVerbose {
 		return
 	}
 	if len(w.res.Log) < maxLogLines {
 		w.res.Log = append(w.res.Log, l)
 	}
-	if l.Severity != "error" && l.Severity != "warning" {
+	if l.Severity != report.SeverityError && l.Severity != report.SeverityWarning {
 		return
 	}
 	w.shownLogs++
@@ -234,7 +234,7 @@ func (w *watch) noteLog(l report.LogLine) {
 	case w.shownLogs <= maxShownLogs:
 		w.emit(event.Event{Kind: event.LibraryLog, Severity: l.Severity, Message: l.Text})
 	case w.shownLogs == maxShownLogs+1:
-		w.emit(event.Event{Kind: event.LibraryLog, Severity: "warning",
+		w.emit(event.Event{Kind: event.LibraryLog, Severity: report.SeverityWarning,
 			Message: fmt.Sprintf("more than %d warnings and errors; the rest are in the JSON report (up to %d lines)", maxShownLogs, maxLogLines)})
 	}
 }
@@ -332,7 +332,7 @@ func (w *watch) finish(status, reason string, ctl outcome) *report.Build {
 // lastLibraryError is the newest error line the library logged, "" if none.
 func (w *watch) lastLibraryError() string {
 	for i := len(w.res.Log) - 1; i >= 0; i-- {
-		if w.res.Log[i].Severity == "error" {
+		if w.res.Log[i].Severity == report.SeverityError {
 			return w.res.Log[i].Text
 		}
 	}

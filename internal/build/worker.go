@@ -41,16 +41,16 @@ func RunWorker(stdin io.Reader, proto io.Writer) error {
 	defer out.flush()
 	if err != nil {
 		err = fmt.Errorf("worker: bad spec: %w", err)
-		out.send(message{M: msgResult, Status: "failed", Error: err.Error()})
+		out.send(resultMessage(native.Failed, err.Error()))
 		return err
 	}
 	b, library, err := startNative(spec)
 	if err != nil {
-		status := "failed"
+		status := native.Failed
 		if errors.Is(err, native.ErrUnavailable) {
-			status = "unavailable"
+			status = native.Unavailable
 		}
-		out.send(message{M: msgResult, Status: status, Error: err.Error()})
+		out.send(resultMessage(status, err.Error()))
 		return nil // the build's outcome went to the supervisor
 	}
 	defer b.Close()
@@ -139,34 +139,26 @@ func pump(b *native.Build, out *protoWriter) {
 		case <-b.Done():
 			flush()
 			res := b.Result()
-			out.send(message{M: msgResult, Status: statusName(res.Status), Error: res.Err, Dropped: b.Stats().Dropped})
+			m := resultMessage(res.Status, res.Err)
+			m.Dropped = b.Stats().Dropped
+			out.send(m)
 			return
 		}
 	}
 }
 
+// severityName names TensorRT's ILogger severity s (native.LogLine) as
+// the report does: kINTERNAL_ERROR (0) and kERROR (1) are both errors.
 func severityName(s int) string {
 	switch s {
 	case 0, 1:
-		return "error"
+		return report.SeverityError
 	case 2:
-		return "warning"
+		return report.SeverityWarning
 	case 3:
-		return "info"
+		return report.SeverityInfo
 	}
-	return "verbose"
-}
-
-func statusName(s native.Status) string {
-	switch s {
-	case native.OK:
-		return "ok"
-	case native.Cancelled:
-		return "cancelled"
-	case native.Unavailable:
-		return "unavailable"
-	}
-	return "failed"
+	return report.SeverityVerbose
 }
 
 // libraryName says which TensorRT library a build runs on, for the report:

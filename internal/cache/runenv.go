@@ -41,7 +41,7 @@ func (e *RunEnvs) Env(name, gpu string) (Env, error) {
 	case !ok:
 		return Env{}, fmt.Errorf("GPU %q was not named before the run", gpu)
 	case t.err != nil:
-		return Env{}, fmt.Errorf("the GPU a tensorrt build runs on is part of its key, and it is not known: %w", t.err)
+		return Env{}, fmt.Errorf("the GPU a %s build runs on is part of its key, and it is not known: %w", name, t.err)
 	}
 	return e.hasher.Env(name, e.libPath, t.name)
 }
@@ -87,7 +87,7 @@ func (e *RunEnvs) gpuTargets(devices []string, visible string) map[string]target
 			if gpu != "" {
 				where = "GPU " + gpu
 			}
-			e.Problems = append(e.Problems, fmt.Sprintf("tensorrt builds on %s run without it: %v", where, t.err))
+			e.Problems = append(e.Problems, fmt.Sprintf("%s builds on %s run without it: %v", backend.TensorRT, where, t.err))
 		}
 		out[gpu] = t
 	}

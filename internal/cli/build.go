@@ -4,8 +4,10 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"strings"
 	"time"
 
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
@@ -54,7 +56,7 @@ func init() {
 func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs := c.newFlags("build", "[-f FILE | FILE] [--backend B] [--jobs N] [--only NAME]... [--report FILE] [--summary FILE] [--record-trace DIR]")
 	fs.StringVar(&f.file, "f", matrix.DefaultFile, "the matrix `file`")
-	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` (tensorrt, tensorrt-rtx, sim)")
+	fs.StringVar(&f.backend, "backend", "", "run every build on this `backend` ("+strings.Join(backend.Names(), ", ")+")")
 	fs.IntVar(&f.jobs, "jobs", 1, "builds to run at once")
 	fs.Var(&f.only, "only", "run only builds with this `name` or glob (repeatable, or comma-separated)")
 	fs.StringVar(&f.recordTrace, "record-trace", "", "record every build's callbacks as a trace into `dir`")
@@ -122,7 +124,7 @@ func runBuild(c *Command, args []string) error {
 	}
 	c.printMatrixWarnings(file)
 	if n := simulatedStandIns(builds); n > 0 {
-		fmt.Fprintf(c.Streams.Err, "trt-action: --backend sim: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", n, len(builds))
+		fmt.Fprintf(c.Streams.Err, "trt-action: --backend %s: %d of %d builds name another backend in the matrix; their simulated engines are not kept, and the files at their engine paths stay as they are\n", f.backend, n, len(builds))
 	}
 	return c.runLoaded(&f, file, builds, out, exe, exeErr)
 }

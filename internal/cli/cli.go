@@ -104,6 +104,12 @@ func (c *Command) run(args []string) (err error) {
 		}
 		return nil
 	}
+	if args[0] == "--version" || args[0] == "-V" {
+		// What every other program answers: the version line alone (the
+		// backends are `trt-action version`'s).
+		fmt.Fprintln(c.Streams.Out, versionLine())
+		return nil
+	}
 	sub, ok := subcommands[args[0]]
 	if !ok {
 		c.usage(c.Streams.Err)
@@ -181,7 +187,7 @@ func (c *Command) usage(w io.Writer) {
 	for _, name := range names {
 		fmt.Fprintf(w, "  %-10s %s\n", name, subcommands[name].summary)
 	}
-	fmt.Fprintf(w, "\nRun 'trt-action COMMAND -h' for a command's flags.\n")
+	fmt.Fprintf(w, "\nRun 'trt-action COMMAND -h' for a command's flags; 'trt-action --version' (-V) prints the version.\n")
 }
 
 // printUntrusted writes text that quotes input we do not control (a matrix

@@ -197,11 +197,11 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 	stepSet := false
 	if p, ok := fs.get(simKey); ok {
 		for key, sp := range d.w.fields(p.val, simKey, simKeys).all() {
-			what := "sim." + key
+			what := simKey + "." + key
 			switch key {
 			case "trace":
 				if backendOK && !backend.Of(b.Backend).Simulated {
-					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend sim (this build uses %s)", b.Backend)
+					d.w.errs.add(d.w.pos(sp.key), "sim.trace: only allowed with backend %s (this build uses %s)", backend.Sim, b.Backend)
 				}
 				b.Sim.Trace, _ = d.existingPath(sp.val, what)
 				b.SimTracePos = d.w.pos(sp.key)

@@ -23,7 +23,7 @@ func OnBackend(builds []Build, name string) error {
 		b := &builds[i]
 		switch {
 		case b.Script != nil && !be.Simulated && b.Backend != name:
-			return fmt.Errorf("--backend %s: build %q runs a command (run:) whose program imports %s, which no flag changes; only --backend sim stands in for it", name, b.Name, b.Backend)
+			return fmt.Errorf("--backend %s: build %q runs a command (run:) whose program imports %s, which no flag changes; only --backend %s stands in for it", name, b.Name, b.Backend, backend.Sim)
 		case b.Script == nil && !be.Simulated && b.ONNX == "":
 			return fmt.Errorf("--backend %s: build %q has no onnx model", name, b.Name)
 		}

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/settings"
 )
 
@@ -60,7 +61,7 @@ func TestSchemaMatchesParser(t *testing.T) {
 		{[]string{"$defs", "backend", "enum"}, backend.Names()},
 		{[]string{"$defs", "build", "then", "propertyNames", "enum"}, scriptKeys},
 		{[]string{"$defs", "build", "then", "properties", "backend", "enum"}, scriptBackends()},
-		{[]string{"$defs", "env", "propertyNames", "not", "enum"}, HookEnv},
+		{[]string{"$defs", "env", "propertyNames", "not", "enum"}, pyhook.HookEnv},
 	}
 	// Every setting with values lists exactly the table's (toggles each
 	// also with a sign).
@@ -92,12 +93,12 @@ func TestSchemaMatchesParser(t *testing.T) {
 		}
 	}
 	// The one value env: may give the route variable.
-	if got := lookup(t, schema, "$defs", "env", "properties", EnvRoute, "const"); got != RoutePython {
-		t.Errorf("schema's %s = %v, parser allows %s", EnvRoute, got, RoutePython)
+	if got := lookup(t, schema, "$defs", "env", "properties", pyhook.EnvRoute, "const"); got != pyhook.RoutePython {
+		t.Errorf("schema's %s = %v, parser allows %s", pyhook.EnvRoute, got, pyhook.RoutePython)
 	}
 }
 
-// TestSchemaIsGenerated: schema.json is what go generate ./internal/settings
+// TestSchemaIsGenerated: schema.json is what go generate ./internal/matrix
 // writes from schema.base.json and the settings table, so a setting added
 // to the table, or an edit of the base, cannot be forgotten there.
 func TestSchemaIsGenerated(t *testing.T) {
@@ -106,7 +107,7 @@ func TestSchemaIsGenerated(t *testing.T) {
 		t.Fatal(err)
 	}
 	if !bytes.Equal(Schema, want) {
-		t.Error("schema.json is not what the settings table and schema.base.json make: run go generate ./internal/settings")
+		t.Error("schema.json is not what the settings table and schema.base.json make: run go generate ./internal/matrix")
 	}
 }
 

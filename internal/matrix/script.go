@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/pyhook"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/settings"
 	"github.com/trt-action/trt-action/internal/text"
@@ -35,28 +36,6 @@ var scriptDefaults = []string{"name", "backend", "env", "workdir", "budgets"}
 // scriptOnly are the keys only a build with run: has.
 var scriptOnly = []string{"run", "env", "workdir"}
 
-// The environment variables the hook that observes a build with run:
-// reads (internal/pyhook; docs/builder-scripts.md). trt-action sets them
-// for the command (internal/build), but TRT_ACTION_ROUTE, which the user
-// may set (RoutePython), in the run's environment or in env:.
-const (
-	EnvSupervisor = "TRT_ACTION_SUPERVISOR" // the hook channel's socket; the hook does nothing without it
-	EnvHookDir    = "TRT_ACTION_HOOK_DIR"   // the folder of the hook's bootstrap (sitecustomize)
-	EnvRoute      = "TRT_ACTION_ROUTE"      // python: the Python monitor; else the native route where it can be
-	EnvNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
-)
-
-// RoutePython is the one value env: (and --env) may give EnvRoute: every
-// TensorRT build of the command on the Python monitor. Any other would be
-// read as "the native route where it can be", which is what leaving the
-// variable out says.
-const RoutePython = "python"
-
-// HookEnv are the hook's variables that trt-action alone sets: env: may
-// not set them, as the hook would then report to the wrong place or not
-// at all.
-var HookEnv = []string{EnvSupervisor, EnvHookDir, EnvNativeDir}
-
 // noSettings says why a build with run: takes no builder settings.
 const noSettings = "a build with run: takes no builder settings: its program's code sets them, " +
 	"and trt-action reads them from the builder config and reports them"
@@ -79,7 +58,7 @@ func (w *walker) scriptSource(own *yaml.Node, defaults *buildSource) *yaml.Node 
 		case key == "trtexec" || isSetting:
 			w.errs.add(w.pos(p.key), "%s: %s", key, noSettings)
 		case key == simKey:
-			w.errs.add(w.pos(p.key), "%s: a build with run: is never simulated by its own settings; build --backend sim stands a simulated build in for it", key)
+			w.errs.add(w.pos(p.key), "%s: a build with run: is never simulated by its own settings; build --backend %s stands a simulated build in for it", key, backend.Sim)
 		default:
 			w.errs.add(w.pos(p.key), "%s", unknownKey(key, "build with run:", scriptKeys))
 		}
@@ -163,8 +142,8 @@ func (d *decoder) scriptBackend(keys fieldSet, at Pos) string {
 		return ""
 	}
 	if s, ok := d.text(p.val, "backend", "one of "+choices(scriptBackends())); ok && backend.Of(s).Simulated {
-		d.w.errs.add(d.w.pos(p.val), "backend: %s runs no command: a build with run: names the TensorRT its program imports (%s); build --backend sim stands a simulated build in for it",
-			s, choices(scriptBackends()))
+		d.w.errs.add(d.w.pos(p.val), "backend: %s runs no command: a build with run: names the TensorRT its program imports (%s); build --backend %s stands a simulated build in for it",
+			s, choices(scriptBackends()), backend.Sim)
 		return ""
 	}
 	name, _ := d.enum(p.val, "backend", scriptBackends())
@@ -305,7 +284,7 @@ func envNameProblem(name string) string {
 	switch {
 	case !text.IsEnvName(name):
 		return fmt.Sprintf("%q is not a variable name; use letters, digits and _, not starting with a digit", name)
-	case slices.Contains(HookEnv, name):
+	case slices.Contains(pyhook.HookEnv, name):
 		return name + " is set by trt-action, for the hook that observes the builds the command runs; leave it out"
 	}
 	return ""
@@ -314,9 +293,9 @@ func envNameProblem(name string) string {
 // envValueProblem says why env: may not give name the value v; "" when
 // it may.
 func envValueProblem(name, v string) string {
-	if name == EnvRoute && v != RoutePython {
+	if name == pyhook.EnvRoute && v != pyhook.RoutePython {
 		return fmt.Sprintf("%q: only %s is allowed (every TensorRT build of the command on the Python route); leave %s out for the native route where it can be taken",
-			v, RoutePython, EnvRoute)
+			v, pyhook.RoutePython, pyhook.EnvRoute)
 	}
 	return ""
 }

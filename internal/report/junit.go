@@ -166,7 +166,7 @@ func junitFailureBody(b *Build) string {
 		sb.WriteString("\n")
 	}
 	for _, l := range b.Log {
-		if l.Severity == "error" {
+		if l.Severity == SeverityError {
 			sb.WriteString(l.Text)
 			sb.WriteString("\n")
 		}

@@ -258,6 +258,15 @@ type Engine struct {
 
 // LogLine is one line TensorRT logged.
 type LogLine struct {
-	Severity string `json:"severity"` // error, warning, info, verbose
+	Severity string `json:"severity"` // one of the Severity names
 	Text     string `json:"text"`
 }
+
+// A LogLine's severity: TensorRT's ILogger severities by name (its
+// internal errors are errors).
+const (
+	SeverityError   = "error"
+	SeverityWarning = "warning"
+	SeverityInfo    = "info"
+	SeverityVerbose = "verbose"
+)

@@ -99,7 +99,7 @@ func settledInner(inner []TensorRTBuild) []TensorRTBuild {
 func quotedLog(log []LogLine) []LogLine {
 	var errs []LogLine
 	for _, l := range log {
-		if l.Severity == "error" {
+		if l.Severity == SeverityError {
 			errs = append(errs, l)
 		}
 	}

@@ -313,7 +313,7 @@ func outputTail(b *strings.Builder, tail []string) {
 // lastLog is TensorRT's last errors, or its last warnings when it logged no
 // error.
 func lastLog(log []LogLine) []LogLine {
-	for _, severity := range []string{"error", "warning"} {
+	for _, severity := range []string{SeverityError, SeverityWarning} {
 		var picked []LogLine
 		for _, l := range log {
 			if l.Severity == severity {

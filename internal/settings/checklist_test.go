@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -64,7 +66,7 @@ func TestEverySettingIsInEveryFile(t *testing.T) {
 	docs := readRepo(t, "docs/builder-settings.md") + readRepo(t, "docs/matrix.md")
 	for _, s := range All() {
 		if _, ok := schema.Defs[s.Key]; !ok {
-			t.Errorf("%s: schema.json has no definition of it (go generate ./internal/settings)", s.Key)
+			t.Errorf("%s: schema.json has no definition of it (go generate ./internal/matrix)", s.Key)
 		}
 		if !strings.Contains(docs, "`"+s.Key+"`") {
 			t.Errorf("%s: docs/builder-settings.md and docs/matrix.md do not document it", s.Key)
@@ -87,3 +89,82 @@ func TestEverySettingIsInEveryFile(t *testing.T) {
 		}
 	}
 }
+
+// TestSettingsPageTrtexecFlags: docs/builder-settings.md's lists of
+// trtexec flags are the table's. Its "Mapped flags" are every flag a
+// setting reads that trtexec 10.x has, no more; a deprecated spelling
+// stands in parentheses right after the flag that replaced it; the flags
+// of "Lines written for TensorRT 8.x" include every removed flag (mapped
+// to its successor or a no-op); and the examples the other lists give are
+// of their class.
+func TestSettingsPageTrtexecFlags(t *testing.T) {
+	page := readRepo(t, "docs/builder-settings.md")
+	bullet := func(title string) string {
+		start := strings.Index(page, "\n- **"+title)
+		if start < 0 {
+			t.Fatalf("docs/builder-settings.md has no bullet %q", title)
+		}
+		text, _, _ := strings.Cut(page[start+1:], "\n- ")
+		return text
+	}
+	flagsIn := func(text string) []string {
+		var out []string
+		for _, m := range regexp.MustCompile("--([A-Za-z0-9]+)").FindAllStringSubmatch(text, -1) {
+			out = append(out, m[1])
+		}
+		slices.Sort(out)
+		return slices.Compact(out)
+	}
+	firstParens := func(text string) string {
+		_, after, _ := strings.Cut(text, "(")
+		inside, _, _ := strings.Cut(after, ")")
+		return inside
+	}
+
+	mapped := bullet("Mapped flags:")
+	var want, removed []string
+	for _, name := range FlagNames() {
+		info := Classify(name)
+		switch {
+		case info.Class == Mapped && info.Flag.Removed:
+			removed = append(removed, name)
+		case info.Class == Mapped:
+			want = append(want, name)
+			if succ := info.Flag.Successor; succ != "" {
+				// `--NEW` (... `--OLD` ...), with no other flag between.
+				near := regexp.MustCompile("`" + regexp.QuoteMeta(succ) + "` \\([^)`]*(`[^`-][^`]*`[^)`]*)*`--" + name + "`")
+				if !near.MatchString(mapped) {
+					t.Errorf("docs/builder-settings.md: --%s is not in parentheses right after %s, the flag that replaced it", name, succ)
+				}
+			}
+		case info.Class == NoOp:
+			removed = append(removed, name)
+		}
+	}
+	got := flagsIn(mapped)
+	for _, name := range want {
+		if !slices.Contains(got, name) {
+			t.Errorf("docs/builder-settings.md's mapped flags lack --%s, which the settings table maps", name)
+		}
+	}
+	for _, name := range got {
+		if !slices.Contains(want, name) {
+			t.Errorf("docs/builder-settings.md's mapped flags list --%s, which the settings table does not map (class %s)", name, className[Classify(name).Class])
+		}
+	}
+	old := flagsIn(bullet("Lines written for TensorRT 8.x"))
+	for _, name := range removed {
+		if !slices.Contains(old, name) {
+			t.Errorf("docs/builder-settings.md's lines for TensorRT 8.x do not name --%s, which 10.x removed", name)
+		}
+	}
+	for title, class := range map[string]Class{"Inference-only flags": InferenceOnly, "Build flags trt-action cannot honour": Refused} {
+		for _, name := range flagsIn(firstParens(bullet(title))) {
+			if got := Classify(name).Class; got != class {
+				t.Errorf("docs/builder-settings.md: --%s is an example of %q, but the table's class for it is %s", name, title, className[got])
+			}
+		}
+	}
+}
+
+var className = map[Class]string{Unknown: "unknown", Mapped: "mapped", InferenceOnly: "inference-only", NoOp: "no-op", Ignored: "ignored", Refused: "refused"}

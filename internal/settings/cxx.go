@@ -101,7 +101,6 @@ func backendTable() []byte {
 			fmt.Fprintf(&b, "constexpr char kInferSoname[] = %s;\n", quote(f.InferSoname))
 			fmt.Fprintf(&b, "constexpr char kParserSoname[] = %s;\n", quote(f.ParserSoname))
 			fmt.Fprintf(&b, "constexpr char kLibEnv[] = %s;\n", quote(be.Library.Variable))
-			fmt.Fprintf(&b, "constexpr char kInstallHint[] = %s;\n", quote(be.Library.Install))
 		}
 	}
 	b.WriteString("#endif\n\n}  // namespace tam\n\n#endif\n")

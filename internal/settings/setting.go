@@ -9,8 +9,9 @@
 // enum lookups, flavour checks and version gates are generated from it, as
 // is the matrix file's JSON Schema. go generate ./internal/settings writes
 // native/backends/settings_table.h and settings_enums.h, with
-// backend_table.h from the backend registry (internal/backend), and
-// internal/matrix/schema.json; tests fail when any of them is stale.
+// backend_table.h from the backend registry (internal/backend); go
+// generate ./internal/matrix writes internal/matrix/schema.json; tests fail
+// when any of them is stale.
 package settings
 
 import (

@@ -11,32 +11,39 @@ import (
 )
 
 func TestMetadataText(t *testing.T) {
-	readme, err := os.ReadFile("testdata/readme.md")
+	description, err := os.ReadFile("testdata/description.md") // a page in docs/, as Description is
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := Metadata{Version: "1.2.3rc1", RTXVersion: "1.7.1.116", Readme: string(readme), Ref: "v1.2.3-rc.1"}
+	m := Metadata{Version: "1.2.3rc1", RTXVersion: "1.7.1.116", Description: string(description), Ref: "v1.2.3-rc.1"}
 	golden.Check(t, "METADATA.golden", m.Text())
 	golden.Check(t, "WHEEL.golden", WheelText("manylinux_2_35_x86_64"))
 }
 
 func TestAbsoluteLinks(t *testing.T) {
 	const base = "https://github.com/trt-action/trt-action/"
-	cases := []struct{ in, want string }{
-		{"[a](docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
-		{"[a](docs/x.md#part)", "[a](" + base + "blob/REF/docs/x.md#part)"},
-		{"[a](#part)", "[a](#part)"},
-		{"[a](/docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
-		{"[a](../../x.md)", "[a](" + base + "blob/REF/x.md)"},
-		{"![a](p.png)", "![a](" + base + "raw/REF/p.png)"},
-		{"![a](p.png) [b](q.md)", "![a](" + base + "raw/REF/p.png) [b](" + base + "blob/REF/q.md)"},
-		{"[a](https://x.y/z)", "[a](https://x.y/z)"},
-		{"`[a](x.md)`", "`[a](x.md)`"},
-		{"[r]: docs/r.md \"t\"", "[r]: " + base + "blob/REF/docs/r.md \"t\""},
+	cases := []struct{ dir, in, want string }{
+		{".", "[a](docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
+		{".", "[a](docs/x.md#part)", "[a](" + base + "blob/REF/docs/x.md#part)"},
+		{".", "[a](#part)", "[a](#part)"},
+		{".", "[a](/docs/x.md)", "[a](" + base + "blob/REF/docs/x.md)"},
+		{".", "[a](../../x.md)", "[a](" + base + "blob/REF/x.md)"},
+		{".", "![a](p.png)", "![a](" + base + "raw/REF/p.png)"},
+		{".", "![a](p.png) [b](q.md)", "![a](" + base + "raw/REF/p.png) [b](" + base + "blob/REF/q.md)"},
+		{".", "[a](https://x.y/z)", "[a](https://x.y/z)"},
+		{".", "`[a](x.md)`", "`[a](x.md)`"},
+		{".", "[r]: docs/r.md \"t\"", "[r]: " + base + "blob/REF/docs/r.md \"t\""},
+		// A page in docs/: its links are relative to docs/.
+		{"docs", "[a](x.md#part)", "[a](" + base + "blob/REF/docs/x.md#part)"},
+		{"docs", "[a](../README.md)", "[a](" + base + "blob/REF/README.md)"},
+		{"docs", "[a](../../../x.md)", "[a](" + base + "blob/REF/x.md)"},
+		{"docs", "[a](/go.mod)", "[a](" + base + "blob/REF/go.mod)"},
+		{"docs", "![a](img/p.png)", "![a](" + base + "raw/REF/docs/img/p.png)"},
+		{"docs", "[a](#part)", "[a](#part)"},
 	}
 	for _, c := range cases {
-		if got := AbsoluteLinks(c.in, "REF"); got != c.want {
-			t.Errorf("AbsoluteLinks(%q) =\n %q, want\n %q", c.in, got, c.want)
+		if got := AbsoluteLinks(c.in, c.dir, "REF"); got != c.want {
+			t.Errorf("AbsoluteLinks(%q, %q) =\n %q, want\n %q", c.in, c.dir, got, c.want)
 		}
 	}
 }
@@ -69,5 +76,28 @@ func TestRTXVersionOfTheHeaders(t *testing.T) {
 	}
 	if parts := strings.Split(v, "."); len(parts) != 4 || !isDotted(v) || parts[0] == "0" {
 		t.Errorf("RTXVersion = %q, want MAJOR.MINOR.PATCH.BUILD", v)
+	}
+}
+
+// TestLicenseFileIsTheLicense: the repository's LICENSE, which the wheels
+// and tarballs carry, is the text of the licence License names: the Apache
+// License 2.0 (its standard text, from title to the end of its terms).
+func TestLicenseFileIsTheLicense(t *testing.T) {
+	if License != "Apache-2.0" || LicenseFile != "LICENSE" {
+		t.Fatalf("License %q in %s: this test knows the text of Apache-2.0 only", License, LicenseFile)
+	}
+	b, err := os.ReadFile(filepath.Join("..", "..", LicenseFile))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := strings.Join(strings.Fields(string(b)), " ")
+	for _, want := range []string{
+		"Apache License Version 2.0, January 2004 http://www.apache.org/licenses/ TERMS AND CONDITIONS FOR USE, REPRODUCTION, AND DISTRIBUTION 1. Definitions.",
+		"9. Accepting Warranty or Additional Liability.",
+		"END OF TERMS AND CONDITIONS",
+	} {
+		if !strings.Contains(text, want) {
+			t.Errorf("%s lacks %q: not the Apache License 2.0", LicenseFile, want)
+		}
 	}
 }

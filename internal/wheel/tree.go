@@ -24,6 +24,10 @@ type Sources struct {
 	// Hook is the script hook's package (internal/pyhook/py/trt_action_hook):
 	// its .py files go into the wheel as trt_action_hook/.
 	Hook string
+	// License is the licence's text (the repository's LICENSE): the wheel
+	// holds it as .dist-info/licenses/LICENSE, which METADATA's
+	// License-File names (PEP 639).
+	License string
 }
 
 // Binary is the program's name: the stage's file and the command pip puts
@@ -48,9 +52,11 @@ const (
 //	trt_action_hook/*.py                               the script hook
 //	everything in Sources.Python                       trt_action/, trt_action.pth, .start
 //	trt_action-V.dist-info/METADATA, WHEEL             (wheel pack writes RECORD)
+//	trt_action-V.dist-info/licenses/LICENSE            the licence METADATA names
 //
 // The sources are read through os.Root, so no symbolic link leads out of
-// them, and a link inside them is refused: a wheel holds files only.
+// them, and a link inside them is refused: a wheel holds files only. The
+// binary and backends must be stripped (CheckStripped).
 func Layout(dir string, src Sources, meta Metadata) (string, error) {
 	t := &tree{dir: dir, written: map[string]bool{}}
 	stage, err := os.OpenRoot(src.Stage)
@@ -79,6 +85,9 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 			return "", err
 		}
 		needs = append(needs, n)
+		if err := CheckStripped(f.from, bytes.NewReader(content)); err != nil {
+			return "", fmt.Errorf("%s: %w", src.Stage, err)
+		}
 		if err := t.write(f.to, content, f.mode); err != nil {
 			return "", err
 		}
@@ -100,6 +109,9 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 		return "", err
 	}
 	if err := t.write(info+"/WHEEL", []byte(WheelText(tag)), fileMode); err != nil {
+		return "", err
+	}
+	if err := t.copyFileTo(src.License, info+"/licenses/"+LicenseFile); err != nil {
 		return "", err
 	}
 	return tag, nil
@@ -145,6 +157,21 @@ func readFile(root *os.Root, name, rel string) ([]byte, error) {
 	}
 	defer f.Close()
 	return io.ReadAll(f)
+}
+
+// copyFileTo copies the regular file at path (not through a link) into the
+// tree at the slash path to.
+func (t *tree) copyFileTo(path, to string) error {
+	root, err := os.OpenRoot(filepath.Dir(path))
+	if err != nil {
+		return err
+	}
+	defer root.Close()
+	content, err := readFile(root, filepath.Dir(path), filepath.Base(path))
+	if err != nil {
+		return err
+	}
+	return t.write(to, content, fileMode)
 }
 
 // tree is the folder Layout fills.

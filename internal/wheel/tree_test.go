@@ -20,7 +20,8 @@ import (
 func testSources(t *testing.T) Sources {
 	t.Helper()
 	dir := t.TempDir()
-	src := Sources{Stage: filepath.Join(dir, "stage"), Python: filepath.Join(dir, "pywheel"), Hook: filepath.Join(dir, "hook")}
+	src := Sources{Stage: filepath.Join(dir, "stage"), Python: filepath.Join(dir, "pywheel"), Hook: filepath.Join(dir, "hook"),
+		License: filepath.Join(dir, "repo", "LICENSE")}
 	files := map[string]string{
 		"pywheel/trt_action/__init__.py":        "__version__ = '0'\n",
 		"pywheel/trt_action/__pycache__/x.pyc":  "cache",
@@ -32,12 +33,13 @@ func testSources(t *testing.T) Sources {
 		"hook/__pycache__/wire.cpython-311.pyc": "cache",
 		"stage/README.md":                       "the tarball's, not the wheel's",
 		"stage/lib/not-a-backend.txt":           "x",
+		"repo/LICENSE":                          "the licence\n",
 	}
 	for name, content := range files {
 		writeFile(t, filepath.Join(dir, name), content)
 	}
-	binary := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread")
-	library := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC")
+	binary := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread", "-s")
+	library := wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC", "-s")
 	copyFile(t, binary, filepath.Join(src.Stage, Binary))
 	copyFile(t, library, filepath.Join(src.Stage, "lib", "libtam_a.so"))
 	copyFile(t, library, filepath.Join(src.Stage, "lib", "libtam_b.so"))
@@ -63,7 +65,7 @@ func copyFile(t *testing.T, from, to string) {
 	writeFile(t, to, string(b))
 }
 
-var testMeta = Metadata{Version: "1.2.3", RTXVersion: "1.7.1.116", Readme: "# r\n[d](docs/d.md)\n", Ref: "v1.2.3"}
+var testMeta = Metadata{Version: "1.2.3", RTXVersion: "1.7.1.116", Description: "# r\n[d](d.md)\n", Ref: "v1.2.3"}
 
 // listing is the tree's files and folders with their modes, one a line.
 func listing(t *testing.T, dir string) string {
@@ -112,6 +114,10 @@ func TestLayout(t *testing.T) {
 	if err != nil || string(meta) != testMeta.Text() {
 		t.Errorf("METADATA %q, %v", meta, err)
 	}
+	license, err := os.ReadFile(filepath.Join(dir, "trt_action-1.2.3.dist-info", "licenses", "LICENSE"))
+	if err != nil || string(license) != "the licence\n" {
+		t.Errorf("the wheel's licence %q, %v; want the repository's LICENSE", license, err)
+	}
 	stageBinary, _ := os.ReadFile(filepath.Join(src.Stage, Binary))
 	wheelBinary, _ := os.ReadFile(filepath.Join(dir, "trt_action-1.2.3.data", "scripts", Binary))
 	if len(stageBinary) == 0 || string(stageBinary) != string(wheelBinary) {
@@ -133,6 +139,7 @@ func TestLayoutRefusesLinks(t *testing.T) {
 		{"backends' folder", "stage/lib", outside + "/lib", "escapes"},
 		{"hook file", "hook/wire.py", outside + "/file", "is a symbolic link"},
 		{"python file", "pywheel/trt_action.pth", outside + "/file", "is a symbolic link"},
+		{"licence", "repo/LICENSE", outside + "/file", "is not a regular file"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -148,6 +155,36 @@ func TestLayoutRefusesLinks(t *testing.T) {
 			_, err := Layout(t.TempDir(), src, testMeta)
 			if err == nil || !strings.Contains(err.Error(), c.want) {
 				t.Errorf("Layout with %s a link out: %v, want an error saying %q", c.link, err, c.want)
+			}
+		})
+	}
+}
+
+// TestLayoutRefusesUnstripped: a binary or backend with its symbol table
+// or debug information is refused, naming the file and the sections.
+func TestLayoutRefusesUnstripped(t *testing.T) {
+	program := []string{"-pthread"}
+	library := []string{"-shared", "-fPIC"}
+	cases := []struct {
+		name, file string
+		flags      []string
+		want       string
+	}{
+		{"backend", "lib/libtam_b.so", library, "lib/libtam_b.so is not stripped (it has .symtab)"},
+		{"backend with debug information", "lib/libtam_b.so", append(library, "-g"), ".debug_info"},
+		{"binary", Binary, program, Binary + " is not stripped (it has .symtab)"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			src := testSources(t)
+			code := wheeltest.CXXLibrary
+			if c.file == Binary {
+				code = wheeltest.CXXProgram
+			}
+			copyFile(t, wheeltest.Compile(t, "g++", "c++", code, c.flags...), filepath.Join(src.Stage, filepath.FromSlash(c.file)))
+			_, err := Layout(t.TempDir(), src, testMeta)
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Layout with %s unstripped: %v, want an error saying %q", c.file, err, c.want)
 			}
 		})
 	}

@@ -30,7 +30,6 @@ constexpr char kProduct[] = "TensorRT";
 constexpr char kInferSoname[] = "libnvinfer.so.10";
 constexpr char kParserSoname[] = "libnvonnxparser.so.10";
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
-constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #elif defined(TAM_FLAVOR_TRT11)
 constexpr Flavour kFlavour = Flavour::kTRT11;
 constexpr int kFlavourMajor = 11;
@@ -39,7 +38,6 @@ constexpr char kProduct[] = "TensorRT";
 constexpr char kInferSoname[] = "libnvinfer.so.11";
 constexpr char kParserSoname[] = "libnvonnxparser.so.11";
 constexpr char kLibEnv[] = "TRT_ACTION_TRT_LIB";
-constexpr char kInstallHint[] = "set TRT_ACTION_TRT_LIB (or --trt-lib) to the folder holding libnvinfer; run inside NVIDIA's TensorRT container (nvcr.io/nvidia/tensorrt), where it is on the library path, or install TensorRT from NVIDIA";
 #elif defined(TAM_FLAVOR_RTX)
 constexpr Flavour kFlavour = Flavour::kRTX;
 constexpr int kFlavourMajor = 1;
@@ -48,7 +46,6 @@ constexpr char kProduct[] = "TensorRT-RTX";
 constexpr char kInferSoname[] = "libtensorrt_rtx.so.1";
 constexpr char kParserSoname[] = "libtensorrt_onnxparser_rtx.so.1";
 constexpr char kLibEnv[] = "TRT_ACTION_RTX_LIB";
-constexpr char kInstallHint[] = "set TRT_ACTION_RTX_LIB (or --trt-lib) to the folder holding libtensorrt_rtx.so.1, or `pip install trt-action[rtx]` (x86_64), which puts it in the Python environment's tensorrt_rtx_libs folder where a pip-installed trt-action finds it with no variable to set; eval \"$(scripts/setup-tensorrt-rtx)\" installs the PyPI wheel tensorrt-rtx-cu12-libs and exports the variable";
 #endif
 
 }  // namespace tam

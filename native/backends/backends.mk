@@ -35,6 +35,11 @@ backends_saved_default_goal := $(.DEFAULT_GOAL)
 BACKEND_LIBDIR ?= $(if $(LIBDIR),$(LIBDIR),bin/lib)
 BACKEND_CXX ?= $(if $(CXX),$(CXX),g++)
 BACKEND_CXXFLAGS ?= -std=c++17 -O2 -Wall -Wextra
+# Linked stripped (no symbol table), as the binary is (-ldflags "-s -w"):
+# what they export stays in the dynamic symbol table, which is all dlopen,
+# dlsym and ctypes read. `make BACKEND_LDFLAGS=` keeps the symbols for a
+# debugger; the wheels refuse a file that has them (internal/wheel).
+BACKEND_LDFLAGS ?= -s
 ifneq ($(TRT_HEADERS),)
 TRT10_INCLUDE ?= $(TRT_HEADERS)/10.16/include
 TRT11_INCLUDE ?= $(TRT_HEADERS)/11.1/include
@@ -56,7 +61,7 @@ BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h \
 backend_compile = $(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -fvisibility=hidden \
 	-D$(1) -Inative -isystem $(2) $(if $(TRT_ONNX_INCLUDE),-idirafter $(TRT_ONNX_INCLUDE)) \
 	-idirafter native/backends/cuda-stub \
-	-o $@ $(BACKEND_SRC) -ldl
+	-o $@ $(BACKEND_SRC) -ldl $(BACKEND_LDFLAGS)
 
 HOST_LIB := $(BACKEND_LIBDIR)/libtam_host.so
 BACKEND_LIBS := $(HOST_LIB)
@@ -87,7 +92,7 @@ backends-check: $(BACKEND_LIBS) $(BACKEND_CHECKS)
 $(HOST_LIB): native/monitor.cc native/trtaction.h native/libtam_host.map
 	@mkdir -p $(dir $@)
 	$(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -pthread -Inative -Wl,--version-script=native/libtam_host.map \
-		-o $@ native/monitor.cc
+		-o $@ native/monitor.cc $(BACKEND_LDFLAGS)
 
 $(BACKEND_LIBDIR)/libtam_rtx.so: $(BACKEND_DEPS)
 	@mkdir -p $(dir $@)

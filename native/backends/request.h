@@ -29,6 +29,7 @@ struct BuildRequest {
   std::string engine_tmp;
   std::string lib_path;    // the library's file or folder; "": the loader's search path
   std::string lib_origin;  // where lib_path came from, for messages: "from --trt-lib"
+  std::string lib_fix;     // how to get the library, for the message when it cannot be loaded
   std::vector<std::string> precision;  // allowed::precision; precision.h decides per flavour
   bool strongly_typed = false;
   std::map<std::string, ShapeRange> shapes;
@@ -67,6 +68,7 @@ inline BuildRequest decode_request(const std::string& json) {
   r.engine_tmp = detail::string_field(doc, "engine_tmp");
   r.lib_path = detail::string_field(doc, "lib_path");
   r.lib_origin = detail::string_field(doc, "lib_origin");
+  r.lib_fix = detail::string_field(doc, "lib_fix");
   r.timing_cache = detail::string_field(doc, "timing_cache");
   if (r.onnx.empty()) throw std::runtime_error("request: onnx (the model path) is required");
   if (r.engine_tmp.empty()) throw std::runtime_error("request: engine_tmp is required");

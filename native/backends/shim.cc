@@ -59,7 +59,7 @@ namespace {
 
 // ------------------------------------------------------------ flavour facts
 
-// kFlavour, kBackend, kProduct, the sonames and kInstallHint come from
+// kFlavour, kBackend, kProduct and the sonames come from
 // backend_table.h, generated from the backend registry (internal/backend)
 // for the TAM_FLAVOR_* this is compiled as. Its kLibEnv is for tests and
 // messages only: the shim reads no variable (see load_library).
@@ -67,7 +67,6 @@ static_assert(tam::kFlavourMajor == NV_TENSORRT_MAJOR, "backend_table.h and the 
 using tam::kBackend;
 using tam::kFlavour;
 using tam::kInferSoname;
-using tam::kInstallHint;
 using tam::kParserSoname;
 using tam::kProduct;
 
@@ -147,7 +146,7 @@ struct Candidate {
   std::string origin;  // where the name came from, for the error message
 };
 
-void* open_first(const std::vector<Candidate>& candidates, const char* what, std::string* path) {
+void* open_first(const std::vector<Candidate>& candidates, const char* what, const std::string& fix, std::string* path) {
   std::string tried;
   for (const auto& c : candidates) {
     dlerror();
@@ -158,8 +157,8 @@ void* open_first(const std::vector<Candidate>& candidates, const char* what, std
     const char* e = dlerror();
     tried += (tried.empty() ? "; tried " : "; then ") + c.file + " (" + c.origin + "): " + (e ? e : "not loadable");
   }
-  throw BuildError{TAM_UNAVAILABLE,
-                   std::string("cannot load the ") + kProduct + " " + what + tried + ". To fix: " + kInstallHint};
+  throw BuildError{TAM_UNAVAILABLE, std::string("cannot load the ") + kProduct + " " + what + tried +
+                                        (fix.empty() ? std::string() : ". To fix: " + fix)};
 }
 
 template <typename Fn>
@@ -175,10 +174,11 @@ Fn symbol(void* handle, const char* name, const std::string& path) {
 // variable, the Python environment's wheel folder) is decided on the Go side
 // (internal/backend, LocateLibrary), the one place the engine cache also
 // asks, so a key names the file a build loads; lib_origin says which, for
-// the messages. A location given is never silently replaced by another
+// the messages, and lib_fix how to get the library, which depends on how
+// trt-action was installed (internal/install). A location given is never silently replaced by another
 // library. Handles are never closed: TensorRT keeps threads and global
 // state for the process.
-Library load_library(const std::string& lib_path, const std::string& lib_origin) {
+Library load_library(const std::string& lib_path, const std::string& lib_origin, const std::string& lib_fix) {
   std::vector<Candidate> infer_candidates;
   if (!lib_path.empty())
     infer_candidates.push_back({candidate(lib_path, kInferSoname), lib_origin.empty() ? "as given" : lib_origin});
@@ -186,7 +186,7 @@ Library load_library(const std::string& lib_path, const std::string& lib_origin)
     infer_candidates.push_back({kInferSoname, "on the library search path"});
 
   Library lib;
-  void* infer = open_first(infer_candidates, "library", &lib.infer_path);
+  void* infer = open_first(infer_candidates, "library", lib_fix, &lib.infer_path);
   auto major = symbol<VersionFn>(infer, "getInferLibMajorVersion", lib.infer_path);
   lib.major = major();
   lib.minor = symbol<VersionFn>(infer, "getInferLibMinorVersion", lib.infer_path)();
@@ -198,7 +198,7 @@ Library load_library(const std::string& lib_path, const std::string& lib_origin)
   if (lib.infer_path.find('/') != std::string::npos)
     parser_candidates.push_back({dir_of(lib.infer_path) + "/" + kParserSoname, "beside the library"});
   parser_candidates.push_back({kParserSoname, "on the library search path"});
-  void* parser = open_first(parser_candidates, "ONNX parser library", &lib.parser_path);
+  void* parser = open_first(parser_candidates, "ONNX parser library", lib_fix, &lib.parser_path);
   lib.create_parser = symbol<CreateParserFn>(parser, "createNvOnnxParser_INTERNAL", lib.parser_path);
   return lib;
 }
@@ -529,7 +529,7 @@ int32_t network_flags(const tam::BuildRequest& req) {
 // included, is a BuildError (or another exception) that carries its message.
 void build(const tam_host* host, const tam::BuildRequest& req) {
   check_request_fits_flavour(req);
-  Library lib = load_library(req.lib_path, req.lib_origin);
+  Library lib = load_library(req.lib_path, req.lib_origin, req.lib_fix);
   check_version(lib);
   LoggerAttachment attach(host);
   const tam::Gate gate = make_gate(lib);
@@ -595,10 +595,10 @@ void build(const tam_host* host, const tam::BuildRequest& req) {
 #endif
 }
 
-std::string info_json(const std::string& lib_path, const std::string& lib_origin) {
+std::string info_json(const std::string& lib_path, const std::string& lib_origin, const std::string& lib_fix) {
   std::string library, path, error;
   try {
-    Library lib = load_library(lib_path, lib_origin);
+    Library lib = load_library(lib_path, lib_origin, lib_fix);
     library = lib.version();
     path = lib.infer_path;
     check_version(lib);
@@ -615,9 +615,10 @@ std::string info_json(const std::string& lib_path, const std::string& lib_origin
 
 // tam_backend_info: see trtaction.h. Adds "error": why the library could not
 // be used ("" when it can).
-TAM_EXPORT int64_t tam_backend_info(const char* lib_path, const char* lib_origin, char* buf, size_t cap) {
+TAM_EXPORT int64_t tam_backend_info(const char* lib_path, const char* lib_origin, const char* lib_fix, char* buf,
+                                    size_t cap) {
   try {
-    std::string json = info_json(lib_path ? lib_path : "", lib_origin ? lib_origin : "");
+    std::string json = info_json(lib_path ? lib_path : "", lib_origin ? lib_origin : "", lib_fix ? lib_fix : "");
     copy_out(json, buf, cap);
     return static_cast<int64_t>(json.size());
   } catch (...) {

@@ -258,24 +258,28 @@ void test_the_library_origin_reaches_the_messages() {
   const std::string origin = "from the Python environment's tensorrt_rtx_libs (" + folder + ")";
   const std::string tried = "tried " + folder + " (" + origin + "): ";
   std::vector<char> buf(8192);
-  info(folder.c_str(), origin.c_str(), buf.data(), buf.size());
+  const std::string fix = "pip install the library";
+  info(folder.c_str(), origin.c_str(), fix.c_str(), buf.data(), buf.size());
   std::string answer(buf.data());
   check(answer.find(tried) != std::string::npos, "tam_backend_info names the file it tried with its origin");
-  if (answer.find(tried) == std::string::npos) std::printf("  answer: %s\n", answer.c_str());
+  check(answer.find(". To fix: " + fix) != std::string::npos, "tam_backend_info's error ends with the fix it was told");
+  if (answer.find(tried) == std::string::npos || answer.find(fix) == std::string::npos)
+    std::printf("  answer: %s\n", answer.c_str());
 
   RecordingHost host;
   const std::string request = "{\"name\":\"m\",\"onnx\":\"/nonexistent.onnx\",\"engine_tmp\":\"/nonexistent.engine\","
-                              "\"lib_path\":\"" + folder + "\",\"lib_origin\":\"" + origin + "\"}";
+                              "\"lib_path\":\"" + folder + "\",\"lib_origin\":\"" + origin + "\",\"lib_fix\":\"" + fix + "\"}";
   char err[4096];
   int32_t status = build(&host.table, request.c_str(), err, sizeof err);
   check(status == TAM_UNAVAILABLE, "a build whose library is missing is unavailable");
   check(std::strstr(err, tried.c_str()) != nullptr, "the build's reason names the file it tried with the request's origin");
-  if (std::strstr(err, tried.c_str()) == nullptr) std::printf("  reason: %s\n", err);
+  check(std::strstr(err, (". To fix: " + fix).c_str()) != nullptr, "the build's reason ends with the request's fix");
+  if (std::strstr(err, tried.c_str()) == nullptr || std::strstr(err, fix.c_str()) == nullptr) std::printf("  reason: %s\n", err);
 
   // The variable is the Go side's to read: set here, the backend ignores it.
   const std::string variable_folder = "/nonexistent-variable-folder";
   ::setenv(tam::kLibEnv, variable_folder.c_str(), 1);
-  info("", "", buf.data(), buf.size());
+  info("", "", "", buf.data(), buf.size());
   answer = buf.data();
   ::unsetenv(tam::kLibEnv);
   check(answer.find(variable_folder) == std::string::npos && answer.find(std::string("from ") + tam::kLibEnv) == std::string::npos,

@@ -7,11 +7,14 @@
 
 #include "../trtaction.h"
 
-// tam_backend_info echoes where it was told the library is, and from where
-// (as "error": the one text field a real backend fills with it).
-extern "C" int64_t tam_backend_info(const char* lib_path, const char* lib_origin, char* buf, size_t cap) {
-  return std::snprintf(buf, cap, "{\"backend\":\"fake\",\"abi\":%d,\"library_path\":\"%s\",\"error\":\"%s\"}",
-                       TAM_BACKEND_ABI, lib_path == nullptr ? "" : lib_path, lib_origin == nullptr ? "" : lib_origin);
+// tam_backend_info echoes where it was told the library is, from where,
+// and its fix (as "error": the one text field a real backend fills with
+// them).
+extern "C" int64_t tam_backend_info(const char* lib_path, const char* lib_origin, const char* lib_fix, char* buf,
+                                    size_t cap) {
+  return std::snprintf(buf, cap, "{\"backend\":\"fake\",\"abi\":%d,\"library_path\":\"%s\",\"error\":\"%s. To fix: %s\"}",
+                       TAM_BACKEND_ABI, lib_path == nullptr ? "" : lib_path, lib_origin == nullptr ? "" : lib_origin,
+                       lib_fix == nullptr ? "" : lib_fix);
 }
 
 extern "C" int32_t tam_backend_build(const tam_host* host, const char* request_json, char* err, size_t errcap) {

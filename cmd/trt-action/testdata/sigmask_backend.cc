@@ -32,7 +32,7 @@ void copy_mask_line(const std::string& status, const std::string& out) {
 
 }  // namespace
 
-extern "C" int64_t tam_backend_info(const char*, const char*, char* buf, size_t cap) {
+extern "C" int64_t tam_backend_info(const char*, const char*, const char*, char* buf, size_t cap) {
   return std::snprintf(buf, cap, "{\"backend\":\"sigmask\",\"abi\":%d,\"library\":\"0\"}", TAM_BACKEND_ABI);
 }
 

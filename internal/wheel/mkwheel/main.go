@@ -1,6 +1,7 @@
 // Command mkwheel builds the trt-action wheel of one platform from the
 // folder scripts/dist stages for it (the binary and lib/*.so), the Python
-// sources in the repository and its README, with `python -m wheel pack`,
+// sources in the repository, its LICENSE and the wheel's page on PyPI
+// (docs/pypi.md), with `python -m wheel pack`,
 // and prints the wheel's path:
 //
 //	go run ./internal/wheel/mkwheel -stage DIR -version VERSION -out DIR
@@ -8,7 +9,8 @@
 // The same inputs make the same bytes: fixed file modes, and zip times
 // from SOURCE_DATE_EPOCH (the last commit's time unless -epoch says).
 // `mkwheel -pep440 VERSION` only prints VERSION's PEP 440 form (make dist
-// checks it before building anything).
+// checks it before building anything); `mkwheel -license` only prints the
+// project's SPDX licence expression (make dist writes it into the SBOMs).
 package main
 
 import (
@@ -33,6 +35,7 @@ type options struct {
 	stage, out, version, rtxInclude, repo, pyWheel, ref, python string
 	epoch                                                       int64
 	pep440                                                      string
+	license                                                     bool
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
@@ -42,6 +45,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.Usage = func() {
 		fmt.Fprint(stderr, "usage: mkwheel -stage DIR -version VERSION -out DIR [flags]\n"+
 			"       mkwheel -pep440 VERSION\n"+
+			"       mkwheel -license\n"+
 			"Builds the trt-action wheel of one platform from its dist stage folder and prints its path.\n")
 		fl.PrintDefaults()
 	}
@@ -49,17 +53,22 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&o.out, "out", "", "the folder the wheel goes into; a wheel of the same name there is replaced (required)")
 	fl.StringVar(&o.version, "version", "", "make's VERSION (v1.2.3, git describe output, or PEP 440), written as PEP 440 (required)")
 	fl.StringVar(&o.rtxInclude, "rtx-include", os.Getenv("TRT_RTX_INCLUDE"), "TensorRT-RTX's include folder the rtx backend is compiled against: its NvInferVersion.h pins the rtx extra")
-	fl.StringVar(&o.repo, "repo", ".", "the repository: README.md, internal/pyhook/wheel and internal/pyhook/py/trt_action_hook")
+	fl.StringVar(&o.repo, "repo", ".", "the repository: LICENSE, docs/pypi.md, internal/pyhook/wheel and internal/pyhook/py/trt_action_hook")
 	fl.StringVar(&o.pyWheel, "pywheel", "", "the Python files copied whole into the wheel's root (default: REPO/internal/pyhook/wheel)")
-	fl.StringVar(&o.ref, "ref", "", "the git tag or commit the README's relative links point into (default: the tag at HEAD, else HEAD's commit)")
+	fl.StringVar(&o.ref, "ref", "", "the git tag or commit the description's relative links and the Source URL point into (default: the tag at HEAD, else HEAD's commit)")
 	fl.Int64Var(&o.epoch, "epoch", 0, "SOURCE_DATE_EPOCH, the time of every file in the wheel (default: the last commit's time)")
 	fl.StringVar(&o.python, "python", pythonDefault(), "the Python with the pinned wheel package (scripts/setup-dist-tools; default $TRT_ACTION_DIST_PYTHON, else python3)")
 	fl.StringVar(&o.pep440, "pep440", "", "only print this VERSION's PEP 440 form, or say why it has none")
+	fl.BoolVar(&o.license, "license", false, "only print the project's licence as an SPDX expression")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
 		}
 		return 2
+	}
+	if o.license {
+		fmt.Fprintln(stdout, wheel.License)
+		return 0
 	}
 	if o.pep440 != "" {
 		v, err := wheel.Version(o.pep440)
@@ -111,7 +120,7 @@ func build(o options, log io.Writer) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", filepath.Join(o.rtxInclude, "NvInferVersion.h"), err)
 	}
-	readme, err := os.ReadFile(filepath.Join(o.repo, "README.md"))
+	description, err := os.ReadFile(filepath.Join(o.repo, filepath.FromSlash(wheel.Description)))
 	if err != nil {
 		return "", err
 	}
@@ -139,11 +148,12 @@ func build(o options, log io.Writer) (string, error) {
 		return "", err
 	}
 	src := wheel.Sources{
-		Stage:  o.stage,
-		Python: o.pyWheel,
-		Hook:   filepath.Join(o.repo, "internal", "pyhook", "py", "trt_action_hook"),
+		Stage:   o.stage,
+		Python:  o.pyWheel,
+		Hook:    filepath.Join(o.repo, "internal", "pyhook", "py", "trt_action_hook"),
+		License: filepath.Join(o.repo, wheel.LicenseFile),
 	}
-	meta := wheel.Metadata{Version: version, RTXVersion: rtx, Readme: string(readme), Ref: o.ref}
+	meta := wheel.Metadata{Version: version, RTXVersion: rtx, Description: string(description), Ref: o.ref}
 	if _, err := wheel.Layout(treeDir, src, meta); err != nil {
 		return "", err
 	}
@@ -180,8 +190,8 @@ func pack(o options, treeDir string, log io.Writer) (string, error) {
 	return dest, nil
 }
 
-// gitRef is the tag at HEAD, else HEAD's commit: where the README's links
-// point, so they show the docs of the release they came with.
+// gitRef is the tag at HEAD, else HEAD's commit: where the description's
+// links point, so they show the docs of the release they came with.
 func gitRef(repo string) (string, error) {
 	if tag, err := git(repo, "describe", "--tags", "--exact-match", "HEAD"); err == nil {
 		return tag, nil

@@ -18,7 +18,8 @@ import (
 
 // setup makes a stage (a C++ binary and a backend), a stand-in of
 // internal/pyhook/wheel and TensorRT-RTX's version header, and returns
-// mkwheel's arguments for them (the repository's README and hook).
+// mkwheel's arguments for them (the repository's LICENSE, docs/pypi.md
+// and hook).
 func setup(t *testing.T, out string) []string {
 	t.Helper()
 	dir := t.TempDir()
@@ -38,8 +39,8 @@ func setup(t *testing.T, out string) []string {
 		}
 		return b
 	}
-	put(filepath.Join(stage, "trt-action"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread")))
-	put(filepath.Join(stage, "lib", "libtam_x.so"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC")))
+	put(filepath.Join(stage, "trt-action"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXProgram, "-pthread", "-s")))
+	put(filepath.Join(stage, "lib", "libtam_x.so"), read(wheeltest.Compile(t, "g++", "c++", wheeltest.CXXLibrary, "-shared", "-fPIC", "-s")))
 	put(filepath.Join(dir, "pywheel", "trt_action", "__init__.py"), []byte("__version__ = '0'\n"))
 	put(filepath.Join(dir, "pywheel", "trt_action.pth"), []byte("import trt_action\n"))
 	put(filepath.Join(dir, "rtx", "NvInferVersion.h"), []byte("#define TRT_MAJOR_RTX 1\n#define TRT_MINOR_RTX 7\n#define TRT_PATCH_RTX 1\n#define TRT_BUILD_RTX 116\n"))
@@ -59,8 +60,9 @@ func mkwheel(t *testing.T, args []string) string {
 }
 
 // TestWheelIsValid: the wheel mkwheel makes passes twine check --strict,
-// unpacks with wheel's own tool, every file's RECORD hash is right,
-// auditwheel finds our tag, and the same inputs make the same bytes.
+// unpacks with wheel's own tool, every file's RECORD hash is right, it
+// installs with its licence, auditwheel finds our tag, and the same inputs
+// make the same bytes.
 func TestWheelIsValid(t *testing.T) {
 	out := t.TempDir()
 	args := setup(t, out)
@@ -76,6 +78,8 @@ func TestWheelIsValid(t *testing.T) {
 		t.Errorf("wheel unpack: %v\n%s", err, b)
 	}
 	checkRecord(t, path)
+	checkLicense(t, py, path)
+	checkDescription(t, path)
 	shown, err := exec.Command(py, "-m", "auditwheel", "show", path).CombinedOutput()
 	tag := strings.TrimSuffix(path[strings.LastIndex(path, "-")+1:], ".whl")
 	if err != nil || !strings.Contains(strings.Join(strings.Fields(string(shown)), " "), `platform tag: "`+tag+`"`) {
@@ -148,10 +152,74 @@ func checkRecord(t *testing.T, path string) {
 		t.Errorf("RECORD lists %d files, the wheel holds %d besides it", listed, len(hashes))
 	}
 	for _, want := range []string{"trt_action.pth", "trt_action/__init__.py", "trt_action_hook/__init__.py",
-		"trt_action-1.2.3+4.gabc1234.data/scripts/trt-action", "trt_action-1.2.3+4.gabc1234.data/data/lib/trt-action/libtam_x.so"} {
+		"trt_action-1.2.3+4.gabc1234.data/scripts/trt-action", "trt_action-1.2.3+4.gabc1234.data/data/lib/trt-action/libtam_x.so",
+		"trt_action-1.2.3+4.gabc1234.dist-info/licenses/LICENSE"} {
 		if _, ok := hashes[want]; !ok {
 			t.Errorf("the wheel lacks %s", want)
 		}
+	}
+}
+
+// checkDescription: the wheel's description, its page on PyPI, is
+// docs/pypi.md (its links absolute), not the README's developer commands.
+func checkDescription(t *testing.T, whl string) {
+	t.Helper()
+	z, err := zip.OpenReader(whl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer z.Close()
+	r, err := z.Open("trt_action-1.2.3+4.gabc1234.dist-info/METADATA")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	meta, err := io.ReadAll(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body, _ := strings.Cut(string(meta), "\n\n")
+	page, err := os.ReadFile("../../../docs/pypi.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	title, _, _ := strings.Cut(string(page), "\n## ")
+	if !strings.HasPrefix(body, title) || !strings.Contains(body, "python -m pip install trt-action") ||
+		!strings.Contains(body, "(https://github.com/trt-action/trt-action/blob/v1.2.3/docs/commands.md)") ||
+		strings.Contains(body, "make test") {
+		t.Errorf("the wheel's description is not docs/pypi.md with absolute links:\n%.600s", body)
+	}
+}
+
+// checkLicense installs the wheel into a prefix (pypa's installer, as pip
+// lays it out) and reads what pip show and other tools read: the installed
+// distribution's License-Expression, and the licence file its License-File
+// names, which must be the repository's LICENSE.
+func checkLicense(t *testing.T, py, whl string) {
+	t.Helper()
+	prefix := t.TempDir()
+	if b, err := exec.Command(py, "-m", "installer", "--prefix", prefix, whl).CombinedOutput(); err != nil {
+		t.Fatalf("installer: %v\n%s", err, b)
+	}
+	sites, _ := filepath.Glob(filepath.Join(prefix, "lib", "python3*", "site-packages"))
+	if len(sites) != 1 {
+		t.Fatalf("installed into %v, want one site-packages", sites)
+	}
+	read := `import importlib.metadata as m, sys
+d = m.distribution("trt-action")
+name = d.metadata["License-File"]
+sys.stdout.write(d.metadata["License-Expression"] + "\n" + name + "\n" + d.read_text("licenses/" + name))`
+	cmd := exec.Command(py, "-I", "-c", "import sys; sys.path.insert(0, sys.argv[1]); exec(sys.argv[2])", sites[0], read)
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("reading the installed metadata: %v\n%s", err, out)
+	}
+	license, err := os.ReadFile("../../../LICENSE")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "Apache-2.0\nLICENSE\n" + string(license); string(out) != want {
+		t.Errorf("the installed distribution says\n%.200s\nwant Apache-2.0, LICENSE and the repository's LICENSE", out)
 	}
 }
 

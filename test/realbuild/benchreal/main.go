@@ -224,7 +224,7 @@ func absPath(p string) string {
 
 func callbackTable(o options) error {
 	var m strings.Builder
-	m.WriteString("version: 1\ndefaults: {backend: tensorrt-rtx}\nbuilds:\n")
+	fmt.Fprintf(&m, "version: 1\ndefaults: {backend: %s}\nbuilds:\n", backend.TensorRTRTX)
 	for _, model := range o.models {
 		fmt.Fprintf(&m, "  - {name: %s, onnx: MODELS/%s.onnx, engine: OUT/%s.engine", model, model, model)
 		if model == "dynamic" {
@@ -265,8 +265,8 @@ func stopTable(o options) error {
 		var latencies, builds []time.Duration
 		status := ""
 		for i := 0; i < o.stopRuns; i++ {
-			matrix := fmt.Sprintf("version: 1\nbuilds:\n  - {name: slow, backend: tensorrt-rtx, onnx: MODELS/slow.onnx, "+
-				"engine: OUT/slow.engine, budgets: {phases: {%q: %s}}}\n", c.phase, c.limit)
+			matrix := fmt.Sprintf("version: 1\nbuilds:\n  - {name: slow, backend: %s, onnx: MODELS/slow.onnx, "+
+				"engine: OUT/slow.engine, budgets: {phases: {%q: %s}}}\n", backend.TensorRTRTX, c.phase, c.limit)
 			rep, err := buildWithBinary(o, fmt.Sprintf("stop-%d", i), matrix)
 			if err != nil {
 				return err

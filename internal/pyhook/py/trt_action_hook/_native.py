@@ -85,7 +85,7 @@ TRT_BACKENDS = {10: "libtam_trt10.so", 11: "libtam_trt11.so"}
 RTX_PACKAGES = ("tensorrt_rtx_bindings",)
 TRT_PACKAGES = ("tensorrt_bindings", "tensorrt")
 
-ABI = 2  # TAM_BACKEND_ABI in native/trtaction.h
+ABI = 3  # TAM_BACKEND_ABI in native/trtaction.h
 
 # tam_event (native/trtaction.h): t_ns, phase, parent, kind, n, thread, _pad.
 _EVENT = struct.Struct("=qQQiiii")

@@ -327,6 +327,38 @@ class Wheel(support.TestCase):
         self.assertIn(venv.binary, result.stderr)
         self.assertEqual(result.stderr.count("\n"), 1)
 
+    def test_python_m_trt_action_with_a_binary_that_lost_its_execute_bit(self):
+        # Exactly where pip put it, but not executable: say that, not that
+        # it is missing.
+        venv = self.venv()
+        os.chmod(venv.binary, 0o644)
+        result = support.run([venv.python, "-m", "trt_action", "version"], wheel_env())
+        self.assertEqual(result.returncode, 1)
+        self.assertEqual(
+            result.stderr,
+            "trt-action: the trt-action binary cannot be run: %s is there but not executable (mode 0644): chmod +x it; "
+            "or reinstall: pip install --force-reinstall trt-action\n" % venv.binary,
+        )
+        code = "import trt_action\ntry:\n    trt_action.find_binary()\nexcept PermissionError:\n    print('PermissionError')"
+        result = support.run([venv.python, "-I", "-c", code], wheel_env())
+        self.assertRan(result)
+        self.assertEqual(result.stdout.strip(), "PermissionError")
+
+    def test_python_m_trt_action_with_another_file_where_the_binary_was(self):
+        venv = self.venv()
+        with open(venv.binary, "a") as f:
+            f.write("# changed\n")
+        size = os.path.getsize(venv.binary)
+        result = support.run([venv.python, "-m", "trt_action", "version"], wheel_env())
+        self.assertEqual(result.returncode, 1)
+        self.assertTrue(
+            result.stderr.startswith(
+                "trt-action: the trt-action binary pip installed is not there: %s is %d bytes, not the %d of the one pip installed"
+                % (venv.binary, size, size - len("# changed\n"))
+            ),
+            result.stderr,
+        )
+
     def test_find_binary_and_version_in_a_venv(self):
         venv = self.venv()
         code = "import trt_action; print(trt_action.find_binary()); print(trt_action.__version__)"

@@ -52,7 +52,9 @@ def find_binary():
     """The path of the trt-action executable pip installed with this
     package: the file its RECORD lists (a venv, --user, --prefix, --target,
     a system prefix), else the scripts folder of this Python's scheme and of
-    its user scheme. Raises FileNotFoundError naming every place it looked."""
+    its user scheme. Raises PermissionError when a file is there but cannot
+    be run (its execute bit lost), FileNotFoundError otherwise, either
+    naming every place it looked and what is wrong with what it found."""
     import os
     import sysconfig
 
@@ -67,8 +69,18 @@ def find_binary():
         except KeyError:
             continue
         looked.append((os.path.join(scripts, _BINARY), None))
+    wrong = []  # what is wrong with each file found, in the order looked
+    judged = set()  # a path is judged once, by its first look (the RECORD's, with its size)
     for where, size in looked:
-        if os.path.isfile(where) and os.access(where, os.X_OK) and size in (None, os.path.getsize(where)):
+        if where in judged or not os.path.isfile(where):
+            continue
+        judged.add(where)
+        if size is not None and size != os.path.getsize(where):
+            wrong.append("%s is %d bytes, not the %d of the one pip installed" % (where, os.path.getsize(where), size))
+        elif not os.access(where, os.X_OK):
+            mode = os.stat(where).st_mode & 0o7777
+            wrong.append("%s is there but not executable (mode %04o): chmod +x it" % (where, mode))
+        else:
             return where
     places = []
     for where, _ in looked:
@@ -76,6 +88,11 @@ def find_binary():
             places.append(where)
     if dist is None:
         places.insert(0, "the RECORD of an installed trt-action (none found)")
+    reinstall = "or reinstall: pip install --force-reinstall trt-action"
+    if any("not executable" in w for w in wrong):
+        raise PermissionError("the %s binary cannot be run: %s; %s" % (_BINARY, "; ".join(wrong), reinstall))
+    if wrong:
+        raise FileNotFoundError("the %s binary pip installed is not there: %s; %s" % (_BINARY, "; ".join(wrong), reinstall[3:]))
     raise FileNotFoundError(
         "the %s binary is not where pip puts it (reinstall: pip install --force-reinstall trt-action); looked at: %s"
         % (_BINARY, ", ".join(places))

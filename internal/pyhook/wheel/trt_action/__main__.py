@@ -23,7 +23,7 @@ from . import find_binary
 def main():
     try:
         binary = find_binary()
-    except FileNotFoundError as exc:
+    except OSError as exc:  # not there, or there and not executable: its message says which
         sys.stderr.write("trt-action: %s\n" % exc)
         return 1
     for name in ("SIGPIPE", "SIGXFSZ"):
