@@ -37,7 +37,8 @@ func TestExitForCountsHitsAsSuccess(t *testing.T) {
 	}
 }
 
-// The step outputs count a hit as succeeded, and say how many were hits.
+// The step outputs count a hit as succeeded, and say how many were hits,
+// and how many builds' entries the run pushed to the shared store.
 func TestStepOutputsCountHits(t *testing.T) {
 	dir := t.TempDir()
 	outputFile := filepath.Join(dir, "github_output")
@@ -47,8 +48,9 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
-		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true}}, {Name: "b", Status: report.StatusCached},
-		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
+		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true, Pushed: true}}, {Name: "b", Status: report.StatusCached},
+		{Name: "c", Status: report.StatusCached, Cache: &report.CacheUse{Hit: true, From: report.CacheFromLocal, Pushed: true}},
+		{Name: "d", Status: report.StatusFailed}}}
 	if err := o.Final(r); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +59,8 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := outputValues(t, string(data))
-	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" || got["stored"] != "1" {
-		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2, stored 1", got)
+	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" || got["stored"] != "1" || got["pushed"] != "2" {
+		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2, stored 1, pushed 2 (a build and a hit the shared store lacked)", got)
 	}
 	declared(t, got)
 }
