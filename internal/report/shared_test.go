@@ -60,7 +60,7 @@ func TestSharedCacheNotes(t *testing.T) {
 		{"from the shared cache, built 2025-02-27 11:00 UTC in 41m0s", ""},
 		{"", "stored in the cache; pushed to the shared cache"},
 		{"built in 14m3s", "pushed to the shared cache"}, // a local hit that seeded the store
-		{"", "stored in the cache"},        // another runner pushed first
+		{"", "stored in the cache"},                      // another runner pushed first
 		{"", "stored in the cache"},
 	} {
 		b := &r.Builds[i]

@@ -86,13 +86,13 @@ func TransferEnd(direction string, bytes int64, elapsed time.Duration, why strin
 
 // SharedUse is what a run's builds did with the shared store.
 type SharedUse struct {
-	Hits         int   // builds whose engine came from the store
-	PulledBytes  int64 // what those pulls moved
-	PullMs       int64
-	Pushes       int   // builds whose entry this run put in the store
-	PushedBytes  int64 // what every push moved (also pushes another runner beat)
-	PushMs       int64
-	HasStore     bool // the run had a store (Report.Cache)
+	Hits        int   // builds whose engine came from the store
+	PulledBytes int64 // what those pulls moved
+	PullMs      int64
+	Pushes      int   // builds whose entry this run put in the store
+	PushedBytes int64 // what every push moved (also pushes another runner beat)
+	PushMs      int64
+	HasStore    bool // the run had a store (Report.Cache)
 }
 
 // SharedCacheUse counts what r's builds pulled from and pushed to the

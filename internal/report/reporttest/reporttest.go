@@ -236,7 +236,7 @@ func HostileShared() *report.Report {
 	r.Cache.ModeNote = "read-only: this pull_request run's head repository (octocat/fork) is not acme/engines, so the code that runs may not write engines others deliver"
 	r.Cache.Warnings = []string{"::error::store says @octocat"}
 	r.Builds[4].Warnings = nil // no push was tried
-	for i := range r.Builds { // read-only: nothing pushed
+	for i := range r.Builds {  // read-only: nothing pushed
 		c := r.Builds[i].Cache
 		c.Pushed = false
 		if c.Transfer != nil && c.Transfer.Direction == report.TransferPush {
