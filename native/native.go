@@ -24,6 +24,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"runtime/cgo"
 	"sync"
 	"time"
@@ -287,6 +288,20 @@ func simFault(name string) (C.int32_t, error) {
 	return 0, fmt.Errorf("native: unknown simulator fault %q (allowed: none, crash, hang, fail, silence)", name)
 }
 
+// simSeed is what the simulator's fake engine bytes beyond its header
+// follow from: every setting of the request, none of its names or paths
+// (the build's name, the model's and the engine's paths, the library's),
+// as an engine's bytes follow from what its cache key covers; so builds
+// that differ in a setting get different engines, and a build renamed or
+// moved gets the same.
+func simSeed(req Request) uint64 {
+	req.Name, req.ONNX, req.EngineTmp, req.LibPath, req.LibOrigin, req.TimingCache = "", "", "", "", "", ""
+	data, _ := json.Marshal(req) // maps in sorted key order: the same request, the same bytes
+	h := fnv.New64a()
+	h.Write(data)
+	return h.Sum64()
+}
+
 // newSimConfig copies the request into C memory, since the config holds
 // pointers; each distinct phase name is copied once.
 func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
@@ -323,6 +338,8 @@ func newSimConfig(req Request, fault C.int32_t) (*C.tam_sim_config, func()) {
 	cfg.fault_at = C.double(sim.FaultAtFrac)
 	cfg.engine_tmp = cstr(req.EngineTmp)
 	cfg.name = cstr(req.Name)
+	cfg.engine_size = C.int64_t(sim.EngineSize)
+	cfg.engine_seed = C.uint64_t(simSeed(req))
 	return cfg, func() {
 		for _, p := range allocs {
 			C.free(p)

@@ -3,6 +3,7 @@
 package native
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -192,6 +193,55 @@ func TestSimEngineChecksumFollowsPhaseNames(t *testing.T) {
 	renamed[0].Phase = "Building Engine"
 	if a, b := engineFor(smallTrace), engineFor(renamed); a == b {
 		t.Errorf("engines of differently named traces are identical: %q", a)
+	}
+}
+
+// sim.engine-size: the engine has exactly that many bytes, the header
+// first; the same request gives the same bytes whatever its name and
+// paths, and a request that differs in a setting gives other bytes.
+func TestSimEngineSizeIsExactAndFollowsTheSettings(t *testing.T) {
+	engineOf := func(name string, sim SimRequest, settings map[string]any) []byte {
+		t.Helper()
+		req := simRequest(t, smallTrace, sim)
+		req.Name, req.Settings = name, settings
+		b, err := StartSim(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close()
+		if _, _, res := runToEnd(t, b, 20*time.Second); res.Status != OK {
+			t.Fatalf("result = %+v", res)
+		}
+		data, err := os.ReadFile(req.EngineTmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return data
+	}
+	const size = 20<<20 + 5 // several chunks and a word cut short
+	base := SimRequest{StepNs: 1, Threads: 2, EngineSize: size}
+	a := engineOf("a", base, nil)
+	if len(a) != size || !strings.HasPrefix(string(a), "TRTACTION-SIM-ENGINE v1\n") {
+		t.Fatalf("engine of %d bytes starting %q; want %d bytes after the header", len(a), a[:min(len(a), 30)], size)
+	}
+	if zeros := bytes.Count(a[len(a)-4096:], []byte{0}); zeros > 100 {
+		t.Errorf("the engine ends in %d zero bytes of 4096: not filled", zeros)
+	}
+	if again := engineOf("renamed", base, nil); !bytes.Equal(a, again) {
+		t.Error("the same settings under another name gave other bytes")
+	}
+	threads := base
+	threads.Threads = 3
+	if other := engineOf("a", threads, nil); bytes.Equal(a, other) {
+		t.Error("engines of builds with other sim settings are identical")
+	}
+	if other := engineOf("a", base, map[string]any{"opt-level": 5}); bytes.Equal(a, other) {
+		t.Error("engines of builds with other builder settings are identical")
+	}
+	small := base
+	small.EngineSize = 10
+	if got := engineOf("a", small, nil); string(got) != "TRTACTION-" {
+		t.Errorf("a 10-byte engine is %q, want the header cut short", got)
 	}
 }
 

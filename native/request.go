@@ -70,4 +70,8 @@ type SimRequest struct {
 	Fault       string        `json:"fault"`             // none, crash, hang, fail, silence
 	FaultNs     int64         `json:"fault_ns"`          // silence length
 	FaultAtFrac float64       `json:"fault_at"`          // where in the trace the fault strikes, 0..1
+	// EngineSize is the fake engine's size in bytes (matrix sim.engine-size):
+	// its header, then bytes that follow from the request's settings
+	// (simSeed); 0 = the header alone.
+	EngineSize int64 `json:"engine_size,omitempty"`
 }

@@ -391,32 +391,85 @@ class Replay {
                   static_cast<unsigned long long>(sum_));
     std::string body = "TRTACTION-SIM-ENGINE v1";
     body += tail;
+    if (cfg_->engine_size > 0) return write_sized(cfg_->engine_tmp, body, cfg_->engine_size);
     return write_file(cfg_->engine_tmp, body);
   }
 
   int32_t write_file(const char* path, const std::string& body) {
-    // O_NOFOLLOW: a link planted at the predictable temporary name must not
-    // send the engine elsewhere (as in backends/files.h).
-    int fd = ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+    int fd = open_engine(path);
     if (fd < 0) return io_error("open", path);
-    size_t off = 0;
-    while (off < body.size()) {
-      ssize_t w = ::write(fd, body.data() + off, body.size() - off);
-      if (w < 0 && errno == EINTR) continue;
-      if (w < 0) {
-        int32_t st = io_error("write", path);
-        ::close(fd);
-        return st;
+    if (!write_all(fd, body.data(), body.size())) return close_failed(fd, "write", path);
+    return finish_file(fd, path);
+  }
+
+  // A large fake engine (sim.engine-size): exactly size bytes, the header
+  // (cut short when size is smaller) and then splitmix64's stream from the
+  // settings' seed mixed with the trace's checksum, so builds that differ
+  // get different bytes and the same build the same. Written a chunk at a
+  // time: a 1 GiB engine is a second of writes, not millions of small ones.
+  int32_t write_sized(const char* path, const std::string& header, int64_t size) {
+    int fd = open_engine(path);
+    if (fd < 0) return io_error("open", path);
+    constexpr size_t kChunk = size_t{8} << 20;
+    std::vector<unsigned char> buf(static_cast<size_t>(std::min<int64_t>(size, kChunk)));
+    uint64_t state = cfg_->engine_seed ^ sum_;
+    size_t head = 0;  // header bytes written so far
+    for (int64_t left = size; left > 0;) {
+      size_t n = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(buf.size())));
+      size_t at = 0;
+      if (head < header.size()) {
+        at = std::min(header.size() - head, n);
+        std::memcpy(buf.data(), header.data() + head, at);
+        head += at;
       }
+      for (; at < n; at += 8) {
+        uint64_t word = splitmix64(state);
+        std::memcpy(buf.data() + at, &word, std::min<size_t>(8, n - at));
+      }
+      if (!write_all(fd, buf.data(), n)) return close_failed(fd, "write", path);
+      left -= static_cast<int64_t>(n);
+    }
+    return finish_file(fd, path);
+  }
+
+  static uint64_t splitmix64(uint64_t& state) {
+    uint64_t z = (state += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+  }
+
+  // open_engine creates the engine file. O_NOFOLLOW: a link planted at the
+  // predictable temporary name must not send the engine elsewhere (as in
+  // backends/files.h).
+  static int open_engine(const char* path) {
+    return ::open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  }
+
+  static bool write_all(int fd, const void* data, size_t size) {
+    const char* p = static_cast<const char*>(data);
+    size_t off = 0;
+    while (off < size) {
+      ssize_t w = ::write(fd, p + off, size - off);
+      if (w < 0 && errno == EINTR) continue;
+      if (w < 0) return false;
       off += static_cast<size_t>(w);
     }
-    if (::fsync(fd) != 0) {
-      int32_t st = io_error("fsync", path);
-      ::close(fd);
-      return st;
-    }
+    return true;
+  }
+
+  // finish_file syncs and closes a written engine.
+  int32_t finish_file(int fd, const char* path) {
+    if (::fsync(fd) != 0) return close_failed(fd, "fsync", path);
     if (::close(fd) != 0) return io_error("close", path);
     return TAM_OK;
+  }
+
+  // close_failed reports op's errno on path, then closes fd.
+  int32_t close_failed(int fd, const char* op, const char* path) {
+    int32_t st = io_error(op, path);
+    ::close(fd);
+    return st;
   }
 
   int32_t io_error(const char* op, const char* path) {

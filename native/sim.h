@@ -56,6 +56,9 @@ typedef struct tam_sim_config {
   const char* name;   /* the build's name, written into the fake engine */
   int64_t repeat;     /* the events are replayed this many times over; < 1 means 1 */
   int32_t unpaced;    /* 1: no pacing, each event as soon as the monitor takes it */
+  int64_t engine_size;  /* > 0: the fake engine has exactly this many bytes: its header (cut
+                           short if need be), then a stream that follows from engine_seed */
+  uint64_t engine_seed; /* what the bytes after the header follow from (the build's settings) */
 } tam_sim_config;
 
 int32_t tam_sim_build(const tam_host* host, const tam_sim_config* cfg, char* err, size_t errcap);

@@ -89,7 +89,7 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	}
 	if backend.Of(b.Backend).Simulated {
 		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,
-			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5}
+			Fault: b.Sim.Fault.Kind, FaultNs: int64(b.Sim.Fault.Duration), FaultAtFrac: 0.5, EngineSize: b.Sim.EngineSize}
 	}
 	if w.r.opts.RecordDir != "" {
 		rec, err := newTraceRecorder(w.r.opts.RecordDir, b.Name)

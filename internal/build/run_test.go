@@ -148,6 +148,17 @@ func checkSimEngine(t *testing.T, name string, e *report.Engine) {
 	}
 }
 
+// sim.engine-size reaches the worker: the engine has that many bytes.
+func TestSimEngineSizeReachesTheWorker(t *testing.T) {
+	dir := t.TempDir()
+	b := simBuild(dir, "sized", func(b *matrix.Build) { b.Sim.EngineSize = 3<<20 + 1 })
+	got := runReport([]matrix.Build{b}, testOptions(t), nil).Builds[0]
+	if got.Status != report.StatusOK || got.Engine == nil || got.Engine.Bytes != 3<<20+1 {
+		t.Fatalf("status %s, engine %+v; want ok with %d bytes", got.Status, got.Engine, 3<<20+1)
+	}
+	checkSimEngine(t, "sized", got.Engine)
+}
+
 func assertNoPartials(t *testing.T, dir string) {
 	t.Helper()
 	partials, _ := filepath.Glob(filepath.Join(dir, "*.partial-*"))

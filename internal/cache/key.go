@@ -82,6 +82,9 @@ type simDoc struct {
 	Threads int    `json:"threads"`
 	Fault   string `json:"fault"`
 	FaultNs int64  `json:"fault_ns,omitempty"`
+	// EngineSize is sim.engine-size; left out when not set, so the keys
+	// of builds without it stay as they were.
+	EngineSize int64 `json:"engine_size,omitempty"`
 }
 
 // keySalt starts the hashed text, so a key can never equal the SHA-256 of
@@ -333,7 +336,7 @@ func sameValue(v, def any) bool {
 // sim is the simulator's part of a key.
 func (h *Hasher) sim(ctx context.Context, s matrix.Sim) (*simDoc, error) {
 	d := &simDoc{StepNs: int64(s.Step), Fast: s.Fast, Repeat: s.Repeat, Threads: s.Threads,
-		Fault: s.Fault.Kind, FaultNs: int64(s.Fault.Duration)}
+		Fault: s.Fault.Kind, FaultNs: int64(s.Fault.Duration), EngineSize: s.EngineSize}
 	if s.Trace != "" {
 		sum, err := h.file(ctx, s.Trace)
 		if err != nil {

@@ -342,6 +342,10 @@ func TestKeySim(t *testing.T) {
 	if keyOf(t, dir, strings.Replace(sim, "name: demo", "name: other", 1)) != base {
 		t.Error("the name changed the key")
 	}
+	sized := strings.Replace(sim, "step: 1ms", "step: 1ms, engine-size: 1MiB", 1)
+	if keyOf(t, dir, sized) == base || keyOf(t, dir, sized) == keyOf(t, dir, strings.Replace(sized, "1MiB", "2MiB", 1)) {
+		t.Error("sim.engine-size did not change the key")
+	}
 	if err := os.WriteFile(filepath.Join(dir, "trace.jsonl"), []byte("{}\n\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}

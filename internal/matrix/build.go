@@ -217,6 +217,8 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 				b.Sim.Threads, _ = d.intIn(sp.val, what, 1, 64)
 			case "fault":
 				b.Sim.Fault, _ = d.fault(sp.val, what)
+			case "engine-size":
+				b.Sim.EngineSize, _ = d.byteSize(sp.val, what) // at least 1 byte, as max-size
 			}
 		}
 	}

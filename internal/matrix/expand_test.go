@@ -252,6 +252,25 @@ builds:
 	}
 }
 
+// sim.engine-size takes a size as max-size does; a bad one is an error at
+// its position that says what a size is.
+func TestSimEngineSize(t *testing.T) {
+	f, err := parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {engine-size: 64MiB}}\n  - {name: b, backend: sim}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := f.Builds[0].Sim.EngineSize; got != 64<<20 {
+		t.Errorf("engine-size 64MiB = %d bytes", got)
+	}
+	if got := f.Builds[1].Sim.EngineSize; got != 0 {
+		t.Errorf("no engine-size = %d, want 0 (the small engine)", got)
+	}
+	_, err = parseContent("testdata/t.yml", []byte("version: 1\nbuilds:\n  - {name: a, backend: sim, sim: {engine-size: 0}}\n"))
+	if err == nil || !strings.Contains(err.Error(), "t.yml:3:48: sim.engine-size: invalid size \"0\"") {
+		t.Errorf("engine-size 0: %v", err)
+	}
+}
+
 // step: 0s replays without pacing; repeat multiplies the trace; other zero
 // or negative values are still errors.
 func TestSimStepZeroAndRepeat(t *testing.T) {

@@ -25,7 +25,7 @@ var (
 	// matrix, nor its command (each build with run: names its own).
 	defaultsKeys   = slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" || k == "run" })
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
-	simKeys        = []string{"trace", "step", "threads", "fault", "repeat"}
+	simKeys        = []string{"trace", "step", "threads", "fault", "repeat", "engine-size"}
 	regressionKeys = []string{"warn", "fail", "min"}
 	cacheKeys      = []string{"dir", "max-size"}
 	shapeKeys      = []string{"min", "opt", "max"}

@@ -165,6 +165,7 @@ type planSim struct {
 	Threads       int    `json:"threads"`
 	Fault         string `json:"fault"`
 	FaultDuration string `json:"fault_duration,omitempty"`
+	EngineSize    int64  `json:"engine_size,omitempty"` // bytes; 0: the small engine
 }
 
 // PlanKeys gives a build's engine cache key, or why it is unknown
@@ -222,6 +223,7 @@ func toPlan(b Build) planBuild {
 		p.Sim = &planSim{
 			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Fast: b.Sim.Fast, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),
+			EngineSize: b.Sim.EngineSize,
 		}
 		if b.Sim.Repeat > 1 {
 			p.Sim.Repeat = b.Sim.Repeat

@@ -123,6 +123,11 @@ type Sim struct {
 	Repeat  int           // the trace replayed this many times over; default 1
 	Threads int           // callback threads; default 4
 	Fault   Fault
+	// EngineSize is the fake engine's size in bytes: that many
+	// deterministic bytes, derived from the build's settings (a stand-in
+	// for a large engine, for the engine cache's transfers); 0 = the
+	// simulator's small engine of a few lines.
+	EngineSize int64
 }
 
 // Fault is an injected simulator failure.
