@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -21,7 +22,7 @@ var cacheVerbs = map[string]struct {
 	summary string
 	run     func(c *Command, args []string) error
 }{
-	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
+	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix; --explain: what went into each build's key)", runCacheKey},
 	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
 	"prune":  {"remove least recently used entries (--max-size SIZE, --older-than DURATION) and older cache formats' folders (--other-formats)", runCachePrune},
 	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
@@ -126,11 +127,13 @@ func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
 }
 
 func runCacheKey(c *Command, args []string) error {
-	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix]")
+	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix | --explain [--json]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
 	trtLib := fs.String("trt-lib", "", "as build's --trt-lib: the TensorRT or TensorRT-RTX library (`path`)")
 	prefix := fs.Bool("prefix", false, "print only the prefix every key of this OS, architecture and cache format starts with (restore-keys)")
+	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for tensorrt) and every part that went into it, one a line, to compare with another runner's")
+	asJSON := fs.Bool("json", false, "with --explain: print JSON")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only", "backend": "backend", "trt-lib": "trt-lib"})
@@ -140,7 +143,12 @@ func runCacheKey(c *Command, args []string) error {
 	if err := matrixArg("cache key", fs, given, file); err != nil {
 		return err
 	}
-	if *prefix {
+	switch {
+	case *prefix && *explain:
+		return usagef("cache key: --prefix and --explain: give one (--prefix prints what every key starts with; --explain what went into each build's key)")
+	case *asJSON && !*explain:
+		return usagef("cache key: --json goes with --explain (the key itself is one line of text)")
+	case *prefix:
 		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
 		return err
 	}
@@ -149,6 +157,9 @@ func runCacheKey(c *Command, args []string) error {
 		return err
 	}
 	builds = c.leaveOutScripts(builds)
+	if *explain {
+		return c.explainKeys(builds, *trtLib, *asJSON)
+	}
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
@@ -160,6 +171,42 @@ func runCacheKey(c *Command, args []string) error {
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
 	return err
+}
+
+// explainKeys is cache key --explain: each build's key as a build run
+// without --gpus computes it (the library it would load, and for
+// tensorrt the GPU it would get), and what went into it. A build whose key
+// cannot be known is named on stderr with why, and the others are still
+// explained; the command then fails with those reasons.
+func (c *Command) explainKeys(builds []matrix.Build, trtLib string, asJSON bool) error {
+	hasher := cache.NewHasher()
+	envs := cache.NameEnvs(hasher, builds, trtLib, nil, c.Getenv("CUDA_VISIBLE_DEVICES"))
+	var explained []cache.ExplainedKey
+	var errs []error
+	for _, b := range builds {
+		env, err := envs.Env(b.Backend, "")
+		var k cache.ExplainedKey
+		if err == nil {
+			k.Build = b.Name
+			k.Key, k.Parts, err = hasher.Explain(context.Background(), b, env)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("build %s: no key: %w", b.Name, err))
+			continue
+		}
+		explained = append(explained, k)
+	}
+	if asJSON {
+		data, err := json.MarshalIndent(explained, "", "  ")
+		if err != nil {
+			return err
+		}
+		c.Streams.Out.Write(actions.InertJSON(append(data, '\n')))
+	} else {
+		c.printUntrusted(c.Streams.Out, cache.ExplainText(explained))
+		fmt.Fprintf(c.Streams.Err, "trt-action: cache key: %s\n", cache.NotInAKey)
+	}
+	return errors.Join(errs...)
 }
 
 // leaveOutScripts is builds without those with run:, which are never
