@@ -37,10 +37,10 @@ type stream struct {
 	// lastTransfer is, per build and direction, when its transfer's last
 	// cache_transfer line was written; absent before its first.
 	lastTransfer map[transferOf]time.Duration
-	output   map[int]int           // per script build: the lines its command printed
-	buf      bytes.Buffer
-	enc      *json.Encoder
-	err      error
+	output       map[int]int // per script build: the lines its command printed
+	buf          bytes.Buffer
+	enc          *json.Encoder
+	err          error
 }
 
 // flusher is a buffered writer (bufio.Writer) the stream must flush after
