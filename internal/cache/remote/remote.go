@@ -15,6 +15,41 @@
 // every byte against the size and SHA-256 the entry names and fail at the
 // end of a stream that does not match, and Get bounds what it reads.
 //
+// # What an entry is in each store
+//
+// In an OCI registry (oci.go), key K is one artifact, an OCI image
+// manifest tagged K:
+//
+//	artifactType  application/vnd.trt-action.cache.entry.v<FormatVersion>
+//	config        the metadata bytes, media type
+//	              application/vnd.trt-action.cache.metadata.v<FormatVersion>+json
+//	layers        each file, in order: one layer (media type
+//	              application/vnd.trt-action.cache.file) whose digest is
+//	              the file's SHA-256, or, above 4 GiB, ordered layers of
+//	              4 GiB (the last shorter), so registries that limit a
+//	              layer's size take any engine; every layer's annotations
+//	              name its file (org.opencontainers.image.title) and the
+//	              whole file's size and SHA-256
+//	              (com.github.trt-action.cache.file.size, .sha256)
+//	annotations   org.opencontainers.image.created (the upload time, RFC
+//	              3339) and com.github.trt-action.cache.key (K)
+//
+// The manifest is pushed by its tag after its blobs, so the tag names a
+// whole entry or none. A deletion deletes the manifest; its blobs stay
+// until the registry's garbage collection.
+//
+// In an S3 bucket (s3.go), under s3://BUCKET/PREFIX/v<FormatVersion>/:
+//
+//	blobs/sha256/HEX   each file, named by its SHA-256 (files several
+//	                   entries share are stored once)
+//	entries/K          K's record, JSON: {"format": <FormatVersion>,
+//	                   "key": K, "meta": the metadata in base64,
+//	                   "files": [{"name", "size", "sha256"}]}; written
+//	                   last, with If-None-Match: * unless replacing
+//
+// A deletion deletes the record; Sweep (Sweeper) deletes the blobs no
+// record names.
+//
 // The package imports nothing of trt-action's but internal/text, so
 // internal/cache, which holds the tier logic (a pull written to the
 // local staging folder and the engine path in one pass, backfill, push),
@@ -58,6 +93,33 @@ type Store interface {
 	// can tell). ErrUnsupported when the store does not allow deletion.
 	Delete(ctx context.Context, key string) error
 }
+
+// Sweeper is a store whose Delete removes an entry's record but leaves its
+// files, which other entries may share (the S3 store: files are stored by
+// content, and several keys may have the same engine). Sweep removes the
+// files that no entry names and that were stored more than grace ago;
+// prune --remote calls it after its deletions. The grace keeps the files
+// of a Put still in progress (uploaded, its record not yet written).
+type Sweeper interface {
+	Sweep(ctx context.Context, grace time.Duration) (Swept, error)
+}
+
+// Swept is what a Sweep removed.
+type Swept struct {
+	Files int
+	Bytes int64
+}
+
+// SweepGrace is the grace a sweep gives files no entry names yet: far
+// longer than any upload of an entry's files takes.
+const SweepGrace = 24 * time.Hour
+
+// FormatVersion is the cache format whose entries a store reads and
+// writes: it names the S3 layout's folder and the OCI artifact's type, so
+// entries of another format are never read. It must equal
+// internal/cache.FormatVersion (which this package cannot import); a test
+// there holds them equal.
+const FormatVersion = 2
 
 // Entry is one entry as a store holds it.
 type Entry struct {
@@ -119,6 +181,9 @@ var (
 	// ErrAuth: the store refused the credentials, or asked for some and
 	// none were found.
 	ErrAuth = errors.New("the store refused the credentials")
+	// ErrStalled: a transfer moved no bytes for Options.Stall and was
+	// abandoned (watchdog.go).
+	ErrStalled = errors.New("the transfer stalled")
 )
 
 // Options are what opening a store takes from its surroundings.
@@ -131,6 +196,12 @@ type Options struct {
 	// abandoned (DefaultStall when 0): a store that stops answering costs
 	// a build at most this much before it runs.
 	Stall time.Duration
+
+	// partSize is the largest piece of a file one request carries: an
+	// OCI layer (maxLayerBytes when 0), an S3 multipart part and the size
+	// above which an upload is multipart (the SDK's defaults when 0).
+	// Only this package's tests set it, to split a few MiB for real.
+	partSize int64
 }
 
 // DefaultStall is Options.Stall's default.
