@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
@@ -31,6 +32,20 @@ type EngineCache struct {
 	// Rebuild reports whether --rebuild names the build: it is built
 	// without asking the cache, and its engine replaces the entry.
 	Rebuild func(name string) bool
+
+	// Remote is the shared store behind the cache folder (shared.go): a
+	// build whose key the folder lacks asks it, and in read-write mode
+	// what the run builds, or finds in the folder that the store lacks,
+	// is pushed to it. nil: no shared store.
+	Remote remote.Store
+	// RemoteMode is what the run may do with Remote: remote.ReadWrite
+	// (look up and push; the default when empty) or remote.ReadOnly (look
+	// up only).
+	RemoteMode remote.Mode
+	// PushTimeout bounds how long a run whose builds have all ended waits
+	// for its pushes still running; those still running then are
+	// abandoned, with a warning each. 0 = 5 minutes.
+	PushTimeout time.Duration
 
 	inRun sameKey // the keys this run is building now, and those --rebuild is for
 }

@@ -236,11 +236,11 @@ func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _, errb := fanoutCommand(nil)
-	flags := cacheFlags{dir: "c"}
-	if errs := flags.check(file, file.Builds); len(errs) != 0 {
+	flags := cacheFlags{dir: "c", remote: remoteFlags{pushTimeout: defaultPushTimeout}}
+	if errs := flags.check(file, file.Builds, c.Getenv); len(errs) != 0 {
 		t.Fatalf("--cache c: %v", errs)
 	}
-	ec, err := c.engineCache(&flags, file, file.Builds, "", nil)
+	ec, _, err := c.engineCache(&flags, file, file.Builds, "", nil)
 	if err != nil || ec == nil || ec.Cache.Dir() != "c" || ec.Cache.MaxSize() != 1<<30 {
 		t.Fatalf("--cache c with max-size 1GiB: %+v, %v\n%s", ec, err, errb)
 	}
