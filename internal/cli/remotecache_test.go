@@ -15,7 +15,7 @@ import (
 const remoteMatrix = "version: 1\ncache:\n  dir: c\n  remote: oci://registry.example/acme/file-engines\n  remote-mode: read-only\nbuilds:\n  - {name: a, backend: sim}\n"
 
 // Where the run's store comes from: the flag over the variable over the
-// matrix; --cache-remote '' switches the others off; the mode from the
+// matrix; --cache-remote ” switches the others off; the mode from the
 // flag over the matrix, read-write by default.
 func TestRemotePrecedence(t *testing.T) {
 	inDir(t, map[string]string{"trt-builds.yml": remoteMatrix, "plain.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n"})
