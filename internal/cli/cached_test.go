@@ -213,6 +213,31 @@ func TestPlanJSONShowsKeys(t *testing.T) {
 	}
 }
 
+// plan --json names the shared store each key is looked up in, as a build
+// run without --cache-remote would ask it (TRT_ACTION_CACHE_REMOTE over
+// the matrix's), as Redact shows it.
+func TestPlanJSONNamesTheStore(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\ncache: {dir: c, remote: 's3://engines/ci?endpoint=https://minio.example&region=eu'}\nbuilds:\n  - {name: a, backend: sim}\n"})
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "s3://engines/ci?endpoint=https://minio.example&region=eu"},
+		{map[string]string{remoteEnv: "oci://ghcr.io/acme/engines"}, "oci://ghcr.io/acme/engines"},
+	} {
+		cmd, out, errb := fanoutCommand(c.env)
+		if code := cmd.Main([]string{"plan", "--json"}); code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, errb)
+		}
+		var plan []struct {
+			Remote string `json:"cache_remote"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &plan); err != nil || len(plan) != 1 || plan[0].Remote != c.want {
+			t.Errorf("%v: %+v, %v; want %s\n%s", c.env, plan, err, c.want, out)
+		}
+	}
+}
+
 // A matrix cache: with only max-size takes its folder from --cache (the
 // size still holds); without --cache the run is refused at the key.
 func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {

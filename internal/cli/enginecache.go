@@ -74,11 +74,12 @@ func (f *cacheFlags) origin(file *matrix.File) string {
 // all at once. builds are the builds the run selected (after --only);
 // getenv reads TRT_ACTION_CACHE_REMOTE.
 func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build, getenv func(string) string) []error {
-	errs := f.remote.check(file, getenv, f.off, f.cacheDir(file) != "")
+	noFolder := !f.off && f.dir == "" && file.Cache != nil && file.Cache.Dir == ""
+	// A store with no folder is said once: as the cache key's, when it is.
+	errs := f.remote.check(file, getenv, f.off, f.cacheDir(file) != "" || noFolder)
 	if f.off && f.dir != "" {
 		errs = append(errs, usagef("--cache %q and --no-cache: give one (--no-cache runs without the cache; --cache names its folder)", f.dir))
 	}
-	noFolder := !f.off && f.dir == "" && file.Cache != nil && file.Cache.Dir == ""
 	if noFolder {
 		errs = append(errs, usagef("%s: cache: no folder for the engine cache: give cache: {dir: ...}, --cache DIR or the action's cache input (or --no-cache)", file.Cache.Pos))
 	}

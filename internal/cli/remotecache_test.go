@@ -200,3 +200,27 @@ func TestAStoreThatCannotBeOpenedIsAWarning(t *testing.T) {
 		t.Errorf("report: %+v", r.Cache)
 	}
 }
+
+// version names the store a run would use before its matrix is read,
+// from the flag or the variable, never with what Redact hides.
+func TestVersionNamesTheStore(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		env  map[string]string
+		want string
+	}{
+		{nil, map[string]string{remoteEnv: "s3://engines/ci?region=eu-west-1"}, "engine cache store: s3://engines/ci?region=eu-west-1 (" + remoteEnv + ")\n"},
+		{[]string{"--cache-remote", "oci://ghcr.io/acme/engines"}, map[string]string{remoteEnv: "s3://engines"}, "engine cache store: oci://ghcr.io/acme/engines (--cache-remote)\n"},
+		{[]string{"--cache-remote", "oci://me:secret@ghcr.io/acme/e"}, nil, `engine cache store: oci://ghcr.io/acme/e (--cache-remote): remote store "oci://ghcr.io/acme/e": credentials do not belong in the URL`},
+		{nil, nil, ""},
+	} {
+		cmd, out, errb := fanoutCommand(c.env)
+		if code := cmd.Main(append([]string{"version"}, c.args...)); code != ExitOK {
+			t.Fatalf("%v: exit %d: %s", c.args, code, errb)
+		}
+		_, line, _ := strings.Cut(out.String(), "engine cache store:")
+		if c.want == "" && line != "" || c.want != "" && !strings.Contains(out.String(), c.want) || strings.Contains(out.String(), "secret") {
+			t.Errorf("%v %v: %q, want %q", c.args, c.env, out.String(), c.want)
+		}
+	}
+}
