@@ -101,6 +101,9 @@ type cacheKey struct {
 	key     cache.Key
 	env     cache.Env
 	claimed bool // this build builds the key for the run (sameKey)
+	// refused: the shared store's entry for the key was refused
+	// (poisoned); in read-write mode the engine built instead replaces it.
+	refused bool
 }
 
 // lookup asks the engine cache for the build's engine. It returns the
@@ -120,7 +123,7 @@ func (w *watch) lookup() *report.Build {
 			key, err = ec.Hasher.Key(ctx, w.spec, env)
 		}
 		cancel()
-		if ended := w.hashStopped(ctx, err); ended != nil {
+		if ended := w.stoppedWhile(ctx, err, whileHashing); ended != nil {
 			return ended
 		}
 	}
@@ -167,11 +170,17 @@ func (w *watch) lookup() *report.Build {
 		w.warn(report.CacheWarningPrefix + err.Error())
 	case err != nil:
 		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the engine could not be taken from it (%v); the build runs", err))
+		return nil // the engine path cannot take an engine: a pull would fail as this did
 	case hit:
 		w.releaseKey()
-		return w.cached(entry)
+		b := w.cached(entry)
+		b.Cache.From = report.CacheFromLocal
+		if w.r.shared != nil {
+			w.push = &pushJob{key: key, offer: true} // seeds the store with what this runner has
+		}
+		return b
 	}
-	return nil
+	return w.pull()
 }
 
 // waitFor waits for ch to close, or for ctx to end (its error).
@@ -187,6 +196,61 @@ func waitFor(ctx context.Context, ch <-chan struct{}) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// pull asks the shared store for the engine the folder lacks: a hit is
+// delivered (and kept in the folder, where it can be) and ends the build
+// cached from the remote; nil when the worker must run. A pull is part of
+// the build as reading its inputs for the key is (hashContext): its
+// budgets bound it and a signal stops it, and the build then ends
+// (stoppedWhile). A store that stalls is abandoned by the store itself
+// (remote.Options.Stall): the store is switched off and the build runs.
+func (w *watch) pull() *report.Build {
+	t := w.r.shared
+	if t == nil || !t.shouldPull(w.key.key) {
+		return nil
+	}
+	ec := w.r.opts.Cache
+	ctx, cancel := w.hashContext()
+	progress, started := transferProgress(w.emit, report.TransferPull)
+	p, hit, err := ec.Cache.Pull(ctx, t.store, w.key.key, w.spec.Engine, progress)
+	cancel()
+	if started() || hit {
+		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Size, Elapsed: p.Elapsed, Ended: true}
+		if err != nil {
+			end.Err = err.Error()
+		}
+		w.emit(event.Event{Kind: event.CacheTransfer, Transfer: end})
+	}
+	if ended := w.stoppedWhile(ctx, err, whilePulling); ended != nil {
+		return ended
+	}
+	var refused *cache.RefusedError
+	var failed *cache.StoreError
+	switch {
+	case errors.As(err, &refused):
+		w.key.refused = true
+		then := "the build runs"
+		if t.mode == remote.ReadWrite {
+			then += ", and its engine replaces the store's entry"
+		}
+		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the shared store's entry for this build's key was refused (%s): %s", refused.Reason, then))
+	case errors.As(err, &failed):
+		t.fail("looking up an engine", err)
+	case err != nil:
+		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the engine could not be taken from the shared store (%v); the build runs", err))
+	case !hit:
+		t.note(w.key.key, missing)
+	default:
+		t.note(w.key.key, present)
+		w.noteStored(p.Stored, p.NotKept)
+		w.releaseKey()
+		b := w.cached(p.Entry)
+		b.Cache.From = report.CacheFromRemote
+		b.Cache.Transfer = &report.CacheTransfer{Direction: report.TransferPull, Bytes: p.Bytes, Ms: p.Elapsed.Milliseconds()}
+		return b
+	}
+	return nil
 }
 
 // hashBudget is why a key's computation was stopped by a budget: the
@@ -208,11 +272,18 @@ func (w *watch) hashContext() (context.Context, context.CancelFunc) {
 	return context.WithDeadlineCause(w.r.soft, w.started.Add(l.deadline), over)
 }
 
-// hashStopped ends the build when its key's computation was stopped: by
-// its budget (budget-exceeded, as a worker stopped by it would be) or by a
-// signal (cancelled, as a build not started). nil when hashing was not
-// stopped.
-func (w *watch) hashStopped(ctx context.Context, err error) *report.Build {
+// What a build was doing before its worker when a budget or a signal
+// stopped it (stoppedWhile).
+const (
+	whileHashing = "while its inputs were read for the engine cache key"
+	whilePulling = "while its engine was pulled from the shared store"
+)
+
+// stoppedWhile ends the build when what it did before its worker (while:
+// computing its key, pulling its engine) was stopped: by its budget
+// (budget-exceeded, as a worker stopped by it would be) or by a signal
+// (cancelled, as a build not started). nil when it was not stopped.
+func (w *watch) stoppedWhile(ctx context.Context, err error, while string) *report.Build {
 	if err == nil || ctx.Err() == nil {
 		return nil
 	}
@@ -220,10 +291,10 @@ func (w *watch) hashStopped(ctx context.Context, err error) *report.Build {
 	if errors.As(context.Cause(ctx), &over) {
 		over.hit.ElapsedMs = w.now().Milliseconds()
 		w.hit = &over.hit
-		return w.finish(report.StatusBudgetExceeded, describeHit(w.hit)+", while its inputs were read for the engine cache key; no worker started", outcome{})
+		return w.finish(report.StatusBudgetExceeded, describeHit(w.hit)+", "+while+"; no worker started", outcome{})
 	}
 	if w.r.soft.Err() != nil {
-		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v (while its inputs were read for the engine cache key)", context.Cause(w.r.soft)), outcome{})
+		return w.finish(report.StatusCancelled, fmt.Sprintf("not started: %v (%s)", context.Cause(w.r.soft), while), outcome{})
 	}
 	return nil
 }
@@ -262,7 +333,8 @@ func (w *watch) cached(e cache.Entry) *report.Build {
 // replaces the entry there. Whatever goes wrong is a warning: the build
 // stays ok. A read-only cache stores nothing, and the CLI said so once for
 // the run. The report says what happened: stored (and replaced), or
-// neither when another process had stored the key first.
+// neither when another process had stored the key first. With a shared
+// store, an entry the folder has then is to be pushed (w.push).
 func (w *watch) store() {
 	ec := w.r.opts.Cache
 	if ec == nil || w.key == nil || w.res.Status != report.StatusOK || w.res.Engine == nil {
@@ -278,22 +350,41 @@ func (w *watch) store() {
 		EngineSHA256: w.res.Engine.SHA256, // Store refuses a file that changed since the build
 		Original:     original(&w.res),
 	})
+	if !w.noteStored(done, err) {
+		return
+	}
+	w.res.Cache.Stored = done.Outcome != cache.Kept
+	w.res.Cache.Replaced = done.Outcome == cache.Replaced
+	if w.res.Cache.Stored {
+		ec.inRun.stored(w.key.key) // the run's builds of a key --rebuild is for may take it now
+	}
+	if w.r.shared != nil {
+		// What was built for the key is pushed, replacing the store's
+		// entry for a --rebuild (whose report then says rebuilt and
+		// pushed: the store's entry is this engine now) and for an entry
+		// the store served that was refused.
+		w.push = &pushJob{key: w.key.key, replace: w.res.Cache.Rebuilt || w.key.refused}
+	}
+}
+
+// noteStored warns of what a store in the folder (a build's, or a pull's
+// backfill) says went wrong, and reports whether the folder has the entry
+// (the store succeeded, or another process stored it first). A read-only
+// folder is no warning: the CLI said so once for the run.
+func (w *watch) noteStored(done cache.Stored, err error) bool {
+	ec := w.r.opts.Cache
 	for _, n := range ec.Cache.Notices() {
 		w.warn(report.CacheWarningPrefix + n)
 	}
+	kept := true
 	switch {
 	case errors.Is(err, cache.ErrReadOnly):
+		kept = false
 	case err != nil && done.Outcome == cache.Kept:
 		w.warn(report.CacheWarningPrefix + "the engine was not stored: " + err.Error())
-	default:
-		w.res.Cache.Stored = done.Outcome != cache.Kept
-		w.res.Cache.Replaced = done.Outcome == cache.Replaced
-		if w.res.Cache.Stored {
-			ec.inRun.stored(w.key.key) // the run's builds of a key --rebuild is for may take it now
-		}
-		if err != nil { // stored, but the eviction after it failed
-			w.warn(report.CacheWarningPrefix + err.Error())
-		}
+		kept = false
+	case err != nil: // stored, but the eviction after it failed
+		w.warn(report.CacheWarningPrefix + err.Error())
 	}
 	if done.EvictedOwn > 0 {
 		// One warning per store that evicted: each counts what its own
@@ -302,6 +393,7 @@ func (w *watch) store() {
 		w.warn(report.CacheWarningPrefix + fmt.Sprintf("max-size %s is too small for this run's engines: storing this one evicted %s stored in this run (%d so far), built again next run; raise max-size",
 			text.Bytes(ec.Cache.MaxSize()), text.Count(done.EvictedOwn, "engine"), ec.Cache.EvictedStored()))
 	}
+	return kept
 }
 
 // original is what a cache entry keeps of the build that made its

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 
@@ -131,6 +132,15 @@ type runner struct {
 
 	rebuildsPlanned <-chan struct{} // closed once the keys --rebuild is for are known (EngineCache.planRebuilds)
 
+	// The engine cache's shared store (shared.go); shared is nil without one.
+	shared   *sharedTier
+	pushJobs []*pushJob            // by build: its push, set before its end is sent, taken by the loop
+	awaiting map[int]*report.Build // builds whose push runs, as they ended; the loop's
+	// pushesAbandoned is why pushes were abandoned (a signal, the push
+	// timeout); nil while they may run. The loop's.
+	pushesAbandoned error
+	closed          chan struct{} // closed once the loop has ended: a late push's events go nowhere
+
 	lastCheckpoint time.Time
 	checkpointCost time.Duration    // how long the last checkpoint took
 	checkpointDue  <-chan time.Time // a deferred checkpoint; nil when none is owed
@@ -154,6 +164,12 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	r.views = newViewQueue(opts.OnEvent)
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
+	r.pushJobs, r.awaiting, r.closed = make([]*pushJob, len(builds)), map[int]*report.Build{}, make(chan struct{})
+	if opts.Cache != nil && opts.Cache.Remote != nil {
+		r.shared = newSharedTier(opts.Cache, r.runWarning)
+		defer r.shared.cancel(errors.New("the run ended"))
+		r.rep.Cache = r.shared.runCache()
+	}
 	r.rep.KeepEncodings() // a build is never changed once it has ended
 	for i, b := range builds {
 		r.rep.Builds[i] = pendingBuild(b)
@@ -169,6 +185,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 		r.rebuildsPlanned = opts.Cache.planRebuilds(r) // before any build asks the cache
 	}
 	r.loop(signals)
+	close(r.closed)
 	r.finish()
 	r.views.close()
 	var interrupted Interrupted
@@ -207,17 +224,12 @@ func (r *runner) loop(signals <-chan os.Signal) {
 		}
 		if running == 0 && (next == len(r.builds) || r.admit.Err() != nil) {
 			r.cancelPending(next)
+			r.awaitPushes(signals)
 			return
 		}
 		select {
 		case ev := <-r.events:
-			if ev.Kind == event.BuildFinished {
-				running--
-				r.rep.Settle(ev.Build, ev.Result)
-				r.closeIfRunSpent()
-				r.checkpoint(false)
-			}
-			r.emit(ev)
+			r.take(ev, &running)
 		case <-r.checkpointDue:
 			r.checkpoint(true)
 		case sig := <-signals:
@@ -228,6 +240,29 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			r.closeAdmit(runBudgetExceeded{Limit: r.opts.RunBudget})
 		}
 	}
+}
+
+// take handles an event of a build (or of its push) on the loop, and
+// hands it to the views.
+func (r *runner) take(ev event.Event, running *int) {
+	switch {
+	case ev.Kind == event.BuildFinished:
+		*running--
+		ev.Result = r.beginPush(ev.Build, ev.Result)
+		r.rep.Settle(ev.Build, ev.Result)
+		r.closeIfRunSpent()
+		r.checkpoint(false)
+	case ev.Kind == event.CachePushed:
+		if _, ok := r.awaiting[ev.Build]; !ok {
+			return // abandoned already: the report and the views have its warning
+		}
+		delete(r.awaiting, ev.Build)
+		r.rep.Settle(ev.Build, ev.Result)
+		r.checkpoint(false)
+	case ev.Kind == event.Warning && ev.Build == -1 && r.rep.Cache != nil:
+		r.rep.Cache.Warnings = append(r.rep.Cache.Warnings, strings.TrimPrefix(ev.Message, report.CacheWarningPrefix))
+	}
+	r.emit(ev)
 }
 
 // closeIfRunSpent closes admission when the run's clock says its budget
@@ -258,6 +293,7 @@ func (r *runner) onSignal(sig os.Signal) {
 	r.stop(cause)
 	r.emit(event.Event{Kind: event.Stopping, Build: -1,
 		Message: fmt.Sprintf("%s: stopping every build (up to %s); press Ctrl-C again to kill", signalName(sig), r.opts.InterruptGrace)})
+	r.abandonPushes(cause.Error()) // a transfer of gigabytes must not hold up the exit
 }
 
 // cancelPending marks the builds that never started.
@@ -354,5 +390,6 @@ func (r *runner) runBuild(i int, prev <-chan struct{}, turn chan<- struct{}) {
 			res = w.run()
 		}
 	}
+	r.pushJobs[i] = w.push // the loop takes it with the build's end
 	r.events <- event.Event{Kind: event.BuildFinished, Build: i, Name: res.Name, Result: res}
 }

@@ -43,6 +43,7 @@ type watch struct {
 	gpu       string    // the GPU this build runs on, "" when not assigned
 	shownLogs int       // library warnings and errors seen so far
 	key       *cacheKey // the build's engine cache key; nil without one
+	push      *pushJob  // what the build asks the shared store to be pushed, once it has ended; nil for nothing
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {

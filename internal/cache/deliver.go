@@ -24,15 +24,7 @@ import (
 // installed is what was checked. dest must be able to take the engine
 // (atomicfile.CheckInstall).
 func deliver(src *os.File, dest string) (tmp, sum string, size int64, err error) {
-	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
-		return "", "", 0, err
-	}
-	if err := atomicfile.CheckInstall(dest); err != nil {
-		return "", "", 0, err
-	}
-	_, _ = atomicfile.RemoveStale(dest) // best effort, as a build does
-	tmp = atomicfile.PartialName(dest)
-	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	tmp, out, err := openPartial(dest)
 	if err != nil {
 		return "", "", 0, err
 	}
@@ -53,6 +45,25 @@ func deliver(src *os.File, dest string) (tmp, sum string, size int64, err error)
 		return "", "", 0, err
 	}
 	return tmp, hex.EncodeToString(h.Sum(nil)), size, nil
+}
+
+// openPartial creates a new partial file beside dest (atomicfile.PartialName)
+// for an engine on its way there, once dest is known to be able to take it
+// (atomicfile.CheckInstall); its folder is made when missing.
+func openPartial(dest string) (string, *os.File, error) {
+	if err := os.MkdirAll(filepath.Dir(dest), 0o755); err != nil {
+		return "", nil, err
+	}
+	if err := atomicfile.CheckInstall(dest); err != nil {
+		return "", nil, err
+	}
+	_, _ = atomicfile.RemoveStale(dest) // best effort, as a build does
+	tmp := atomicfile.PartialName(dest)
+	out, err := os.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", nil, err
+	}
+	return tmp, out, nil
 }
 
 // cloneFile makes dst a reflink of src; an error (EOPNOTSUPP, EXDEV,

@@ -94,6 +94,7 @@ type entryReader struct {
 	dir    *folder
 	engine *os.File
 	entry  Entry
+	meta   []byte // the metadata file's bytes, as read
 	closed bool
 }
 
@@ -125,7 +126,7 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 		return nil, fmt.Errorf("cache entry %s: lock: %w", c.entryDir(k), err)
 	}
 	at(c.hooks.opened, k)
-	r.engine, r.entry, err = readParts(dir, k)
+	r.engine, r.entry, r.meta, err = readParts(dir, k)
 	var bad corruption
 	switch {
 	case errors.As(err, &bad) && !shard.same(string(k), dir.f):
@@ -144,18 +145,18 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 // the caller), then reads the whole metadata and checks it against k and
 // the engine's size. A part that is missing, a link, not a regular file,
 // unreadable or inconsistent is a corruption. The engine is returned open
-// unless there is an error.
-func readParts(dir *folder, k Key) (*os.File, Entry, error) {
+// unless there is an error, with the metadata's bytes as they are on disk.
+func readParts(dir *folder, k Key) (*os.File, Entry, []byte, error) {
 	engine, fi, err := dir.openRegular(engineName)
 	if err != nil {
-		return nil, Entry{}, asCorruption(err, "its engine")
+		return nil, Entry{}, nil, asCorruption(err, "its engine")
 	}
-	e, err := readMeta(dir, k, fi.Size())
+	e, data, err := readMeta(dir, k, fi.Size())
 	if err != nil {
 		engine.Close()
-		return nil, Entry{}, err
+		return nil, Entry{}, nil, err
 	}
-	return engine, e, nil
+	return engine, e, data, nil
 }
 
 // asCorruption sorts an error opening part of an entry: a folder not
@@ -189,22 +190,24 @@ type entryHead struct {
 }
 
 // readMeta reads the metadata in dir whole and checks it against k and
-// the size of its engine file (engineSize).
-func readMeta(dir *folder, k Key, engineSize int64) (Entry, error) {
+// the size of its engine file (engineSize); it returns the bytes it read
+// too.
+func readMeta(dir *folder, k Key, engineSize int64) (Entry, []byte, error) {
 	f, fi, err := dir.openRegular(metaName)
 	if err != nil {
-		return Entry{}, asCorruption(err, "its metadata")
+		return Entry{}, nil, asCorruption(err, "its metadata")
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
 	if err != nil {
-		return Entry{}, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
+		return Entry{}, nil, corruption{fmt.Sprintf("its metadata is unreadable: %v", err)}
 	}
 	m, err := decodeMeta(data, true)
 	if err != nil {
-		return Entry{}, err
+		return Entry{}, nil, err
 	}
-	return checkDecoded(m, fi.ModTime(), fi.Size(), k, engineSize)
+	e, err := checkDecoded(m, fi.ModTime(), fi.Size(), k, engineSize)
+	return e, data, err
 }
 
 // decodeMeta decodes the metadata file's content: whole, or without the

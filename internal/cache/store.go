@@ -94,6 +94,13 @@ func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, erro
 	if err := c.fill(st, engine, &e, k); err != nil {
 		return Stored{}, err
 	}
+	return c.commit(root, shard, st, k, replace)
+}
+
+// commit installs the entry filled in the staging folder st at k's place
+// (replacing the one there when replace), then evicts least recently used
+// entries over max-size: the end of a store, and of a pull's backfill.
+func (c *Cache) commit(root, shard *folder, st *stage, k Key, replace bool) (Stored, error) {
 	// Counted as this run's before it is in place: a prune of another
 	// store may evict it at once, and that must count.
 	added := c.stored.add(k)
@@ -332,11 +339,16 @@ func copyHashing(src string, dir *folder) (string, int64, error) {
 
 // writeMeta writes the metadata file into dir, synced, and returns its size.
 func writeMeta(dir *folder, e Entry) (int64, error) {
-	data, err := json.Marshal(entryFile{Format: FormatVersion, Entry: e})
+	data, err := encodeMeta(e)
 	if err != nil {
 		return 0, err
 	}
 	return createIn(dir, metaName, bytes.NewReader(data))
+}
+
+// encodeMeta is the metadata file's content for e.
+func encodeMeta(e Entry) ([]byte, error) {
+	return json.Marshal(entryFile{Format: FormatVersion, Entry: e})
 }
 
 // createIn writes a new file name in dir from src, synced.
