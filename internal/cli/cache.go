@@ -143,7 +143,7 @@ func (c *Command) openStore(s storeFlag, where *cacheFolder) (remote.Store, erro
 		}
 		url, origin = ch.url, ch.origin
 	}
-	store, err := remote.Open(context.Background(), url, remote.Options{Getenv: c.Getenv})
+	store, err := remote.Open(context.Background(), url, remote.Options{Getenv: c.storeEnv})
 	var bad *remote.URLError
 	if errors.As(err, &bad) {
 		return nil, usagef("%s: %v", origin, err)

@@ -174,7 +174,7 @@ func (c *Command) openShared(f *remoteFlags, file *matrix.File) (*sharedStore, e
 			c.cacheNotice("the shared store %s is read-only in this run: %s", s.location, why)
 		}
 	}
-	store, err := remote.Open(context.Background(), ch.url, remote.Options{Getenv: c.Getenv})
+	store, err := remote.Open(context.Background(), ch.url, remote.Options{Getenv: c.storeEnv})
 	var bad *remote.URLError
 	switch {
 	case errors.As(err, &bad):
@@ -207,4 +207,16 @@ func (s *sharedStore) decorate(r *report.Report) {
 	if s.warning != "" && !slices.Contains(r.Cache.Warnings, s.warning) {
 		r.Cache.Warnings = append(r.Cache.Warnings, s.warning)
 	}
+}
+
+// storeEnv is the environment a store is opened with: the command's, but
+// GITHUB_TOKEN is the github-token input when it is given (as it is to the
+// container action, which gets its inputs as INPUT_* and no GITHUB_TOKEN),
+// so the token a workflow gives trt-action is the one ghcr.io gets when
+// nothing else is configured for it.
+func (c *Command) storeEnv(name string) string {
+	if name == "GITHUB_TOKEN" {
+		return c.githubToken()
+	}
+	return c.Getenv(name)
 }

@@ -224,3 +224,20 @@ func TestVersionNamesTheStore(t *testing.T) {
 		}
 	}
 }
+
+// The container action gets its inputs as INPUT_* and no GITHUB_TOKEN:
+// the store is opened with the github-token input as GITHUB_TOKEN (what
+// ghcr.io gets when nothing else is configured), else the variable.
+func TestTheStoreGetsTheGitHubTokenInput(t *testing.T) {
+	c, _, _ := fanoutCommand(map[string]string{"INPUT_GITHUB-TOKEN": "from-input", "GITHUB_TOKEN": "from-env", "DOCKER_CONFIG": "/d"})
+	if got := c.storeEnv("GITHUB_TOKEN"); got != "from-input" {
+		t.Errorf("GITHUB_TOKEN %q, want the input's", got)
+	}
+	if got := c.storeEnv("DOCKER_CONFIG"); got != "/d" {
+		t.Errorf("DOCKER_CONFIG %q", got)
+	}
+	c, _, _ = fanoutCommand(map[string]string{"GITHUB_TOKEN": "from-env"})
+	if got := c.storeEnv("GITHUB_TOKEN"); got != "from-env" {
+		t.Errorf("without the input: %q", got)
+	}
+}
