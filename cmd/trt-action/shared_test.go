@@ -13,8 +13,11 @@ import (
 	"github.com/trt-action/trt-action/internal/actions/actionstest"
 	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/cache/remote/remotetest"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text/texttest"
+
+	"go.yaml.in/yaml/v3"
 )
 
 // sharedMatrix is three simulated builds of 3 MiB engines behind a cache
@@ -273,5 +276,55 @@ func rewrite(t *testing.T, url string, env remotetest.Env, key string, edit func
 	up := remote.Upload{File: e.Files[0], Body: bytes.NewReader(engine.Bytes())}
 	if _, err := store.Put(ctx, key, data, []remote.Upload{up}, true); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// The engine cache page's two shared-store workflows: every input they
+// give the composite action is one it has, the store's URL is one a store
+// takes, and each grants the permission its credentials need (packages:
+// write for GHCR's token, id-token: write for OIDC). actionlint passed
+// them when they were written; this keeps them true to the action.
+func TestSharedStoreRecipesUseRealInputs(t *testing.T) {
+	var action struct {
+		Inputs map[string]any `yaml:"inputs"`
+	}
+	data, err := os.ReadFile(filepath.Join(repoRoot, "action/composite/action.yml"))
+	if err != nil || yaml.Unmarshal(data, &action) != nil {
+		t.Fatalf("action/composite/action.yml: %v", err)
+	}
+	doc := page(t, "docs/engine-cache.md")
+	for heading, permission := range map[string][2]string{
+		"### A registry: GHCR with the job's token": {"packages", "write"},
+		"### A bucket: S3 with OIDC":                {"id-token", "write"},
+	} {
+		blocks := fenced(section(t, doc, heading), "yaml")
+		var wf struct {
+			Permissions map[string]string                       `yaml:"permissions"`
+			Jobs        map[string]struct{ Steps []recipeStep } `yaml:"jobs"`
+		}
+		if len(blocks) != 1 || yaml.Unmarshal([]byte(blocks[0]), &wf) != nil {
+			t.Fatalf("%s: want one workflow", heading)
+		}
+		if wf.Permissions[permission[0]] != permission[1] {
+			t.Errorf("%s: permissions %v lack %s: %s", heading, wf.Permissions, permission[0], permission[1])
+		}
+		found := false
+		for _, step := range wf.Jobs["engines"].Steps {
+			if !strings.HasPrefix(step.Uses, "trt-action/trt-action/action/composite@") {
+				continue
+			}
+			found = true
+			for input := range step.With {
+				if _, ok := action.Inputs[input]; !ok {
+					t.Errorf("%s: the composite action has no input %q", heading, input)
+				}
+			}
+			if err := matrix.CheckRemote(step.With["cache-remote"]); err != nil || step.With["cache-remote"] == "" {
+				t.Errorf("%s: cache-remote %q: %v", heading, step.With["cache-remote"], err)
+			}
+		}
+		if !found {
+			t.Errorf("%s: no step uses the composite action", heading)
+		}
 	}
 }
