@@ -109,7 +109,7 @@ func StoreListingTable(location string, entries []StoredEntry, now time.Time) st
 			build = strings.TrimSpace(build + " (broken)")
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\n", e.Key[:min(12, len(e.Key))], text.Bytes(e.Bytes), agoOrDash(now, e.Uploaded),
-			orDash(build), orDash(text.Plain(text.CutRunes(e.Library, 60))), orDash(text.Plain(text.CutRunes(e.GPU, 40))))
+			orDash(build), orDash(text.Plain(text.CutRunes(e.Library, 60))), orDash(text.Plain(text.CutRunes(e.GPU, 60))))
 	}
 	tw.Flush()
 	count := text.Count(len(entries), "entry")
