@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -325,6 +326,36 @@ func TestSharedStoreRecipesUseRealInputs(t *testing.T) {
 		}
 		if !found {
 			t.Errorf("%s: no step uses the composite action", heading)
+		}
+	}
+}
+
+// A store that is down when the run starts costs the run the store, never
+// its result: the URL is fine (no usage error), the builds run, are
+// stored in the folder and exit 0, and the report has one warning naming
+// the store. (The tier decides this at run time; the command line only
+// opens the store, which sends nothing.)
+func TestAStoreThatIsDownCostsTheStoreNotTheRun(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close() // nothing listens there now
+	url := "oci://" + addr + "/acme/engines"
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), sharedMatrix(url))
+	out, err := command(dir, nil, "build", "--cache", "c", "--report", "r.json").CombinedOutput()
+	if code := exitCode(err); code != 0 {
+		t.Fatalf("exit %d\n%s", code, out)
+	}
+	r := readReport(t, filepath.Join(dir, "r.json"))
+	if r.Cache == nil || r.Cache.Remote != url || len(r.Cache.Warnings) != 1 || !strings.Contains(r.Cache.Warnings[0], url) {
+		t.Errorf("report's store: %+v", r.Cache)
+	}
+	for _, b := range r.Builds {
+		if b.Status != report.StatusOK || b.Cache == nil || !b.Cache.Stored || b.Cache.Pushed {
+			t.Errorf("%s: %s, %+v", b.Name, b.Status, b.Cache)
 		}
 	}
 }
