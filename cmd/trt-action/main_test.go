@@ -259,7 +259,7 @@ builds:
 	}
 	outputs, _ := os.ReadFile(outputFile)
 	keys := outputKeys(string(outputs))
-	if want := "report summary succeeded failed cached stored engines"; strings.Join(keys, " ") != want {
+	if want := "report summary succeeded failed cached stored pushed engines"; strings.Join(keys, " ") != want {
 		t.Errorf("output keys %v, want %s\n%s", keys, want, outputs)
 	}
 }
