@@ -13,11 +13,11 @@ import (
 type scheme struct {
 	name string // the URL scheme: "oci"
 	form string // the URL's form, for messages: "oci://HOST[:PORT]/REPOSITORY"
-	// open opens a store at u, whose scheme is name, after checking the
-	// rest of it. It does no I/O over the network: a store that is down
+	// open opens a store at u (parsed from raw), whose scheme is name,
+	// after checking the rest of it. It does no I/O over the network: a store that is down
 	// fails at its first request, not here. A *URLError for a URL of the
 	// wrong form.
-	open func(ctx context.Context, u *url.URL, o Options) (Store, error)
+	open func(ctx context.Context, raw string, u *url.URL, o Options) (Store, error)
 }
 
 // schemes is the registry of store kinds; a new kind is a new entry here.
@@ -68,6 +68,8 @@ func Open(ctx context.Context, rawURL string, o Options) (Store, error) {
 	}
 	i := slices.IndexFunc(schemes, func(s scheme) bool { return s.name == u.Scheme })
 	switch {
+	case u.Scheme == "":
+		return nil, badURL(rawURL, "no scheme")
 	case i < 0:
 		return nil, badURL(rawURL, "unknown scheme %q", u.Scheme)
 	case u.Opaque != "" || u.Host == "":
@@ -78,7 +80,7 @@ func Open(ctx context.Context, rawURL string, o Options) (Store, error) {
 	case u.Fragment != "":
 		return nil, badURL(rawURL, "a #fragment means nothing here")
 	}
-	return schemes[i].open(ctx, u, o)
+	return schemes[i].open(ctx, rawURL, u, o)
 }
 
 // Redact returns rawURL as messages, reports and listings may show it:

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"regexp"
 	"strings"
 	"time"
 )
@@ -106,4 +107,31 @@ func isLoopback(host string) bool {
 func notTLS(err error) bool {
 	var rec tls.RecordHeaderError
 	return errors.Is(err, http.ErrSchemeMismatch) || errors.As(err, &rec)
+}
+
+// scrubbed is an error whose message has no URL query (scrub).
+type scrubbed struct {
+	msg string
+	err error
+}
+
+func (e *scrubbed) Error() string { return e.msg }
+func (e *scrubbed) Unwrap() error { return e.err }
+
+// urlQuery matches the query of an http(s) URL in a message.
+var urlQuery = regexp.MustCompile(`(https?://[^\s"?]+)\?[^\s"]*`)
+
+// scrub is err with the queries of the http(s) URLs in its message left
+// out (an s3:// store's own URL keeps its endpoint and region). The client
+// libraries' errors name the URLs of their requests, and a blob's URL may
+// be a registry's redirect to presigned storage, whose query is a
+// credential; an upload's carries the registry's session state. The path,
+// which names the repository and the digest, stays.
+func scrub(err error) error {
+	msg := err.Error()
+	clean := urlQuery.ReplaceAllString(msg, "$1")
+	if clean == msg {
+		return err
+	}
+	return &scrubbed{msg: clean, err: err}
 }

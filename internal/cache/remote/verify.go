@@ -59,6 +59,27 @@ func (v *verifier) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// namedReader passes r's errors (but io.EOF) through name, which says
+// whose they are.
+type namedReader struct {
+	io.ReadCloser
+	name func(error) error
+}
+
+func (r namedReader) Read(p []byte) (int, error) {
+	n, err := r.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		err = r.name(err)
+	}
+	return n, err
+}
+
+// readCloser is a reader with another's Close.
+type readCloser struct {
+	io.Reader
+	io.Closer
+}
+
 // corrupt is an error wrapping ErrCorrupt.
 func corrupt(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))

@@ -27,9 +27,10 @@ type Proxy struct {
 	wake      *sync.Cond // a stall ended, or the proxy closed
 	closed    bool
 	stalled   bool
-	resetNext int   // connections to reset at once; <0: all
-	failNext  int   // HTTP requests to answer with failCode; <0: all
-	failCode  int   //
+	resetNext int // connections to reset at once; <0: all
+	failNext  int // HTTP requests to answer with failCode; <0: all
+	failCode  int //
+	failWhere func(method, path string) bool
 	cutAfter  int64 // bytes the server may still send before the cut; <0: no cut
 	rate      int64 // bytes per second each way; 0: no limit
 	conns     map[net.Conn]bool
@@ -77,10 +78,17 @@ func (p *Proxy) ResetAll() {
 	}
 }
 
-// Fail answers the next n HTTP requests that open a connection with the
-// status code and closes it (n < 0: every one until Clear). A TLS
-// connection is passed on: the proxy cannot answer inside it.
-func (p *Proxy) Fail(n, code int) { p.set(func() { p.failNext, p.failCode = n, code }) }
+// Fail answers the next n HTTP requests with the status code, and closes
+// their connection (n < 0: every one until Clear). Requests are looked at
+// on the connections opened after the call (one made before it goes on
+// unseen); a TLS connection is passed on, as the proxy cannot answer
+// inside it.
+func (p *Proxy) Fail(n, code int) { p.FailWhere(n, code, nil) }
+
+// FailWhere is Fail for the requests that match says (all when nil).
+func (p *Proxy) FailWhere(n, code int, match func(method, path string) bool) {
+	p.set(func() { p.failNext, p.failCode, p.failWhere = n, code, match })
+}
 
 // Failed is how many requests Fail has answered.
 func (p *Proxy) Failed() int {
@@ -100,7 +108,7 @@ func (p *Proxy) Throttle(rate int64) { p.set(func() { p.rate = rate }) }
 // Clear ends every fault.
 func (p *Proxy) Clear() {
 	p.set(func() {
-		p.stalled, p.resetNext, p.failNext, p.cutAfter, p.rate = false, 0, 0, -1, 0
+		p.stalled, p.resetNext, p.failNext, p.failWhere, p.cutAfter, p.rate = false, 0, 0, nil, -1, 0
 	})
 }
 
@@ -193,9 +201,7 @@ func (p *Proxy) serve(client net.Conn) {
 		return
 	}
 	in := bufio.NewReader(client)
-	if failing && p.answerFailure(client, in) {
-		return
-	}
+	httpMode := failing && !startsTLS(client, in)
 	server, err := net.DialTimeout("tcp", p.target, 5*time.Second)
 	if err != nil {
 		reset(client)
@@ -208,7 +214,11 @@ func (p *Proxy) serve(client net.Conn) {
 	defer server.Close()
 	done := make(chan struct{})
 	go func() {
-		p.pipe(client, in, server, &p.fromCli, false)
+		if httpMode {
+			p.requests(client, in, server)
+		} else {
+			p.pipe(client, in, server, &p.fromCli, false)
+		}
 		close(done)
 	}()
 	p.pipe(server, server, client, &p.fromSrv, true)
@@ -217,30 +227,69 @@ func (p *Proxy) serve(client net.Conn) {
 	<-done
 }
 
-// answerFailure answers the connection's first request with Fail's code,
-// if it is plain HTTP and Fail still applies.
-func (p *Proxy) answerFailure(client net.Conn, in *bufio.Reader) bool {
+// startsTLS reports whether the client's first byte opens a TLS handshake.
+func startsTLS(client net.Conn, in *bufio.Reader) bool {
 	client.SetReadDeadline(time.Now().Add(5 * time.Second))
+	defer client.SetReadDeadline(time.Time{})
 	first, err := in.Peek(1)
-	client.SetReadDeadline(time.Time{})
-	if err != nil || first[0] == 0x16 { // a TLS handshake
-		return false
+	return err == nil && first[0] == 0x16
+}
+
+// requests passes the client's HTTP requests to the server one by one,
+// answering those Fail applies to itself: their body read, the status
+// written, the connection closed.
+func (p *Proxy) requests(client net.Conn, in *bufio.Reader, server net.Conn) {
+	for {
+		req, err := http.ReadRequest(in)
+		if err != nil {
+			closeWrite(server)
+			return
+		}
+		if code, fail := p.takeFailure(req); fail {
+			io.Copy(io.Discard, req.Body)
+			fmt.Fprintf(client, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", code, http.StatusText(code))
+			client.Close()
+			server.Close()
+			return
+		}
+		if err := req.Write(passWriter{p, server, &p.fromCli}); err != nil {
+			server.Close()
+			return
+		}
 	}
+}
+
+// takeFailure says whether Fail applies to req, and counts it.
+func (p *Proxy) takeFailure(req *http.Request) (int, bool) {
 	p.mu.Lock()
-	fail := takeOne(&p.failNext)
-	code := p.failCode
-	if fail {
-		p.failed++
+	defer p.mu.Unlock()
+	if p.failWhere != nil && !p.failWhere(req.Method, req.URL.Path) || !takeOne(&p.failNext) {
+		return 0, false
 	}
-	p.mu.Unlock()
-	if !fail {
-		return false
+	p.failed++
+	return p.failCode, true
+}
+
+// passWriter writes through pass, from the client.
+type passWriter struct {
+	p     *Proxy
+	dst   net.Conn
+	count *atomic.Int64
+}
+
+func (w passWriter) Write(b []byte) (int, error) {
+	if !w.p.pass(w.dst, b, w.count, false) {
+		return 0, net.ErrClosed
 	}
-	if _, err := http.ReadRequest(in); err != nil {
-		return true
+	return len(b), nil
+}
+
+func closeWrite(c net.Conn) {
+	if tc, ok := c.(*net.TCPConn); ok {
+		tc.CloseWrite()
+		return
 	}
-	fmt.Fprintf(client, "HTTP/1.1 %d %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", code, http.StatusText(code))
-	return true
+	c.Close()
 }
 
 // pipe copies from src (read through r) to dst, applying the faults,
@@ -256,8 +305,8 @@ func (p *Proxy) pipe(src net.Conn, r io.Reader, dst net.Conn, count *atomic.Int6
 			}
 		}
 		if err != nil {
-			if tc, ok := dst.(*net.TCPConn); ok && errors.Is(err, io.EOF) {
-				tc.CloseWrite()
+			if errors.Is(err, io.EOF) {
+				closeWrite(dst)
 				return
 			}
 			dst.Close()

@@ -55,7 +55,7 @@ func StartRegistry(t testing.TB, o RegistryOptions) *Registry {
 	r := &Registry{Dir: filepath.Join(dir, "storage")}
 	var tls, auth string
 	if o.TLS {
-		cert, key := selfSigned(t, dir)
+		cert, key := SelfSigned(t, dir)
 		r.CertFile = cert
 		tls = fmt.Sprintf("  tls:\n    certificate: %s\n    key: %s\n", cert, key)
 	}
@@ -160,9 +160,9 @@ func WriteDockerConfig(t testing.TB, config map[string]any) string {
 	return dir
 }
 
-// selfSigned makes a certificate for 127.0.0.1, ::1 and localhost that
-// is its own root, and its key, in dir.
-func selfSigned(t testing.TB, dir string) (certFile, keyFile string) {
+// SelfSigned makes a certificate for 127.0.0.1, ::1 and localhost that
+// is its own root, and its key, PEM files in dir.
+func SelfSigned(t testing.TB, dir string) (certFile, keyFile string) {
 	t.Helper()
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {

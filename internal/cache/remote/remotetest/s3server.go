@@ -9,11 +9,19 @@ import (
 	"testing"
 )
 
+// S3Options say how an S3 server is served.
+type S3Options struct {
+	// TLS serves HTTPS with a certificate the test makes (CertFile, for
+	// SSL_CERT_FILE or AWS_CA_BUNDLE); plain HTTP without.
+	TLS bool
+}
+
 // S3 is Versity's S3 gateway (github.com/versity/versitygw, its POSIX
 // backend) the test started, with one bucket.
 type S3 struct {
-	Endpoint  string // http://127.0.0.1:PORT
+	Endpoint  string // http://127.0.0.1:PORT, https:// with TLS
 	Dir       string // the backend's folder: a bucket is a folder in it, an object a file
+	CertFile  string // with TLS: its certificate, PEM
 	Bucket    string
 	AccessKey string
 	SecretKey string
@@ -23,7 +31,7 @@ type S3 struct {
 // StartS3 starts an S3 server with an empty bucket, stopped at the test's
 // end. The gateway is the program TRT_ACTION_VERSITYGW names
 // (eval "$(scripts/setup-test-servers)" sets it), else versitygw on PATH.
-func StartS3(t testing.TB) *S3 {
+func StartS3(t testing.TB, o S3Options) *S3 {
 	t.Helper()
 	bin, err := lookPath("versitygw", "TRT_ACTION_VERSITYGW")
 	if err != nil {
@@ -34,10 +42,15 @@ func StartS3(t testing.TB) *S3 {
 	if err := os.Mkdir(filepath.Join(s.Dir, s.Bucket), 0o755); err != nil {
 		t.Fatal(err)
 	}
+	scheme, tls := "http", []string(nil)
+	if o.TLS {
+		cert, key := SelfSigned(t, t.TempDir())
+		s.CertFile, scheme, tls = cert, "https", []string{"--cert", cert, "--key", key}
+	}
 	s.proc = startOn(t, "versitygw", func(port int) []string {
-		s.Endpoint = "http://127.0.0.1:" + strconv.Itoa(port)
-		return []string{bin, "--access", s.AccessKey, "--secret", s.SecretKey,
-			"--port", "127.0.0.1:" + strconv.Itoa(port), "posix", s.Dir}
+		s.Endpoint = scheme + "://127.0.0.1:" + strconv.Itoa(port)
+		argv := []string{bin, "--access", s.AccessKey, "--secret", s.SecretKey, "--port", "127.0.0.1:" + strconv.Itoa(port)}
+		return append(append(argv, tls...), "posix", s.Dir)
 	})
 	return s
 }

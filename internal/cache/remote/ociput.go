@@ -1,0 +1,170 @@
+package remote
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/opencontainers/go-digest"
+	specs "github.com/opencontainers/image-spec/specs-go"
+	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	orasremote "oras.land/oras-go/v2/registry/remote"
+)
+
+// Put pushes the files' layers (those the registry lacks), the metadata
+// as the config blob, and the manifest by its tag, key, last: a reader sees
+// the whole entry or none. Without replace, a tag already there (looked at
+// first, so nothing is uploaded for an entry the registry has, and again
+// just before tagging) means pushed=false.
+//
+// The race left: the registry API has no conditional tag, so two runners
+// that both find the tag missing both tag, and the last tag wins. Both
+// report pushed=true; both entries are right for the key (a key names
+// everything that decides the engine), so readers get one or the other
+// whole. The cost is the loser's upload, and its manifest left untagged
+// (its blobs too, where no other manifest uses them) until the registry's
+// garbage collection; a reader that got the loser's manifest before the
+// second tag still reads it whole, as blobs outlive their tags.
+func (s *ociStore) Put(ctx context.Context, key string, meta []byte, files []Upload, replace bool) (bool, error) {
+	if err := checkUploads(key, meta, files); err != nil {
+		return false, fmt.Errorf("%s: putting %s: %w", s.location, key, err)
+	}
+	// Split files are hashed part by part first: no bytes move over the
+	// network meanwhile, so this is outside the watchdog.
+	layers, bodies, err := s.layers(files)
+	if err != nil {
+		return false, fmt.Errorf("%s: putting %s: %w", s.location, key, err)
+	}
+	ctx, w := watch(ctx, s.stall)
+	defer w.stop()
+	pushed, err := s.put(ctx, key, meta, layers, bodies, replace)
+	return pushed, s.fail(ctx, "putting "+key, err)
+}
+
+func (s *ociStore) put(ctx context.Context, key string, meta []byte, layers []ocispec.Descriptor, bodies []section, replace bool) (bool, error) {
+	repo, err := s.repository(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !replace {
+		if there, err := s.tagged(ctx, repo, key); err != nil || there {
+			return false, err
+		}
+	}
+	for i, l := range layers {
+		body := bodies[i]
+		if err := pushMissing(ctx, repo, l, func() io.Reader { return body.reader() }); err != nil {
+			return false, err
+		}
+	}
+	config := ocispec.Descriptor{MediaType: ociMetaType, Digest: digest.FromBytes(meta), Size: int64(len(meta))}
+	if err := pushMissing(ctx, repo, config, func() io.Reader { return bytes.NewReader(meta) }); err != nil {
+		return false, err
+	}
+	manifest, err := json.Marshal(ocispec.Manifest{
+		Versioned:    specs.Versioned{SchemaVersion: 2},
+		MediaType:    ocispec.MediaTypeImageManifest,
+		ArtifactType: ociArtifactType,
+		Config:       config,
+		Layers:       layers,
+		Annotations: map[string]string{
+			ocispec.AnnotationCreated: time.Now().UTC().Format(time.RFC3339),
+			ociKeyAnnotation:          key,
+		},
+	})
+	if err != nil {
+		return false, err
+	}
+	if !replace {
+		if there, err := s.tagged(ctx, repo, key); err != nil || there {
+			return false, err
+		}
+	}
+	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	if err := repo.PushReference(ctx, desc, bytes.NewReader(manifest), key); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// pushMissing pushes a blob the registry does not have.
+func pushMissing(ctx context.Context, repo *orasremote.Repository, d ocispec.Descriptor, body func() io.Reader) error {
+	there, err := repo.Blobs().Exists(ctx, d)
+	if err != nil || there {
+		return err
+	}
+	return repo.Blobs().Push(ctx, d, body())
+}
+
+// section is a part of an upload's body.
+type section struct {
+	src       io.ReaderAt
+	off, size int64
+}
+
+func (s section) reader() io.Reader {
+	return &uploadBody{SectionReader: io.NewSectionReader(s.src, s.off, s.size), s: s}
+}
+
+// layers are the layers files are pushed as, with their bodies: a file
+// of at most partSize bytes is one layer whose digest is the file's
+// SHA-256, which Upload carries; a larger one is parts of partSize bytes
+// (the last shorter), whose digests are computed here by reading the file
+// once more before the upload reads it: one more read and SHA-256 pass
+// over the file, seconds per GiB on one core.
+func (s *ociStore) layers(files []Upload) ([]ocispec.Descriptor, []section, error) {
+	var layers []ocispec.Descriptor
+	var bodies []section
+	for _, f := range files {
+		annotations := map[string]string{
+			ocispec.AnnotationTitle: f.Name,
+			ociFileSizeAnnotation:   strconv.FormatInt(f.Size, 10),
+			ociFileSHAAnnotation:    f.SHA256,
+		}
+		if f.Size <= s.partSize {
+			layers = append(layers, ocispec.Descriptor{MediaType: ociFileType, Size: f.Size,
+				Digest: digest.NewDigestFromEncoded(digest.SHA256, f.SHA256), Annotations: annotations})
+			bodies = append(bodies, section{f.Body, 0, f.Size})
+			continue
+		}
+		for off := int64(0); off < f.Size; off += s.partSize {
+			part := section{f.Body, off, min(s.partSize, f.Size-off)}
+			h := sha256.New()
+			if _, err := io.Copy(h, io.NewSectionReader(part.src, part.off, part.size)); err != nil {
+				return nil, nil, fmt.Errorf("reading %s: %w", f.Name, err)
+			}
+			layers = append(layers, ocispec.Descriptor{MediaType: ociFileType, Size: part.size,
+				Digest: digest.NewDigestFromEncoded(digest.SHA256, hex.EncodeToString(h.Sum(nil))), Annotations: annotations})
+			bodies = append(bodies, part)
+		}
+	}
+	return layers, bodies, nil
+}
+
+// uploadBody is a layer's body as a request carries it. net/http knows how
+// to send again only bodies in memory; rewindTransport gives a request
+// with an uploadBody the means to (GetBody), so the retries below it and
+// the credentials' second attempt can send a layer again.
+type uploadBody struct {
+	*io.SectionReader
+	s section
+}
+
+func (b *uploadBody) Close() error { return nil }
+
+type rewindTransport struct{ base http.RoundTripper }
+
+func (t rewindTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	if b, ok := req.Body.(*uploadBody); ok && req.GetBody == nil {
+		req = req.Clone(req.Context())
+		req.GetBody = func() (io.ReadCloser, error) { return b.s.reader().(*uploadBody), nil }
+	}
+	return t.base.RoundTrip(req)
+}
