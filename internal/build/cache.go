@@ -212,8 +212,10 @@ func (w *watch) pull() *report.Build {
 	}
 	ec := w.r.opts.Cache
 	ctx, cancel := w.hashContext()
+	pullCtx, stopPull := t.pullContext(ctx)
 	progress, started := transferProgress(w.emit, report.TransferPull)
-	p, hit, err := ec.Cache.Pull(ctx, t.store, w.key.key, w.spec.Engine, progress)
+	p, hit, err := ec.Cache.Pull(pullCtx, t.store, w.key.key, w.spec.Engine, progress)
+	stopPull()
 	cancel()
 	if started() || hit {
 		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Size, Elapsed: p.Elapsed, Ended: true}
@@ -236,7 +238,8 @@ func (w *watch) pull() *report.Build {
 		}
 		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the shared store's entry for this build's key was refused (%s): %s", refused.Reason, then))
 	case errors.As(err, &failed):
-		t.fail("looking up an engine", err)
+		t.fail(err)
+	case errors.Is(err, errSwitchedOff): // another build's failure: the run's warning says it
 	case err != nil:
 		w.warn(report.CacheWarningPrefix + fmt.Sprintf("the engine could not be taken from the shared store (%v); the build runs", err))
 	case !hit:

@@ -170,7 +170,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 		defer r.shared.cancel(errors.New("the run ended"))
 		r.rep.Cache = r.shared.runCache()
 	}
-	r.rep.KeepEncodings() // a build is never changed once it has ended
+	r.rep.KeepEncodings() // an ended build changes only by Settle (a push that ends after it: shared.go)
 	for i, b := range builds {
 		r.rep.Builds[i] = pendingBuild(b)
 	}

@@ -61,6 +61,10 @@ type sharedTier struct {
 	mu    sync.Mutex
 	off   bool
 	known map[cache.Key]inStore
+	// offed is done once the store is switched off: pulls still waiting on
+	// it (a lookup of a store that is down retries for seconds) stop then.
+	offed     context.Context
+	switchOff context.CancelCauseFunc
 
 	// ctx is the pushes': cancelled, with the reason, to abandon them.
 	ctx    context.Context
@@ -88,7 +92,23 @@ func newSharedTier(ec *EngineCache, warn func(string)) *sharedTier {
 		t.timeout = defaultPushTimeout
 	}
 	t.ctx, t.cancel = context.WithCancelCause(context.Background())
+	t.offed, t.switchOff = context.WithCancelCause(context.Background())
 	return t
+}
+
+// errSwitchedOff is why a pull was stopped when the store was switched off
+// meanwhile: the build runs, and the run's one warning says why.
+var errSwitchedOff = errors.New("the shared store was switched off for this run")
+
+// pullContext is ctx (the build's budgets and the run's signals), ended
+// also when the store is switched off.
+func (t *sharedTier) pullContext(ctx context.Context) (context.Context, func()) {
+	pull, cancel := context.WithCancelCause(ctx)
+	stop := context.AfterFunc(t.offed, func() { cancel(errSwitchedOff) })
+	return pull, func() {
+		stop()
+		cancel(nil)
+	}
 }
 
 // runCache is the report's account of the store.
@@ -128,10 +148,10 @@ func (t *sharedTier) claimPush(k cache.Key, offer bool) bool {
 	return true
 }
 
-// fail switches the store off for the rest of the run after it failed
-// while doing what (a *cache.StoreError, or an error of Has); the first
-// failure is told, once.
-func (t *sharedTier) fail(doing string, err error) {
+// fail switches the store off for the rest of the run after it failed (a
+// *cache.StoreError, or an error of Has); the first failure is told, once,
+// with what the store was doing.
+func (t *sharedTier) fail(err error) {
 	t.mu.Lock()
 	first := !t.off
 	t.off = true
@@ -139,12 +159,21 @@ func (t *sharedTier) fail(doing string, err error) {
 	if !first {
 		return
 	}
+	t.switchOff(errSwitchedOff)
+	doing := "checking whether it has an entry"
 	var failed *cache.StoreError
 	if errors.As(err, &failed) {
-		err = failed.Err
+		doing, err = storeDoing[failed.Op], failed.Err
 	}
 	t.warn(fmt.Sprintf("the shared store %s failed while %s (%v): the rest of this run uses the cache folder alone, and pushes nothing",
 		t.store.Location(), doing, err))
+}
+
+// storeDoing words a cache.StoreError's Op for the run's warning.
+var storeDoing = map[string]string{
+	"look up": "looking up an engine",
+	"read":    "pulling an engine",
+	"push":    "pushing an engine",
 }
 
 // pushJob is a push a build asked for when it ended.
@@ -186,7 +215,7 @@ func (t *sharedTier) pushOnce(c *cache.Cache, job *pushJob, progress cache.Progr
 		case t.ctx.Err() != nil:
 			return pushOutcome{warning: notPushed(context.Cause(t.ctx))}
 		case err != nil:
-			t.fail("checking whether it has an entry", err)
+			t.fail(err)
 			return pushOutcome{}
 		case has:
 			return pushOutcome{}
@@ -203,7 +232,7 @@ func (t *sharedTier) pushOnce(c *cache.Cache, job *pushJob, progress cache.Progr
 	case t.ctx.Err() != nil:
 		out.warning = notPushed(context.Cause(t.ctx))
 	case errors.As(err, &failed):
-		t.fail("pushing an engine", err)
+		t.fail(err)
 	default: // this entry's: gone from the folder, metadata too large, refused
 		out.warning = notPushed(err)
 	}
@@ -305,6 +334,9 @@ func (r *runner) beginPush(i int, res *report.Build) *report.Build {
 	c := r.opts.Cache.Cache
 	go func() {
 		out := r.shared.push(c, job, progress)
+		if r.shared.ctx.Err() != nil {
+			return // abandoned: the loop settled the build then, with its warning
+		}
 		if started() {
 			end := &event.Transfer{Direction: report.TransferPush, Ended: true}
 			if out.transfer != nil {

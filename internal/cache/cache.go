@@ -1,6 +1,8 @@
 // Package cache is the engine cache: a build whose key (everything that
 // decides the engine's bytes, key.go) is in the cache is not built again;
-// its engine is put at the build's engine path from there.
+// its engine is put at the build's engine path from there. A shared store
+// (internal/cache/remote) may stand behind the folder: Pull and Push
+// (transfer.go) move entries between the two, by the rules below.
 //
 // On disk, under Options.Dir:
 //

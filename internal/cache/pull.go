@@ -131,11 +131,10 @@ func (c *Cache) receive(ctx context.Context, s remote.Store, found *remote.Entry
 	if err != nil {
 		return Pulled{}, storeFailed(ctx, e.Key, "read", err)
 	}
-	// A reader blocked in a read that does not watch ctx is woken by its
-	// close: a signal must end a pull at once.
-	stop := context.AfterFunc(ctx, func() { body.Close() })
+	// The store's reader ends when ctx does (its request is ctx's): a
+	// signal ends a pull at once. It is not closed from another goroutine
+	// meanwhile: readers are not safe for that.
 	sum, err := copyPulled(ctx, body, out, bf, e, m)
-	stop()
 	body.Close()
 	if err != nil {
 		return Pulled{}, err

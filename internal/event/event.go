@@ -29,7 +29,7 @@ const (
 	InnerFinished // Inner, InnerResult: that TensorRT build ended
 	Output        // Message: one line the script build's command printed (untrusted text; views escape it)
 	// The shared engine cache store (a remote behind the cache folder).
-	CacheTransfer // Build, Transfer: a pull or push of the build's entry moved bytes (a few times a second at most), or ended (Transfer.Done)
+	CacheTransfer // Build, Transfer: a pull or push of the build's entry moved bytes (a few times a second at most), or ended (Transfer.Ended)
 	CachePushed   // Build, Result: a push that ended after its build did; Result is the build's entry with Cache.Pushed and Cache.Transfer set
 )
 

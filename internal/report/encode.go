@@ -12,13 +12,14 @@ import (
 // A report is rewritten at every checkpoint while a matrix runs; with
 // thousands of builds, encoding all of them each time made a checkpoint
 // cost seconds, and checkpoints, spaced by their cost, fell far behind the
-// builds. A build that has ended never changes, so its encoding is kept
-// and a checkpoint only writes bytes. The report is compact JSON with one
+// builds. A build that has ended changes only through Settle (its push to
+// the shared store ending later), which encodes it anew, so its encoding
+// is kept and a checkpoint only writes bytes. The report is compact JSON with one
 // build per line.
 
 // KeepEncodings makes WriteJSON encode each build of r once it has ended
 // and reuse that encoding in later writes. Only for a report whose ended
-// builds never change again, as the supervisor's. The encodings are kept in
+// builds change only through Settle, as the supervisor's. The encodings are kept in
 // an unlinked temporary file, so a matrix's finished builds do not hold
 // memory for them; in memory when no such file can be made.
 func (r *Report) KeepEncodings() {

@@ -165,8 +165,12 @@ type CacheUse struct {
 	// Pushed: this run put the entry in the shared store (a build that
 	// made it, or a local hit the store lacked). False when the store had
 	// it already, is read-only, or the push failed (one of the build's
-	// warnings). A push may end after its build: the report entry is
-	// updated then, and the final report has every push's outcome.
+	// warnings; the run's, when the store itself failed). A push may end
+	// after its build: the report entry is updated then, and the final
+	// report has every push's outcome. With Rebuilt (--rebuild), or after
+	// the store's entry was refused (a warning of the build's), the push
+	// replaced the store's entry: Pushed says the store's entry is this
+	// build's engine now, whether or not there was one.
 	Pushed bool `json:"pushed,omitempty"`
 	// Transfer is what moved between this build and the shared store: the
 	// pull of a remote hit, else the push of its entry. nil when nothing

@@ -32,7 +32,9 @@ type digest struct {
 // Settle records build i's outcome. With KeepEncodings and its spool, an
 // ended build is encoded now and kept in memory without its detail; the
 // report it writes and every view of it stay as they would be with the
-// whole build in memory. Only for a build that never changes again.
+// whole build in memory. A build that changes after it ended (the end of
+// its push to the shared store) is settled again, whole: b, never the
+// settled copy Builds[i] holds, which lacks its detail.
 func (r *Report) Settle(i int, b *Build) {
 	r.Builds[i] = *b
 	c := r.encoded

@@ -205,3 +205,34 @@ func wholeBuild(t *testing.T, b *Build) Build {
 	}
 	return whole
 }
+
+// A build settled again after it ended (its push to the shared store
+// ended later: event.CachePushed) is encoded anew: the report has the new
+// entry, with the phase tree it had.
+func TestSettleAgainAfterTheEnd(t *testing.T) {
+	r, whole := settledCopy(t, 10), mixedMatrix(10)
+	i := 0
+	for len(whole.Builds[i].Folded()) == 0 || !ended(&whole.Builds[i]) {
+		i++
+	}
+	b := whole.Builds[i]
+	b.Cache = &CacheUse{Key: "k", Stored: true, Pushed: true, Transfer: &CacheTransfer{Direction: TransferPush, Bytes: 42, Ms: 7}}
+	b.Warnings = append(b.Warnings[:len(b.Warnings):len(b.Warnings)], CacheWarningPrefix+"late")
+	r.Settle(i, &b)
+	if r.Builds[i].PhaseTree != nil || r.Builds[i].digest == nil {
+		t.Fatal("the build settled again keeps its tree in memory")
+	}
+	path := filepath.Join(t.TempDir(), "r.json")
+	if err := WriteJSON(path, r); err != nil {
+		t.Fatal(err)
+	}
+	back, err := ReadJSON(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := back.Builds[i]
+	if got.Cache == nil || !got.Cache.Pushed || got.Cache.Transfer == nil || got.Cache.Transfer.Bytes != 42 ||
+		len(got.Warnings) != len(b.Warnings) || len(got.Folded()) != len(b.Folded()) {
+		t.Errorf("read back: cache %+v, %d warnings, %d roots; want the new entry with its tree", got.Cache, len(got.Warnings), len(got.Folded()))
+	}
+}
