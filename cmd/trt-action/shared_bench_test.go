@@ -42,7 +42,7 @@ type benchStore struct {
 // benchStores starts each kind of store.
 func benchStores(b *testing.B) map[string]benchStore {
 	reg := remotetest.StartRegistry(b, remotetest.RegistryOptions{})
-	s := remotetest.StartS3(b)
+	s := remotetest.StartS3(b, remotetest.S3Options{})
 	return map[string]benchStore{
 		"oci": {
 			url: func(path string) string { return reg.URL(path) },

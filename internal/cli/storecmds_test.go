@@ -140,7 +140,7 @@ func TestCacheLsRemote(t *testing.T) {
 func TestCachePruneRemote(t *testing.T) {
 	inDir(t, nil)
 	reg := remotetest.StartRegistry(t, remotetest.RegistryOptions{})
-	s3 := remotetest.StartS3(t)
+	s3 := remotetest.StartS3(t, remotetest.S3Options{})
 	for _, store := range []struct {
 		url string
 		env remotetest.Env
