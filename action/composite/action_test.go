@@ -77,6 +77,9 @@ func TestCompositeActionInstallsAndExecsTheRelease(t *testing.T) {
 		"inputs.release-url": srv.URL,
 		"inputs.matrix":      "engines.yml",
 		"inputs.gpus":        "all",
+		// The shared store's inputs reach their flags.
+		"inputs.cache-remote":      "oci://ghcr.io/acme/engines",
+		"inputs.cache-remote-mode": "read-only",
 	}
 	for name, in := range action.Inputs {
 		if _, set := ctx["inputs."+name]; !set {
@@ -118,7 +121,7 @@ func TestCompositeActionInstallsAndExecsTheRelease(t *testing.T) {
 	if !strings.HasPrefix(bin, filepath.Join(cache, "trt-action", "trt-action_"+version+"_linux_arm64-")) {
 		t.Fatalf("install step output binary=%q, want the arm64 release in the tool cache", bin)
 	}
-	want := "fake trt-action arm64 build -f engines.yml --report trt-report.json --comment pull-request --check-run=false --fail-on budget --gpus all"
+	want := "fake trt-action arm64 build -f engines.yml --report trt-report.json --comment pull-request --check-run=false --fail-on budget --gpus all --cache-remote oci://ghcr.io/acme/engines --cache-remote-mode read-only"
 	if strings.TrimSpace(lastOut) != want {
 		t.Fatalf("the build step ran:\n%s\nwant:\n%s", lastOut, want)
 	}

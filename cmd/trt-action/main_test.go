@@ -49,7 +49,7 @@ func command(dir string, env []string, args ...string) *exec.Cmd {
 	return cmd
 }
 
-func writeFile(t *testing.T, path, text string) {
+func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		t.Fatal(err)
@@ -59,7 +59,7 @@ func writeFile(t *testing.T, path, text string) {
 	}
 }
 
-func readReport(t *testing.T, path string) *report.Report {
+func readReport(t testing.TB, path string) *report.Report {
 	t.Helper()
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -259,7 +259,7 @@ builds:
 	}
 	outputs, _ := os.ReadFile(outputFile)
 	keys := outputKeys(string(outputs))
-	if want := "report summary succeeded failed cached stored engines"; strings.Join(keys, " ") != want {
+	if want := "report summary succeeded failed cached stored pushed engines"; strings.Join(keys, " ") != want {
 		t.Errorf("output keys %v, want %s\n%s", keys, want, outputs)
 	}
 }

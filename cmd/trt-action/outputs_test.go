@@ -156,7 +156,7 @@ builds:
 	}
 	// What could be written was.
 	outputs, _ := os.ReadFile(outputFile)
-	if keys := strings.Join(outputKeys(string(outputs)), " "); keys != "report summary succeeded failed cached stored engines" {
+	if keys := strings.Join(outputKeys(string(outputs)), " "); keys != "report summary succeeded failed cached stored pushed engines" {
 		t.Errorf("step outputs %q, want all of them", keys)
 	}
 	if md, err := os.ReadFile(filepath.Join(dir, "s.md")); err != nil || !strings.Contains(string(md), "slow") {

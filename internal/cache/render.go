@@ -170,3 +170,39 @@ func prunedLine(e Entry, now time.Time) string {
 	}
 	return line + " (" + strings.Join(facts, ", ") + ")"
 }
+
+// ExplainedKey is one build's key and what went into it (cache key
+// --explain; --json prints a list of these).
+type ExplainedKey struct {
+	Build string    `json:"build"`
+	Key   Key       `json:"key"`
+	Parts []KeyPart `json:"parts"`
+}
+
+// NotInAKey is what cache key --explain says is left out of every key, so
+// that a difference there is never looked for in the parts.
+const NotInAKey = "not in a key: build names, budgets, output paths (engine, timing cache), matrix axes, the timing cache's content"
+
+// ExplainText is cache key --explain's text: per build, its name and key,
+// then each part on a line of its own, name and value (and the file a
+// content hash is of), so the output of two runners can be compared with
+// diff.
+func ExplainText(keys []ExplainedKey) string {
+	var out bytes.Buffer
+	for i, k := range keys {
+		if i > 0 {
+			out.WriteString("\n")
+		}
+		fmt.Fprintf(&out, "%s %s\n", text.Plain(k.Build), k.Key)
+		tw := tabwriter.NewWriter(&out, 0, 0, 2, ' ', 0)
+		for _, p := range k.Parts {
+			value := text.Plain(p.Value)
+			if p.File != "" {
+				value += "  (" + text.Plain(p.File) + ")"
+			}
+			fmt.Fprintf(tw, "  %s\t%s\n", text.Plain(p.Name), value)
+		}
+		tw.Flush()
+	}
+	return out.String()
+}

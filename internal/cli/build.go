@@ -11,6 +11,7 @@ import (
 	"github.com/trt-action/trt-action/internal/build"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/outputs"
+	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
@@ -45,6 +46,7 @@ var buildInputs = map[string]string{
 	"events": "events", "trt-lib": "trt-lib", "depth": "depth", "run-budget": "run-budget",
 	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
 	"cache": "cache", "no-cache": "no-cache", "rebuild": "rebuild",
+	"cache-remote": "cache-remote", "cache-remote-mode": "cache-remote-mode",
 }
 
 func init() {
@@ -160,7 +162,7 @@ func (c *Command) runLoaded(f *buildFlags, file *matrix.File, builds []matrix.Bu
 		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, HookPath: hook.path, NativeDir: hook.native, NativeMissing: hook.nativeMissing, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
-		OnEvent: views.Handle, Checkpoint: out.Checkpoint, Conclude: run.gate.Mark,
+		OnEvent: views.Handle, Checkpoint: func(r *report.Report) { run.shared.decorate(r); out.Checkpoint(r) }, Conclude: run.gate.Mark,
 	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/actions"
 	"github.com/trt-action/trt-action/internal/cache"
+	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -21,7 +23,7 @@ var cacheVerbs = map[string]struct {
 	summary string
 	run     func(c *Command, args []string) error
 }{
-	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix)", runCacheKey},
+	"key":    {"print one key over every build's key, for actions/cache (--prefix: its restore-keys prefix; --explain: what went into each build's key)", runCacheKey},
 	"ls":     {"list the cache's entries (--json for tools)", runCacheList},
 	"prune":  {"remove least recently used entries (--max-size SIZE, --older-than DURATION) and older cache formats' folders (--other-formats)", runCachePrune},
 	"verify": {"check every entry's engine against its SHA-256; bad entries are removed, and the exit code is 1", runCacheVerify},
@@ -64,15 +66,24 @@ type cacheFolder struct {
 
 // cacheFolderFlags parses the flags of a verb that works on a cache folder
 // (ls, prune, verify: they take no arguments) and says where the folder is.
-func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string) (*cacheFolder, error) {
+// A verb that can work on the shared store instead (ls, prune) gives its
+// --remote flag (store; nil for verify), which may take the store's URL as
+// the one argument: --remote URL.
+func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string, store *storeFlag) (*cacheFolder, error) {
 	where := &cacheFolder{}
 	fs.StringVar(&where.dir, "cache", "", "the cache `folder` (default: the matrix file's cache: dir)")
 	fs.StringVar(&where.file, "f", matrix.DefaultFile, "the matrix `file` whose cache: dir to use")
-	if err := c.parse(fs, args, cacheInputs); err != nil {
+	given, err := c.parseGiven(fs, args, cacheInputs)
+	if err != nil {
 		return nil, err
 	}
-	if fs.NArg() > 0 {
+	if store != nil && store.set && store.url == "" && fs.NArg() == 1 {
+		store.url = fs.Arg(0) // --remote URL
+	} else if fs.NArg() > 0 {
 		return nil, usagef("%s takes no arguments; got %q", fs.Name(), fs.Arg(0))
+	}
+	if store != nil && store.set && given["cache"] {
+		return nil, usagef("%s: --remote and --cache: give one (--remote works on the shared store, --cache on a folder)", fs.Name())
 	}
 	return where, nil
 }
@@ -80,11 +91,87 @@ func (c *Command) cacheFolderFlags(fs *flag.FlagSet, args []string) (*cacheFolde
 // openCacheFolder is cacheFolderFlags, then the folder opened (look: only
 // to read it, as ls does).
 func (c *Command) openCacheFolder(fs *flag.FlagSet, args []string, look bool) (*cache.Cache, error) {
-	where, err := c.cacheFolderFlags(fs, args)
+	where, err := c.cacheFolderFlags(fs, args, nil)
 	if err != nil {
 		return nil, err
 	}
 	return c.openFolder(where, look)
+}
+
+// storeFlag is --remote [URL] of cache ls and prune: with no value, the
+// store a build would use (TRT_ACTION_CACHE_REMOTE, else the matrix
+// file's cache: remote).
+type storeFlag struct {
+	set bool
+	url string
+}
+
+func (s *storeFlag) String() string { return s.url }
+
+// Set takes --remote (the flag package passes "true") and --remote=URL.
+func (s *storeFlag) Set(v string) error {
+	s.set = true
+	if v != "true" {
+		s.url = v
+	}
+	return nil
+}
+
+// IsBoolFlag lets --remote stand alone.
+func (s *storeFlag) IsBoolFlag() bool { return true }
+
+func (s *storeFlag) register(fs *flag.FlagSet, what string) {
+	fs.Var(s, "remote", what+": --remote URL, or --remote alone for "+remoteEnv+", else the matrix file's cache: remote (no cache folder needed)")
+}
+
+// openStore opens the store --remote names, else the variable's, else
+// the matrix file's (where.file). A URL no store takes is invalid input
+// (exit 2); a store that cannot be opened, any other error.
+func (c *Command) openStore(s storeFlag, where *cacheFolder) (remote.Store, error) {
+	url, origin := s.url, "--remote"
+	if url == "" {
+		m, err := matrix.LoadWithoutInputs(where.file)
+		if err != nil && c.Getenv(remoteEnv) == "" {
+			return nil, flagFileError("-f", matrixError(err))
+		}
+		if m == nil {
+			m = &matrix.File{}
+		}
+		ch := (&remoteFlags{}).choose(m, c.Getenv)
+		if ch.url == "" {
+			return nil, usagef("no shared store: give --remote URL, %s, or a matrix file with cache: {remote: ...} (-f %s has none)", remoteEnv, where.file)
+		}
+		url, origin = ch.url, ch.origin
+	}
+	store, err := remote.Open(context.Background(), url, remote.Options{Getenv: c.storeEnv})
+	var bad *remote.URLError
+	if errors.As(err, &bad) {
+		return nil, usagef("%s: %v", origin, err)
+	}
+	return store, err
+}
+
+// listStore is cache ls --remote.
+func (c *Command) listStore(s storeFlag, where *cacheFolder, asJSON bool) error {
+	store, err := c.openStore(s, where)
+	if err != nil {
+		return err
+	}
+	entries, err := cache.ListStore(context.Background(), store)
+	if err != nil {
+		return err
+	}
+	c.cacheWarnings(cache.StoreWarnings(entries))
+	if asJSON {
+		data, err := cache.StoreListingJSON(entries)
+		if err != nil {
+			return err
+		}
+		_, err = c.Streams.Out.Write(actions.InertJSON(data))
+		return err
+	}
+	c.printUntrusted(c.Streams.Out, cache.StoreListingTable(store.Location(), entries, time.Now()))
+	return nil
 }
 
 // openFolder opens the cache folder and tells what opening it found (a
@@ -126,11 +213,13 @@ func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
 }
 
 func runCacheKey(c *Command, args []string) error {
-	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix]")
+	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix | --explain [--json]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
 	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
 	trtLib := fs.String("trt-lib", "", "as build's --trt-lib: the TensorRT or TensorRT-RTX library (`path`)")
 	prefix := fs.Bool("prefix", false, "print only the prefix every key of this OS, architecture and cache format starts with (restore-keys)")
+	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for tensorrt) and every part that went into it, one a line, to compare with another runner's")
+	asJSON := fs.Bool("json", false, "with --explain: print JSON")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
 	given, err := c.parseGiven(fs, args, map[string]string{"f": "matrix", "only": "only", "backend": "backend", "trt-lib": "trt-lib"})
@@ -140,7 +229,12 @@ func runCacheKey(c *Command, args []string) error {
 	if err := matrixArg("cache key", fs, given, file); err != nil {
 		return err
 	}
-	if *prefix {
+	switch {
+	case *prefix && *explain:
+		return usagef("cache key: --prefix and --explain: give one (--prefix prints what every key starts with; --explain what went into each build's key)")
+	case *asJSON && !*explain:
+		return usagef("cache key: --json goes with --explain (the key itself is one line of text)")
+	case *prefix:
 		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
 		return err
 	}
@@ -149,6 +243,9 @@ func runCacheKey(c *Command, args []string) error {
 		return err
 	}
 	builds = c.leaveOutScripts(builds)
+	if *explain {
+		return c.explainKeys(builds, *trtLib, *asJSON)
+	}
 	// No target: entries carry their own GPU, and the key is wanted
 	// before any GPU is chosen.
 	var keys []cache.Key
@@ -160,6 +257,42 @@ func runCacheKey(c *Command, args []string) error {
 	}
 	_, err = fmt.Fprintln(c.Streams.Out, cache.RunKey(keys))
 	return err
+}
+
+// explainKeys is cache key --explain: each build's key as a build run
+// without --gpus computes it (the library it would load, and for
+// tensorrt the GPU it would get), and what went into it. A build whose key
+// cannot be known is named on stderr with why, and the others are still
+// explained; the command then fails with those reasons.
+func (c *Command) explainKeys(builds []matrix.Build, trtLib string, asJSON bool) error {
+	hasher := cache.NewHasher()
+	envs := cache.NameEnvs(hasher, builds, trtLib, nil, c.Getenv("CUDA_VISIBLE_DEVICES"))
+	var explained []cache.ExplainedKey
+	var errs []error
+	for _, b := range builds {
+		env, err := envs.Env(b.Backend, "")
+		var k cache.ExplainedKey
+		if err == nil {
+			k.Build = b.Name
+			k.Key, k.Parts, err = hasher.Explain(context.Background(), b, env)
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("build %s: no key: %w", b.Name, err))
+			continue
+		}
+		explained = append(explained, k)
+	}
+	if asJSON {
+		data, err := json.MarshalIndent(explained, "", "  ")
+		if err != nil {
+			return err
+		}
+		c.Streams.Out.Write(actions.InertJSON(append(data, '\n')))
+	} else {
+		c.printUntrusted(c.Streams.Out, cache.ExplainText(explained))
+		fmt.Fprintf(c.Streams.Err, "trt-action: cache key: %s\n", cache.NotInAKey)
+	}
+	return errors.Join(errs...)
 }
 
 // leaveOutScripts is builds without those with run:, which are never
@@ -193,9 +326,18 @@ func (c *Command) leaveOutScripts(builds []matrix.Build) []matrix.Build {
 const maxNamesShown = 10
 
 func runCacheList(c *Command, args []string) error {
-	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE] [--json]")
+	fs := c.newFlags("cache ls", "[--cache DIR | -f FILE | --remote [URL]] [--json]")
 	asJSON := fs.Bool("json", false, "print JSON")
-	cc, err := c.openCacheFolder(fs, args, true)
+	var store storeFlag
+	store.register(fs, "list the shared store's entries instead of the folder's")
+	where, err := c.cacheFolderFlags(fs, args, &store)
+	if err != nil {
+		return err
+	}
+	if store.set {
+		return c.listStore(store, where, *asJSON)
+	}
+	cc, err := c.openFolder(where, true)
 	if err != nil {
 		return invalid(err)
 	}
@@ -228,21 +370,26 @@ func (s *sizeFlag) Set(v string) error {
 }
 
 func runCachePrune(c *Command, args []string) error {
-	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION] [--other-formats]")
+	fs := c.newFlags("cache prune", "[--cache DIR | -f FILE] [--max-size SIZE] [--older-than DURATION] [--other-formats] | --remote [URL] --older-than DURATION")
 	var maxSize sizeFlag
 	fs.Var(&maxSize, "max-size", "remove least recently used entries until the cache holds at most this `size` (20GiB, 512MiB; default: the matrix file's cache: max-size)")
-	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h)")
+	olderThan := fs.Duration("older-than", 0, "remove entries not used for this `duration` (720h); with --remote, uploaded that long ago")
 	otherFormats := fs.Bool("other-formats", false, "remove the folders of older cache formats (v1/ beside v2/), which this version never reads")
-	where, err := c.cacheFolderFlags(fs, args)
+	var store storeFlag
+	store.register(fs, "remove the shared store's entries uploaded more than --older-than ago, where the store allows deletion")
+	where, err := c.cacheFolderFlags(fs, args, &store)
 	if err != nil {
 		return err
 	}
 	// 0s or less would remove nothing, or everything: neither is asked
 	// for with a duration.
-	given := false
-	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "older-than" })
-	if given && *olderThan <= 0 {
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["older-than"] && *olderThan <= 0 {
 		return usagef("cache prune: --older-than %s: want a duration above zero, like 720h (entries not used for that long are removed)", *olderThan)
+	}
+	if store.set {
+		return c.pruneStore(store, where, *olderThan, given)
 	}
 	cc, err := c.openFolder(where, false)
 	if err != nil {
@@ -261,6 +408,34 @@ func runCachePrune(c *Command, args []string) error {
 	}
 	c.printUntrusted(c.Streams.Out, cache.PrunedText(pruned, time.Now(), err != nil))
 	c.cacheWarnings(cc.Notices())
+	return err
+}
+
+// pruneStore is cache prune --remote: by upload time only. A store has no
+// "last used" a reader would have to write, and no size a prune could
+// keep it under without listing what every runner is about to pull.
+func (c *Command) pruneStore(s storeFlag, where *cacheFolder, olderThan time.Duration, given map[string]bool) error {
+	var errs []error
+	for _, name := range []string{"max-size", "other-formats"} {
+		if given[name] {
+			errs = append(errs, usagef("cache prune: --%s with --remote: a shared store is pruned by upload time only (--older-than DURATION); --%s is for a cache folder", name, name))
+		}
+	}
+	if !given["older-than"] {
+		errs = append(errs, usagef("cache prune --remote: say what to remove: --older-than DURATION (entries uploaded that long ago)"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	store, err := c.openStore(s, where)
+	if err != nil {
+		return err
+	}
+	pruned, err := cache.PruneStore(context.Background(), store, olderThan, time.Now())
+	if errors.Is(err, cache.ErrNoDeletion) {
+		return err // nothing was removed: say only that
+	}
+	c.printUntrusted(c.Streams.Out, cache.StorePrunedText(store.Location(), pruned, time.Now()))
 	return err
 }
 

@@ -37,7 +37,8 @@ func TestExitForCountsHitsAsSuccess(t *testing.T) {
 	}
 }
 
-// The step outputs count a hit as succeeded, and say how many were hits.
+// The step outputs count a hit as succeeded, and say how many were hits,
+// and how many builds' entries the run pushed to the shared store.
 func TestStepOutputsCountHits(t *testing.T) {
 	dir := t.TempDir()
 	outputFile := filepath.Join(dir, "github_output")
@@ -47,8 +48,9 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &report.Report{Version: report.SchemaVersion, Complete: true, Builds: []report.Build{
-		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true}}, {Name: "b", Status: report.StatusCached},
-		{Name: "c", Status: report.StatusCached}, {Name: "d", Status: report.StatusFailed}}}
+		{Name: "a", Status: report.StatusOK, Cache: &report.CacheUse{Stored: true, Pushed: true}}, {Name: "b", Status: report.StatusCached},
+		{Name: "c", Status: report.StatusCached, Cache: &report.CacheUse{Hit: true, From: report.CacheFromLocal, Pushed: true}},
+		{Name: "d", Status: report.StatusFailed}}}
 	if err := o.Final(r); err != nil {
 		t.Fatal(err)
 	}
@@ -57,8 +59,8 @@ func TestStepOutputsCountHits(t *testing.T) {
 		t.Fatal(err)
 	}
 	got := outputValues(t, string(data))
-	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" || got["stored"] != "1" {
-		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2, stored 1", got)
+	if got["succeeded"] != "3" || got["failed"] != "1" || got["cached"] != "2" || got["stored"] != "1" || got["pushed"] != "2" {
+		t.Errorf("outputs %v, want succeeded 3, failed 1, cached 2, stored 1, pushed 2 (a build and a hit the shared store lacked)", got)
 	}
 	declared(t, got)
 }
@@ -211,6 +213,31 @@ func TestPlanJSONShowsKeys(t *testing.T) {
 	}
 }
 
+// plan --json names the shared store each key is looked up in, as a build
+// run without --cache-remote would ask it (TRT_ACTION_CACHE_REMOTE over
+// the matrix's), as Redact shows it.
+func TestPlanJSONNamesTheStore(t *testing.T) {
+	inDir(t, map[string]string{"trt-builds.yml": "version: 1\ncache: {dir: c, remote: 's3://engines/ci?endpoint=https://minio.example&region=eu'}\nbuilds:\n  - {name: a, backend: sim}\n"})
+	for _, c := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{nil, "s3://engines/ci?endpoint=https://minio.example&region=eu"},
+		{map[string]string{remoteEnv: "oci://ghcr.io/acme/engines"}, "oci://ghcr.io/acme/engines"},
+	} {
+		cmd, out, errb := fanoutCommand(c.env)
+		if code := cmd.Main([]string{"plan", "--json"}); code != ExitOK {
+			t.Fatalf("exit %d\n%s", code, errb)
+		}
+		var plan []struct {
+			Remote string `json:"cache_remote"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &plan); err != nil || len(plan) != 1 || plan[0].Remote != c.want {
+			t.Errorf("%v: %+v, %v; want %s\n%s", c.env, plan, err, c.want, out)
+		}
+	}
+}
+
 // A matrix cache: with only max-size takes its folder from --cache (the
 // size still holds); without --cache the run is refused at the key.
 func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
@@ -234,11 +261,11 @@ func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
 		t.Fatal(err)
 	}
 	c, _, errb := fanoutCommand(nil)
-	flags := cacheFlags{dir: "c"}
-	if errs := flags.check(file, file.Builds); len(errs) != 0 {
+	flags := cacheFlags{dir: "c", remote: remoteFlags{pushTimeout: defaultPushTimeout}}
+	if errs := flags.check(file, file.Builds, c.Getenv); len(errs) != 0 {
 		t.Fatalf("--cache c: %v", errs)
 	}
-	ec, err := c.engineCache(&flags, file, file.Builds, "", nil)
+	ec, _, err := c.engineCache(&flags, file, file.Builds, "", nil)
 	if err != nil || ec == nil || ec.Cache.Dir() != "c" || ec.Cache.MaxSize() != 1<<30 {
 		t.Fatalf("--cache c with max-size 1GiB: %+v, %v\n%s", ec, err, errb)
 	}

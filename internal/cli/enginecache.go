@@ -20,15 +20,17 @@ import (
 
 // cacheFlags are build's engine cache flags.
 type cacheFlags struct {
-	dir     string   // --cache
-	off     bool     // --no-cache
-	rebuild listFlag // --rebuild
+	dir     string      // --cache
+	off     bool        // --no-cache
+	rebuild listFlag    // --rebuild
+	remote  remoteFlags // --cache-remote, --cache-remote-mode, --cache-push-timeout
 }
 
 func (f *cacheFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.dir, "cache", "", "the engine cache `folder` (instead of the matrix's cache.dir)")
-	fs.BoolVar(&f.off, "no-cache", false, "neither read nor write the engine cache in this run")
+	fs.BoolVar(&f.off, "no-cache", false, "neither read nor write the engine cache (its folder or a shared store) in this run")
 	fs.Var(&f.rebuild, "rebuild", "build this `name` or glob without asking the engine cache; its engine replaces the entry (repeatable, or comma-separated)")
+	f.remote.register(fs)
 }
 
 // cacheDir is the cache folder of the run: --cache, else the matrix's
@@ -69,13 +71,15 @@ func (f *cacheFlags) origin(file *matrix.File) string {
 }
 
 // check refuses flags that contradict each other or would do nothing,
-// all at once. builds are the builds the run selected (after --only).
-func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build) []error {
-	var errs []error
+// all at once. builds are the builds the run selected (after --only);
+// getenv reads TRT_ACTION_CACHE_REMOTE.
+func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build, getenv func(string) string) []error {
+	noFolder := !f.off && f.dir == "" && file.Cache != nil && file.Cache.Dir == ""
+	// A store with no folder is said once: as the cache key's, when it is.
+	errs := f.remote.check(file, getenv, f.off, f.cacheDir(file) != "" || noFolder)
 	if f.off && f.dir != "" {
 		errs = append(errs, usagef("--cache %q and --no-cache: give one (--no-cache runs without the cache; --cache names its folder)", f.dir))
 	}
-	noFolder := !f.off && f.dir == "" && file.Cache != nil && file.Cache.Dir == ""
 	if noFolder {
 		errs = append(errs, usagef("%s: cache: no folder for the engine cache: give cache: {dir: ...}, --cache DIR or the action's cache input (or --no-cache)", file.Cache.Pos))
 	}
@@ -113,15 +117,20 @@ func (f *cacheFlags) rebuilds(builds []matrix.Build) func(string) bool {
 	return func(name string) bool { return picked[name] }
 }
 
-// engineCache opens the run's cache, names once the library each backend
-// of builds loads and, for tensorrt builds, the model of each GPU they may
-// run on (devices; none without --gpus), and tells on stderr, once, what
-// limits the cache in this run: a read-only folder, a library or GPU it
-// cannot name. nil when the cache is off.
-func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.Build, libPath string, devices []string) (*build.EngineCache, error) {
+// engineCache opens the run's cache, and the shared store behind it
+// (openShared), names once the library each backend of builds loads and,
+// for tensorrt builds, the model of each GPU they may run on (devices;
+// none without --gpus), and tells on stderr, once, what limits the cache
+// in this run: a read-only folder or store, a library or GPU it cannot
+// name. nil when the cache is off; the store nil without one.
+func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.Build, libPath string, devices []string) (*build.EngineCache, *sharedStore, error) {
 	dir := f.cacheDir(file)
 	if dir == "" {
-		return nil, nil
+		return nil, nil, nil
+	}
+	shared, err := c.openShared(&f.remote, file)
+	if err != nil {
+		return nil, nil, err
 	}
 	opts := cache.Options{Dir: dir}
 	if file.Cache != nil {
@@ -129,7 +138,7 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 	}
 	store, err := cache.Open(opts)
 	if err != nil {
-		return nil, usagef("%s: %v", f.origin(file), err)
+		return nil, nil, usagef("%s: %v", f.origin(file), err)
 	}
 	c.cacheWarnings(store.Notices()) // a link where its staging folder belongs, removed
 	if store.ReadOnly() {
@@ -140,7 +149,11 @@ func (c *Command) engineCache(f *cacheFlags, file *matrix.File, builds []matrix.
 	for _, p := range envs.Problems {
 		c.cacheNotice("engine cache: %s", p)
 	}
-	return &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.Env}, nil
+	ec := &build.EngineCache{Cache: store, Hasher: hasher, Rebuild: f.rebuilds(builds), Env: envs.Env}
+	if shared != nil && shared.store != nil {
+		ec.Remote, ec.RemoteMode, ec.PushTimeout = shared.store, shared.mode, f.remote.pushTimeout
+	}
+	return ec, shared, nil
 }
 
 // cacheNotice tells, once, what limits the engine cache in this run: a

@@ -69,7 +69,9 @@ func runPlan(c *Command, args []string) error {
 	var out bytes.Buffer
 	if *asJSON {
 		// For files and pipes: valid JSON, inert in a workflow log.
-		if err := matrix.PlanJSON(&out, builds, cache.PlanKeys(builds, c.Getenv("CUDA_VISIBLE_DEVICES"))); err != nil {
+		// The store a build run without --cache-remote would ask.
+		store := (&remoteFlags{}).choose(m, c.Getenv).url
+		if err := matrix.PlanJSON(&out, builds, cache.PlanKeys(builds, c.Getenv("CUDA_VISIBLE_DEVICES")), store); err != nil {
 			return err
 		}
 		_, err := c.Streams.Out.Write(actions.InertJSON(out.Bytes()))

@@ -18,9 +18,10 @@ import (
 // (with the baseline ETAs come from), the GPUs to spread builds over, and
 // the engine cache.
 type runSetup struct {
-	gate  baseline.Gate
-	gpus  *gpus.Pool
-	cache *build.EngineCache // nil: no engine cache
+	gate   baseline.Gate
+	gpus   *gpus.Pool
+	cache  *build.EngineCache // nil: no engine cache
+	shared *sharedStore       // the shared store behind it; nil: none
 }
 
 // prepareRun checks the flags that need more than parsing, and that no
@@ -28,7 +29,7 @@ type runSetup struct {
 // binary, among them), and reports every problem at once.
 func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.Build, out *outputs.Outputs, exe string) (*runSetup, error) {
 	errs := append([]error{checkFailOn(f.failOn), f.publish.check()}, checkCounts(f)...)
-	errs = append(errs, f.cache.check(file, builds)...)
+	errs = append(errs, f.cache.check(file, builds, c.Getenv)...)
 	errs = append(errs, runfiles.Check(runFiles(f, file, builds, out, exe)))
 	base, err := readBaseline(f.baseline)
 	errs = append(errs, err)
@@ -49,7 +50,7 @@ func (c *Command) prepareRun(f *buildFlags, file *matrix.File, builds []matrix.B
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
 	}
-	if run.cache, err = c.engineCache(&f.cache, file, builds, f.trtLib, devices); err != nil {
+	if run.cache, run.shared, err = c.engineCache(&f.cache, file, builds, f.trtLib, devices); err != nil {
 		return nil, err
 	}
 	if capped, why := build.CapJobs(f.jobs, slots, runtime.NumCPU()); capped != f.jobs {

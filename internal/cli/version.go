@@ -6,6 +6,8 @@ import (
 
 	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/install"
+	"github.com/trt-action/trt-action/internal/cache/remote"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/native"
 )
 
@@ -17,9 +19,11 @@ func versionLine() string {
 }
 
 func runVersion(c *Command, args []string) error {
-	fs := c.newFlags("version", "[--trt-lib PATH]")
+	fs := c.newFlags("version", "[--trt-lib PATH] [--cache-remote URL]")
 	lib := fs.String("trt-lib", "", "probe this TensorRT library `path`")
-	if err := c.parse(fs, args, map[string]string{"trt-lib": "trt-lib"}); err != nil {
+	var store givenString
+	fs.Var(&store, "cache-remote", "name this shared engine cache store (`URL`; default "+remoteEnv+")")
+	if err := c.parse(fs, args, map[string]string{"trt-lib": "trt-lib", "cache-remote": "cache-remote"}); err != nil {
 		return err
 	}
 	fmt.Fprintf(c.Streams.Out, "%s\ninstalled: %s\nbackends:\n", versionLine(), install.Current().Describe())
@@ -36,5 +40,25 @@ func runVersion(c *Command, args []string) error {
 	if missing {
 		fmt.Fprintf(c.Streams.Out, "backend folders: %s\n", native.SearchedDirs(native.BackendDirs()))
 	}
+	c.printUntrusted(c.Streams.Out, storeLine(store, c.Getenv))
 	return nil
+}
+
+// storeLine names the shared engine cache store a run would use before
+// its matrix is read (--cache-remote, else TRT_ACTION_CACHE_REMOTE),
+// without credentials, and what is wrong with a URL no store takes; ""
+// for none.
+func storeLine(flag givenString, getenv func(string) string) string {
+	url, from := flag.value, "--cache-remote"
+	if !flag.given {
+		url, from = getenv(remoteEnv), remoteEnv
+	}
+	if url == "" {
+		return ""
+	}
+	line := fmt.Sprintf("engine cache store: %s (%s)", remote.Redact(url), from)
+	if err := matrix.CheckRemote(url); err != nil {
+		line += ": " + err.Error()
+	}
+	return line + "\n"
 }

@@ -41,7 +41,7 @@ func BenchmarkLoadAndPlan10k(b *testing.B) {
 		if len(f.Builds) != 10000 {
 			b.Fatalf("%d builds", len(f.Builds))
 		}
-		if err := PlanJSON(io.Discard, f.Builds, nil); err != nil {
+		if err := PlanJSON(io.Discard, f.Builds, nil, ""); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -35,6 +35,17 @@ func TestCacheKey(t *testing.T) {
 	if f, err := Load(m); err != nil || f.Cache != nil {
 		t.Errorf("without cache: %+v, %v; want nil (off)", f.Cache, err)
 	}
+	// The shared store behind it: its URL as written, its mode; a mode
+	// alone (the store from the variable or the flag) is no error.
+	_, m = repoWithMatrix(t, "cache:\n  dir: c\n  remote: s3://engines/ci?region=eu-west-1\n  remote-mode: read-only\n"+simBuild)
+	if f, err := Load(m); err != nil || f.Cache.Remote != "s3://engines/ci?region=eu-west-1" || f.Cache.RemoteMode != "read-only" ||
+		f.Cache.RemotePos.Line != 4 || f.Cache.RemoteModePos.Line != 5 {
+		t.Errorf("remote: %+v, %v", f.Cache, err)
+	}
+	_, m = repoWithMatrix(t, "cache: {dir: c, remote-mode: read-only}\n"+simBuild)
+	if f, err := Load(m); err != nil || f.Cache.Remote != "" || f.Cache.RemoteMode != "read-only" {
+		t.Errorf("remote-mode alone: %+v, %v", f.Cache, err)
+	}
 }
 
 func TestCacheKeyErrors(t *testing.T) {
@@ -49,6 +60,12 @@ func TestCacheKeyErrors(t *testing.T) {
 		{"cache:\n", "2:1", []string{"cache: expected a mapping", "remove the key"}},
 		{"cache: .trt-cache\n", "2:8", []string{"cache: expected a mapping"}},
 		{"cache: {dir: /var/tmp/elsewhere}\n", "2:14", []string{"cache.dir", "outside the workspace", "allow-paths"}},
+		{"cache: {dir: c, remote: https://ghcr.io/acme/e}\n", "2:25", []string{"cache.remote:", `unknown scheme "https"`, "oci://HOST[:PORT]/REPOSITORY or s3://BUCKET[/PREFIX][?endpoint=URL&region=R]"}},
+		{"cache: {dir: c, remote: oci://ghcr.io}\n", "2:25", []string{"cache.remote:", "no REPOSITORY"}},
+		{"cache: {dir: c, remote: 's3://me:pw@bucket'}\n", "2:25", []string{"cache.remote:", "credentials do not belong in the URL", `"s3://bucket"`}},
+		{"cache: {dir: c, remote: [oci://h/r]}\n", "2:25", []string{"cache.remote: expected a URL: oci://"}},
+		{"cache: {dir: c, remote-mode: write}\n", "2:30", []string{`cache.remote-mode: unknown value "write"`, "allowed: read-write, read-only"}},
+		{"cache: {dir: c, remote: oci://h/r, remotemode: read-only}\n", "2:36", []string{`unknown key "remotemode" in cache`, "allowed: dir, max-size, remote, remote-mode"}},
 		{"cache: {dir: m.yml}\n", "2:14", []string{"cache.dir", "is not a folder"}},
 	}
 	for _, tt := range tests {

@@ -39,7 +39,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatal("a valid file has no builds")
 		}
 		PlanText(io.Discard, file.Builds)
-		if err := PlanJSON(io.Discard, file.Builds, nil); err != nil {
+		if err := PlanJSON(io.Discard, file.Builds, nil, ""); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/settings"
 
 	"go.yaml.in/yaml/v3"
@@ -27,7 +30,7 @@ var (
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat", "engine-size"}
 	regressionKeys = []string{"warn", "fail", "min"}
-	cacheKeys      = []string{"dir", "max-size"}
+	cacheKeys      = []string{"dir", "max-size", "remote", "remote-mode"}
 	shapeKeys      = []string{"min", "opt", "max"}
 )
 
@@ -370,7 +373,46 @@ func (d *decoder) cache(p pair) *Cache {
 	if sp, ok := fs.get("max-size"); ok {
 		c.MaxSize, _ = d.byteSize(sp.val, "cache.max-size")
 	}
+	if rp, ok := fs.get("remote"); ok {
+		c.Remote, c.RemotePos = d.remoteURL(rp.val), d.w.pos(rp.key)
+	}
+	if mp, ok := fs.get("remote-mode"); ok {
+		c.RemoteMode, _ = d.enum(mp.val, "cache.remote-mode", RemoteModes)
+		c.RemoteModePos = d.w.pos(mp.key)
+	}
 	return c
+}
+
+// RemoteModes are what cache.remote-mode (and --cache-remote-mode) take:
+// remote.Mode's values, the first the default.
+var RemoteModes = []string{string(remote.ReadWrite), string(remote.ReadOnly)}
+
+// remoteURL reads cache.remote: a URL remote.Open takes (oci://… or
+// s3://…). Only its form is checked here, with no credentials read and
+// nothing sent: the store is opened, and may be down, when a run starts.
+func (d *decoder) remoteURL(n *yaml.Node) string {
+	raw, ok := d.text(n, "cache.remote", "a URL: "+strings.Join(remote.Forms(), " or "))
+	if !ok {
+		return ""
+	}
+	if err := CheckRemote(raw); err != nil {
+		d.w.errs.add(d.w.pos(n), "cache.remote: %v", err)
+		return ""
+	}
+	return raw
+}
+
+// CheckRemote refuses a shared store's URL of a form no store takes (a
+// *remote.URLError, which names the forms): remote.Open is asked with an
+// empty environment, so it reads no credentials of this process, and its
+// other errors (a configuration it could not read) are left to the run.
+func CheckRemote(raw string) error {
+	_, err := remote.Open(context.Background(), raw, remote.Options{Getenv: func(string) string { return "" }})
+	var ue *remote.URLError
+	if errors.As(err, &ue) {
+		return ue
+	}
+	return nil
 }
 
 // readDefaults keeps the valid build keys of defaults, reporting the rest

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/backend"
+	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/text"
 )
 
@@ -132,6 +133,9 @@ type planBuild struct {
 	// CacheKeyUnknown saying why; absent when keys were not asked for.
 	CacheKey        json.RawMessage `json:"cache_key,omitempty"`
 	CacheKeyUnknown string          `json:"cache_key_unknown,omitempty"`
+	// CacheRemote is the shared store the key is looked up in (the
+	// matrix's cache.remote, without credentials); absent without one.
+	CacheRemote string `json:"cache_remote,omitempty"`
 }
 
 // planScript is what a build with run: runs: its command's words, where,
@@ -175,8 +179,10 @@ type PlanKeys func(Build) (key, unknown string)
 // PlanJSON writes builds as a JSON array, one build per line, whose field
 // order is fixed and whose maps have sorted keys, so equal plans give equal
 // bytes and plans diff line by line. With keys, each build also has its
-// engine cache key (null, with the reason, when it is unknown).
-func PlanJSON(w io.Writer, builds []Build, keys PlanKeys) error {
+// engine cache key (null, with the reason, when it is unknown) and, with a
+// remote (the store's URL, which PlanJSON redacts), the shared store it is
+// looked up in.
+func PlanJSON(w io.Writer, builds []Build, keys PlanKeys, remoteURL string) error {
 	var one bytes.Buffer
 	enc := json.NewEncoder(&one)
 	enc.SetEscapeHTML(false) // paths may hold & or <
@@ -187,6 +193,9 @@ func PlanJSON(w io.Writer, builds []Build, keys PlanKeys) error {
 		p := toPlan(b)
 		if keys != nil {
 			p.CacheKey, p.CacheKeyUnknown = planKey(keys(b))
+			if remoteURL != "" && b.Script == nil {
+				p.CacheRemote = remote.Redact(remoteURL)
+			}
 		}
 		if err := enc.Encode(p); err != nil {
 			return err

@@ -197,7 +197,7 @@ builds:
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	if err := PlanJSON(&out, f.Builds, func(Build) (string, string) { return "", "never cached" }); err != nil {
+	if err := PlanJSON(&out, f.Builds, func(Build) (string, string) { return "", "never cached" }, ""); err != nil {
 		t.Fatal(err)
 	}
 	if bytes.Contains(out.Bytes(), []byte("hf_secret")) || bytes.Contains(out.Bytes(), []byte("fast")) {

@@ -72,7 +72,7 @@ func TestSelectListsAtMostTenNames(t *testing.T) {
 func TestPlanJSON(t *testing.T) {
 	f := loadValid(t)
 	var a bytes.Buffer
-	if err := PlanJSON(&a, f.Builds, nil); err != nil {
+	if err := PlanJSON(&a, f.Builds, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	var plan []struct {
@@ -125,7 +125,7 @@ func TestPlanJSONExactLine(t *testing.T) {
 		`{"name":"n","backend":"tensorrt","engine":"out/a&b<c>.engine","budgets":{"build":"15m0s","grace":"30s"},"axes":{"a":"2","m":"3","z":"1"},"pos":"m.yml:3:5"}` +
 		"\n]\n"
 	var buf bytes.Buffer
-	if err := PlanJSON(&buf, []Build{b}, nil); err != nil {
+	if err := PlanJSON(&buf, []Build{b}, nil, ""); err != nil {
 		t.Fatal(err)
 	}
 	if got := buf.String(); got != want {
@@ -157,7 +157,7 @@ func TestPlanJSONLayout(t *testing.T) {
 	}{{nil, 1}, {f.Builds[:1], 3}, {f.Builds, 9}}
 	for _, tt := range tests {
 		var buf bytes.Buffer
-		if err := PlanJSON(&buf, tt.builds, nil); err != nil {
+		if err := PlanJSON(&buf, tt.builds, nil, ""); err != nil {
 			t.Fatal(err)
 		}
 		out := buf.String()
@@ -170,7 +170,7 @@ func TestPlanJSONLayout(t *testing.T) {
 		}
 	}
 	var buf bytes.Buffer
-	PlanJSON(&buf, nil, nil)
+	PlanJSON(&buf, nil, nil, "")
 	if buf.String() != "[]\n" {
 		t.Errorf("no builds: %q", buf.String())
 	}
@@ -227,7 +227,7 @@ func TestPlanJSONKeys(t *testing.T) {
 		return "", "the GPU is not known"
 	}
 	var buf bytes.Buffer
-	if err := PlanJSON(&buf, builds, keys); err != nil {
+	if err := PlanJSON(&buf, builds, keys, ""); err != nil {
 		t.Fatal(err)
 	}
 	lines := strings.Split(buf.String(), "\n")

@@ -29,6 +29,12 @@ type Cache struct {
 	MaxSize int64  // bytes; 0 = no limit
 	Pos     Pos    // where the cache key was written
 	DirPos  Pos    // where dir was written
+	// Remote is the shared store behind the folder (internal/cache/remote:
+	// oci://… or s3://…), as written; "": none (TRT_ACTION_CACHE_REMOTE
+	// or --cache-remote may give one). RemoteMode is "read-write" or
+	// "read-only"; "" when not written.
+	Remote, RemoteMode       string
+	RemotePos, RemoteModePos Pos
 }
 
 // Pos is where something was written.

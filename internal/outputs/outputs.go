@@ -190,7 +190,7 @@ func (o *Outputs) setStepOutputs(r *report.Report) {
 		{"report", o.reportPath}, {"summary", o.summaryPath},
 		{"succeeded", fmt.Sprint(countOK(r))}, {"failed", fmt.Sprint(len(r.Builds) - countOK(r))},
 		{"cached", fmt.Sprint(countCached(r))}, {"stored", fmt.Sprint(countStored(r))},
-		{"engines", engineMap(r)},
+		{"pushed", fmt.Sprint(report.SharedCacheUse(r).Pushes)}, {"engines", engineMap(r)},
 	}
 	var causes []string
 	names := map[string][]string{}

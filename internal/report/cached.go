@@ -25,50 +25,65 @@ func CacheNote(b *Build, now time.Time) string {
 }
 
 // CacheOrigin is the part of CacheNote after "cached: ": "built
-// 2026-11-28 10:02 UTC in 14m3s" (a log line's words); "" for a build that
-// is not a hit, or a hit that knows neither when nor how long its engine
-// was built.
+// 2026-11-28 10:02 UTC in 14m3s" (a log line's words), and for an engine
+// pulled from the shared store "from the shared cache, built …"; "" for a
+// build that is not a hit, or a hit from the cache folder that knows
+// neither when nor how long its engine was built.
 func CacheOrigin(b *Build, now time.Time) string {
 	c := b.Cache
-	if b.Status != StatusCached || c == nil || c.BuiltAt.IsZero() && c.BuildMs <= 0 {
+	if b.Status != StatusCached || c == nil {
 		return ""
 	}
-	origin := "built"
+	var parts []string
+	if c.From == CacheFromRemote {
+		parts = append(parts, "from "+SharedCache)
+	}
+	if c.BuiltAt.IsZero() && c.BuildMs <= 0 {
+		return strings.Join(parts, ", ")
+	}
+	built := "built"
 	switch {
 	case c.BuiltAt.IsZero():
 	case now.IsZero():
-		origin += " " + c.BuiltAt.UTC().Format("2006-01-02 15:04 UTC")
+		built += " " + c.BuiltAt.UTC().Format("2006-01-02 15:04 UTC")
 	default:
-		origin += " " + text.Age(now.Sub(c.BuiltAt))
+		built += " " + text.Age(now.Sub(c.BuiltAt))
 	}
 	if c.BuildMs > 0 {
-		origin += " in " + text.DurationMs(c.BuildMs)
+		built += " in " + text.DurationMs(c.BuildMs)
 	}
-	return origin
+	return strings.Join(append(parts, built), ", ")
 }
 
 // CacheStoreNote says what an ok build did to the engine cache:
 // "rebuilt; cache entry replaced" (--rebuild: its engine took the place of
 // the entry that was there), "rebuilt; stored in the cache" (there was
 // none), "rebuilt" (nothing stored: a read-only cache, or one of its
-// warnings says why), "stored in the cache"; "" for a build that stored
-// nothing and was not rebuilt, a hit, or a build that did not end ok.
+// warnings says why), "stored in the cache"; each followed by "; pushed to
+// the shared cache" when this run put the entry in the shared store, which
+// a hit the store lacked says alone. "" for a build that stored and
+// pushed nothing and was not rebuilt, or a build that did not succeed.
 func CacheStoreNote(b *Build) string {
 	c := b.Cache
-	if c == nil || b.Status != StatusOK {
+	if c == nil || !Succeeded(b.Status) {
 		return ""
 	}
+	var note string
 	switch {
+	case b.Status != StatusOK: // a hit: nothing stored in the folder
 	case c.Rebuilt && c.Replaced:
-		return "rebuilt; cache entry replaced"
+		note = "rebuilt; cache entry replaced"
 	case c.Rebuilt && c.Stored:
-		return "rebuilt; stored in the cache"
+		note = "rebuilt; stored in the cache"
 	case c.Rebuilt:
-		return "rebuilt"
+		note = "rebuilt"
 	case c.Stored:
-		return "stored in the cache"
+		note = "stored in the cache"
 	}
-	return ""
+	if c.Pushed {
+		note = strings.TrimPrefix(note+"; pushed to "+SharedCache, "; ")
+	}
+	return note
 }
 
 // RebuildNote is CacheStoreNote for a build --rebuild rebuilt, "" for the

@@ -9,4 +9,5 @@ func init() {
 	report.UseFixtures(reporttest.Sample, reporttest.OKBuild, reporttest.OverBudgetBuild, reporttest.PhaseTree, reporttest.Mixed, reporttest.Settled)
 	report.UseRebuiltFixture(reporttest.Rebuilt)
 	report.UseScriptsFixture(reporttest.Scripts)
+	report.UseSharedFixtures(reporttest.Shared, reporttest.HostileShared)
 }

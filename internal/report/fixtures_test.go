@@ -13,6 +13,8 @@ var (
 	settledReport   func(n int) *Report
 	rebuiltReport   func() *Report
 	scriptsReport   func() *Report
+	sharedReport    func() *Report
+	hostileShared   func() *Report
 )
 
 // UseFixtures sets the fixtures above; only fixtures_hook_test.go calls it.
@@ -26,3 +28,7 @@ func UseRebuiltFixture(rebuilt func() *Report) { rebuiltReport = rebuilt }
 
 // UseScriptsFixture sets scriptsReport; only fixtures_hook_test.go calls it.
 func UseScriptsFixture(scripts func() *Report) { scriptsReport = scripts }
+
+// UseSharedFixtures sets sharedReport and hostileShared; only
+// fixtures_hook_test.go calls it.
+func UseSharedFixtures(shared, hostile func() *Report) { sharedReport, hostileShared = shared, hostile }

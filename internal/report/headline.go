@@ -11,7 +11,8 @@ import (
 // 42s", "❌ 1 failed, 1 over budget, 3 ok — 5 builds in 4m2s",
 // "❌ run budget 1m exceeded: 1 over budget, 2 cancelled — 3 builds in 1m",
 // "❌ 1 regression (resnet +41%), 2 ok — 2 builds in 9m",
-// "✅ 12 ok, 8 cached — 20 builds in 14m3s" or
+// "✅ 12 ok, 8 cached — 20 builds in 14m3s",
+// "✅ 2 ok, 8 cached (5 from the shared cache) — 10 builds in 3m1s" or
 // "⏹ interrupted (SIGINT after 3m12s): 2 of 6 builds done — 2 ok".
 func Headline(r *Report) string {
 	count := map[string]int{}
@@ -35,7 +36,11 @@ func Headline(r *Report) string {
 	}
 	for _, s := range labels {
 		if n := count[s.status]; n > 0 {
-			parts = append(parts, fmt.Sprintf("%d %s", n, s.label))
+			part := fmt.Sprintf("%d %s", n, s.label)
+			if pulled := SharedCacheUse(r).Hits; s.status == StatusCached && pulled > 0 {
+				part += fmt.Sprintf(" (%d from %s)", pulled, SharedCache) // what the fleet built
+			}
+			parts = append(parts, part)
 		}
 	}
 	outcome := strings.Join(parts, ", ")

@@ -17,12 +17,71 @@ import (
 // cases lets CI systems that know nothing about TensorRT show them.
 
 type junitCase struct {
-	Name      string        `xml:"name,attr"`
-	Classname string        `xml:"classname,attr"`
-	Time      string        `xml:"time,attr"`
-	Failure   *junitProblem `xml:"failure,omitempty"`
-	Skipped   *junitProblem `xml:"skipped,omitempty"`
-	SystemOut string        `xml:"system-out,omitempty"`
+	Name       string           `xml:"name,attr"`
+	Classname  string           `xml:"classname,attr"`
+	Time       string           `xml:"time,attr"`
+	Properties *junitProperties `xml:"properties,omitempty"`
+	Failure    *junitProblem    `xml:"failure,omitempty"`
+	Skipped    *junitProblem    `xml:"skipped,omitempty"`
+	SystemOut  string           `xml:"system-out,omitempty"`
+}
+
+// junitProperties are name-value pairs of a test suite or case (the
+// form JUnit's own reports and pytest's record_property write), for what a
+// tool may want to count: the shared cache store's use.
+type junitProperties struct {
+	XMLName  xml.Name        `xml:"properties"`
+	Property []junitProperty `xml:"property"`
+}
+
+type junitProperty struct {
+	Name  string `xml:"name,attr"`
+	Value string `xml:"value,attr"`
+}
+
+// properties is a list of pairs as junitProperties, nil for none.
+func properties(pairs ...string) *junitProperties {
+	if len(pairs) == 0 {
+		return nil
+	}
+	p := &junitProperties{}
+	for i := 0; i+1 < len(pairs); i += 2 {
+		p.Property = append(p.Property, junitProperty{Name: "trt-action." + pairs[i], Value: text.Plain(pairs[i+1])})
+	}
+	return p
+}
+
+// runProperties are the test suite's: the run's shared store (its URL
+// without credentials, its mode, and why that mode).
+func runProperties(c *RunCache) *junitProperties {
+	if c == nil {
+		return nil
+	}
+	pairs := []string{"cache.remote", c.Remote, "cache.remote_mode", c.RemoteMode}
+	if c.ModeNote != "" {
+		pairs = append(pairs, "cache.remote_mode_note", c.ModeNote)
+	}
+	return properties(pairs...)
+}
+
+// buildProperties are a test case's in a run with a shared store (store):
+// what the build did with it (where a hit came from, whether it pushed,
+// what moved); nil for a build the engine cache had no key for, or in a
+// run without a store.
+func buildProperties(b *Build, store bool) *junitProperties {
+	c := b.Cache
+	if !store || c == nil || c.Key == "" {
+		return nil
+	}
+	var pairs []string
+	if c.From != "" {
+		pairs = append(pairs, "cache.from", c.From)
+	}
+	pairs = append(pairs, "cache.pushed", strconv.FormatBool(c.Pushed))
+	if t := c.Transfer; t != nil {
+		pairs = append(pairs, "cache."+t.Direction+"_bytes", strconv.FormatInt(t.Bytes, 10), "cache."+t.Direction+"_ms", strconv.FormatInt(t.Ms, 10))
+	}
+	return properties(pairs...)
 }
 
 type junitProblem struct {
@@ -71,9 +130,14 @@ func WriteJUnit(w io.Writer, r *Report) error {
 	if err := errors.Join(enc.EncodeToken(suites), enc.EncodeToken(suite)); err != nil {
 		return fmt.Errorf("junit: %w", err)
 	}
+	if p := runProperties(r.Cache); p != nil {
+		if err := enc.Encode(p); err != nil {
+			return fmt.Errorf("junit: %w", err)
+		}
+	}
 	testcase := xml.StartElement{Name: xml.Name{Local: "testcase"}}
 	for i := range r.Builds {
-		if err := enc.EncodeElement(junitTestCase(junitBuild(&r.Builds[i])), testcase); err != nil {
+		if err := enc.EncodeElement(junitTestCase(junitBuild(&r.Builds[i]), r.Cache != nil), testcase); err != nil {
 			return fmt.Errorf("junit: %w", err)
 		}
 	}
@@ -106,12 +170,15 @@ func junitSuiteName(r *Report) string {
 	return "trt-action " + text.Plain(r.Matrix)
 }
 
-func junitTestCase(b *Build) junitCase {
+// junitTestCase is b's test case, in a run with a shared store (store) or
+// without.
+func junitTestCase(b *Build, store bool) junitCase {
 	c := junitCase{
-		Name:      text.Plain(b.Name),
-		Classname: "trt-action." + text.Plain(b.Backend),
-		Time:      junitSeconds(b.DurationMs),
-		SystemOut: text.PlainLines(junitSystemOut(b)),
+		Name:       text.Plain(b.Name),
+		Classname:  "trt-action." + text.Plain(b.Backend),
+		Time:       junitSeconds(b.DurationMs),
+		SystemOut:  text.PlainLines(junitSystemOut(b)),
+		Properties: buildProperties(b, store),
 	}
 	switch junitKind(b.Status) {
 	case junitFailure:

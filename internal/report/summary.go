@@ -35,7 +35,8 @@ const (
 )
 
 // Summary renders the job summary as GitHub-flavoured Markdown: a headline,
-// a table of builds, a section per build that did not succeed, a section
+// a table of builds, the shared cache store's use (its totals, mode and
+// warnings, for a run with one), a section per build that did not succeed, a section
 // per build that ran a command listing the TensorRT builds inside it, one
 // table of the phases by self time across builds, and a Mermaid timeline
 // in which builds that did not succeed show red. It stays within
@@ -52,7 +53,7 @@ func Summary(r *Report, opts SummaryOptions) string {
 	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds)), wholes: map[int]*Build{}}
 	// The baseline comparison and the settings that differ follow the
 	// table of builds, before what went wrong.
-	head, problems := s.head(), opts.Comparison+settingsTable(r.Builds)+s.problems()+cacheWarnings(r.Builds)
+	head, problems := s.head(), sharedCacheSection(r)+opts.Comparison+settingsTable(r.Builds)+s.problems()+cacheWarnings(r.Builds)
 	rows := s.rows()
 	base := len(head) + len(tableHeader) + len(problems)
 	for _, row := range rows {

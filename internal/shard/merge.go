@@ -64,7 +64,70 @@ func Merge(reports []*report.Report) (*report.Report, error) {
 	out.DurationMs = end.Sub(start).Milliseconds()
 	out.Interrupted = strings.Join(interrupts, "; ")
 	out.Ended = strings.Join(ended, "; ")
+	out.Cache = mergeStores(reports)
 	return out, nil
+}
+
+// mergeStores is the merged run's shared store: the first shard's that
+// had one (its URL and mode), every shard's mode note and warnings, each
+// once and named by its shard, and, when the shards did not all use that
+// store (another, or none), each shard's in Remotes. nil when no shard
+// had a store.
+func mergeStores(reports []*report.Report) *report.RunCache {
+	var out *report.RunCache
+	var notes []string
+	differ := false
+	for i, r := range reports {
+		c := r.Cache
+		switch {
+		case c == nil:
+			continue
+		case out == nil:
+			out = &report.RunCache{Remote: c.Remote, RemoteMode: c.RemoteMode}
+		case c.Remote != out.Remote:
+			differ = true
+		}
+		if c.ModeNote != "" {
+			notes = appendOnce(notes, c.ModeNote, i)
+		}
+		for _, w := range c.Warnings {
+			out.Warnings = appendOnce(out.Warnings, w, i)
+		}
+	}
+	if out == nil {
+		return nil
+	}
+	out.ModeNote = strings.Join(notes, "; ")
+	for _, r := range reports {
+		differ = differ || r.Cache == nil
+	}
+	if differ {
+		for i, r := range reports {
+			store := "none"
+			if r.Cache != nil {
+				store = r.Cache.Remote
+			}
+			out.Remotes = append(out.Remotes, fmt.Sprintf("shard %d: %s", i+1, store))
+		}
+	}
+	return out
+}
+
+// appendOnce adds shard i's (0-based) line to lines, "shard N: line",
+// unless another shard gave the same line: then it is kept once, without
+// a shard.
+func appendOnce(lines []string, line string, i int) []string {
+	named := fmt.Sprintf("shard %d: %s", i+1, line)
+	for j, l := range lines {
+		if l == line {
+			return lines
+		}
+		if _, rest, ok := strings.Cut(l, ": "); ok && strings.HasPrefix(l, "shard ") && rest == line {
+			lines[j] = line // more than one shard said it
+			return lines
+		}
+	}
+	return append(lines, named)
 }
 
 func checkVersions(reports []*report.Report) error {

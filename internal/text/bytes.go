@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Sizes have this one home, both ways: Bytes writes one as the report and
@@ -97,4 +98,13 @@ func exactIn(n int64, units []exactUnit) (int64, string) {
 		}
 	}
 	return n, "B"
+}
+
+// Rate is n bytes moved in d as a transfer rate, in Bytes's units:
+// "85.3 MB/s"; "—" when d is not above zero (nothing to divide by).
+func Rate(n int64, d time.Duration) string {
+	if d <= 0 {
+		return "—"
+	}
+	return Bytes(int64(float64(n)/d.Seconds())) + "/s"
 }

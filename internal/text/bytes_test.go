@@ -3,12 +3,25 @@ package text
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestBytes(t *testing.T) {
 	for n, want := range map[int64]string{0: "0 B", 999: "999 B", 1000: "1.0 kB", 12_345_678: "12.3 MB", 300 << 20: "314.6 MB", 5e12: "5.0 TB", 7e15: "7000.0 TB"} {
 		if got := Bytes(n); got != want {
 			t.Errorf("Bytes(%d) = %q, want %q", n, got, want)
+		}
+	}
+}
+
+func TestRate(t *testing.T) {
+	for _, c := range []struct {
+		n    int64
+		d    time.Duration
+		want string
+	}{{1 << 30, 12 * time.Second, "89.5 MB/s"}, {500, 2 * time.Second, "250 B/s"}, {1 << 30, 0, "—"}, {0, time.Second, "0 B/s"}} {
+		if got := Rate(c.n, c.d); got != c.want {
+			t.Errorf("Rate(%d, %s) = %q, want %q", c.n, c.d, got, c.want)
 		}
 	}
 }

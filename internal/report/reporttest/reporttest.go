@@ -174,6 +174,78 @@ func Rebuilt() *report.Report {
 	return r
 }
 
+// SharedRemote is the shared store of the Shared sample (a URL without
+// credentials, as the report keeps it).
+const SharedRemote = "oci://ghcr.io/acme/engines"
+
+// Shared is a run with a shared cache store behind the cache folder:
+//   - resnet-fp16: a remote hit, its 1.2 GB engine pulled in 14.1s (the
+//     engine was built two days before, in 41m);
+//   - yolo_v8: built, stored and pushed;
+//   - bert-int8: a local hit the store lacked, pushed (a warm runner
+//     seeds the fleet);
+//   - mobilenet: built and stored; another runner pushed its key first;
+//   - vit-b16: built and stored; its push failed after 5 MB (the store's
+//     warning; SharedStopped says why).
+func Shared() *report.Report {
+	r := Sample()
+	pulled := CacheHit("resnet-fp16", 41*60_000)
+	pulled.DurationMs = 14_300
+	pulled.Library = "TensorRT-RTX 1.7.1.116"
+	pulled.Engine = &report.Engine{Path: "out/resnet-fp16.engine", Bytes: 1_234_567_890, SHA256: "cd"}
+	pulled.Cache.From, pulled.Cache.BuiltAt = report.CacheFromRemote, r.StartedAt.Add(-49*time.Hour)
+	pulled.Cache.Transfer = &report.CacheTransfer{Direction: report.TransferPull, Bytes: 1_234_567_890, Ms: 14_100}
+	original := OKBuild("resnet-fp16", 0, 41*60_000)
+	original.Library = pulled.Library
+	pulled.Cache.Original = &original
+	built := OKBuild("yolo_v8", 0, 15_000)
+	built.Cache = &report.CacheUse{Key: strings.Repeat("b", 64), Stored: true, Pushed: true,
+		Transfer: &report.CacheTransfer{Direction: report.TransferPush, Bytes: 48_000_000, Ms: 2_300}}
+	seeded := CacheHit("bert-int8", 843_000)
+	seeded.StartMs = 15_000
+	seeded.Cache.From, seeded.Cache.Pushed = report.CacheFromLocal, true
+	seeded.Cache.Transfer = &report.CacheTransfer{Direction: report.TransferPush, Bytes: 310_000_000, Ms: 4_100}
+	beaten := OKBuild("mobilenet", 15_050, 9_000)
+	beaten.Cache = &report.CacheUse{Key: strings.Repeat("c", 64), Stored: true,
+		Transfer: &report.CacheTransfer{Direction: report.TransferPush, Bytes: 14_000_000, Ms: 900}}
+	failedPush := OKBuild("vit-b16", 24_050, 11_000)
+	failedPush.Cache = &report.CacheUse{Key: strings.Repeat("d", 64), Stored: true,
+		Transfer: &report.CacheTransfer{Direction: report.TransferPush, Bytes: 5_000_000, Ms: 3_000}}
+	failedPush.Warnings = []string{report.CacheWarningPrefix + "the push to " + SharedRemote + " failed: HTTP 503 Service Unavailable after 3 tries; the engine stays in the cache folder"}
+	r.Builds = []report.Build{pulled, built, seeded, beaten, failedPush}
+	r.DurationMs = 35_050
+	r.Cache = &report.RunCache{Remote: SharedRemote, RemoteMode: "read-write",
+		Warnings: []string{SharedRemote + ": HTTP 503 Service Unavailable after 3 tries (pushes of 1 build failed)"}}
+	return r
+}
+
+// HostileShared is Shared run read-only from a fork's pull request, where
+// the store's text is hostile: the remote hit's original build was named
+// "::error::x @octocat", and its library, the store's warnings and a
+// transfer's error say things a runner or GitHub would act on. Every view
+// must show them inert.
+func HostileShared() *report.Report {
+	r := Shared()
+	hit := &r.Builds[0]
+	hit.Library = "::error::lib @octocat"
+	hit.Cache.Original.Name = "::error::x @octocat"
+	hit.Cache.Original.Reason = "##[error]reason @octocat"
+	hit.Cache.Original.Warnings = []string{"::warning::w @octocat"}
+	hit.Warnings = []string{report.CacheWarningPrefix + "entry of ::error::x @octocat refused: ##[warning]y"}
+	r.Cache.RemoteMode = "read-only"
+	r.Cache.ModeNote = "read-only: this pull_request run's head repository (octocat/fork) is not acme/engines, so the code that runs may not write engines others deliver"
+	r.Cache.Warnings = []string{"::error::store says @octocat"}
+	r.Builds[4].Warnings = nil // no push was tried
+	for i := range r.Builds {  // read-only: nothing pushed
+		c := r.Builds[i].Cache
+		c.Pushed = false
+		if c.Transfer != nil && c.Transfer.Direction == report.TransferPush {
+			c.Transfer = nil
+		}
+	}
+	return r
+}
+
 // ReadBack is r as its JSON report holds it: written and read again, so a
 // test sees every build whole (a settled build's detail lives in the
 // report's spool until then), exactly as a user of the report would.

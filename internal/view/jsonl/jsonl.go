@@ -34,10 +34,13 @@ type stream struct {
 	w        io.Writer
 	opts     Options
 	lastBeat map[int]time.Duration // per build: when its last heartbeat line was written
-	output   map[int]int           // per script build: the lines its command printed
-	buf      bytes.Buffer
-	enc      *json.Encoder
-	err      error
+	// lastTransfer is, per build and direction, when its transfer's last
+	// cache_transfer line was written; absent before its first.
+	lastTransfer map[transferOf]time.Duration
+	output       map[int]int // per script build: the lines its command printed
+	buf          bytes.Buffer
+	enc          *json.Encoder
+	err          error
 }
 
 // flusher is a buffered writer (bufio.Writer) the stream must flush after
@@ -46,7 +49,7 @@ type flusher interface{ Flush() error }
 
 // New returns the view that writes the event stream to w.
 func New(w io.Writer, opts Options) event.View {
-	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}, output: map[int]int{}}
+	s := &stream{w: w, opts: opts, lastBeat: map[int]time.Duration{}, output: map[int]int{}, lastTransfer: map[transferOf]time.Duration{}}
 	s.enc = json.NewEncoder(&s.buf)
 	s.enc.SetEscapeHTML(false) // names with < or & stay readable
 	return s
@@ -154,6 +157,10 @@ func (s *stream) line(ev event.Event) any {
 		return message{h("warning"), ev.Build, ev.Name, ev.Message}
 	case event.Stopping:
 		return message{h("stopping"), ev.Build, ev.Name, ev.Message}
+	case event.CacheTransfer:
+		return s.transfer(ev, h("cache_transfer"), b)
+	case event.CachePushed:
+		return cachePushed(h("cache_pushed"), b, ev.Result)
 	case event.BuildFinished:
 		return buildFinished(h("build_finished"), b, ev.Result, s.output[ev.Build])
 	case event.RunFinished:
@@ -242,6 +249,61 @@ func (s *stream) heartbeat(ev event.Event, h header, b build) any {
 	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active, p.Inner, p.InnerRunning, p.InnerDone}
 }
 
+// transferOf names one build's transfer in one direction.
+type transferOf struct {
+	build     int
+	direction string
+}
+
+// transfer is a cache_transfer line: a transfer's first and last always,
+// and between them at most one a second (the tier tells a few a second).
+func (s *stream) transfer(ev event.Event, h header, b build) any {
+	t := ev.Transfer
+	if t == nil {
+		return nil
+	}
+	of := transferOf{ev.Build, t.Direction}
+	last, begun := s.lastTransfer[of]
+	switch {
+	case t.Ended:
+		delete(s.lastTransfer, of) // a later transfer is a new one
+	case begun && ev.At-last < heartbeatEvery:
+		return nil
+	default:
+		s.lastTransfer[of] = ev.At
+	}
+	var total *int64
+	if t.Total > 0 {
+		total = &t.Total
+	}
+	return struct {
+		header
+		build
+		Direction string `json:"direction"`
+		Bytes     int64  `json:"bytes"`
+		Total     *int64 `json:"total"` // null: not known
+		ElapsedMs int64  `json:"elapsed_ms"`
+		Ended     bool   `json:"ended"`
+		Error     string `json:"error,omitempty"` // why it stopped short (the store's or the client's words)
+	}{h, b, t.Direction, t.Bytes, total, ms(t.Elapsed), t.Ended, t.Err}
+}
+
+// cachePushed is the end of a push that outlived its build: whether the
+// entry went into the store, and the build's cache object as it is now.
+func cachePushed(h header, b build, r *report.Build) any {
+	type line struct {
+		header
+		build
+		Pushed bool   `json:"pushed"`
+		Cache  *cache `json:"cache,omitempty"`
+	}
+	l := line{header: h, build: b}
+	if r != nil && r.Cache != nil {
+		l.Pushed, l.Cache = r.Cache.Pushed, cacheOf(r.Cache)
+	}
+	return l
+}
+
 // message is a line that says something about one build or, with build
 // -1, the whole run: stopping, warning.
 type message struct {
@@ -288,13 +350,22 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 		l.Script = &script{ExitCode: sc.ExitCode, Exit: sc.Exit, TensorRTBuilds: len(r.TensorRTBuilds),
 			Unobserved: sc.Unobserved, OutputLines: output}
 	}
-	if c := r.Cache; c != nil {
-		l.Cache = &cache{Key: c.Key, Hit: c.Hit, Stored: c.Stored, Rebuilt: c.Rebuilt, Replaced: c.Replaced, BuildMs: c.BuildMs}
-		if !c.BuiltAt.IsZero() {
-			l.Cache.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
-		}
+	if r.Cache != nil {
+		l.Cache = cacheOf(r.Cache)
 	}
 	return l
+}
+
+// cacheOf is the report's cache object as the stream gives it.
+func cacheOf(c *report.CacheUse) *cache {
+	out := &cache{Key: c.Key, Hit: c.Hit, From: c.From, Stored: c.Stored, Pushed: c.Pushed, Rebuilt: c.Rebuilt, Replaced: c.Replaced, BuildMs: c.BuildMs}
+	if !c.BuiltAt.IsZero() {
+		out.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
+	}
+	if t := c.Transfer; t != nil {
+		out.Transfer = &report.CacheTransfer{Direction: t.Direction, Bytes: t.Bytes, Ms: t.Ms}
+	}
+	return out
 }
 
 // script is how a script build's command ran (the report's script object
@@ -312,11 +383,16 @@ type script struct {
 type cache struct {
 	Key      string `json:"key,omitempty"`
 	Hit      bool   `json:"hit"`
+	From     string `json:"from,omitempty"` // a hit: "local" (the cache folder) or "remote" (the shared store)
 	Stored   bool   `json:"stored,omitempty"`
+	Pushed   bool   `json:"pushed,omitempty"`   // this run put the entry in the shared store
 	Rebuilt  bool   `json:"rebuilt,omitempty"`  // --rebuild: built without asking the cache
 	Replaced bool   `json:"replaced,omitempty"` // its engine replaced the entry that was there
 	BuiltAt  string `json:"built_at,omitempty"`
 	BuildMs  int64  `json:"build_ms,omitempty"`
+	// Transfer is what moved between the build and the shared store: a
+	// remote hit's pull, else its push (so far, on build_finished).
+	Transfer *report.CacheTransfer `json:"transfer,omitempty"`
 }
 
 func runFinished(h header, run *report.Report) any {
@@ -329,11 +405,14 @@ func runFinished(h header, run *report.Report) any {
 		Regressions []string       `json:"regressions,omitempty"` // builds over the regression fail threshold ("name", or "name #2" for a TensorRT build in it)
 		Builds      int            `json:"builds"`
 		Statuses    map[string]int `json:"statuses"` // builds per status
+		// Cache is the run's shared store: its URL (never with
+		// credentials), mode, why that mode, and what went wrong with it.
+		Cache *report.RunCache `json:"cache,omitempty"`
 	}
 	l := line{header: h, Statuses: map[string]int{}}
 	if run != nil {
 		l.DurationMs, l.Complete, l.Interrupted, l.Builds = run.DurationMs, run.Complete, run.Interrupted, len(run.Builds)
-		l.Ended = run.Ended
+		l.Ended, l.Cache = run.Ended, run.Cache
 		for _, g := range run.Regressions {
 			l.Regressions = append(l.Regressions, g.Label())
 		}

@@ -44,6 +44,10 @@ type ActionsView struct {
 	titles   map[int]string   // group titles of finished held builds
 	status   time.Duration    // when the last status line was written
 	warnings []actions.Note   // budget warnings, annotated at the end
+	// late holds lines of builds that had ended (a push to the shared
+	// store that went on after its build) while another build's group was
+	// open: written when no group is open, never into another's group.
+	late []string
 }
 
 // NewActionsView writes to w, fencing with fence.
@@ -66,12 +70,15 @@ func NewActionsView(w io.Writer, fence actions.Fence, opts ActionsOptions) *Acti
 
 // Handle implements event.View.
 func (v *ActionsView) Handle(ev event.Event) {
+	ended := v.ended(ev.Build)
 	lines := v.liner.lines(ev)
 	switch {
 	case ev.Kind == event.RunFinished:
 		v.finishRun(ev, lines)
 	case ev.Build < 0:
 		v.out.text(lines...)
+	case ended:
+		v.writeLate(lines)
 	case ev.Kind == event.BuildStarted && v.open < 0 && v.opts.Jobs <= 1 && len(v.held) == 0:
 		v.open = ev.Build
 		v.out.command(actions.Group(v.liner.builds[ev.Build].name))
@@ -83,6 +90,7 @@ func (v *ActionsView) Handle(ev event.Event) {
 			v.out.text(lines...) // the outcome stays visible with the group collapsed
 			v.open = -1
 			v.writeDone()
+			v.writeLate(nil)
 		}
 	default:
 		v.hold(ev, lines)
@@ -92,6 +100,24 @@ func (v *ActionsView) Handle(ev event.Event) {
 	}
 	v.writeStatus(ev.At)
 	v.out.flush()
+}
+
+// ended reports whether build i has ended (its BuildFinished is out):
+// what it says now (a push that outlived it) belongs to no group.
+func (v *ActionsView) ended(i int) bool {
+	b := v.liner.builds[i]
+	return i >= 0 && b != nil && b.finished
+}
+
+// writeLate writes lines of builds that have ended, with those kept
+// while a group was open, once none is.
+func (v *ActionsView) writeLate(lines []string) {
+	v.late = append(v.late, lines...)
+	if v.open >= 0 || len(v.late) == 0 {
+		return
+	}
+	v.out.text(v.late...)
+	v.late = v.late[:0]
 }
 
 // hold keeps a build's lines for its group; warnings and stops also show
@@ -172,6 +198,9 @@ func (v *ActionsView) runningHeld() []*buildLines {
 }
 
 func buildStatus(b *buildLines) string {
+	if t := b.transfer; t != nil { // a pull from the shared store: no phase runs
+		return b.name + " " + report.TransferArrow(t.Direction) + " " + report.TransferProgress(t.Bytes, t.Total, t.Elapsed)
+	}
 	p := b.progress
 	if p == nil {
 		return b.name + " starting"
@@ -210,6 +239,7 @@ func (v *ActionsView) finishRun(ev event.Event, lines []string) {
 		v.open = -1
 	}
 	v.writeDone()
+	v.writeLate(nil)
 	var unfinished []int
 	for b := range v.held {
 		unfinished = append(unfinished, b)

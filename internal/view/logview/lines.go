@@ -20,11 +20,18 @@ type PlainOptions struct {
 	Interval time.Duration
 	// Depth is the deepest phase with start and finish lines (default 2).
 	Depth int
+	// TransferEvery is the least time between two progress lines of one
+	// transfer with the shared cache store (default 5s): a pull of
+	// gigabytes says it is moving without filling the log.
+	TransferEvery time.Duration
 }
 
 func (o PlainOptions) withDefaults() PlainOptions {
 	if o.Interval <= 0 {
 		o.Interval = time.Second
+	}
+	if o.TransferEvery <= 0 {
+		o.TransferEvery = 5 * time.Second
 	}
 	if o.Depth <= 0 {
 		o.Depth = 2
@@ -51,6 +58,17 @@ type buildLines struct {
 	// TensorRT build inside it); output counts the lines it printed.
 	script bool
 	output int
+	// transfers are the build's transfers with the shared store, by
+	// direction: when each last had a line. transfer is the newest
+	// progress of one still running, for the status lines.
+	transfers map[string]*transferLines
+	transfer  *event.Transfer
+}
+
+// transferLines is what the log has said of one transfer.
+type transferLines struct {
+	started  bool          // its first line is out
+	lastLine time.Duration // ev.At of its last progress line
 }
 
 func newLiner(opts PlainOptions) *liner {
@@ -147,12 +165,57 @@ func (l *liner) rawLines(ev event.Event) []string {
 			return []string{prefix(since) + fmt.Sprintf("■ TensorRT build %d finished", ev.Inner)}
 		}
 		return []string{prefix(since) + report.Mark(ev.InnerResult.Status) + " " + report.InnerText(ev.InnerResult)}
+	case event.CacheTransfer:
+		return b.transferLines(prefix(since), ev, l.opts.TransferEvery)
+	case event.CachePushed:
+		if ev.Result == nil || ev.Result.Cache == nil {
+			return nil
+		}
+		if ev.Result.Cache.Pushed {
+			return []string{prefix(since) + report.TransferArrow(report.TransferPush) + " pushed to " + report.SharedCache}
+		}
+		return []string{prefix(since) + report.TransferArrow(report.TransferPush) + " not pushed to " + report.SharedCache}
 	case event.BuildFinished:
 		b.finished = true
 		if ev.Result == nil {
 			return []string{fmt.Sprintf("[%s] finished", b.name)}
 		}
 		return append(b.elidedOutput(prefix(since), ev.Result.Script), fmt.Sprintf("[%s] %s", b.name, resultText(ev.Result)))
+	}
+	return nil
+}
+
+// transferLines are the lines of one step of a transfer with the shared
+// store: its start, then at most one progress line every `every`, and its
+// end with size and rate (or why it stopped: the store's words, untrusted,
+// made one inert line as every line is).
+func (b *buildLines) transferLines(prefix string, ev event.Event, every time.Duration) []string {
+	t := ev.Transfer
+	if t == nil {
+		return nil
+	}
+	if b.transfers == nil {
+		b.transfers = map[string]*transferLines{}
+	}
+	tl := b.transfers[t.Direction]
+	if tl == nil {
+		tl = &transferLines{}
+		b.transfers[t.Direction] = tl
+	}
+	arrow := report.TransferArrow(t.Direction) + " "
+	if t.Ended {
+		delete(b.transfers, t.Direction) // a later transfer is a new one
+		b.transfer = nil
+		return []string{prefix + arrow + report.TransferEnd(t.Direction, t.Bytes, t.Elapsed, t.Err)}
+	}
+	b.transfer = t
+	switch {
+	case !tl.started:
+		tl.started, tl.lastLine = true, ev.At
+		return []string{prefix + arrow + report.TransferStart(t.Direction, t.Total)}
+	case ev.At-tl.lastLine >= every:
+		tl.lastLine = ev.At
+		return []string{prefix + arrow + report.TransferProgress(t.Bytes, t.Total, t.Elapsed)}
 	}
 	return nil
 }

@@ -88,6 +88,11 @@ func (l layout) render(s runState, w int, color bool) []string {
 	if hidden > 0 {
 		lines = append(lines, line([]seg{{text: fmt.Sprintf("… %d more running", hidden), style: dim}}, w, color))
 	}
+	for i := range s.Builds {
+		if b := &s.Builds[i]; b.pushing() {
+			lines = append(lines, line(pushLine(b), w, color))
+		}
+	}
 	if n := waiting(s); n > 0 {
 		lines = append(lines, line([]seg{{text: fmt.Sprintf("○ %d waiting", n), style: dim}}, w, color))
 	}
@@ -159,6 +164,9 @@ func header(s runState, b *buildState) []seg {
 	if inner, more := innerText(b); inner != "" {
 		segs = append(segs, seg{text: " · " + inner, drop: 2}, seg{text: more, drop: 4})
 	}
+	if t := b.Transfer; t != nil { // a pull: the engine comes from the shared store
+		segs = append(segs, transferSegs(t)...)
+	}
 	if b.Stopping {
 		segs = append(segs, seg{text: " · stopping", style: yellow})
 	}
@@ -177,6 +185,36 @@ func header(s runState, b *buildState) []seg {
 		segs = append(segs, seg{text: " · " + eta, drop: 4})
 	}
 	return segs
+}
+
+// transferSegs are a transfer's bytes, rate and time left, on its build's
+// line: " · ⇣ 437.8 MB/1.2 GB · 87.6 MB/s · 9.1s left". A narrow terminal
+// loses the time left first, then the rate, then the total.
+func transferSegs(t *event.Transfer) []seg {
+	return append([]seg{{text: " · " + report.TransferArrow(t.Direction), style: cyan}}, transferFigures(t)...)
+}
+
+// transferFigures are transferSegs without the arrow: " 437.8 MB/1.2 GB
+// · 87.6 MB/s · 9.1s left".
+func transferFigures(t *event.Transfer) []seg {
+	segs := []seg{{text: " " + text.Bytes(t.Bytes), style: cyan}}
+	if t.Total > 0 {
+		segs = append(segs, seg{text: "/" + text.Bytes(t.Total), style: cyan, drop: 3})
+	}
+	if t.Elapsed > 0 {
+		segs = append(segs, seg{text: " · " + text.Rate(t.Bytes, t.Elapsed), drop: 4})
+	}
+	if left, ok := report.TransferLeft(t.Bytes, t.Total, t.Elapsed); ok {
+		segs = append(segs, seg{text: " · " + text.Duration(left) + " left", drop: 5})
+	}
+	return segs
+}
+
+// pushLine is a finished build whose push to the shared store goes on:
+// "⇡ yolo_v8 pushing 21.0 MB/48.0 MB · 20.9 MB/s · 1.3s left".
+func pushLine(b *buildState) []seg {
+	segs := []seg{{text: report.TransferArrow(b.Transfer.Direction) + " ", style: cyan}, {text: text.Line(b.Name), flex: true}, {text: " pushing", style: dim}}
+	return append(segs, transferFigures(b.Transfer)...)
 }
 
 // innerText is where a script build is among the TensorRT builds it runs

@@ -44,6 +44,11 @@ type buildState struct {
 	// TensorRT build inside it); Output counts the lines it printed.
 	Script bool
 	Output int
+	// Transfer is the newest progress of the build's transfer with the
+	// shared cache store while one runs (a pull before the build's
+	// engine is in place, a push that may outlive the build); nil when
+	// none does.
+	Transfer *event.Transfer
 }
 
 // apply records one event. Events must come in order.
@@ -92,6 +97,14 @@ func (s *runState) apply(ev event.Event) {
 			s.Stopping, s.StopMessage = true, ev.Message
 		} else {
 			s.build(ev.Build).Stopping = true
+		}
+	case event.CacheTransfer:
+		if t := ev.Transfer; t != nil {
+			b := s.build(ev.Build)
+			b.Transfer = t
+			if t.Ended {
+				b.Transfer = nil
+			}
 		}
 	case event.BuildFinished:
 		s.finish(ev)
@@ -184,3 +197,7 @@ func (b *buildState) chainHas(path []string) bool {
 
 // running reports whether the build has started and not finished.
 func (b *buildState) running() bool { return b.Started && b.Result == nil }
+
+// pushing reports whether the build has finished and its push to the
+// shared store goes on.
+func (b *buildState) pushing() bool { return b.Result != nil && b.Transfer != nil }
