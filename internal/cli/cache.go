@@ -218,7 +218,7 @@ func runCacheKey(c *Command, args []string) error {
 	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
 	trtLib := fs.String("trt-lib", "", "as build's --trt-lib: the TensorRT or TensorRT-RTX library (`path`)")
 	prefix := fs.Bool("prefix", false, "print only the prefix every key of this OS, architecture and cache format starts with (restore-keys)")
-	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for tensorrt) and every part that went into it, one a line, to compare with another runner's")
+	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for a backend whose engines fit one GPU model) and every part that went into it, one a line, to compare with another runner's")
 	asJSON := fs.Bool("json", false, "with --explain: print JSON")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")

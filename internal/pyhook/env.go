@@ -13,6 +13,9 @@ const (
 	EnvNativeDir  = "TRT_ACTION_NATIVE_DIR" // the folder of libtam_host.so and the backends, for the native route
 )
 
+// Vars are every variable the hook reads.
+var Vars = []string{EnvSupervisor, EnvHookDir, EnvRoute, EnvNativeDir}
+
 // RoutePython is the one value a build's env: (and run's --env) may give
 // EnvRoute: every TensorRT build of the command on the Python monitor. Any
 // other would be read as "the native route where it can be", which is what

@@ -11,8 +11,8 @@ import (
 )
 
 // TestPythonReadsTheVariablesGoSets: the trt-action variables the hook's
-// Python and the wheel's files spell are exactly HookEnv, the names the
-// supervisor sets and env: may not: a name renamed on one side only, or a
+// Python and the wheel's files spell are exactly Vars, the names the
+// supervisor sets (or, TRT_ACTION_ROUTE, the user may): a name renamed on one side only, or a
 // variable the Python reads that Go does not know, fails here.
 func TestPythonReadsTheVariablesGoSets(t *testing.T) {
 	variable := regexp.MustCompile(`TRT_ACTION_[A-Z_]+`)
@@ -40,8 +40,13 @@ func TestPythonReadsTheVariablesGoSets(t *testing.T) {
 	}
 	slices.Sort(spelled)
 	spelled = slices.Compact(spelled)
-	want := slices.Sorted(slices.Values(HookEnv))
+	want := slices.Sorted(slices.Values(Vars))
 	if !slices.Equal(spelled, want) {
-		t.Errorf("the hook's Python spells %q; pyhook.HookEnv is %q", spelled, want)
+		t.Errorf("the hook's Python spells %q; pyhook.Vars is %q", spelled, want)
+	}
+	for _, v := range HookEnv {
+		if !slices.Contains(Vars, v) {
+			t.Errorf("HookEnv's %s is not one of the hook's variables", v)
+		}
 	}
 }
