@@ -3,6 +3,7 @@
 package native
 
 import (
+	"bytes"
 	"os"
 	"path/filepath"
 	"strings"
@@ -127,7 +128,7 @@ func TestRTXBuildsRealEngines(t *testing.T) {
 	}{
 		{"mlp.onnx", Request{}},
 		{"cnn.onnx", Request{Targets: []string{"sm86", "sm120"}, Settings: map[string]any{"memory-pools": map[string]int64{"workspace": 64 << 20}}}},
-		{"dynamic.onnx", Request{Shapes: map[string]Shape{"input": {Min: []int64{1, 64}, Opt: []int64{4, 64}, Max: []int64{16, 64}}}}},
+		{"dynamic.onnx", Request{Profiles: []map[string]Shape{{"input": {Min: []int64{1, 64}, Opt: []int64{4, 64}, Max: []int64{16, 64}}}}}},
 	} {
 		t.Run(tc.model, func(t *testing.T) {
 			req := tc.req
@@ -154,6 +155,38 @@ func TestRTXBuildsRealEngines(t *testing.T) {
 				t.Error("no log lines forwarded")
 			}
 		})
+	}
+}
+
+// Each profile of a request is one optimization profile of the engine, in
+// order: two profiles build another engine than the first alone, and the
+// same two in the other order another again (profile i is the engine's
+// index i). test/realbuild checks the bytes against TensorRT-RTX's Python API.
+func TestRTXBuildsOneProfilePerItem(t *testing.T) {
+	so, models := rtxOrSkip(t)
+	small := map[string]Shape{"input": {Min: []int64{1, 64}, Opt: []int64{2, 64}, Max: []int64{4, 64}}}
+	large := map[string]Shape{"input": {Min: []int64{4, 64}, Opt: []int64{8, 64}, Max: []int64{16, 64}}}
+	build := func(profiles ...map[string]Shape) []byte {
+		t.Helper()
+		req := Request{Name: "dynamic", ONNX: filepath.Join(models, "dynamic.onnx"), EngineTmp: filepath.Join(t.TempDir(), "e"), Profiles: profiles}
+		if res, _, _ := runRTX(t, so, req, nil); res.Status != OK {
+			t.Fatalf("%d profiles: status %v: %s", len(profiles), res.Status, res.Err)
+		}
+		plan, err := os.ReadFile(req.EngineTmp)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return plan
+	}
+	one, two, again, swapped := build(small), build(small, large), build(small, large), build(large, small)
+	if !bytes.Equal(two, again) {
+		t.Fatal("the same two profiles built two engines: nothing below can be compared")
+	}
+	if bytes.Equal(one, two) {
+		t.Error("the second profile did not change the engine")
+	}
+	if bytes.Equal(two, swapped) {
+		t.Error("the profiles' order did not change the engine")
 	}
 }
 
@@ -201,8 +234,20 @@ func TestRTXRequestErrors(t *testing.T) {
 		want string
 	}{
 		{"dynamic input without shape", Request{ONNX: dyn}, `input "input" has a dynamic shape [-1,64]`},
-		{"shape for unknown input", Request{ONNX: dyn, Shapes: map[string]Shape{"x": {Min: []int64{1, 64}, Opt: []int64{1, 64}, Max: []int64{1, 64}}}},
+		{"shape for unknown input", Request{ONNX: dyn, Profiles: []map[string]Shape{{"x": {Min: []int64{1, 64}, Opt: []int64{1, 64}, Max: []int64{1, 64}}}}},
 			"shapes.x: the model has no input of that name; its inputs: input"},
+		// Of several profiles, each is named as the matrix writes it.
+		{"dynamic input missing from a profile", Request{ONNX: dyn, Profiles: []map[string]Shape{
+			{"input": {Min: []int64{1, 64}, Opt: []int64{1, 64}, Max: []int64{2, 64}}}, {}}},
+			`input "input" has a dynamic shape [-1,64] (-1 = dynamic); give profiles[1].input with min, opt and max`},
+		{"unknown input in a later profile", Request{ONNX: dyn, Profiles: []map[string]Shape{
+			{"input": {Min: []int64{1, 64}, Opt: []int64{1, 64}, Max: []int64{2, 64}}},
+			{"input": {Min: []int64{2, 64}, Opt: []int64{4, 64}, Max: []int64{8, 64}}, "x": {Min: []int64{1}, Opt: []int64{1}, Max: []int64{1}}}}},
+			"profiles[1].x: the model has no input of that name; its inputs: input"},
+		{"fixed dimension in a later profile", Request{ONNX: dyn, Profiles: []map[string]Shape{
+			{"input": {Min: []int64{1, 64}, Opt: []int64{1, 64}, Max: []int64{2, 64}}},
+			{"input": {Min: []int64{2, 32}, Opt: []int64{4, 32}, Max: []int64{8, 32}}}}},
+			`profiles[1].input: dimension 1 of "input" is fixed at 64`},
 		{"precision", Request{ONNX: dyn, Precision: []string{"fp16"}}, "always strongly typed"},
 		{"timing cache", Request{ONNX: dyn, TimingCache: "/tmp/x"}, "no timing cache"},
 		{"unknown target", Request{ONNX: dyn, Targets: []string{"sm90"}}, `targets: "sm90" is unknown`},

@@ -26,12 +26,15 @@ type Request struct {
 	// have fields of their own; Settings are every other one, keyed by the
 	// matrix's own key names (matrix.Settings.Map), so a backend's message
 	// names the key the user wrote. native/backends/request.h decodes them.
-	Precision     []string         `json:"precision,omitempty"` // TensorRT 10; tf32 only on strongly typed flavours
-	StronglyTyped bool             `json:"strongly_typed,omitempty"`
-	Shapes        map[string]Shape `json:"shapes,omitempty"`  // per dynamic input
-	Targets       []string         `json:"targets,omitempty"` // tensorrt-rtx
-	TimingCache   string           `json:"timing_cache,omitempty"`
-	Settings      map[string]any   `json:"settings,omitempty"`
+	Precision     []string `json:"precision,omitempty"` // TensorRT 10; tf32 only on strongly typed flavours
+	StronglyTyped bool     `json:"strongly_typed,omitempty"`
+	// Profiles are the optimization profiles, in order (profile i is the
+	// engine's profile index i), each giving every dynamic input's shapes:
+	// a matrix build's shapes is one, its profiles one each.
+	Profiles    []map[string]Shape `json:"profiles,omitempty"`
+	Targets     []string           `json:"targets,omitempty"` // tensorrt-rtx
+	TimingCache string             `json:"timing_cache,omitempty"`
+	Settings    map[string]any     `json:"settings,omitempty"`
 	// SettingKeys names every builder setting of the build, the fixed ones
 	// and Settings alike, under its matrix key (matrix.Build.BuilderSettings),
 	// sorted: a build TensorRT fails names them, since its message does not

@@ -494,6 +494,73 @@ func TestBuilderSettingsPageTrtexecExample(t *testing.T) {
 	}
 }
 
+// docs/builder-settings.md's line with --profile=0 (a public repository's)
+// validates, with its model there as validate wants every model, and plans
+// with its shapes without it, as plan needs no model: one group is shapes.
+func TestBuilderSettingsPageProfileLine(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/builder-settings.md"), "### Optimization profiles in a line"), "text")
+	if len(blocks) != 1 || !strings.Contains(blocks[0], "--profile=0") {
+		t.Fatalf(`docs/builder-settings.md's "Optimization profiles in a line" has no line with --profile=0: %q`, blocks)
+	}
+	line := strings.Join(strings.Fields(blocks[0]), " ")
+	dir := t.TempDir()
+	quoted, _ := json.Marshal(line) // a JSON string is a YAML double-quoted scalar
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n  - {name: fb, backend: tensorrt, trtexec: "+string(quoted)+"}\n")
+	code, out := runIn(t, dir, "", "plan", "--json")
+	if code != 0 {
+		t.Fatalf("plan --json: exit %d\n%s", code, out)
+	}
+	var plan []struct {
+		Settings map[string]json.RawMessage `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 1 {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	const shapes = `{"descriptors":{"min":[1,1,256],"opt":[1,4000,256],"max":[1,8000,256]},"keypoints":{"min":[1,1,4],"opt":[1,4000,4],"max":[1,8000,4]}}`
+	if got := string(plan[0].Settings["shapes"]); got != shapes || plan[0].Settings["profiles"] != nil {
+		t.Errorf("the line %s plans to settings %s, want shapes %s", line, out, shapes)
+	}
+	if code, out := runIn(t, dir, "", "validate"); code != 2 || !strings.Contains(out, `onnx: file "feature_booster.onnx" not found`) {
+		t.Errorf("validate without the model: exit %d, want 2 naming it\n%s", code, out)
+	}
+	writeFile(t, filepath.Join(dir, "feature_booster.onnx"), "a stand-in: validate looks for the file, not into it")
+	if code, out := runIn(t, dir, "", "validate"); code != 0 {
+		t.Errorf("validate: exit %d\n%s", code, out)
+	}
+}
+
+// docs/matrix.md's profiles example plans to its two profiles in order,
+// and plan --trtexec writes them as --profile groups.
+func TestMatrixPageProfilesExample(t *testing.T) {
+	blocks := fenced(section(t, page(t, "docs/matrix.md"), "### `profiles`"), "yaml")
+	if len(blocks) != 1 {
+		t.Fatalf("docs/matrix.md's profiles section has %d yaml blocks, want 1", len(blocks))
+	}
+	dir := t.TempDir()
+	writeFile(t, filepath.Join(dir, "trt-builds.yml"), "version: 1\nbuilds:\n"+blocks[0])
+	code, out := runIn(t, dir, "", "plan", "--json")
+	if code != 0 {
+		t.Fatalf("plan --json: exit %d\n%s", code, out)
+	}
+	var plan []struct {
+		Settings struct {
+			Profiles []map[string]struct{ Min, Opt, Max []int64 } `json:"profiles"`
+		} `json:"settings"`
+	}
+	if err := json.Unmarshal([]byte(out), &plan); err != nil || len(plan) != 1 {
+		t.Fatalf("plan --json: %v\n%s", err, out)
+	}
+	p := plan[0].Settings.Profiles
+	if len(p) != 2 || p[0]["descriptors"].Max[1] != 1000 || p[1]["keypoints"].Opt[1] != 4000 {
+		t.Errorf("profiles %+v, want the page's two in order", p)
+	}
+	code, out = runIn(t, dir, "", "plan", "--trtexec")
+	if code != 0 || !strings.Contains(out, " --profile=0 --minShapes=descriptors:1x1x256,keypoints:1x1x4 ") ||
+		!strings.Contains(out, " --profile=1 --minShapes=descriptors:1x1000x256,keypoints:1x1000x4 ") {
+		t.Errorf("plan --trtexec: exit %d, want both groups:\n%s", code, out)
+	}
+}
+
 // eventTypeRow is a row of docs/events.md's table of line types.
 var eventTypeRow = regexp.MustCompile("^\\| `([a-z_]+)` \\|")
 

@@ -49,7 +49,7 @@ func TestReportShowsSettingsAndLibrary(t *testing.T) {
 func TestTheWorkerIsToldEveryBuilderSettingsKey(t *testing.T) {
 	b := simBuild(t.TempDir(), "all", func(b *matrix.Build) {
 		b.Precision, b.Targets, b.TimingCache = []string{"fp16"}, []string{"sm86"}, "t.cache"
-		b.Shapes = map[string]matrix.Shape{"input": {Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}
+		b.Profiles = []map[string]matrix.Shape{{"input": {Min: []int64{1}, Opt: []int64{4}, Max: []int64{8}}}}
 		b.Settings = matrix.Settings{{Key: "opt-level", Value: 1}, {Key: "refit", Value: "identical"}}
 	})
 	r := &runner{opts: Options{}}
@@ -63,5 +63,32 @@ func TestTheWorkerIsToldEveryBuilderSettingsKey(t *testing.T) {
 	}
 	if !slices.Equal(want, slices.Sorted(maps.Keys(b.BuilderSettings()))) {
 		t.Errorf("the test's list is not BuilderSettings' any more: %v", slices.Sorted(maps.Keys(b.BuilderSettings())))
+	}
+}
+
+// A simulated build records its optimization profiles as a real one
+// does: each in the report's settings.applied, in order, and in the
+// request the worker gets.
+func TestProfilesReachTheReportAndTheWorker(t *testing.T) {
+	shape := func(min, opt, max int64) matrix.Shape {
+		return matrix.Shape{Min: []int64{min, 3}, Opt: []int64{opt, 3}, Max: []int64{max, 3}}
+	}
+	profiles := []map[string]matrix.Shape{{"x": shape(1, 2, 4)}, {"x": shape(4, 8, 16)}, {"x": shape(16, 16, 32)}}
+	b := simBuild(t.TempDir(), "three", func(b *matrix.Build) { b.Profiles = profiles })
+	rep := runReport([]matrix.Build{b}, testOptions(t), nil)
+	s := byName(rep)["three"].Settings
+	if s == nil || !reflect.DeepEqual(s.Applied, map[string]any{"profiles": profiles}) {
+		t.Errorf("applied = %+v, want the three profiles in order", s)
+	}
+	spec, err := (&watch{r: &runner{opts: Options{}}, spec: b}).workerSpec()
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := spec.Request.Profiles
+	if len(got) != 3 || got[0]["x"].Max[0] != 4 || got[1]["x"].Opt[0] != 8 || got[2]["x"].Max[0] != 32 {
+		t.Errorf("the request's profiles %+v, want the three in order", got)
+	}
+	if !slices.Equal(spec.Request.SettingKeys, []string{"profiles"}) {
+		t.Errorf("setting keys %q, want profiles", spec.Request.SettingKeys)
 	}
 }

@@ -81,11 +81,12 @@ func (w *watch) workerSpec() (workerSpec, error) {
 	req := native.Request{Name: b.Name, ONNX: b.ONNX, EngineTmp: w.engineTmp, LibPath: w.r.opts.LibPath,
 		Precision: b.Precision, Targets: b.Targets, TimingCache: b.TimingCache, Settings: b.Settings.Map(),
 		SettingKeys: slices.Sorted(maps.Keys(b.BuilderSettings()))}
-	if len(b.Shapes) > 0 {
-		req.Shapes = map[string]native.Shape{}
-		for k, s := range b.Shapes {
-			req.Shapes[k] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
+	for _, p := range b.Profiles {
+		profile := make(map[string]native.Shape, len(p))
+		for input, s := range p {
+			profile[input] = native.Shape{Min: s.Min, Opt: s.Opt, Max: s.Max}
 		}
+		req.Profiles = append(req.Profiles, profile)
 	}
 	if backend.Of(b.Backend).Simulated {
 		req.Sim = &native.SimRequest{StepNs: int64(b.Sim.Step), Unpaced: b.Sim.Fast, Repeat: b.Sim.Repeat, Threads: b.Sim.Threads,

@@ -162,7 +162,10 @@ func (h *Hasher) model(ctx context.Context, path string) (*modelDoc, error) {
 // library's documented default is left out, lists that are sets are sorted,
 // toggles keep each name's last sign, and files become their SHA-256. An
 // accelerator (the timing cache) is left out: it speeds a build up, it does
-// not change what a correct engine is.
+// not change what a correct engine is. Optimization profiles come as
+// BuilderSettings gives them: one is shapes, however it was written (the
+// key shapes always had), several are profiles, in order (profile i is the
+// engine's profile i).
 func (h *Hasher) settings(ctx context.Context, b matrix.Build) (map[string]any, error) {
 	out := map[string]any{}
 	for key, v := range b.BuilderSettings() {

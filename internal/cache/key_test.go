@@ -174,6 +174,28 @@ func TestKeyChangesWithWhatDecidesTheEngine(t *testing.T) {
 	})
 }
 
+// A list of one optimization profile is the build shapes is: one key.
+// Several profiles have another, and their order is part of it (profile i
+// is the engine's profile i).
+func TestKeyOfProfiles(t *testing.T) {
+	dir := project(t)
+	withProfiles := func(profiles string) string {
+		return withLine(strings.Replace(rtxBuild, "    shapes: {X: {min: [1, 2], opt: [4, 2], max: [8, 2]}}\n", "", 1), "profiles: "+profiles)
+	}
+	const a, b, c = "{X: {min: [1, 2], opt: [4, 2], max: [8, 2]}}", "{X: {min: [8, 2], opt: [16, 2], max: [32, 2]}}", "{X: {min: [32, 2], opt: [32, 2], max: [64, 2]}}"
+	if shapes, one := keyOf(t, dir, rtxBuild), keyOf(t, dir, withProfiles("["+a+"]")); shapes != one {
+		t.Errorf("profiles: [A] has key %s, shapes: A %s: want one key", one, shapes)
+	}
+	keys := map[Key]string{}
+	for _, list := range []string{"[" + a + "]", "[" + a + ", " + b + "]", "[" + b + ", " + a + "]", "[" + a + ", " + b + ", " + c + "]"} {
+		k := keyOf(t, dir, withProfiles(list))
+		if other, dup := keys[k]; dup {
+			t.Errorf("profiles %s and %s have one key", other, list)
+		}
+		keys[k] = list
+	}
+}
+
 // withLine replaces the build's key of the same name, or adds the line.
 func withLine(build, line string) string {
 	key, _, _ := strings.Cut(line, ":")

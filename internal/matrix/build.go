@@ -3,6 +3,7 @@ package matrix
 import (
 	"cmp"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -94,25 +95,27 @@ func (d *decoder) model(fs fieldSet, b *Build, at Pos, backendOK bool) {
 	}
 }
 
-func (d *decoder) shapes(n *yaml.Node) map[string]Shape {
-	ps := d.w.pairs(n, "shapes")
+// shapes reads one optimization profile, {input: {min, opt, max}}, written
+// at what (shapes, profiles[1]); keys are where each input was named.
+func (d *decoder) shapes(n *yaml.Node, what string) (out map[string]Shape, keys map[string]*yaml.Node) {
+	ps := d.w.pairs(n, what)
 	if len(ps) == 0 {
-		return nil
+		return nil, nil
 	}
-	out := make(map[string]Shape, len(ps))
+	out, keys = make(map[string]Shape, len(ps)), make(map[string]*yaml.Node, len(ps))
 	for _, p := range ps {
-		what := "shapes." + p.key.Value
-		fs := d.w.fields(p.val, what, shapeKeys)
+		at := what + "." + p.key.Value
+		fs := d.w.fields(p.val, at, shapeKeys)
 		var s Shape
 		ok := true
 		for _, k := range shapeKeys {
 			kp, has := fs.get(k)
 			if !has {
-				d.w.errs.add(d.w.pos(p.key), "%s: %s is required (min, opt and max are all needed)", what, k)
+				d.w.errs.add(d.w.pos(p.key), "%s: %s is required (min, opt and max are all needed)", at, k)
 				ok = false
 				continue
 			}
-			dims, good := d.dims(kp.val, what+"."+k)
+			dims, good := d.dims(kp.val, at+"."+k)
 			ok = ok && good
 			switch k {
 			case "min":
@@ -124,11 +127,60 @@ func (d *decoder) shapes(n *yaml.Node) map[string]Shape {
 			}
 		}
 		if ok {
-			d.checkShape(s, what, p.key)
+			d.checkShape(s, at, p.key)
 		}
-		out[p.key.Value] = s
+		out[p.key.Value], keys[p.key.Value] = s, p.key
 	}
-	return out
+	return out, keys
+}
+
+// profiles reads a list of optimization profiles, each as shapes is
+// written, in order: item i is the engine's profile i. Every profile gives
+// the same inputs, as TensorRT needs each to give every dynamic input.
+func (d *decoder) profiles(n *yaml.Node, key string) ([]map[string]Shape, bool) {
+	items, ok := d.w.items(n, key, "a list of optimization profiles, each like shapes: {INPUT: {min, opt, max}}")
+	if !ok {
+		return nil, false
+	}
+	if len(items) == 0 {
+		d.w.errs.add(d.w.pos(n), "%s: the list is empty; give at least one profile, or remove the key", key)
+		return nil, false
+	}
+	out := make([]map[string]Shape, len(items))
+	keys := make([]map[string]*yaml.Node, len(items))
+	for i, item := range items {
+		what := fmt.Sprintf("%s[%d]", key, i)
+		out[i], keys[i] = d.shapes(item, what)
+		if len(out[i]) == 0 && (isNull(item) || item.Kind == yaml.MappingNode) {
+			d.w.errs.add(d.w.pos(item), "%s: the profile is empty; give each dynamic input's {min, opt, max}", what)
+			ok = false
+		}
+	}
+	return out, d.sameInputs(key, items, keys) && ok
+}
+
+// sameInputs reports each input one profile gives and another does not,
+// against the first profile: at the profile that lacks it, or where the
+// profile that has it named it.
+func (d *decoder) sameInputs(key string, items []*yaml.Node, keys []map[string]*yaml.Node) bool {
+	ok := true
+	first := fmt.Sprintf("%s[0]", key)
+	for i := 1; i < len(items); i++ {
+		what := fmt.Sprintf("%s[%d]", key, i)
+		for _, input := range slices.Sorted(maps.Keys(keys[0])) {
+			if _, has := keys[i][input]; !has && len(keys[i]) > 0 {
+				d.w.errs.add(d.w.pos(items[i]), "%s: gives no shapes for input %q, which %s gives; every profile gives the same inputs", what, input, first)
+				ok = false
+			}
+		}
+		for _, input := range slices.Sorted(maps.Keys(keys[i])) {
+			if _, has := keys[0][input]; !has && len(keys[0]) > 0 {
+				d.w.errs.add(d.w.pos(keys[i][input]), "%s.%s: %s gives no shapes for input %q; every profile gives the same inputs", what, input, first, input)
+				ok = false
+			}
+		}
+	}
+	return ok
 }
 
 // checkShape wants min <= opt <= max in every dimension, all of one rank.

@@ -167,7 +167,7 @@ builds:
 	}
 	b := f.Builds[1]
 	level, _ := b.Settings.get("opt-level")
-	got := fmt.Sprint(b.Name, " ", b.Engine, " ", level, " ", b.Precision, " ", b.Shapes["x"].Opt)
+	got := fmt.Sprint(b.Name, " ", b.Engine, " ", level, " ", b.Precision, " ", b.Profiles[0]["x"].Opt)
 	want := "n-fp16-16 dir/out/fp16/16.engine 2 [fp16 int8] [16]"
 	if got != want {
 		t.Errorf("got  %s\nwant %s", got, want)

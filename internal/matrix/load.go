@@ -470,6 +470,39 @@ func (w *walker) merge(def, own *yaml.Node) *yaml.Node {
 	return out
 }
 
+// mergeBuild lays a build's keys from one source (own) over those from the
+// sources before it (def), as merge does, but for the keys that write one
+// setting in two forms (the settings table's ItemOf: shapes is one item of
+// profiles): a source that writes either replaces what the sources before
+// it wrote in the other, so a build's profiles replaces its defaults'
+// shapes, and its shapes their profiles, as a list replaces a list.
+func (w *walker) mergeBuild(def, own *yaml.Node) *yaml.Node {
+	def, own = resolve(def), resolve(own)
+	if isNull(def) || isNull(own) || def.Kind != yaml.MappingNode || own.Kind != yaml.MappingNode {
+		return w.merge(def, own)
+	}
+	var replaced []string
+	for _, row := range settings.All() {
+		switch {
+		case row.ItemOf == "":
+		case index(own, row.Key) >= 0:
+			replaced = append(replaced, row.ItemOf)
+		case index(own, row.ItemOf) >= 0:
+			replaced = append(replaced, row.Key)
+		}
+	}
+	if !slices.ContainsFunc(replaced, func(key string) bool { return index(def, key) >= 0 }) {
+		return w.merge(def, own)
+	}
+	kept := &yaml.Node{Kind: yaml.MappingNode, Tag: def.Tag, Line: def.Line, Column: def.Column}
+	for i := 0; i+1 < len(def.Content); i += 2 {
+		if !slices.Contains(replaced, resolve(def.Content[i]).Value) {
+			kept.Content = append(kept.Content, def.Content[i], def.Content[i+1])
+		}
+	}
+	return w.merge(kept, own)
+}
+
 // buildSource is where one builds item's keys come from, lowest
 // precedence first: its defaults' trtexec line, its defaults, its own
 // line, its own keys (trtexec.go). Each mapping says every setting in its
@@ -549,7 +582,7 @@ func (w *walker) itemSource(own *yaml.Node, defaults *buildSource, at Pos) (scri
 	src = &buildSource{defaultsLine: defaults.defaultsLine, defaults: defaults.defaults}
 	src.keys, src.line = w.splitLine(w.canonical(own))
 	if src.defaultsLine == nil && src.line == nil {
-		src.merged = w.merge(src.defaults, src.keys)
+		src.merged = w.mergeBuild(src.defaults, src.keys)
 	}
 	for _, key := range scriptOnly {
 		if i := index(own, key); i >= 0 {

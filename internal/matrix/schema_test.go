@@ -98,6 +98,33 @@ func TestSchemaMatchesParser(t *testing.T) {
 	}
 }
 
+// TestSchemaRefusesBothForms: as the parser, the schema refuses a build or
+// defaults that writes a list setting and its one-item key both (shapes
+// and profiles).
+func TestSchemaRefusesBothForms(t *testing.T) {
+	var schema map[string]any
+	if err := json.Unmarshal(Schema, &schema); err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, row := range settings.All() {
+		if row.ItemOf == "" {
+			continue
+		}
+		n++
+		want := map[string]any{"not": map[string]any{"required": []any{row.Key, row.ItemOf}}}
+		for _, def := range []string{"build", "defaults"} {
+			all, _ := lookup(t, schema, "$defs", def).(map[string]any)["allOf"].([]any)
+			if !slices.ContainsFunc(all, func(v any) bool { return reflect.DeepEqual(v, any(want)) }) {
+				t.Errorf("schema $defs.%s.allOf %v does not refuse %s with %s", def, all, row.Key, row.ItemOf)
+			}
+		}
+	}
+	if n == 0 {
+		t.Error("no setting is one item of another: shapes is profiles'")
+	}
+}
+
 // TestSchemaIsGenerated: schema.json is what go generate ./internal/matrix
 // writes from schema.base.json and the settings table, so a setting added
 // to the table, or an edit of the base, cannot be forgotten there.

@@ -51,7 +51,11 @@ func GenerateSchema(base []byte) ([]byte, error) {
 	for _, which := range []string{"build", "defaults"} {
 		def, _ := defs.get(which).(object)
 		props, _ := def.get("properties").(object)
-		defs = defs.set(which, def.set("properties", props.replace(placeholder, settingRefs())))
+		def = def.set("properties", props.replace(placeholder, settingRefs()))
+		if forms := oneForm(); len(forms) > 0 {
+			def = def.set("allOf", forms)
+		}
+		defs = defs.set(which, def)
 	}
 	defs = scriptSchema(defs)
 	doc = doc.set("$defs", defs)
@@ -90,6 +94,18 @@ func settingRefs() object {
 		o = append(o, member{s.Key, object{{"$ref", "#/$defs/" + s.Key}}})
 	}
 	return o
+}
+
+// oneForm says that a mapping writes a list setting or its one-item key,
+// not both (shapes or profiles), as the parser does (checkOneForm).
+func oneForm() []any {
+	var out []any
+	for _, s := range settings.All() {
+		if s.ItemOf != "" {
+			out = append(out, object{{"not", object{{"required", jsonList([]string{s.Key, s.ItemOf})}}}})
+		}
+	}
+	return out
 }
 
 // settingDefs are the definitions of the builder settings.
@@ -164,6 +180,8 @@ func kindSchema(s settings.Setting) object {
 		return object{{"type", "object"}, {"required", jsonList(required)}, {"additionalProperties", false}, {"properties", props}}
 	case settings.Shapes:
 		return object{{"type", "object"}, {"additionalProperties", ref("shape")}}
+	case settings.Profiles:
+		return object{{"type", "array"}, {"minItems", 1}, {"items", object{{"type", "object"}, {"minProperties", 1}, {"additionalProperties", ref("shape")}}}}
 	}
 	panic(fmt.Sprintf("schema: setting %s has kind %d, which has no schema", s.Key, s.Kind))
 }

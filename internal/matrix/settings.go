@@ -91,7 +91,31 @@ func (d *decoder) settings(fs fieldSet, b *Build) {
 			b.Settings = append(b.Settings, Setting{Key: row.Key, Value: v, Pos: at})
 		}
 	}
+	d.checkOneForm(fs)
 	d.checkConflicts(b, fs)
+}
+
+// checkOneForm reports a mapping that writes a list setting and its
+// one-item key both (profiles and shapes), at the one written later:
+// nothing says which was meant. Across a build's sources the later one
+// replaces the other (mergeBuild), so both can only meet in one mapping.
+func (d *decoder) checkOneForm(fs fieldSet) {
+	for _, row := range settings.All() {
+		if row.ItemOf == "" {
+			continue
+		}
+		item, hasItem := fs.get(row.Key)
+		list, hasList := fs.get(row.ItemOf)
+		if !hasItem || !hasList {
+			continue
+		}
+		later, other, otherPos := item, row.ItemOf, d.w.pos(list.key)
+		if d.w.pos(item.key).before(d.w.pos(list.key)) {
+			later, other, otherPos = list, row.Key, d.w.pos(item.key)
+		}
+		d.w.errs.add(d.w.pos(later.key), "%s and %s (at %s) cannot both be written: %s is one item of %s; keep one",
+			later.key.Value, other, otherPos, row.Key, row.ItemOf)
+	}
 }
 
 // setFixed puts a fixed setting's value, written at at, in its field of b
@@ -101,7 +125,9 @@ func setFixed(b *Build, key string, v any, at Pos) {
 	case "precision":
 		b.Precision = v.([]string)
 	case "shapes":
-		b.Shapes = v.(map[string]Shape)
+		b.Profiles = []map[string]Shape{v.(map[string]Shape)}
+	case "profiles":
+		b.Profiles = v.([]map[string]Shape)
 	case "targets":
 		b.Targets = v.([]string)
 	case "timing-cache":
@@ -146,7 +172,10 @@ func (d *decoder) settingValue(row settings.Setting, n *yaml.Node, be backend.Ba
 	case settings.Object:
 		return d.dla(n, row)
 	case settings.Shapes:
-		return d.shapes(n), true
+		shapes, _ := d.shapes(n, row.Key)
+		return shapes, shapes != nil
+	case settings.Profiles:
+		return d.profiles(n, row.Key)
 	}
 	return nil, false
 }
@@ -499,8 +528,13 @@ func (b Build) builderSetting(key string) (any, bool) {
 		return b.Targets, len(b.Targets) > 0
 	case "timing-cache":
 		return b.TimingCache, b.TimingCache != ""
-	case "shapes":
-		return b.Shapes, len(b.Shapes) > 0
+	case "shapes": // a list of one profile is shapes, however it was written
+		if len(b.Profiles) == 1 {
+			return b.Profiles[0], true
+		}
+		return nil, false
+	case "profiles":
+		return b.Profiles, len(b.Profiles) > 1
 	}
 	return b.Settings.get(key)
 }

@@ -99,7 +99,7 @@ builds:
 	if v, _ := f.Builds[1].Settings.get("profiling-verbosity"); v != "detailed" {
 		t.Errorf("the matrix axis gave profiling-verbosity %v, want detailed", v)
 	}
-	if s := f.Builds[0].Shapes["input"]; !reflect.DeepEqual(s.Min, []int64{1, 3, 224, 224}) || !reflect.DeepEqual(s.Max, []int64{8, 3, 224, 224}) {
+	if s := f.Builds[0].Profiles[0]["input"]; !reflect.DeepEqual(s.Min, []int64{1, 3, 224, 224}) || !reflect.DeepEqual(s.Max, []int64{8, 3, 224, 224}) {
 		t.Errorf("trtexec-form shapes = %+v", s)
 	}
 	for _, s := range f.Builds[0].Settings {

@@ -53,11 +53,14 @@ type Build struct {
 
 	// The builder settings (internal/settings is the table of them): the
 	// fixed ones have fields, the rest are in Settings.
-	Precision   []string         // precision: a set, in the table's order
-	Shapes      map[string]Shape // shapes: {input: {min: [1,3,224,224], opt: ..., max: ...}}
-	Targets     []string         // targets (tensorrt-rtx): a set, in the table's order
-	TimingCache string           // timing-cache: path
-	Settings    Settings         // every other builder setting (settings.go)
+	Precision []string // precision: a set, in the table's order
+	// Profiles are the optimization profiles in order: shapes is one
+	// ({input: {min: [1,3,224,224], opt: ..., max: ...}}), profiles a
+	// list of them. builderSetting shows one as shapes.
+	Profiles    []map[string]Shape
+	Targets     []string // targets (tensorrt-rtx): a set, in the table's order
+	TimingCache string   // timing-cache: path
+	Settings    Settings // every other builder setting (settings.go)
 
 	// What its trtexec lines (its defaults' and its own) held that is not
 	// a setting (trtexec.go): the inference-only flags they ignored, and

@@ -6,6 +6,7 @@ import (
 	"io"
 	"path"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/backend"
@@ -38,6 +39,7 @@ type trtexecKeys struct {
 	word      string             // the flag being read, as written: --memPoolSize=workspace:1G
 	writers   map[string]written // a place (key and path) -> the flag that wrote it
 	conflicts []string           // two flags of the line that set one place
+	groups    profileGroups      // the line's --profile=N groups (trtexecprofiles.go)
 }
 
 // written is who wrote a place of a line: fill is --shapes, which gives
@@ -100,8 +102,25 @@ func (k *trtexecKeys) Append(key, item string) {
 
 // Put writes key: {path...: value}.
 func (k *trtexecKeys) Put(key string, path []string, value string) {
-	if k.claim(key, path, false) {
+	if place, at := k.place(key, path); k.claim(place, at, false) {
 		k.put(key, path, value)
+	}
+}
+
+// place is what a flag that writes key: {path...} claims: in a line with
+// --profile, a shape flag writes its group's shapes (profiles.N.input.min).
+func (k *trtexecKeys) place(key string, path []string) (string, []string) {
+	if key == shapesKey && k.groups.on {
+		return profilesKey, append([]string{strconv.Itoa(k.groups.open)}, path...)
+	}
+	return key, path
+}
+
+// Profile opens the group of --profile=index: the shape flags right after
+// it are that profile's.
+func (k *trtexecKeys) Profile(index int) {
+	if msg := k.groups.start(index, k.word); msg != "" {
+		k.conflicts = append(k.conflicts, msg)
 	}
 }
 
@@ -114,9 +133,32 @@ func (k *trtexecKeys) Fill(key string, path []string, value string) {
 }
 
 // put writes key: {path...: value}, replacing a value --shapes filled in
-// place.
+// place. In a line with --profile, the shape flags write the open group's
+// shapes instead (profileGroups).
 func (k *trtexecKeys) put(key string, path []string, value string) {
-	m := k.mapping(key, path[:len(path)-1]...)
+	if key == shapesKey && k.groups.on {
+		k.putIn(k.groups.shapes[k.groups.open], path, value)
+		return
+	}
+	n, ok := k.nodes[key]
+	if !ok || n.Kind != yaml.MappingNode {
+		n = k.node(yaml.MappingNode, "!!map", "")
+		k.set(key, n)
+	}
+	k.putIn(n, path, value)
+}
+
+// putIn writes {path...: value} into mapping m, making the mappings on the
+// way.
+func (k *trtexecKeys) putIn(m *yaml.Node, path []string, value string) {
+	for _, p := range path[:len(path)-1] {
+		c, ok := child(m, p)
+		if !ok {
+			c = k.node(yaml.MappingNode, "!!map", "")
+			m.Content = append(m.Content, k.scalar(p), c)
+		}
+		m = c
+	}
 	last := path[len(path)-1]
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		if m.Content[i].Value == last {
@@ -134,24 +176,6 @@ func child(m *yaml.Node, key string) (*yaml.Node, bool) {
 		}
 	}
 	return nil, false
-}
-
-// mapping returns the mapping under key, then under each of path.
-func (k *trtexecKeys) mapping(key string, path ...string) *yaml.Node {
-	n, ok := k.nodes[key]
-	if !ok || n.Kind != yaml.MappingNode {
-		n = k.node(yaml.MappingNode, "!!map", "")
-		k.set(key, n)
-	}
-	for _, p := range path {
-		c, ok := child(n, p)
-		if !ok {
-			c = k.node(yaml.MappingNode, "!!map", "")
-			n.Content = append(n.Content, k.scalar(p), c)
-		}
-		n = c
-	}
-	return n
 }
 
 // asMapping is the keys the line set, as one mapping at the line.
@@ -203,11 +227,11 @@ func (d *decoder) withLines(src *buildSource) *yaml.Node {
 	if src.defaultsLine != nil {
 		n = d.readLine(src.defaultsLine)
 	}
-	n = d.w.merge(n, src.defaults)
+	n = d.w.mergeBuild(n, src.defaults)
 	if src.line != nil {
-		n = d.w.merge(n, d.readLine(src.line))
+		n = d.w.mergeBuild(n, d.readLine(src.line))
 	}
-	return d.w.merge(n, src.keys)
+	return d.w.mergeBuild(n, src.keys)
 }
 
 // checkLineTools warns when a line's program is another backend's tool
@@ -238,7 +262,8 @@ func (d *decoder) nameTrtexecFlags(mark int) {
 	for _, e := range c.errs[mark:] {
 		if i := slices.IndexFunc(d.lines, func(l lineRead) bool { return l.at == e.Pos }); i >= 0 {
 			for key, flag := range d.lines[i].flags {
-				if strings.HasPrefix(e.Msg, key+":") || strings.HasPrefix(e.Msg, key+".") || strings.HasPrefix(e.Msg, key+" and ") {
+				if strings.HasPrefix(e.Msg, key+":") || strings.HasPrefix(e.Msg, key+".") || strings.HasPrefix(e.Msg, key+"[") ||
+					strings.HasPrefix(e.Msg, key+" and ") {
 					e.Msg = "trtexec " + flag + ": " + e.Msg
 					break
 				}
@@ -281,6 +306,8 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 		}
 	}
 	given := map[string]bool{}
+	g := &r.keys.groups
+	*g = newProfileGroups(hasProfileFlag(words))
 	for _, w := range words {
 		name, value, hasValue := strings.Cut(strings.TrimPrefix(w, "--"), "=")
 		if !strings.HasPrefix(w, "--") || name == "" {
@@ -288,12 +315,21 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			continue
 		}
 		info := settings.Classify(name)
-		if given[name] && info.Class != settings.Unknown && !info.Repeatable() {
+		if given[name] && info.Class != settings.Unknown && !info.Repeatable() && !g.repeats(info) {
 			r.errs = append(r.errs, fmt.Sprintf("--%s is given twice; trtexec takes each flag once (a second is an unknown option to it), "+
 				"but for the plugin libraries", name))
 			continue
 		}
 		given[name] = true
+		if g.on {
+			done, err := r.grouped(w, info, value, hasValue)
+			if err != "" {
+				r.errs = append(r.errs, err)
+			}
+			if done {
+				continue
+			}
+		}
 		switch info.Class {
 		case settings.Mapped:
 			r.keys.word = w
@@ -322,6 +358,7 @@ func parseTrtexec(line string, at *yaml.Node) parsedLine {
 			r.errs = append(r.errs, msg+"; docs/builder-settings.md lists the trtexec flags trt-action reads")
 		}
 	}
+	r.errs = append(r.errs, g.finish(r.keys)...)
 	return r
 }
 

@@ -130,6 +130,12 @@ builds:
     backend: tensorrt-rtx
     targets: [sm120, sm86, sm120]
     profiling-verbosity: none
+  - name: profiles
+    precision: fp16
+    profiles:
+      - {input: {min: 1x3, opt: 2x3, max: 4x3}, mask: {min: [1, 8], opt: [1, 8], max: [1, 8]}}
+      - {input: {min: 4x3, opt: 8x3, max: 16x3}, mask: {min: [1, 8], opt: [1, 8], max: [1, 8]}}
+      - {input: {min: 16x3, opt: 16x3, max: 32x3}, mask: {min: [1, 8], opt: [1, 8], max: [1, 8]}}
 `
 	f, err := parseContent(filepath.Join(dir, "roundtrip.yml"), []byte(src))
 	if err != nil {
@@ -232,7 +238,9 @@ func mustAbs(t *testing.T, p string) string {
 // FuzzShellQuote: any word quoted for the shell reads back as itself, so a
 // printed trtexec line always means what the build means.
 func FuzzShellQuote(f *testing.F) {
-	for _, s := range []string{"", "plain", "with space", "it's", "a\"b", `back\slash`, "$HOME", "new\nline"} {
+	for _, s := range []string{"", "plain", "with space", "it's", "a\"b", `back\slash`, "$HOME", "new\nline",
+		"--profile=1 --minShapes=x:1 --profile=0 --optShapes=x:2,y:3 --maxShapes=x:4 --shapes=y:1",
+		"--maxShapes=x:1 --profile=2 --profile=2 --minShapes=x:1 --minShapes=x:2 --fp16 --optShapes=x:1"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, w string) {
@@ -264,7 +272,7 @@ func TestTrtexecShapesBuildTheProfile(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.line, err)
 		}
-		if got := f.Builds[0].Shapes; !reflect.DeepEqual(got, c.want) {
+		if got := f.Builds[0].Profiles; len(got) != 1 || !reflect.DeepEqual(got[0], c.want) {
 			t.Errorf("%s: shapes %+v, want %+v", c.line, got, c.want)
 		}
 		if slices.Contains(f.Builds[0].TrtexecIgnored, "--shapes") {
@@ -298,7 +306,7 @@ func FuzzTrtexecRoundTrip(f *testing.F) {
 			return
 		}
 		b := Build{Name: "fz", Backend: "tensorrt", ONNX: onnx, Engine: filepath.Join(dir, "fz.engine"),
-			Shapes: map[string]Shape{input: {Min: []int64{1, 3}, Opt: []int64{2, 3}, Max: []int64{4, 3}}},
+			Profiles: []map[string]Shape{{input: {Min: []int64{1, 3}, Opt: []int64{2, 3}, Max: []int64{4, 3}}}},
 			Settings: Settings{
 				{Key: "opt-level", Value: int(level % 6)},
 				{Key: "layer-precisions", Value: []LayerType{{Layer: layer, Type: "fp16"}, {Layer: "*", Type: "fp32"}}},

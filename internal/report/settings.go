@@ -139,13 +139,16 @@ func settingText(row settings.Setting, v any) string {
 	case settings.Shapes:
 		var shapes map[string]settings.Shape
 		if as(v, &shapes) {
-			parts := make([]string, 0, len(shapes))
-			for _, input := range slices.Sorted(maps.Keys(shapes)) {
-				s := shapes[input]
-				parts = append(parts, fmt.Sprintf("%s min=%s opt=%s max=%s", input,
-					settings.DimsX(s.Min), settings.DimsX(s.Opt), settings.DimsX(s.Max)))
+			return shapesText(shapes)
+		}
+	case settings.Profiles:
+		var profiles []map[string]settings.Shape
+		if as(v, &profiles) {
+			parts := make([]string, len(profiles))
+			for i, shapes := range profiles {
+				parts[i] = fmt.Sprintf("[%d] %s", i, shapesText(shapes))
 			}
-			return strings.Join(parts, "; ")
+			return strings.Join(parts, " ")
 		}
 	case settings.LayerTypes:
 		var list []settings.LayerType
@@ -158,6 +161,18 @@ func settingText(row settings.Setting, v any) string {
 		}
 	}
 	return valueText(v)
+}
+
+// shapesText is one optimization profile: min, opt and max per input, in
+// the inputs' order.
+func shapesText(shapes map[string]settings.Shape) string {
+	parts := make([]string, 0, len(shapes))
+	for _, input := range slices.Sorted(maps.Keys(shapes)) {
+		s := shapes[input]
+		parts = append(parts, fmt.Sprintf("%s min=%s opt=%s max=%s", input,
+			settings.DimsX(s.Min), settings.DimsX(s.Opt), settings.DimsX(s.Max)))
+	}
+	return strings.Join(parts, "; ")
 }
 
 // as reads v into out: as it is when it has out's type already (a live

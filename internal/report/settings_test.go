@@ -45,6 +45,27 @@ func TestSettingsTableShowsWhatDiffers(t *testing.T) {
 	}
 }
 
+// Each optimization profile shows after its index, in order, live and
+// read back from JSON.
+func TestSettingsTableShowsEachProfile(t *testing.T) {
+	shape := func(min, opt, max int64) settings.Shape {
+		return settings.Shape{Min: []int64{min, 3}, Opt: []int64{opt, 3}, Max: []int64{max, 3}}
+	}
+	builds := []Build{
+		settingsBuild("two", map[string]any{"profiles": []map[string]settings.Shape{
+			{"x": shape(1, 2, 4), "m": {Min: []int64{8}, Opt: []int64{8}, Max: []int64{8}}},
+			{"x": shape(4, 8, 16), "m": {Min: []int64{8}, Opt: []int64{8}, Max: []int64{8}}}}}),
+		settingsBuild("none", nil),
+	}
+	// The brackets are escaped for Markdown, which shows them as written.
+	want := `| two | \[0\] m min=8 opt=8 max=8; x min=1x3 opt=2x3 max=4x3 \[1\] m min=8 opt=8 max=8; x min=4x3 opt=8x3 max=16x3 |`
+	for what, b := range map[string][]Build{"live": builds, "read back": readBack(t, builds)} {
+		if got := settingsTable(b); !strings.Contains(got, "| Build | profiles |") || !strings.Contains(got, want) {
+			t.Errorf("%s: got\n%s\nwant a row\n%s", what, got, want)
+		}
+	}
+}
+
 func TestSettingsTableEmptyWhenNothingDiffers(t *testing.T) {
 	same := map[string]any{"tf32": false}
 	for _, builds := range [][]Build{

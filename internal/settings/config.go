@@ -106,8 +106,10 @@ func (row Setting) fromConfig(c Config, flags map[string]bool) (any, bool) {
 		return row.toggles(c.PreviewFeatures), true
 	case row.EnumType == "ComputeCapability" && len(c.ComputeCapabilities) > 0:
 		return row.valuesOn(func(v Value) bool { return slices.Contains(c.ComputeCapabilities, strings.TrimPrefix(v.Enum, "k")) })
-	case row.Kind == Shapes && len(c.Profiles) > 0:
+	case row.Kind == Shapes && len(c.Profiles) == 1:
 		return c.Profiles[0], true
+	case row.Kind == Profiles && len(c.Profiles) > 1:
+		return c.Profiles, true
 	}
 	return nil, false
 }

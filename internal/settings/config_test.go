@@ -35,7 +35,9 @@ func TestFromConfigNamesWhatAScriptSet(t *testing.T) {
 		"memory-pools":              map[string]int64{"workspace": 1 << 30, "tactic-shared": 49152},
 		"tactic-sources":            []string{"+jit-convolutions"},
 		"targets":                   []string{"sm89", "sm120"},
-		"shapes":                    map[string]Shape{"input": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}},
+		// Both profiles, in order; shapes is for a config of one.
+		"profiles": []map[string]Shape{{"input": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}},
+			{"input": {Min: []int64{1, 3}, Opt: []int64{1, 3}, Max: []int64{1, 3}}}},
 		// Bool settings read from flags are always known; those at their
 		// default are left out (tf32 true, the rest false).
 	}
@@ -48,6 +50,19 @@ func TestFromConfigNamesWhatAScriptSet(t *testing.T) {
 		if _, ok := want[k]; !ok {
 			t.Errorf("unexpected %s = %#v (a default, or something the config did not set)", k, v)
 		}
+	}
+}
+
+// A config of one optimization profile shows it as shapes, as a matrix
+// build shows a profiles list of one item.
+func TestFromConfigShowsOneProfileAsShapes(t *testing.T) {
+	one := map[string]Shape{"input": {Min: []int64{1, 3}, Opt: []int64{4, 3}, Max: []int64{8, 3}}}
+	got := FromConfig(Config{Flags: []string{"TF32"}, Profiles: []map[string]Shape{one}})
+	if !reflect.DeepEqual(got, map[string]any{"shapes": one}) {
+		t.Errorf("one profile: %#v, want it as shapes alone", got)
+	}
+	if got := FromConfig(Config{Flags: []string{"TF32"}}); len(got) != 0 {
+		t.Errorf("no profile: %#v, want nothing", got)
 	}
 }
 

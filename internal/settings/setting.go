@@ -41,6 +41,7 @@ const (
 	LayerTypes             // {layer name or glob: one of Values}, in the order written: []LayerType
 	Object                 // a mapping of Fields (dla: {core, gpu-fallback}): DLA
 	Shapes                 // {input: {min, opt, max}}: map[string]Shape
+	Profiles               // a list of Shapes, in order: []map[string]Shape
 )
 
 // Setting is one row of the table.
@@ -75,6 +76,12 @@ type Setting struct {
 	// AliasOf is the setting and part this key is another way to write
 	// ("memory-pools.workspace"): it is never a setting of its own.
 	AliasOf string
+	// ItemOf is the list setting this key is one item of, written alone:
+	// shapes is profiles: [shapes]. A build writes one or the other; a
+	// list of one item is this key wherever a build's settings are shown
+	// (plan --json, the report, the engine cache key), and the backends
+	// get the list.
+	ItemOf string
 	// Accelerator: it makes builds faster and changes no engine, so engine
 	// cache keys leave it out (the timing cache).
 	Accelerator bool
@@ -190,6 +197,17 @@ func withValueNames(rows []Setting) []Setting {
 		rows[i].valueNames = valueNamesOf(rows[i].Values)
 	}
 	return rows
+}
+
+// ItemKey is the key that writes one item of list setting s alone
+// (shapes, for profiles); "" when none does.
+func (s Setting) ItemKey() string {
+	for _, row := range table {
+		if row.ItemOf == s.Key {
+			return row.Key
+		}
+	}
+	return ""
 }
 
 // Default is key's documented default, if it has one on every backend.

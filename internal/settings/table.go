@@ -53,10 +53,19 @@ var table = withValueNames([]Setting{
 		},
 		Trtexec: []Flag{{Name: "fp16", Set: "fp16"}, {Name: "bf16", Set: "bf16"}, {Name: "int8", Set: "int8"},
 			{Name: "fp8", Set: "fp8"}, {Name: "best", Set: "best"}}},
-	{Key: "shapes", Kind: Shapes, Fixed: true,
+	{Key: "shapes", Kind: Shapes, Fixed: true, ItemOf: "profiles",
 		Doc: "Optimization profile: ONNX input name -> {min, opt, max}, each a list or trtexec's 1x3x224x224.",
 		Trtexec: []Flag{{Name: "minShapes", Codec: ShapesCodec, Part: "min"}, {Name: "optShapes", Codec: ShapesCodec, Part: "opt"},
 			{Name: "maxShapes", Codec: ShapesCodec, Part: "max"}, {Name: "shapes", Codec: ShapesCodec}}},
+	// Several profiles, each added to the builder config in the order
+	// written (IBuilderConfig::addOptimizationProfile returns its index);
+	// trtexec's --profile=N groups the shape flags that follow it
+	// (samples/common/sampleOptions.cpp, getOptimizationProfiles, in
+	// NVIDIA/TensorRT 10.x and 11.x).
+	{Key: "profiles", Kind: Profiles, Fixed: true,
+		Doc: "Optimization profiles, in order (item i is the engine's profile i): a list, each item like shapes and giving " +
+			"the same inputs. Not with shapes, which is one profile.",
+		Trtexec: []Flag{{Name: "profile", Codec: ProfileCodec}}},
 	{Key: "targets", Kind: Set, Fixed: true, Flavours: rtx, Why: "TensorRT builds for the GPU it runs on",
 		Doc: "Compute capabilities to build for, one or a list.", EnumType: "ComputeCapability",
 		Values: []Value{

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -136,6 +137,7 @@ func (r *recorder) Put(key string, path []string, value string) {
 	r.wrote = append(r.wrote, key+"."+strings.Join(path, ".")+": "+value)
 }
 func (r *recorder) Fill(key string, path []string, value string) { r.Put(key, path, value) }
+func (r *recorder) Profile(index int)                            { r.wrote = append(r.wrote, "profile "+strconv.Itoa(index)) }
 
 // TestEveryPreviewNameIsRead: every --preview name trtexec 8.6 to 10.x
 // reads (testdata/trtexec-preview, from each tag's sampleOptions.cpp) turns

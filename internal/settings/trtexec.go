@@ -55,6 +55,7 @@ const (
 	ShapesCodec           // NAME:1x3x224x224,... for the Part bound ("" = every bound not given otherwise)
 	PoolsCodec            // POOL:SIZE,... with sizes in MiB unless they end in B, K, M or G
 	LayerTypesCodec       // LAYER:TYPE,... in the order written
+	ProfileCodec          // --profile=N: the shape flags right after it are profile N's (Writer.Profile)
 )
 
 // NoFlag is a Value's Trtexec when trtexec has no spelling for it.
@@ -160,7 +161,6 @@ var otherFlags = map[string]otherFlag{
 	"serialized":                       {class: Refused, why: whySafety},
 	"avgTiming":                        {class: Refused, why: "the timing iterations averaged per tactic are not a trt-action setting"},
 	"int4":                             {class: Refused, why: "weight-only int4 precision is not a trt-action precision; quantize the model (Q/DQ) instead"},
-	"profile":                          {class: Refused, why: "several optimization profiles are not supported; shapes is the build's one profile"},
 	"cpuOnly":                          {class: Refused, why: whyNotBuild},
 	"tempdir":                          {class: Refused, why: whyNotBuild},
 	"tempfileControls":                 {class: Refused, why: whyNotBuild},
@@ -245,6 +245,10 @@ type Writer interface {
 	// Fill writes key: {path...: value} where no Put gives it, before or
 	// after: --shapes fills the bounds the other shape flags leave out.
 	Fill(key string, path []string, value string)
+	// Profile starts optimization profile index (--profile=N): the
+	// shape flags right after it are that profile's. Which flags belong to
+	// it is the line's order, which only the line's reader sees.
+	Profile(index int)
 }
 
 // Read applies one flag of a line to w. Warnings are what the line's
@@ -298,6 +302,12 @@ func (f FlagInfo) readValue(w Writer, value string) ([]string, error) {
 		return nil, readPools(w, s, value)
 	case flag.Codec == LayerTypesCodec:
 		return nil, readLayerTypes(w, s.Key, value)
+	case flag.Codec == ProfileCodec:
+		index, err := strconv.Atoi(value)
+		if !isDigits(value) || err != nil {
+			return nil, fmt.Errorf("%q is not a profile index: profiles are numbered from 0", value)
+		}
+		w.Profile(index)
 	case flag.Part != "":
 		if flag.Unit != "" && isDigits(value) {
 			value += flag.Unit
@@ -621,6 +631,15 @@ func (s Setting) WriteTrtexec(v any) Line {
 	case Shapes:
 		shapes, _ := v.(map[string]Shape)
 		s.writeShapes(&l, shapes)
+	case Profiles:
+		// Each --profile=N, then its shape flags right after it: how
+		// trtexec groups them.
+		list, _ := v.([]map[string]Shape)
+		shapes, _ := Lookup(s.ItemKey())
+		for i, p := range list {
+			l.flag(value.Name, strconv.Itoa(i))
+			shapes.writeShapes(&l, p)
+		}
 	}
 	return l
 }

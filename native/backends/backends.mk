@@ -53,7 +53,8 @@ BACKEND_PURE_HEADERS := native/backends/json.h native/backends/request.h native/
 	native/backends/settings_table.h native/backends/settings_decode.h native/backends/precision.h \
 	native/backends/version_gate.h native/backends/layer_match.h native/backends/join.h
 BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h \
-	native/backends/files.h native/backends/host_log.h native/backends/builder_settings.h native/backends/settings_enums.h \
+	native/backends/files.h native/backends/host_log.h native/backends/builder_settings.h native/backends/profiles.h \
+	native/backends/settings_enums.h \
 	native/backends/tee_monitor.h native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
@@ -152,11 +153,12 @@ backends-test: $(BACKEND_TEST_BIN) $(BACKEND_SUPPORT_TEST_BIN) $(BACKEND_GATE_TE
 # IBuilderConfig's implementation table, its other methods generated from that
 # version's NvInferImpl.h (gen_standin.sh).
 #   settings_test.cc  builder_settings.h: each setting reaches its setter with its value;
+#                     profiles.h: each optimization profile becomes the builder's, in order;
 #                     settings_enums.h: each value's enumerator exists exactly where
 #                     the settings table says
 BACKEND_SETTINGS_DEPS := native/backends/settings_test.cc native/backends/gen_standin.sh native/backends/standin.h \
 	native/backends/test_check.h $(BACKEND_DEPS)
-backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer VTensor VConstantLayer; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
+backend_standins = { for c in VBuilderConfig VNetworkDefinition VLayer VTensor VConstantLayer VBuilder VOptimizationProfile; do native/backends/gen_standin.sh $$c $(1)/NvInferImpl.h; done; } > $@.standins.h
 backend_settings_test = $(BACKEND_CXX) $(BACKEND_TEST_CXXFLAGS) -Wno-unused-parameter -D$(1) \
 	-DTAM_STANDINS='"$(abspath $@).standins.h"' -isystem $(2) -idirafter native/backends/cuda-stub \
 	-o $@ native/backends/settings_test.cc

@@ -12,10 +12,11 @@ header=$2
 echo "class ${class}Defaults : public nvinfer1::apiv::${class} {"
 echo " public:"
 # Declarations may span lines: join each from "virtual" to its ";". The
-# TensorRT-RTX headers mark some TRT_NODISCARD, which the stand-in drops.
+# TensorRT-RTX and 11.x headers mark some TRT_NODISCARD or TRT_DEPRECATED,
+# which the stand-in drops.
 sed -n "/^class ${class} /,/^};/p" "$header" |
   awk '/virtual / { decl = "" } decl != "-" { gsub(/^[ \t]+/, ""); decl = decl (decl == "" ? "" : " ") $0 }
        decl != "-" && /;/ { if (decl ~ /virtual .*= 0;/) print decl; decl = "-" }
        BEGIN { decl = "-" }' |
-  sed -E 's/^[[:space:]]*(TRT_NODISCARD )?virtual (.*[ *&])([A-Za-z0-9_]+)\((.*)\)( const)? noexcept = 0;/  \2\3(\4)\5 noexcept override { return tamtest::Default<\2>::get(); }/'
+  sed -E 's/^[[:space:]]*((TRT_NODISCARD|TRT_DEPRECATED) )*virtual (.*[ *&])([A-Za-z0-9_]+)\((.*)\)( const)? noexcept = 0;/  \3\4(\5)\6 noexcept override { return tamtest::Default<\3>::get(); }/'
 echo "};"

@@ -20,9 +20,13 @@ struct ShapeRange {
   std::vector<int64_t> min, opt, max;
 };
 
+// Profile is one optimization profile: each dynamic input's shapes, by name.
+using Profile = std::map<std::string, ShapeRange>;
+
 // BuildRequest is the whole request. The builder settings with a field of
-// their own (precision, shapes, targets, timing cache) are here; every other
-// one is in settings (settings_table.h, generated from the settings table).
+// their own (precision, the optimization profiles, targets, timing cache) are
+// here; every other one is in settings (settings_table.h, generated from the
+// settings table).
 struct BuildRequest {
   std::string name;
   std::string onnx;
@@ -32,7 +36,9 @@ struct BuildRequest {
   std::string lib_fix;     // how to get the library, for the message when it cannot be loaded
   std::vector<std::string> precision;  // allowed::precision; precision.h decides per flavour
   bool strongly_typed = false;
-  std::map<std::string, ShapeRange> shapes;
+  // The optimization profiles, in order: profile i is the builder's profile
+  // index i. A matrix's shapes is one profile, profiles one each.
+  std::vector<Profile> profiles;
   std::vector<std::string> targets;  // allowed::targets
   std::string timing_cache;
   bool no_monitor = false;  // benchmarks only: build without the progress monitor
@@ -54,7 +60,34 @@ inline std::string string_field(const tamjson::Value& doc, const char* key) {
   return v ? v->as_string(key) : std::string();
 }
 
+inline Profile profile(const tamjson::Value& v, const std::string& key) {
+  if (v.kind != tamjson::Value::kObject) throw std::runtime_error(key + ": want an object keyed by input name");
+  Profile out;
+  for (const auto& [input, shape] : v.fields) {
+    const std::string where = key + "." + input;
+    const tamjson::Value* min = shape.find("min");
+    const tamjson::Value* opt = shape.find("opt");
+    const tamjson::Value* max = shape.find("max");
+    if (!min || !opt || !max) throw std::runtime_error(where + ": needs min, opt and max");
+    ShapeRange range;
+    range.min = dims(*min, where + ".min");
+    range.opt = dims(*opt, where + ".opt");
+    range.max = dims(*max, where + ".max");
+    if (range.min.size() != range.opt.size() || range.opt.size() != range.max.size())
+      throw std::runtime_error(where + ": min, opt and max must have the same rank");
+    out[input] = range;
+  }
+  return out;
+}
+
 }  // namespace detail
+
+// profile_key is how messages name profile i of count, as the matrix key the
+// user wrote: one profile is shapes (a one-item profiles is written and shown
+// as shapes), several are profiles[i].
+inline std::string profile_key(size_t count, size_t i) {
+  return count <= 1 ? std::string("shapes") : "profiles[" + std::to_string(i) + "]";
+}
 
 // decode_request reads and checks the request; it throws std::runtime_error
 // naming the offending field.
@@ -82,22 +115,10 @@ inline BuildRequest decode_request(const std::string& json) {
     r.settings = detail::decode_settings(*v);
     if (r.settings.has_strongly_typed) r.strongly_typed = r.settings.strongly_typed;
   }
-  if (const auto* v = doc.find("shapes")) {
-    if (v->kind != tamjson::Value::kObject) throw std::runtime_error("shapes: want an object keyed by input name");
-    for (const auto& [input, shape] : v->fields) {
-      const std::string where = "shapes." + input;
-      ShapeRange range;
-      const tamjson::Value* min = shape.find("min");
-      const tamjson::Value* opt = shape.find("opt");
-      const tamjson::Value* max = shape.find("max");
-      if (!min || !opt || !max) throw std::runtime_error(where + ": needs min, opt and max");
-      range.min = detail::dims(*min, where + ".min");
-      range.opt = detail::dims(*opt, where + ".opt");
-      range.max = detail::dims(*max, where + ".max");
-      if (range.min.size() != range.opt.size() || range.opt.size() != range.max.size())
-        throw std::runtime_error(where + ": min, opt and max must have the same rank");
-      r.shapes[input] = range;
-    }
+  if (const auto* v = doc.find("profiles")) {
+    if (v->kind != tamjson::Value::kArray) throw std::runtime_error("profiles: want an array of profiles");
+    for (size_t i = 0; i < v->items.size(); ++i)
+      r.profiles.push_back(detail::profile(v->items[i], profile_key(v->items.size(), i)));
   }
   return r;
 }

@@ -17,7 +17,7 @@ void test_full_request() {
   const std::string json =
       R"({"name":"cnn \u003cfp16\u003e","onnx":"/m/cnn.onnx","engine_tmp":"/o/e.tmp","lib_path":"/l","lib_origin":"from TRT_ACTION_RTX_LIB",)"
       R"("precision":["fp16","int8"],"strongly_typed":true,)"
-      R"("shapes":{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}},"targets":["sm86","sm120"],)"
+      R"("profiles":[{"input":{"min":[1,64],"opt":[4,64],"max":[8,64]}}],"targets":["sm86","sm120"],)"
       R"("timing_cache":"/c/t\u00e9.cache","setting_keys":["memory-pools","opt-level","precision","shapes","targets",)"
       R"("tiling-optimization-level","timing-cache"],"sim":{"step_ns":0,"threads":1,"fault":"none","fault_ns":0,"fault_at":0.5},)"
       R"("settings":{"opt-level":0,"tiling-optimization-level":0,"memory-pools":{"workspace":1073741824}}})";
@@ -32,7 +32,9 @@ void test_full_request() {
         "tiling-optimization-level 0 is kept, not taken for absent");
   check(r.precision.size() == 2 && r.precision[1] == "int8", "precision");
   check(r.strongly_typed, "strongly_typed");
-  check(r.shapes.count("input") == 1 && r.shapes["input"].opt[0] == 4 && r.shapes["input"].max[1] == 64, "shapes");
+  check(r.profiles.size() == 1 && r.profiles[0].count("input") == 1 && r.profiles[0]["input"].opt[0] == 4 &&
+            r.profiles[0]["input"].max[1] == 64,
+        "one profile");
   check(r.targets.size() == 2 && r.targets[0] == "sm86", "targets");
   check(r.timing_cache == "/c/t\xc3\xa9.cache", "\\u00e9 becomes UTF-8");
   check(r.setting_keys.size() == 7 && r.setting_keys[0] == "memory-pools" && r.setting_keys[6] == "timing-cache",
@@ -42,9 +44,20 @@ void test_full_request() {
 void test_minimal_request() {
   tam::BuildRequest r = tam::decode_request(R"( {"name":"m","onnx":"a.onnx","engine_tmp":"e"} )");
   check(!r.settings.has_opt_level && !r.settings.has_tiling_optimization_level && r.settings.memory_pools.empty() &&
-            r.shapes.empty() && !r.strongly_typed,
+            r.profiles.empty() && !r.strongly_typed,
         "defaults");
   check(!r.no_monitor, "the monitor is installed unless asked otherwise");
+}
+
+// Profiles keep their order: profile i is the engine's profile index i.
+void test_profiles_in_order() {
+  tam::BuildRequest r = tam::decode_request(
+      R"({"onnx":"a","engine_tmp":"e","profiles":[{"x":{"min":[1],"opt":[2],"max":[4]}},{"x":{"min":[4],"opt":[8],"max":[16]}},)"
+      R"({"x":{"min":[16],"opt":[16],"max":[32]},"y":{"min":[1],"opt":[1],"max":[1]}}]})");
+  check(r.profiles.size() == 3, "three profiles");
+  check(r.profiles.size() == 3 && r.profiles[0]["x"].max[0] == 4 && r.profiles[1]["x"].opt[0] == 8 &&
+            r.profiles[2]["x"].max[0] == 32 && r.profiles[2].count("y") == 1,
+        "each in the place written");
 }
 
 void test_no_monitor() {
@@ -85,12 +98,20 @@ void test_errors() {
                     "targets: \"sm90\" is unknown; allowed: sm75"),
         "target values come from the settings table");
   check(throws_with([] { tam::decode_request(R"({"engine_tmp":"e"})"); }, "onnx"), "onnx required");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1]}}})"); },
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","profiles":[{"x":{"min":[1],"opt":[1]}}]})"); },
                     "shapes.x: needs min, opt and max"),
-        "shape needs all three");
-  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","shapes":{"x":{"min":[1],"opt":[1,2],"max":[1]}}})"); },
+        "shape needs all three; one profile is named shapes, as the matrix writes it");
+  check(throws_with([] {
+          tam::decode_request(R"({"onnx":"a","engine_tmp":"e","profiles":[{"x":{"min":[1],"opt":[1],"max":[1]}},{"x":{"min":[1],"max":[2]}}]})");
+        },
+                    "profiles[1].x: needs min, opt and max"),
+        "of several profiles, each is named by its index");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","profiles":[{"x":{"min":[1],"opt":[1,2],"max":[1]}}]})"); },
                     "same rank"),
         "shape ranks agree");
+  check(throws_with([] { tam::decode_request(R"({"onnx":"a","engine_tmp":"e","profiles":{"x":{"min":[1],"opt":[1],"max":[1]}}})"); },
+                    "profiles: want an array"),
+        "profiles is a list");
   check(throws_with([] {
           tam::decode_request(R"({"onnx":"a","engine_tmp":"e","settings":{"memory-pools":{"workspace":99999999999999999999}}})");
         },
@@ -207,6 +228,7 @@ int main() {
   test_settings_errors();
   test_full_request();
   test_minimal_request();
+  test_profiles_in_order();
   test_no_monitor();
   test_strings();
   test_errors();

@@ -1,7 +1,8 @@
-// settings_test.cc: drives builder_settings.h and the generated
+// settings_test.cc: drives builder_settings.h, profiles.h and the generated
 // settings_enums.h, compiled against each flavour's real headers (TensorRT
 // 10.0, 10.16, 11.1 and TensorRT-RTX; -DTAM_FLAVOR_*), and checks that each
-// matrix setting reaches the right setter with the right value, and that every
+// matrix setting reaches the right setter with the right value, that each
+// optimization profile becomes one of the builder's, in order, and that every
 // value's enumerator exists exactly where the settings table says. No
 // TensorRT library is needed: IBuilderConfig's methods call through its
 // implementation table (apiv::VBuilderConfig), and the test puts a recording
@@ -9,6 +10,7 @@
 // (gen_standin.sh). Built and run by `make backends-test` when TRT_HEADERS
 // (and the TensorRT-RTX headers) are given (backends.mk).
 #include <algorithm>
+#include <array>
 #include <map>
 #include <memory>
 #include <set>
@@ -17,6 +19,7 @@
 
 #include "builder_settings.h"
 #include "precision.h"
+#include "profiles.h"
 #include "standin.h"
 #include "test_check.h"
 
@@ -26,9 +29,11 @@ using namespace nvinfer1;
 using namespace nvinfer1::apiv;
 using tamtest::ConfigOver;
 using tamtest::VBuilderConfigDefaults;
+using tamtest::VBuilderDefaults;
 using tamtest::VConstantLayerDefaults;
 using tamtest::VLayerDefaults;
 using tamtest::VNetworkDefinitionDefaults;
+using tamtest::VOptimizationProfileDefaults;
 using tamtest::VTensorDefaults;
 
 using tamtest::check;
@@ -92,6 +97,13 @@ class RecordingConfig : public VBuilderConfigDefaults {
   void setPreviewFeature(PreviewFeature f, bool on) noexcept override { previews[static_cast<int>(f)] = on; }
   void setPluginsToSerialize(char const* const* paths, int32_t n) noexcept override {
     for (int32_t i = 0; i < n; ++i) serialize.push_back(paths[i]);
+  }
+  std::vector<IOptimizationProfile const*> profiles;  // as added, in order
+  bool refuse_profile = false;
+  int32_t addOptimizationProfile(IOptimizationProfile const* p) noexcept override {
+    if (refuse_profile) return -1;
+    profiles.push_back(p);
+    return static_cast<int32_t>(profiles.size()) - 1;
   }
   void setDLACore(int32_t core) noexcept override { dla_core = core; }
   void setDefaultDeviceType(DeviceType d) noexcept override { device = static_cast<int>(d); }
@@ -262,6 +274,165 @@ void test_a_refused_setter_names_the_key_and_tensorrt() {
         "setTacticSources returning false fails with the key and TensorRT's message");
 }
 
+// ------------------------------------------------------------ optimization profiles (profiles.h)
+
+class TensorOver : public ITensor {
+ public:
+  explicit TensorOver(VTensor* impl) { mImpl = impl; }
+};
+
+// InputTensor is a network input of a name and dimensions (-1: dynamic).
+class InputTensor : public VTensorDefaults {
+ public:
+  InputTensor(const char* name, std::vector<int64_t> dims) : name_(name), dims_(tam::to_dims(dims)) {}
+  char const* getName() const noexcept override { return name_; }
+  Dims getDimensions() const noexcept override { return dims_; }
+
+ private:
+  const char* name_;
+  Dims dims_;
+};
+
+struct Input {
+  Input(const char* name, std::vector<int64_t> dims) : fake(name, std::move(dims)), over(&fake) {}
+  InputTensor fake;
+  TensorOver over;
+};
+
+// InputNetwork is a network of inputs only: what add_profiles asks about.
+class InputNetwork : public VNetworkDefinitionDefaults {
+ public:
+  explicit InputNetwork(std::vector<Input*> inputs) : inputs_(std::move(inputs)) {}
+  int32_t getNbInputs() const noexcept override { return static_cast<int32_t>(inputs_.size()); }
+  ITensor* getInput(int32_t i) const noexcept override { return &inputs_[i]->over; }
+
+ private:
+  std::vector<Input*> inputs_;
+};
+
+class NetworkOver : public INetworkDefinition {
+ public:
+  explicit NetworkOver(VNetworkDefinition* impl) { mImpl = impl; }
+};
+
+// RecordingProfile remembers the dimensions set for each input: min, opt, max.
+class RecordingProfile : public VOptimizationProfileDefaults {
+ public:
+  std::map<std::string, std::array<std::vector<int64_t>, 3>> dims;
+  bool refuse = false;
+  bool setDimensions(char const* name, OptProfileSelector select, Dims const& d) noexcept override {
+    if (refuse) return false;
+    dims[name][static_cast<int>(select)] = std::vector<int64_t>(d.d, d.d + d.nbDims);
+    return true;
+  }
+};
+
+class ProfileOver : public IOptimizationProfile {
+ public:
+  explicit ProfileOver(VOptimizationProfile* impl) { mImpl = impl; }
+};
+
+// RecordingBuilder makes recording profiles and keeps them, in order made.
+class RecordingBuilder : public VBuilderDefaults {
+ public:
+  std::vector<std::unique_ptr<RecordingProfile>> made;
+  std::vector<std::unique_ptr<ProfileOver>> over;
+  bool refuse_shapes = false;
+  IOptimizationProfile* createOptimizationProfile() noexcept override {
+    made.push_back(std::make_unique<RecordingProfile>());
+    made.back()->refuse = refuse_shapes;
+    over.push_back(std::make_unique<ProfileOver>(made.back().get()));
+    return over.back().get();
+  }
+};
+
+class BuilderOver : public IBuilder {
+ public:
+  explicit BuilderOver(VBuilder* impl) { mImpl = impl; }
+};
+
+tam::ShapeRange range(int64_t min, int64_t opt, int64_t max, int64_t width = 64) {
+  return tam::ShapeRange{{min, width}, {opt, width}, {max, width}};
+}
+
+// A network of one dynamic input x [-1,64] and one static input s [1,4].
+struct ProfileRig {
+  Input x{"x", {-1, 64}}, s{"s", {1, 4}};
+  InputNetwork net{{&x, &s}};
+  NetworkOver network{&net};
+  RecordingBuilder made;
+  BuilderOver builder{&made};
+  RecordingConfig rec;
+  ConfigOver config{&rec};
+
+  void add(const std::vector<tam::Profile>& profiles, const std::string& trt_error = "") {
+    tam::add_profiles(builder, network, config, profiles, "TensorRT", said(trt_error));
+  }
+};
+
+void test_each_profile_is_added_in_order() {
+  ProfileRig rig;
+  rig.add({{{"x", range(1, 2, 4)}}, {{"x", range(4, 8, 16)}}, {{"x", range(16, 16, 32)}}});
+  check(rig.made.made.size() == 3 && rig.rec.profiles.size() == 3, "three profiles made and added");
+  bool in_order = rig.rec.profiles.size() == 3;
+  for (size_t i = 0; in_order && i < 3; ++i) in_order = rig.rec.profiles[i] == rig.made.over[i].get();
+  check(in_order, "added in the order written: profile i is the builder's index i");
+  if (rig.made.made.size() != 3) return;
+  auto& first = rig.made.made[0]->dims;
+  auto& third = rig.made.made[2]->dims;
+  check(first.size() == 1 && first["x"][0] == std::vector<int64_t>{1, 64} && first["x"][1] == std::vector<int64_t>{2, 64} &&
+            first["x"][2] == std::vector<int64_t>{4, 64},
+        "profile 0 has x's min, opt and max, and nothing for the static input");
+  check(rig.made.made[1]->dims["x"][1] == std::vector<int64_t>{8, 64}, "profile 1 has its own opt");
+  check(third["x"][0] == std::vector<int64_t>{16, 64} && third["x"][2] == std::vector<int64_t>{32, 64}, "profile 2 has its own bounds");
+
+  ProfileRig one;
+  one.add({{{"x", range(1, 2, 4)}}});
+  check(one.rec.profiles.size() == 1, "one profile (shapes) is one builder profile");
+}
+
+void test_profile_errors_name_the_profile() {
+  auto fails = [](const std::vector<tam::Profile>& profiles, const std::string& want) {
+    ProfileRig rig;
+    return throws_with([&] { rig.add(profiles); }, want);
+  };
+  check(fails({}, "input \"x\" has a dynamic shape [-1,64] (-1 = dynamic); give shapes.x with min, opt and max"),
+        "a dynamic input without a profile asks for shapes");
+  check(fails({{{"x", range(1, 2, 4)}}, {}}, "give profiles[1].x with min, opt and max"),
+        "a dynamic input one of several profiles lacks names that profile");
+  check(fails({{{"x", range(1, 2, 4)}}, {{"x", range(4, 8, 16)}}, {{"x", range(4, 8, 16)}, {"z", range(1, 1, 1)}}},
+              "profiles[2].z: the model has no input of that name; its inputs: x, s"),
+        "a name the model lacks, in a later profile");
+  check(fails({{{"x", range(1, 2, 4)}, {"s", tam::ShapeRange{{1, 4}, {1, 4}, {1, 4}}}}}, "shapes.s: input \"s\" is not dynamic"),
+        "shapes for a static input");
+  check(fails({{{"x", range(1, 2, 4)}}, {{"x", range(4, 8, 16, 32)}}}, "profiles[1].x: dimension 1 of \"x\" is fixed at 64"),
+        "a fixed dimension, in a later profile");
+  check(fails({{{"x", range(4, 2, 8)}}}, "shapes.x: need 0 <= min <= opt <= max"), "min above opt");
+
+  ProfileRig refused;
+  refused.made.refuse_shapes = true;
+  check(throws_with([&] { refused.add({{{"x", range(1, 2, 4)}}}, "Error Code 3: bad dims"); },
+                    "shapes.x: TensorRT refused the shape: Error Code 3: bad dims"),
+        "a refused shape names the profile's input and TensorRT's message");
+  ProfileRig not_added;
+  not_added.rec.refuse_profile = true;
+  check(throws_with([&] { not_added.add({{{"x", range(1, 2, 4)}}, {{"x", range(4, 8, 16)}}}, "Error Code 4: too many"); },
+                    "profiles[0]: the optimization profile was refused: Error Code 4: too many"),
+        "a refused profile names it and TensorRT's message");
+}
+
+void test_a_static_network_gets_no_profile() {
+  Input s{"s", {1, 4}};
+  InputNetwork net{{&s}};
+  NetworkOver network{&net};
+  RecordingBuilder made;
+  BuilderOver builder{&made};
+  RecordingConfig rec;
+  ConfigOver config{&rec};
+  tam::add_profiles(builder, network, config, {}, "TensorRT", said(""));
+  check(rec.profiles.empty(), "no dynamic input, no profile");
+}
+
 #if defined(TAM_FLAVOR_TRT10)
 void test_tensorrt10_only_settings() {
   RecordingConfig rec;
@@ -331,11 +502,6 @@ class FakeTensor : public VTensorDefaults {
  private:
   DataType type_;
   bool shape_;
-};
-
-class TensorOver : public ITensor {
- public:
-  explicit TensorOver(VTensor* impl) { mImpl = impl; }
 };
 
 // Tensor is a FakeTensor with the ITensor over it.
@@ -425,11 +591,6 @@ class RecordingNetwork : public VNetworkDefinitionDefaults {
   std::vector<std::unique_ptr<LayerOver>> plain_;
   std::vector<std::unique_ptr<ConstantOver>> constant_;
   std::vector<ILayer*> order_;  // the layers in the order added
-};
-
-class NetworkOver : public INetworkDefinition {
- public:
-  explicit NetworkOver(VNetworkDefinition* impl) { mImpl = impl; }
 };
 
 const int kFloat = static_cast<int>(DataType::kFLOAT), kHalf = static_cast<int>(DataType::kHALF),
@@ -551,6 +712,9 @@ int main() {
   test_every_value_resolves_exactly_where_the_table_says();
   test_a_refused_setter_names_the_key_and_tensorrt();
   test_every_precision_value_sets_its_flag();
+  test_each_profile_is_added_in_order();
+  test_profile_errors_name_the_profile();
+  test_a_static_network_gets_no_profile();
 #if defined(TAM_FLAVOR_TRT10)
   test_tensorrt10_only_settings();
 #if TAM_HEADERS_MINOR >= 16

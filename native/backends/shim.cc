@@ -32,6 +32,7 @@
 #include "files.h"
 #include "host_log.h"
 #include "precision.h"
+#include "profiles.h"
 #include "request.h"
 #include "tee_monitor.h"
 #include "trtaction.h"
@@ -276,25 +277,6 @@ class HostMonitor : public nvinfer1::IProgressMonitor {
 template <typename T>
 using Owned = std::unique_ptr<T>;  // TensorRT 10+ objects are freed with delete
 
-std::string dims_text(const nvinfer1::Dims& d) {
-  std::string s = "[";
-  for (int32_t i = 0; i < d.nbDims; ++i) s += (i ? "," : "") + std::to_string(d.d[i]);
-  return s + "]";
-}
-
-std::string dims_text(const std::vector<int64_t>& d) {
-  std::string s = "[";
-  for (size_t i = 0; i < d.size(); ++i) s += (i ? "," : "") + std::to_string(d[i]);
-  return s + "]";
-}
-
-nvinfer1::Dims to_dims(const std::vector<int64_t>& v) {
-  nvinfer1::Dims d{};
-  d.nbDims = static_cast<int32_t>(v.size());
-  for (size_t i = 0; i < v.size(); ++i) d.d[i] = v[i];
-  return d;
-}
-
 // check_request_fits_flavour refuses what this flavour cannot do before the
 // library is loaded, so a wrong matrix entry fails the same way everywhere.
 void check_request_fits_flavour(const tam::BuildRequest& req) {
@@ -370,59 +352,6 @@ void parse_onnx(nvonnxparser::IParser& parser, const std::string& path) {
   }
   if (n == 0) msg << ": " << logger().last_error();
   fail(msg.str());
-}
-
-// add_profile creates the optimization profile for the network's dynamic
-// inputs. Every dynamic input needs a shape; every shape must name one.
-void add_profile(nvinfer1::IBuilder& builder, nvinfer1::INetworkDefinition& network, nvinfer1::IBuilderConfig& config,
-                 const tam::BuildRequest& req) {
-  std::string names;
-  for (int32_t i = 0; i < network.getNbInputs(); ++i) names += (i ? ", " : "") + std::string(network.getInput(i)->getName());
-  for (const auto& entry : req.shapes) {
-    bool found = false;
-    for (int32_t i = 0; i < network.getNbInputs(); ++i) found = found || entry.first == network.getInput(i)->getName();
-    if (!found) fail("shapes." + entry.first + ": the model has no input of that name; its inputs: " + names);
-  }
-
-  nvinfer1::IOptimizationProfile* profile = builder.createOptimizationProfile();  // owned by the builder
-  bool dynamic = false;
-  for (int32_t i = 0; i < network.getNbInputs(); ++i) {
-    nvinfer1::ITensor* input = network.getInput(i);
-    const std::string name = input->getName();
-    const nvinfer1::Dims d = input->getDimensions();
-    bool is_dynamic = false;
-    for (int32_t k = 0; k < d.nbDims; ++k) is_dynamic = is_dynamic || d.d[k] < 0;
-    auto it = req.shapes.find(name);
-    if (!is_dynamic) {
-      if (it != req.shapes.end())
-        fail("shapes." + name + ": input \"" + name + "\" is not dynamic (its shape is " + dims_text(d) +
-             "); shapes apply to dynamic inputs only");
-      continue;
-    }
-    if (it == req.shapes.end())
-      fail("input \"" + name + "\" has a dynamic shape " + dims_text(d) + " (-1 = dynamic); give shapes." + name +
-           " with min, opt and max");
-    const tam::ShapeRange& range = it->second;
-    if (static_cast<int32_t>(range.min.size()) != d.nbDims)
-      fail("shapes." + name + ": input \"" + name + "\" has rank " + std::to_string(d.nbDims) + " " + dims_text(d) +
-           ", but min is " + dims_text(range.min));
-    for (int32_t k = 0; k < d.nbDims; ++k) {
-      if (d.d[k] >= 0 && (range.min[k] != d.d[k] || range.opt[k] != d.d[k] || range.max[k] != d.d[k]))
-        fail("shapes." + name + ": dimension " + std::to_string(k) + " of \"" + name + "\" is fixed at " +
-             std::to_string(d.d[k]) + " " + dims_text(d));
-      if (range.min[k] > range.opt[k] || range.opt[k] > range.max[k] || range.min[k] < 0)
-        fail("shapes." + name + ": need 0 <= min <= opt <= max in every dimension; got min " + dims_text(range.min) +
-             ", opt " + dims_text(range.opt) + ", max " + dims_text(range.max));
-    }
-    using Sel = nvinfer1::OptProfileSelector;
-    if (!profile->setDimensions(name.c_str(), Sel::kMIN, to_dims(range.min)) ||
-        !profile->setDimensions(name.c_str(), Sel::kOPT, to_dims(range.opt)) ||
-        !profile->setDimensions(name.c_str(), Sel::kMAX, to_dims(range.max)))
-      fail("shapes." + name + ": " + kProduct + " refused the shape: " + logger().last_error());
-    dynamic = true;
-  }
-  if (dynamic && config.addOptimizationProfile(profile) < 0)
-    fail(std::string("the optimization profile was refused: ") + logger().last_error());
 }
 
 #if !defined(TAM_FLAVOR_RTX)
@@ -574,7 +503,7 @@ void build(const tam_host* host, const tam::BuildRequest& req) {
 #if defined(TAM_FLAVOR_RTX)
   apply_targets(*config, req);
 #endif
-  add_profile(*builder, *network, *config, req);
+  tam::add_profiles(*builder, *network, *config, req.profiles, kProduct, trt_errors());
 #if !defined(TAM_FLAVOR_RTX)
   std::unique_ptr<TimingCache> timing;
   if (!req.timing_cache.empty()) timing = std::make_unique<TimingCache>(*config, req.timing_cache, host);

@@ -34,7 +34,8 @@ using namespace nvinfer1::apiv;
 // The stand-ins implement every method, deprecated ones too.
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wdeprecated-declarations"
-#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults, VTensorDefaults, VConstantLayerDefaults
+#include TAM_STANDINS  // VBuilderConfigDefaults, VNetworkDefinitionDefaults, VLayerDefaults, VTensorDefaults, VConstantLayerDefaults,
+                      // VBuilderDefaults, VOptimizationProfileDefaults
 #pragma GCC diagnostic pop
 
 // ConfigOver is an IBuilderConfig whose implementation is impl.

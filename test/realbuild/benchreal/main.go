@@ -77,12 +77,12 @@ func run(o options) error {
 	return stopTable(o)
 }
 
-// shapes gives a dynamic model its optimization profile.
-func shapes(model string) map[string]native.Shape {
+// profiles gives a dynamic model its optimization profile.
+func profiles(model string) []map[string]native.Shape {
 	if model != "dynamic" {
 		return nil
 	}
-	return map[string]native.Shape{"input": {Min: []int64{1, 64}, Opt: []int64{4, 64}, Max: []int64{8, 64}}}
+	return []map[string]native.Shape{{"input": {Min: []int64{1, 64}, Opt: []int64{4, 64}, Max: []int64{8, 64}}}}
 }
 
 // ---------------------------------------------------------------- overhead
@@ -156,7 +156,7 @@ func timeBuild(so string, o options, model string, noMonitor bool) (wall, cpu ti
 	engine := filepath.Join(o.work, model+".engine")
 	defer os.Remove(engine)
 	req := native.Request{Name: model, ONNX: filepath.Join(o.modelsDir, model+".onnx"), EngineTmp: engine,
-		Shapes: shapes(model), NoMonitor: noMonitor}
+		Profiles: profiles(model), NoMonitor: noMonitor}
 	cpuStart, start := cpuTime(), time.Now()
 	b, err := native.StartBackend(so, req.WithLibrary(rtxLibrary()))
 	if err != nil {
