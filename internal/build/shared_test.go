@@ -503,18 +503,13 @@ func TestRefusedEntryIsReplaced(t *testing.T) {
 		server func(*testing.T) *store
 		poison func(t *testing.T, st *store, s remote.Store, first *sharedRun)
 	}{
-		// On S3 only: a registry's Put skips a blob it has, whatever its
-		// bytes, so an engine built again with the same bytes does not
-		// mend it there (told to the remote store's owner).
-		"blob bytes changed": {server: s3Server, poison: func(t *testing.T, st *store, _ remote.Store, first *sharedRun) {
-			engine := first.builds["b00"].Engine
-			good, _ := os.ReadFile(engine.Path)
-			bad := bytes.Clone(good)
-			bad[len(bad)/2] ^= 0xff
-			if err := os.WriteFile(st.blob(engine.SHA256), bad, 0o644); err != nil {
-				t.Fatal(err)
-			}
-		}},
+		// The bytes of the engine's blob changed in the store's files, its
+		// length kept: the rebuild's engine has the same bytes, so the
+		// replacement must not trust what the store has under their digest
+		// (a registry keeps the first bytes it stored under a digest).
+		"blob bytes changed (oci)": {server: func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
+			poison: changeEngineBlob},
+		"blob bytes changed (s3)": {server: s3Server, poison: changeEngineBlob},
 		"another key's metadata": {server: func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
 			poison: func(t *testing.T, _ *store, s remote.Store, first *sharedRun) {
 				ctx := context.Background()
@@ -554,6 +549,21 @@ func TestRefusedEntryIsReplaced(t *testing.T) {
 				t.Errorf("after the replacement: %s, cache %+v, warnings %q; want a remote hit", b.Status, b.Cache, next.warnings)
 			}
 		})
+	}
+}
+
+// changeEngineBlob changes a byte in the middle of b00's engine as the
+// store's files hold it (its one blob: a 1 MiB engine is one layer).
+func changeEngineBlob(t *testing.T, st *store, _ remote.Store, first *sharedRun) {
+	engine := first.builds["b00"].Engine
+	good, err := os.ReadFile(engine.Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := bytes.Clone(good)
+	bad[len(bad)/2] ^= 0xff
+	if err := os.WriteFile(st.blob(engine.SHA256), bad, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,6 +25,23 @@ import (
 // first, so nothing is uploaded for an entry the registry has, and again
 // just before tagging) means pushed=false.
 //
+// With replace, the files are laid out anew (replacementCut), so every
+// layer is a blob the registry has never stored: a replacement is what
+// mends an entry whose blob bytes were changed in the registry's storage,
+// and a registry keeps the first bytes stored under a digest whatever is
+// uploaded under it later. CNCF Distribution does (its blob writer's
+// moveBlob, registry/storage/blobwriter.go, leaves an existing blob's data
+// as it is, "while it may be corrupted"; checked against docker-registry
+// 2.8: a blob's bytes changed in its storage, the blob deleted from the
+// repository and the same bytes uploaded again, it still serves the changed
+// bytes, in that repository and in any other), and deleting a blob there
+// only unlinks it from the repository until garbage collection. The cost
+// is the whole file uploaded again even where the registry's bytes were
+// right, as an S3 replacement uploads it; a rebuild's engine usually has
+// other bytes anyway (TensorRT's tactic timing). The metadata (the config
+// blob) names the build's end to the nanosecond, so a replacement's is a
+// new blob too.
+//
 // The race left: the registry API has no conditional tag, so two runners
 // that both find the tag missing both tag, and the last tag wins. Both
 // report pushed=true; both entries are right for the key (a key names
@@ -38,7 +56,7 @@ func (s *ociStore) Put(ctx context.Context, key string, meta []byte, files []Upl
 	}
 	// Split files are hashed part by part first: no bytes move over the
 	// network meanwhile, so this is outside the watchdog.
-	layers, bodies, err := s.layers(files)
+	layers, bodies, err := s.layers(files, replace)
 	if err != nil {
 		return false, fmt.Errorf("%s: putting %s: %w", s.location, key, err)
 	}
@@ -118,8 +136,10 @@ func (s section) reader() io.Reader {
 // SHA-256, which Upload carries; a larger one is parts of partSize bytes
 // (the last shorter), whose digests are computed here by reading the file
 // once more before the upload reads it: one more read and SHA-256 pass
-// over the file, seconds per GiB on one core.
-func (s *ociStore) layers(files []Upload) ([]ocispec.Descriptor, []section, error) {
+// over the file, seconds per GiB on one core. A replacement's file is cut
+// first at replacementCut's offset instead, then in parts of partSize
+// bytes.
+func (s *ociStore) layers(files []Upload, replace bool) ([]ocispec.Descriptor, []section, error) {
 	var layers []ocispec.Descriptor
 	var bodies []section
 	for _, f := range files {
@@ -128,14 +148,18 @@ func (s *ociStore) layers(files []Upload) ([]ocispec.Descriptor, []section, erro
 			ociFileSizeAnnotation:   strconv.FormatInt(f.Size, 10),
 			ociFileSHAAnnotation:    f.SHA256,
 		}
-		if f.Size <= s.partSize {
+		cut := s.partSize // where the first layer ends
+		if replace {
+			cut = replacementCut(f.Size, s.partSize)
+		}
+		if f.Size <= cut {
 			layers = append(layers, ocispec.Descriptor{MediaType: ociFileType, Size: f.Size,
 				Digest: digest.NewDigestFromEncoded(digest.SHA256, f.SHA256), Annotations: annotations})
 			bodies = append(bodies, section{f.Body, 0, f.Size})
 			continue
 		}
-		for off := int64(0); off < f.Size; off += s.partSize {
-			part := section{f.Body, off, min(s.partSize, f.Size-off)}
+		for off, n := int64(0), cut; off < f.Size; off, n = off+n, s.partSize {
+			part := section{f.Body, off, min(n, f.Size-off)}
 			h := sha256.New()
 			if _, err := io.Copy(h, io.NewSectionReader(part.src, part.off, part.size)); err != nil {
 				return nil, nil, fmt.Errorf("reading %s: %w", f.Name, err)
@@ -146,6 +170,22 @@ func (s *ociStore) layers(files []Upload) ([]ocispec.Descriptor, []section, erro
 		}
 	}
 	return layers, bodies, nil
+}
+
+// replacementCut is where a replacement cuts a file of size bytes first:
+// at a random offset in the middle half of its first partSize bytes, so
+// its parts are byte ranges no layout put before (the first layout cuts at
+// multiples of partSize, and another replacement of the same file at
+// another random offset, the same one with odds of about 2/partSize, or
+// 2/size for a file smaller than partSize: one in half a million for a
+// 1 MiB engine), and none is empty or larger than partSize. A file of
+// fewer than 2 bytes has no other layout: it is one layer.
+func replacementCut(size, partSize int64) int64 {
+	m := min(size, partSize)
+	if m < 2 {
+		return size
+	}
+	return max(1, m/4+rand.Int64N(max(1, m/2)))
 }
 
 // uploadBody is a layer's body as a request carries it. net/http knows how

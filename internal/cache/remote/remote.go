@@ -27,7 +27,9 @@
 //	              application/vnd.trt-action.cache.file) whose digest is
 //	              the file's SHA-256, or, above 4 GiB, ordered layers of
 //	              4 GiB (the last shorter), so registries that limit a
-//	              layer's size take any engine; every layer's annotations
+//	              layer's size take any engine; a replacement's file is
+//	              ordered layers of at most 4 GiB cut at a random place
+//	              (ociput.go says why); every layer's annotations
 //	              name its file (org.opencontainers.image.title) and the
 //	              whole file's size and SHA-256
 //	              (com.github.trt-action.cache.file.size, .sha256)
