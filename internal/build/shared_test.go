@@ -398,10 +398,10 @@ func TestStoreKilledMidTransfer(t *testing.T) {
 	})
 }
 
-// Two runners pushing one key at once: no error, and one entry stays,
-// whole. S3's conditional write lets exactly one push; a registry has no
-// conditional tag, so there both may (remote's oci.go says why that is
-// harmless).
+// Two runners pushing one key at once: no error, one entry stays, whole,
+// and exactly one runner reports pushed (S3's conditional write; on a
+// registry, which has no conditional tag, the tag resolved again once the
+// race has settled).
 func TestTwoRunnersPushOneKeyAtOnce(t *testing.T) {
 	for _, kind := range []string{"oci", "s3"} {
 		t.Run(kind, func(t *testing.T) {
@@ -430,8 +430,8 @@ func TestTwoRunnersPushOneKeyAtOnce(t *testing.T) {
 					pushed++
 				}
 			}
-			if pushed == 0 || kind == "s3" && pushed != 1 {
-				t.Errorf("%d runners pushed; want one (S3), at least one (OCI)", pushed)
+			if pushed != 1 {
+				t.Errorf("%d runners pushed; want one", pushed)
 			}
 			third := runShared(t, sizedBuilds(t.TempDir(), 1, 8<<20), sharedCache(t, t.TempDir(), st.open(t, "", 0), remote.ReadWrite), nil, nil)
 			if b := third.builds["b00"]; b.Status != report.StatusCached || b.Cache.From != report.CacheFromRemote {

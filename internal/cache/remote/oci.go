@@ -39,6 +39,10 @@ const (
 	ociKeyAnnotation      = "com.github.trt-action.cache.key"
 	ociFileSizeAnnotation = "com.github.trt-action.cache.file.size"
 	ociFileSHAAnnotation  = "com.github.trt-action.cache.file.sha256"
+	// ociPushAnnotation is the manifest's random text of one Put, so each
+	// Put's manifest is its own, and a Put tells its tag from a racing
+	// runner's even when both pushed the same entry.
+	ociPushAnnotation = "com.github.trt-action.cache.push"
 	// maxLayerBytes bounds a layer: a larger file is pushed as ordered
 	// parts of this size, so registries that limit a layer's size take
 	// any engine.
@@ -61,6 +65,11 @@ type ociStore struct {
 	mu      sync.Mutex
 	plain   bool // decided: speak plain HTTP (a local registry without TLS)
 	decided bool
+
+	// Tests' pauses in Put, nil in use: after its last look at the tag
+	// and before its tag (beforeTag); after its tag, before the settle
+	// wait (afterTag).
+	beforeTag, afterTag func()
 }
 
 // openOCI opens oci://HOST[:PORT]/REPOSITORY, after checking every part

@@ -3,9 +3,11 @@ package remote
 import (
 	"bytes"
 	"context"
+	cryptorand "crypto/rand"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
@@ -16,6 +18,7 @@ import (
 	"github.com/opencontainers/go-digest"
 	specs "github.com/opencontainers/image-spec/specs-go"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"oras.land/oras-go/v2/errdef"
 	orasremote "oras.land/oras-go/v2/registry/remote"
 )
 
@@ -42,14 +45,12 @@ import (
 // blob) names the build's end to the nanosecond, so a replacement's is a
 // new blob too.
 //
-// The race left: the registry API has no conditional tag, so two runners
-// that both find the tag missing both tag, and the last tag wins. Both
-// report pushed=true; both entries are right for the key (a key names
-// everything that decides the engine), so readers get one or the other
-// whole. The cost is the loser's upload, and its manifest left untagged
-// (its blobs too, where no other manifest uses them) until the registry's
-// garbage collection; a reader that got the loser's manifest before the
-// second tag still reads it whole, as blobs outlive their tags.
+// The registry API has no conditional tag: two runners that both find the
+// tag missing both tag, and the last tag stays. So a Put, after tagging,
+// waits for the race to settle (settleDelay) and resolves the tag again:
+// pushed is true only when the tag still names its own manifest (each
+// Put's manifest is its own: ociPushAnnotation). The window left is the
+// package comment's.
 func (s *ociStore) Put(ctx context.Context, key string, meta []byte, files []Upload, replace bool) (bool, error) {
 	if err := checkUploads(key, meta, files); err != nil {
 		return false, fmt.Errorf("%s: putting %s: %w", s.location, key, err)
@@ -62,11 +63,11 @@ func (s *ociStore) Put(ctx context.Context, key string, meta []byte, files []Upl
 	}
 	ctx, w := watch(ctx, s.stall)
 	defer w.stop()
-	pushed, err := s.put(ctx, key, meta, layers, bodies, replace)
+	pushed, err := s.put(ctx, w, key, meta, layers, bodies, replace)
 	return pushed, s.fail(ctx, "putting "+key, err)
 }
 
-func (s *ociStore) put(ctx context.Context, key string, meta []byte, layers []ocispec.Descriptor, bodies []section, replace bool) (bool, error) {
+func (s *ociStore) put(ctx context.Context, w *watchdog, key string, meta []byte, layers []ocispec.Descriptor, bodies []section, replace bool) (bool, error) {
 	repo, err := s.repository(ctx)
 	if err != nil {
 		return false, err
@@ -95,6 +96,7 @@ func (s *ociStore) put(ctx context.Context, key string, meta []byte, layers []oc
 		Annotations: map[string]string{
 			ocispec.AnnotationCreated: time.Now().UTC().Format(time.RFC3339),
 			ociKeyAnnotation:          key,
+			ociPushAnnotation:         cryptorand.Text(),
 		},
 	})
 	if err != nil {
@@ -105,11 +107,63 @@ func (s *ociStore) put(ctx context.Context, key string, meta []byte, layers []oc
 			return false, err
 		}
 	}
+	if s.beforeTag != nil {
+		s.beforeTag()
+	}
 	desc := ocispec.Descriptor{MediaType: ocispec.MediaTypeImageManifest, Digest: digest.FromBytes(manifest), Size: int64(len(manifest))}
+	start := time.Now()
 	if err := repo.PushReference(ctx, desc, bytes.NewReader(manifest), key); err != nil {
 		return false, err
 	}
-	return true, nil
+	took := time.Since(start)
+	if s.afterTag != nil {
+		s.afterTag()
+	}
+	return s.settled(ctx, w, repo, key, desc.Digest, settleDelay(took))
+}
+
+// settleDelay is how long a Put waits after its tag before it looks again
+// whose manifest the tag names: twice the time its own tag request took,
+// at least settleMin and at most settleMax. A runner racing this one
+// found the tag missing before this tag landed, and its tag lands one
+// request later (its tag's request, sent as soon as its look answered);
+// the same registry takes about as long for that request as for this
+// one's, so twice this one's time, and never less than settleMin (a
+// registry answers one runner quickly and another slowly; a 5xx retried
+// once is 250 ms more), covers it. settleMax bounds what a slow registry
+// adds to a push, which runs beside other builds: only a run's last push
+// makes the run wait for it.
+func settleDelay(tagTook time.Duration) time.Duration {
+	return min(max(settleMin, 2*tagTook), settleMax)
+}
+
+const (
+	settleMin = time.Second
+	settleMax = 10 * time.Second
+)
+
+// settled waits wait (the watchdog paused: no bytes are due), then
+// resolves key's tag: pushed when it names ours, not when it names
+// another manifest (a racing runner's tag landed after ours) or none (the
+// entry was deleted meanwhile).
+func (s *ociStore) settled(ctx context.Context, w *watchdog, repo *orasremote.Repository, key string, ours digest.Digest, wait time.Duration) (bool, error) {
+	w.pause()
+	t := time.NewTimer(wait)
+	select {
+	case <-ctx.Done():
+		t.Stop()
+		return false, context.Cause(ctx)
+	case <-t.C:
+	}
+	w.resume()
+	desc, err := repo.Resolve(ctx, key)
+	switch {
+	case errors.Is(err, errdef.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return desc.Digest == ours, nil
 }
 
 // pushMissing pushes a blob the registry does not have.
