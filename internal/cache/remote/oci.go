@@ -92,7 +92,7 @@ func openOCI(ctx context.Context, raw string, u *url.URL, o Options) (Store, err
 	if len(problems) > 0 {
 		return nil, badURL(raw, "%s", strings.Join(problems, "; "))
 	}
-	base, err := newTransport(o.Getenv)
+	base, err := newTransport(o)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +124,14 @@ func validPort(p string) bool {
 	return err == nil && n > 0 && n < 65536
 }
 
-// ociRetryPolicy retries a request that failed for a reason that may pass:
-// oras-go's default policy (a 5xx, 408 or 429 answer, a connection reset,
-// a dial timeout, a response cut short; 4 retries here, 200 ms to 3 s
-// apart with exponential backoff and jitter), and a refused connection,
-// so a registry that restarts costs seconds, not the run's remote.
-var ociRetryPolicy retry.Policy = &retry.GenericPolicy{
+// ociRetryPolicy retries a request that failed for a reason that may
+// pass: oras-go's default policy (a 5xx, 408 or 429 answer, a connection
+// reset, a dial timeout, a response cut short; 4 retries here, 250 ms to
+// 3 s apart with exponential backoff and jitter). A refused connection is
+// retried once (refusedOnce).
+var ociRetryPolicy retry.Policy = refusedOnce{&retry.GenericPolicy{
 	Retryable: func(resp *http.Response, err error) (bool, error) {
-		if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		if refused(err) {
 			return true, nil
 		}
 		return retry.DefaultPredicate(resp, err)
@@ -140,7 +140,26 @@ var ociRetryPolicy retry.Policy = &retry.GenericPolicy{
 	MinWait:  200 * time.Millisecond,
 	MaxWait:  3 * time.Second,
 	MaxRetry: 4,
+}}
+
+// refusedOnce is a policy that retries a refused connection only as a
+// request's first retry. A refused connection is the host's answer that
+// nothing listens there, not a failure on the way: a registry that is
+// down (when the run starts, or since) costs an operation two connection
+// attempts one backoff apart (about 250 ms), not the four retries' 4 s
+// and more, while a registry restarting within that backoff is still
+// reached. Failures that may pass mid-transfer keep their retries.
+type refusedOnce struct{ retry.Policy }
+
+func (p refusedOnce) Retry(attempt int, resp *http.Response, err error) (time.Duration, error) {
+	if attempt >= 1 && refused(err) {
+		return -1, nil
+	}
+	return p.Policy.Retry(attempt, resp, err)
 }
+
+// refused reports whether err is a refused connection.
+func refused(err error) bool { return err != nil && errors.Is(err, syscall.ECONNREFUSED) }
 
 func (s *ociStore) Location() string { return s.location }
 

@@ -86,6 +86,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"time"
 )
 
@@ -230,6 +231,9 @@ type Options struct {
 	// above which an upload is multipart (the SDK's defaults when 0).
 	// Only this package's tests set it, to split a few MiB for real.
 	partSize int64
+	// dial is the transport's dialer (net.Dialer's when nil): this
+	// package's tests wrap the real one to count connection attempts.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // DefaultStall is Options.Stall's default.
