@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,8 +21,10 @@ const (
 )
 
 // A store whose server is not running: Open succeeds (it sends nothing),
-// each operation fails after its bounded retries, and a miss is never
-// reported for it.
+// and each operation fails, its refused connection retried a bounded
+// number of times (counted by a dialer wrapping the real one): OCI, the
+// first attempt and one retry, one backoff apart (about 250 ms); S3, the
+// SDK's retryer's attempts. A miss is never reported for it.
 func TestServerDownAtStart(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -31,16 +34,34 @@ func TestServerDownAtStart(t *testing.T) {
 	ln.Close()
 	s3 := remotetest.S3{Bucket: "trt-cache"}
 	env := remotetest.Env{"AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s", "AWS_EC2_METADATA_DISABLED": "true"}
-	for _, url := range []string{"oci://" + down + "/trt/cache", s3.URL("cache", "http://"+down)} {
-		s, err := Open(context.Background(), url, Options{Getenv: env.Getenv})
+	stores := []struct {
+		url      string
+		attempts int
+	}{
+		{"oci://" + down + "/trt/cache", 2},
+		{s3.URL("cache", "http://"+down), 5},
+	}
+	for _, st := range stores {
+		var dials atomic.Int64
+		dial := func(ctx context.Context, network, addr string) (net.Conn, error) {
+			dials.Add(1)
+			return (&net.Dialer{}).DialContext(ctx, network, addr)
+		}
+		s, err := Open(context.Background(), st.url, Options{Getenv: env.Getenv, dial: dial})
 		if err != nil {
 			t.Fatal(err)
 		}
-		within(t, failWithin, "a Get from a store that is down", func() {
-			_, err = s.Get(context.Background(), keyOf("down"))
-		})
-		if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "refused") {
-			t.Errorf("%s: Get = %v; want the refused connection", url, err)
+		for op := range 2 {
+			before := dials.Load()
+			within(t, failWithin, "a Get from a store that is down", func() {
+				_, err = s.Get(context.Background(), keyOf("down"))
+			})
+			if err == nil || errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "refused") {
+				t.Errorf("%s: Get = %v; want the refused connection", st.url, err)
+			}
+			if n := dials.Load() - before; n != int64(st.attempts) {
+				t.Errorf("%s: Get %d tried to connect %d times; want %d", st.url, op+1, n, st.attempts)
+			}
 		}
 	}
 }

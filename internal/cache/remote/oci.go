@@ -39,6 +39,10 @@ const (
 	ociKeyAnnotation      = "com.github.trt-action.cache.key"
 	ociFileSizeAnnotation = "com.github.trt-action.cache.file.size"
 	ociFileSHAAnnotation  = "com.github.trt-action.cache.file.sha256"
+	// ociPushAnnotation is the manifest's random text of one Put, so each
+	// Put's manifest is its own, and a Put tells its tag from a racing
+	// runner's even when both pushed the same entry.
+	ociPushAnnotation = "com.github.trt-action.cache.push"
 	// maxLayerBytes bounds a layer: a larger file is pushed as ordered
 	// parts of this size, so registries that limit a layer's size take
 	// any engine.
@@ -61,6 +65,11 @@ type ociStore struct {
 	mu      sync.Mutex
 	plain   bool // decided: speak plain HTTP (a local registry without TLS)
 	decided bool
+
+	// Tests' pauses in Put, nil in use: after its last look at the tag
+	// and before its tag (beforeTag); after its tag, before the settle
+	// wait (afterTag).
+	beforeTag, afterTag func()
 }
 
 // openOCI opens oci://HOST[:PORT]/REPOSITORY, after checking every part
@@ -83,7 +92,7 @@ func openOCI(ctx context.Context, raw string, u *url.URL, o Options) (Store, err
 	if len(problems) > 0 {
 		return nil, badURL(raw, "%s", strings.Join(problems, "; "))
 	}
-	base, err := newTransport(o.Getenv)
+	base, err := newTransport(o)
 	if err != nil {
 		return nil, err
 	}
@@ -115,14 +124,14 @@ func validPort(p string) bool {
 	return err == nil && n > 0 && n < 65536
 }
 
-// ociRetryPolicy retries a request that failed for a reason that may pass:
-// oras-go's default policy (a 5xx, 408 or 429 answer, a connection reset,
-// a dial timeout, a response cut short; 4 retries here, 200 ms to 3 s
-// apart with exponential backoff and jitter), and a refused connection,
-// so a registry that restarts costs seconds, not the run's remote.
-var ociRetryPolicy retry.Policy = &retry.GenericPolicy{
+// ociRetryPolicy retries a request that failed for a reason that may
+// pass: oras-go's default policy (a 5xx, 408 or 429 answer, a connection
+// reset, a dial timeout, a response cut short; 4 retries here, 250 ms to
+// 3 s apart with exponential backoff and jitter). A refused connection is
+// retried once (refusedOnce).
+var ociRetryPolicy retry.Policy = refusedOnce{&retry.GenericPolicy{
 	Retryable: func(resp *http.Response, err error) (bool, error) {
-		if err != nil && errors.Is(err, syscall.ECONNREFUSED) {
+		if refused(err) {
 			return true, nil
 		}
 		return retry.DefaultPredicate(resp, err)
@@ -131,7 +140,26 @@ var ociRetryPolicy retry.Policy = &retry.GenericPolicy{
 	MinWait:  200 * time.Millisecond,
 	MaxWait:  3 * time.Second,
 	MaxRetry: 4,
+}}
+
+// refusedOnce is a policy that retries a refused connection only as a
+// request's first retry. A refused connection is the host's answer that
+// nothing listens there, not a failure on the way: a registry that is
+// down (when the run starts, or since) costs an operation two connection
+// attempts one backoff apart (about 250 ms), not the four retries' 4 s
+// and more, while a registry restarting within that backoff is still
+// reached. Failures that may pass mid-transfer keep their retries.
+type refusedOnce struct{ retry.Policy }
+
+func (p refusedOnce) Retry(attempt int, resp *http.Response, err error) (time.Duration, error) {
+	if attempt >= 1 && refused(err) {
+		return -1, nil
+	}
+	return p.Policy.Retry(attempt, resp, err)
 }
+
+// refused reports whether err is a refused connection.
+func refused(err error) bool { return err != nil && errors.Is(err, syscall.ECONNREFUSED) }
 
 func (s *ociStore) Location() string { return s.location }
 

@@ -9,11 +9,9 @@ import (
 	"github.com/trt-action/trt-action/internal/cache/remote/remotetest"
 )
 
-// Two runners push one key at once, without replace. S3: exactly one
-// pushes (the record's conditional write), and its entry is the one
-// there. OCI: the registry API has no conditional tag, so both may push
-// (oci.go's Put says why that is harmless); at least one does, and the
-// key holds one of the two entries, whole.
+// Two runners push one key at once, without replace: exactly one pushes,
+// and its entry is the one there, whole (S3: the record's conditional
+// write; OCI: the tag resolved again once the race has settled).
 func TestConcurrentPutsOfOneKey(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("race")
@@ -60,17 +58,68 @@ func TestConcurrentPutsOfOneKey(t *testing.T) {
 		}
 		sameBytes(t, got, files[winner])
 		t.Logf("pushed %v; the entry is runner %d's", pushed, winner)
-		switch fx.kind {
-		case "s3":
-			if pushed[0] == pushed[1] || !pushed[winner] {
-				t.Fatalf("pushed %v with runner %d's entry there; want exactly the winner to have pushed", pushed, winner)
-			}
-		case "oci":
-			if !pushed[0] && !pushed[1] {
-				t.Fatalf("neither runner pushed")
-			}
+		if pushed[0] == pushed[1] || !pushed[winner] {
+			t.Fatalf("pushed %v with runner %d's entry there; want exactly the winner to have pushed", pushed, winner)
 		}
 	})
+}
+
+// Two OCI Puts of one key in the order the registry API cannot tell
+// apart at the time: A finds no tag, B finds no tag and tags, A tags over
+// B's tag. Only A reports pushed, and A's entry is there; so too when
+// both push the same entry (the same bytes and metadata).
+func TestOCIPutsRacingInTheWorstOrder(t *testing.T) {
+	for _, same := range []bool{false, true} {
+		t.Run(map[bool]string{false: "two entries", true: "one entry twice"}[same], func(t *testing.T) {
+			fx := ociFixture(t, remotetest.RegistryOptions{})
+			a, b := fx.open(t, fx.url).(*ociStore), fx.open(t, fx.url).(*ociStore)
+			key := keyOf("worst order")
+			fa := testFile(t, "engine", 2<<20, 41)
+			fb := fa
+			if !same {
+				fb = testFile(t, "engine", 2<<20, 42)
+			}
+			aLooked, bTagged, aTagged := make(chan struct{}), make(chan struct{}), make(chan struct{})
+			a.beforeTag = func() { close(aLooked); await(bTagged) }
+			a.afterTag = func() { close(aTagged) }
+			b.afterTag = func() { close(bTagged); await(aTagged) }
+
+			var pushedA bool
+			var errA error
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				pushedA, errA = a.Put(context.Background(), key, testMeta(key), []Upload{fa}, false)
+			}()
+			if !await(aLooked) {
+				t.Fatal("A never reached its tag")
+			}
+			pushedB, errB := b.Put(context.Background(), key, testMeta(key), []Upload{fb}, false)
+			<-done
+			if errA != nil || errB != nil {
+				t.Fatalf("A: %v; B: %v", errA, errB)
+			}
+			if !pushedA || pushedB {
+				t.Fatalf("pushed: A %v, B %v; want A alone, whose tag landed last", pushedA, pushedB)
+			}
+			got, err := readAll(t, b, key, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBytes(t, got, fa)
+		})
+	}
+}
+
+// await waits for ch to close, or gives up after failWithin (a test's
+// pause that is never released fails the test instead of hanging it).
+func await(ch <-chan struct{}) bool {
+	select {
+	case <-ch:
+		return true
+	case <-time.After(failWithin):
+		return false
+	}
 }
 
 // One store used by several goroutines at once (a run's pushes go on

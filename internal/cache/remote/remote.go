@@ -27,12 +27,16 @@
 //	              application/vnd.trt-action.cache.file) whose digest is
 //	              the file's SHA-256, or, above 4 GiB, ordered layers of
 //	              4 GiB (the last shorter), so registries that limit a
-//	              layer's size take any engine; every layer's annotations
+//	              layer's size take any engine; a replacement's file is
+//	              ordered layers of at most 4 GiB cut at a random place
+//	              (ociput.go says why); every layer's annotations
 //	              name its file (org.opencontainers.image.title) and the
 //	              whole file's size and SHA-256
 //	              (com.github.trt-action.cache.file.size, .sha256)
 //	annotations   org.opencontainers.image.created (the upload time, RFC
-//	              3339) and com.github.trt-action.cache.key (K)
+//	              3339), com.github.trt-action.cache.key (K) and
+//	              com.github.trt-action.cache.push (random text of the
+//	              Put that pushed it)
 //
 // The manifest is pushed by its tag after its blobs, so the tag names a
 // whole entry or none. A deletion deletes the manifest; its blobs stay
@@ -50,6 +54,28 @@
 // A deletion deletes the record; Sweep (Sweeper) deletes the blobs no
 // record names.
 //
+// # Two runners pushing one key
+//
+// One entry stays, and only the runner whose entry it is reports pushed.
+// S3 writes the record with If-None-Match: *, so exactly one of two Puts
+// writes it. A registry has no conditional tag: a Put looks at the tag,
+// finds none, and tags, and two Puts that both looked before either
+// tagged both tag; the tag that lands last stays. So an OCI Put, after
+// its tag, waits (settleDelay: twice its own tag request's time, at least
+// 1 s, at most 10 s) and resolves the tag again: pushed only when the tag
+// still names its own manifest. The window left: a racing Put whose tag
+// lands more than that wait after this one's, having looked before this
+// one's landed (its tag request took longer than the wait from its look:
+// a registry far slower for that runner than for this one, or its tag
+// request retried after a 5xx or a reset). This Put then saw its own tag
+// and reported pushed, and so does the other, whose entry is the one that
+// stays. Nothing is lost: every entry tagged is whole and right for its
+// key (a key names everything that decides the engine), a reader that
+// resolved the earlier manifest still reads it whole (blobs outlive their
+// tags), and that manifest, with the blobs no other names, stays untagged
+// until the registry's garbage collection. A replacing Put (--rebuild)
+// that lands within a Put's wait is a later write: that Put reports false.
+//
 // The package imports nothing of trt-action's but internal/text, so
 // internal/cache, which holds the tier logic (a pull written to the
 // local staging folder and the engine path in one pass, backfill, push),
@@ -60,6 +86,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"time"
 )
 
@@ -82,10 +109,12 @@ type Store interface {
 	// Has reports whether key has an entry, with one request.
 	Has(ctx context.Context, key string) (bool, error)
 	// Put uploads an entry: its files first (content-addressed: bytes the
-	// store has already are not sent again), the record that makes key
-	// an entry last, so a reader never sees part of one. Without replace,
-	// an entry already there for key stays and Put returns false, nil;
-	// with replace, the new entry takes its place in one write.
+	// store has already are not sent again, except by a replacement), the
+	// record that makes key an entry last, so a reader never sees part of
+	// one. Without replace, an entry already there for key stays and Put
+	// returns false, nil; with replace, the new entry takes its place in
+	// one write. Of two Puts of one key at once, one pushes (see "Two
+	// runners pushing one key" above).
 	Put(ctx context.Context, key string, meta []byte, files []Upload, replace bool) (pushed bool, err error)
 	// List calls fn for every entry of the store, in no set order.
 	List(ctx context.Context, fn func(Listed) error) error
@@ -202,6 +231,9 @@ type Options struct {
 	// above which an upload is multipart (the SDK's defaults when 0).
 	// Only this package's tests set it, to split a few MiB for real.
 	partSize int64
+	// dial is the transport's dialer (net.Dialer's when nil): this
+	// package's tests wrap the real one to count connection attempts.
+	dial func(ctx context.Context, network, addr string) (net.Conn, error)
 }
 
 // DefaultStall is Options.Stall's default.

@@ -120,7 +120,7 @@ func checkEndpoint(endpoint string) error {
 // accept). With endpoint=, requests are path-style
 // (ENDPOINT/BUCKET/KEY), which every S3-compatible store serves.
 func (s *s3Store) connect(ctx context.Context, o Options, region string) error {
-	transport, err := newTransport(o.Getenv, "AWS_CA_BUNDLE")
+	transport, err := newTransport(o, "AWS_CA_BUNDLE")
 	if err != nil {
 		return err
 	}

@@ -60,6 +60,47 @@ func TestOCISplitsALargeFileIntoLayers(t *testing.T) {
 	}
 }
 
+// A replacement of a file larger than the layer size: layers of at most
+// that size again, none of them a blob of the first layout (so a part
+// whose bytes were changed in the registry's storage is not named again),
+// joined back into the file.
+func TestOCIReplacementOfASplitFile(t *testing.T) {
+	fx := ociFixture(t, remotetest.RegistryOptions{})
+	s := fx.open(t, fx.url, func(o *Options) { o.partSize = 1 << 20 })
+	key := keyOf("split replaced")
+	engine := testFile(t, "engine", 3<<20+77, 5)
+	put(t, s, key, engine, false)
+	first := map[string]bool{}
+	for _, blob := range entryBlobs(t, fx, s, key) {
+		first[blob] = true
+	}
+	flipByte(t, entryBlobs(t, fx, s, key)[1], 10)
+
+	put(t, s, key, engine, true)
+	e, err := s.Get(context.Background(), key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sum int64
+	for i, p := range e.ref.(*ociManifest).parts[0] {
+		if p.Size > 1<<20 || p.Size == 0 {
+			t.Errorf("layer %d: %d bytes, want 1 to 1 MiB", i, p.Size)
+		}
+		if first[fx.blobFile(p.Digest.Encoded())] {
+			t.Errorf("layer %d is a blob of the first layout", i)
+		}
+		sum += p.Size
+	}
+	if sum != engine.Size {
+		t.Errorf("the layers hold %d bytes, want %d", sum, engine.Size)
+	}
+	got, err := readAll(t, s, key, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameBytes(t, got, engine)
+}
+
 // An upload above the part size goes as a multipart upload (5 MiB parts
 // here, the smallest S3 takes), and reads back whole.
 func TestS3UploadsALargeFileInParts(t *testing.T) {

@@ -18,12 +18,15 @@ import (
 // files the variables bundles name: AWS_CA_BUNDLE for S3), the process's
 // proxy settings, and enough idle connections per host for parallel parts.
 // Every request goes through the stall watchdog (watchdog.go).
-func newTransport(getenv func(string) string, bundles ...string) (http.RoundTripper, error) {
-	roots, err := rootCAs(getenv, append([]string{"SSL_CERT_FILE"}, bundles...))
+func newTransport(o Options, bundles ...string) (http.RoundTripper, error) {
+	roots, err := rootCAs(o.Getenv, append([]string{"SSL_CERT_FILE"}, bundles...))
 	if err != nil {
 		return nil, err
 	}
 	t := http.DefaultTransport.(*http.Transport).Clone()
+	if o.dial != nil {
+		t.DialContext = o.dial
+	}
 	t.TLSClientConfig = &tls.Config{RootCAs: roots, MinVersion: tls.VersionTLS12}
 	t.MaxIdleConnsPerHost = 16
 	t.TLSHandshakeTimeout = 20 * time.Second
