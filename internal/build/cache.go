@@ -218,7 +218,7 @@ func (w *watch) pull() *report.Build {
 	stopPull()
 	cancel()
 	if started() || hit {
-		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Size, Elapsed: p.Elapsed, Ended: true}
+		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Bytes(), Elapsed: p.Elapsed, Ended: true}
 		if err != nil {
 			end.Err = err.Error()
 		}
@@ -323,7 +323,7 @@ func (w *watch) cached(e cache.Entry) *report.Build {
 	b := &w.res
 	b.Status = report.StatusCached
 	b.DurationMs = w.now().Milliseconds()
-	b.Engine = &report.Engine{Path: w.spec.Engine, Bytes: e.Size, SHA256: e.EngineSHA256}
+	b.Engine = &report.Engine{Path: w.spec.Engine, Bytes: e.Engine().Size, SHA256: e.Engine().SHA256}
 	c := b.Cache
 	c.Hit, c.BuiltAt, c.BuildMs, c.Original = true, e.BuiltAt.UTC(), e.Duration.Milliseconds(), e.Original
 	if e.Original != nil {
@@ -343,15 +343,15 @@ func (w *watch) store() {
 	if ec == nil || w.key == nil || w.res.Status != report.StatusOK || w.res.Engine == nil {
 		return
 	}
-	put := ec.Cache.Store
+	put := ec.Cache.StoreFiles
 	if w.res.Cache.Rebuilt {
-		put = ec.Cache.Replace
+		put = ec.Cache.ReplaceFiles
 	}
-	done, err := put(w.key.key, w.spec.Engine, cache.Entry{
+	// With the build's SHA-256: a file that changed since the build is not stored.
+	done, err := put(w.key.key, cache.EngineDecl(w.spec.Engine, w.res.Engine.SHA256), cache.Entry{
 		Build: w.spec.Name, Backend: w.spec.Backend, Library: w.key.env.Library, Target: w.key.env.Target,
 		BuiltAt: time.Now().UTC(), Duration: time.Duration(w.res.DurationMs) * time.Millisecond,
-		EngineSHA256: w.res.Engine.SHA256, // Store refuses a file that changed since the build
-		Original:     original(&w.res),
+		Original: original(&w.res),
 	})
 	if !w.noteStored(done, err) {
 		return

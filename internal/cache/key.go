@@ -35,7 +35,11 @@ var ErrScript = errors.New("never cached: it runs a command (run:), and what dec
 // another engine under the same key), layer-precisions and
 // layer-output-types keep their written order (which pattern wins depends
 // on it), and workspace is memory-pools.workspace.
-const FormatVersion = 2
+//
+// 3: an entry holds several files (entry.json lists each, files.go), so a
+// build with run: keeps every engine and output it declares, and builds
+// with run: have keys (scriptkey.go).
+const FormatVersion = 3
 
 // Key names one engine: 64 lowercase hex digits of a SHA-256.
 type Key string
