@@ -333,9 +333,33 @@ func (h *Hasher) Env(name, libPath, target string) (Env, error) {
 	if !ok {
 		return Env{}, unknownBackend(name)
 	}
+	return h.envAt(be, locateLibrary(be, libPath), target)
+}
+
+// BuildEnv is Env for build b. A build with run: loads the library its
+// program's Python environment holds in the backend's wheel folder, where
+// it holds one (its bindings load that: backend.LocateLibraryIn); else,
+// and for every other build, the library Env names.
+func (h *Hasher) BuildEnv(b matrix.Build, libPath, target string) (Env, error) {
+	be, ok := backend.Lookup(b.Backend)
+	if !ok {
+		return Env{}, unknownBackend(b.Backend)
+	}
+	if b.Script != nil {
+		if p := h.program(b.Script); p.err == nil && p.prog.Python != nil {
+			if lib, ok := backend.LocateLibraryIn(be, p.prog.Python.Sites); ok {
+				return h.envAt(be, lib, target)
+			}
+		}
+	}
+	return h.envAt(be, locateLibrary(be, libPath), target)
+}
+
+// envAt is the Env of a build on be whose library is at lib.
+func (h *Hasher) envAt(be backend.Backend, lib backend.LibraryLocation, target string) (Env, error) {
+	name := be.Name
 	// Remembered by where the library is, as a build would load it: the
 	// same file is hashed once, whichever way it was named.
-	lib := locateLibrary(be, libPath)
 	id := libraryQuery{name, lib}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
@@ -370,7 +394,7 @@ type BuildKey struct {
 func (h *Hasher) Keys(ctx context.Context, builds []matrix.Build, libPath string) []BuildKey {
 	out := make([]BuildKey, len(builds))
 	for i, b := range builds {
-		env, err := h.Env(b.Backend, libPath, "")
+		env, err := h.BuildEnv(b, libPath, "")
 		if err == nil {
 			out[i].Key, err = h.Key(ctx, b, env)
 		}

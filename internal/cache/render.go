@@ -182,7 +182,7 @@ type ExplainedKey struct {
 
 // NotInAKey is what cache key --explain says is left out of every key, so
 // that a difference there is never looked for in the parts.
-const NotInAKey = "not in a key: build names, budgets, output paths (engine, timing cache), matrix axes, the timing cache's content"
+const NotInAKey = "not in a key: build names, budgets, output paths of builds without run: (engine, timing cache), matrix axes, the timing cache's content; a build with run:'s files other than its inputs and its program's (its packages' code)"
 
 // ExplainText is cache key --explain's text: per build, its name and key,
 // then each part on a line of its own, name and value (and the file a

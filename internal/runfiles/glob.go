@@ -118,7 +118,7 @@ func parsePattern(base, p string) (segs []string, msg string) {
 	segs = splitPath(path.Clean(full)) // lexically, as hashFiles does: a/../b is b
 	for _, s := range segs {
 		if _, err := path.Match(s, ""); err != nil {
-			return nil, fmt.Sprintf("%q is not a pattern: %v", p, err)
+			return nil, fmt.Sprintf("is not a pattern: %v", err)
 		}
 	}
 	return segs, ""
