@@ -29,7 +29,9 @@ func UseRebuiltFixture(rebuilt func() *Report) { rebuiltReport = rebuilt }
 
 // UseScriptsFixture sets scriptsReport and cachedScripts; only
 // fixtures_hook_test.go calls it.
-func UseScriptsFixture(scripts, cached func() *Report) { scriptsReport, cachedScripts = scripts, cached }
+func UseScriptsFixture(scripts, cached func() *Report) {
+	scriptsReport, cachedScripts = scripts, cached
+}
 
 // UseSharedFixtures sets sharedReport and hostileShared; only
 // fixtures_hook_test.go calls it.
