@@ -200,3 +200,21 @@ func TestScriptKeyExplained(t *testing.T) {
 		t.Errorf("library = %q, want the one in the program's environment", lib)
 	}
 }
+
+// A Python program's library that trt-action finds nowhere (NVIDIA's
+// tensorrt wheels, which trt-action does not look in) is its environment's:
+// the key goes by its distributions; a program that is not Python has no
+// key then, as a build without run: has none.
+func TestScriptKeyOfALibraryFoundNowhere(t *testing.T) {
+	b := scriptProject(t, t.TempDir())
+	b.Backend = "tensorrt"
+	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir()) // a folder without the library
+	env, err := NewHasher().BuildEnv(b, "", "")
+	if err != nil || env.Library != libraryOfEnvironment {
+		t.Fatalf("BuildEnv = %+v, %v; want the environment's library", env, err)
+	}
+	b.Script.Argv = []string{"sh", "-c", "true"}
+	if _, err := NewHasher().BuildEnv(b, "", ""); !isLibraryUnknown(err) {
+		t.Errorf("a program that is not Python: %v; want the library unknown", err)
+	}
+}
