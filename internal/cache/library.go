@@ -2,11 +2,11 @@ package cache
 
 import (
 	"bytes"
-	"errors"
 	"context"
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
