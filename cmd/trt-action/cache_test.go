@@ -253,7 +253,7 @@ func TestABuildNamesAnOlderCacheFormatOnce(t *testing.T) {
 	writeFile(t, filepath.Join(dir, "trt-builds.yml"), cacheRunMatrix)
 	writeFile(t, filepath.Join(dir, "c", "v1", "ab", "abcd", "engine"), strings.Repeat("x", 4_000))
 	out, err := command(dir, nil, "build", "--cache", "c").CombinedOutput()
-	const named = "c/v1/ (cache format 1, 4.0 kB) is never read by this version (cache format 2); trt-action cache prune --other-formats removes it"
+	named := fmt.Sprintf("c/v1/ (cache format 1, 4.0 kB) is never read by this version (cache format %d); trt-action cache prune --other-formats removes it", cache.FormatVersion)
 	if exitCode(err) != 0 || strings.Count(string(out), named) != 1 {
 		t.Errorf("build: exit %d, want %q once:\n%s", exitCode(err), named, out)
 	}

@@ -5,7 +5,8 @@
 // A regular file (or a path where nothing is yet) is replaced whole: the
 // data goes to a partial file beside it, is synced, and is renamed over the
 // path, so a reader, or a kill in the middle, sees the old file or the new
-// one (Write, WriteFrom, Append, Install). A file written as the run goes,
+// one (Write, WriteFrom, Append, Install; files that belong together, all
+// of them or none: InstallAll). A file written as the run goes,
 // for readers that follow it (Live), is a new file renamed into place when
 // it starts, so the file it replaces is never cut short under a reader or
 // through another of its names. Anything else is never replaced: a FIFO, a

@@ -107,6 +107,20 @@ func locate(b Backend, trtLib string, in install.Installation) LibraryLocation {
 	return loc
 }
 
+// LocateLibraryIn is where a Python program whose environment has the
+// package folders sites loads b's library from, when its environment
+// holds b's wheel folder (Library.WheelFolder) with the library: the
+// folder its bindings load (a builder script's, internal/pyenv). ok is
+// false otherwise, and the caller locates it as for any build
+// (LocateLibrary).
+func LocateLibraryIn(b Backend, sites []string) (loc LibraryLocation, ok bool) {
+	if b.Library.WheelFolder == "" {
+		return LibraryLocation{}, false
+	}
+	dir := b.wheelFolder(sites)
+	return LibraryLocation{Path: dir, Source: FromEnvironment, Name: b.Library.WheelFolder}, dir != ""
+}
+
 // wheelFolder is b's Library.WheelFolder in the first of the environment's
 // package folders sites where it holds one of b's flavours' libraries;
 // else "". That is the folder the environment's own Python bindings load

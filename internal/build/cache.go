@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
 )
@@ -24,11 +26,11 @@ import (
 type EngineCache struct {
 	Cache  *cache.Cache
 	Hasher *cache.Hasher // one per run: a model shared by many builds is read once
-	// Env is what a build's key needs beyond the build: the library its
-	// backend loads and, for tensorrt, the model of gpu ("" without
-	// --gpus). An error says why the key cannot be known; the build then
-	// runs without the cache.
-	Env func(backend, gpu string) (cache.Env, error)
+	// Env is what a build's key needs beyond the build: the library it
+	// loads and, for tensorrt, the model of gpu ("" without --gpus). An
+	// error says why the key cannot be known; the build then runs without
+	// the cache.
+	Env func(b matrix.Build, gpu string) (cache.Env, error)
 	// Rebuild reports whether --rebuild names the build: it is built
 	// without asking the cache, and its engine replaces the entry.
 	Rebuild func(name string) bool
@@ -63,7 +65,7 @@ func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
 	planned := make(chan struct{})
 	var named []int
 	for i, b := range r.builds {
-		if b.Engine != "" && ec.Rebuild != nil && ec.Rebuild(b.Name) {
+		if cacheable(b) && ec.Rebuild != nil && ec.Rebuild(b.Name) {
 			ec.inRun.addRebuilder(i)
 			named = append(named, i)
 		}
@@ -82,7 +84,7 @@ func (ec *EngineCache) planRebuilds(r *runner) <-chan struct{} {
 			b := r.builds[i]
 			done := map[cache.Env]bool{} // GPUs alike, or a backend whose key has none: one key
 			for _, gpu := range gpus {
-				env, err := ec.Env(b.Backend, gpu)
+				env, err := ec.Env(b, gpu)
 				if err != nil || done[env] {
 					continue
 				}
@@ -106,16 +108,41 @@ type cacheKey struct {
 	refused bool
 }
 
-// lookup asks the engine cache for the build's engine. It returns the
+// cacheable reports whether b's files can be cached: a build without
+// run: that keeps an engine (a stand-in, --backend sim, keeps none), or a
+// build with run: that declares its inputs.
+func cacheable(b matrix.Build) bool {
+	if b.Script != nil {
+		return b.Script.Cached()
+	}
+	return b.Engine != ""
+}
+
+// decls are the files the build declares, as its cache entry holds them.
+func (w *watch) decls() []cache.Decl {
+	if w.spec.Script != nil {
+		return cache.ScriptDecls(w.spec.Script)
+	}
+	return cache.EngineDecl(w.spec.Engine, "")
+}
+
+// lookup asks the engine cache for the build's files. It returns the
 // build's report entry when the build is over (a hit, or a stop that came
-// while the key was computed), nil when the worker must run.
+// while the key was computed), nil when the worker (or the command) must
+// run.
 func (w *watch) lookup() *report.Build {
 	ec := w.r.opts.Cache
-	if ec == nil || w.spec.Engine == "" { // a stand-in (--backend sim) keeps no engine
+	switch {
+	case ec == nil:
+		return nil
+	case w.spec.Script != nil && !w.spec.Script.Cached():
+		w.res.Cache = &report.CacheUse{KeyUnknown: cache.ErrNoInputs.Error()}
+		return nil
+	case !cacheable(w.spec):
 		return nil
 	}
 	ec.inRun.start(w.index) // a build --rebuild names: builds of its key may wait for it from now on
-	env, err := ec.Env(w.spec.Backend, w.gpu)
+	env, err := ec.Env(w.spec, w.gpu)
 	var key cache.Key
 	if err == nil {
 		ctx, cancel := w.hashContext()
@@ -163,7 +190,7 @@ func (w *watch) lookup() *report.Build {
 	if w.res.Cache.Rebuilt {
 		return nil // built without asking the cache; store replaces the entry
 	}
-	entry, hit, err := ec.Cache.Fetch(key, w.spec.Engine)
+	entry, hit, err := ec.Cache.FetchFiles(key, w.decls())
 	var corrupt *cache.CorruptError
 	switch {
 	case errors.As(err, &corrupt):
@@ -214,11 +241,11 @@ func (w *watch) pull() *report.Build {
 	ctx, cancel := w.hashContext()
 	pullCtx, stopPull := t.pullContext(ctx)
 	progress, started := transferProgress(w.emit, report.TransferPull)
-	p, hit, err := ec.Cache.Pull(pullCtx, t.store, w.key.key, w.spec.Engine, progress)
+	p, hit, err := ec.Cache.PullFiles(pullCtx, t.store, w.key.key, w.decls(), progress)
 	stopPull()
 	cancel()
 	if started() || hit {
-		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Size, Elapsed: p.Elapsed, Ended: true}
+		end := &event.Transfer{Direction: report.TransferPull, Bytes: p.Bytes, Total: p.Entry.Bytes(), Elapsed: p.Elapsed, Ended: true}
 		if err != nil {
 			end.Err = err.Error()
 		}
@@ -316,14 +343,26 @@ func (w *watch) releaseKey() {
 	}
 }
 
-// cached is the report entry of a hit: the engine is in place, and the
-// entry keeps the key, when and how long the original build took, and its
+// cached is the report entry of a hit: the files are in place (a build
+// with run:'s engines and outputs, where it declares them), and the entry
+// keeps the key, when and how long the original build took, and its
 // report entry (phase tree). Its own time is the lookup's.
 func (w *watch) cached(e cache.Entry) *report.Build {
 	b := &w.res
 	b.Status = report.StatusCached
 	b.DurationMs = w.now().Milliseconds()
-	b.Engine = &report.Engine{Path: w.spec.Engine, Bytes: e.Size, SHA256: e.EngineSHA256}
+	if w.spec.Script != nil {
+		for i, d := range w.decls() {
+			f := report.Engine{Path: d.Local, Bytes: e.Files[i].Size, SHA256: e.Files[i].SHA256}
+			if d.Role == cache.RoleEngine {
+				b.Engines = append(b.Engines, f)
+			} else {
+				b.Outputs = append(b.Outputs, f)
+			}
+		}
+	} else {
+		b.Engine = &report.Engine{Path: w.spec.Engine, Bytes: e.Engine().Size, SHA256: e.Engine().SHA256}
+	}
 	c := b.Cache
 	c.Hit, c.BuiltAt, c.BuildMs, c.Original = true, e.BuiltAt.UTC(), e.Duration.Milliseconds(), e.Original
 	if e.Original != nil {
@@ -332,26 +371,36 @@ func (w *watch) cached(e cache.Entry) *report.Build {
 	return b
 }
 
-// store puts an ok build's engine in the cache; a --rebuild build's
-// replaces the entry there. Whatever goes wrong is a warning: the build
+// store puts an ok build's files in the cache; a --rebuild build's
+// replace the entry there. Whatever goes wrong is a warning: the build
 // stays ok. A read-only cache stores nothing, and the CLI said so once for
-// the run. The report says what happened: stored (and replaced), or
-// neither when another process had stored the key first. With a shared
-// store, an entry the folder has then is to be pushed (w.push).
+// the run. A build with run: is stored only whole: every engine and output
+// it declares written during this run, else its cache says why not. The
+// report says what happened: stored (and replaced), or neither when
+// another process had stored the key first. With a shared store, an entry
+// the folder has then is to be pushed (w.push).
 func (w *watch) store() {
 	ec := w.r.opts.Cache
-	if ec == nil || w.key == nil || w.res.Status != report.StatusOK || w.res.Engine == nil {
+	if ec == nil || w.key == nil || w.res.Status != report.StatusOK {
 		return
 	}
-	put := ec.Cache.Store
-	if w.res.Cache.Rebuilt {
-		put = ec.Cache.Replace
+	decls, whole := w.written()
+	if decls == nil {
+		return
 	}
-	done, err := put(w.key.key, w.spec.Engine, cache.Entry{
+	if whole != "" {
+		w.res.Cache.NotStored = whole
+		w.warn(report.CacheWarningPrefix + "not stored: " + whole)
+		return
+	}
+	put := ec.Cache.StoreFiles
+	if w.res.Cache.Rebuilt {
+		put = ec.Cache.ReplaceFiles
+	}
+	done, err := put(w.key.key, decls, cache.Entry{
 		Build: w.spec.Name, Backend: w.spec.Backend, Library: w.key.env.Library, Target: w.key.env.Target,
 		BuiltAt: time.Now().UTC(), Duration: time.Duration(w.res.DurationMs) * time.Millisecond,
-		EngineSHA256: w.res.Engine.SHA256, // Store refuses a file that changed since the build
-		Original:     original(&w.res),
+		Original: original(&w.res),
 	})
 	if !w.noteStored(done, err) {
 		return
@@ -368,6 +417,32 @@ func (w *watch) store() {
 		// the store served that was refused.
 		w.push = &pushJob{key: w.key.key, replace: w.res.Cache.Rebuilt || w.key.refused}
 	}
+}
+
+// written is what an ok build stores: the files it declares, each with
+// the SHA-256 the build found it to hold (a file that changed since is not
+// stored); nil when it kept none. whole says why a build with run: is not
+// stored whole, "" when it is: each file it declares written during this
+// run (its engines are, or it would not be ok; its outputs say, w.unwritten).
+func (w *watch) written() (decls []cache.Decl, whole string) {
+	if w.spec.Script == nil {
+		if w.res.Engine == nil {
+			return nil, ""
+		}
+		return cache.EngineDecl(w.spec.Engine, w.res.Engine.SHA256), ""
+	}
+	if w.unwritten != "" {
+		return []cache.Decl{}, w.unwritten
+	}
+	decls = w.decls()
+	kept := append(slices.Clone(w.res.Engines), w.res.Outputs...)
+	if len(kept) != len(decls) {
+		return []cache.Decl{}, "not every file it declares was written during this run"
+	}
+	for i := range decls {
+		decls[i].SHA256 = kept[i].SHA256
+	}
+	return decls, ""
 }
 
 // noteStored warns of what a store in the folder (a build's, or a pull's

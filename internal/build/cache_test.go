@@ -30,7 +30,7 @@ func engineCache(t *testing.T, dir string, rebuild ...string) *EngineCache {
 		t.Fatal(err)
 	}
 	return &EngineCache{Cache: c, Hasher: cache.NewHasher(),
-		Env:     func(name, gpu string) (cache.Env, error) { return cache.Env{Library: backend.Sim}, nil },
+		Env:     func(matrix.Build, string) (cache.Env, error) { return cache.Env{Library: backend.Sim}, nil },
 		Rebuild: func(name string) bool { return strings.Contains(strings.Join(rebuild, ","), name) }}
 }
 
@@ -252,7 +252,7 @@ func TestStoreFailureIsAWarning(t *testing.T) {
 func TestUnknownKeyBuildsWithoutTheCache(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	ec := engineCache(t, cacheDir)
-	ec.Env = func(string, string) (cache.Env, error) { return cache.Env{}, errors.New("no library named") }
+	ec.Env = func(matrix.Build, string) (cache.Env, error) { return cache.Env{}, errors.New("no library named") }
 	got, _ := cachedRun(t, twoSimBuilds(dir)[:1], ec)
 	if a := got["a"]; a.Status != report.StatusOK || a.Cache == nil || a.Cache.KeyUnknown != "no library named" || a.Cache.Stored {
 		t.Errorf("a: %s, cache %+v; want ok, the reason kept, nothing stored", a.Status, a.Cache)
@@ -267,7 +267,7 @@ func TestSignalWhileHashingStartsNoWorker(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	signals := make(chan os.Signal, 1)
 	ec := engineCache(t, cacheDir)
-	ec.Env = func(string, string) (cache.Env, error) {
+	ec.Env = func(matrix.Build, string) (cache.Env, error) {
 		signals <- os.Interrupt
 		time.Sleep(300 * time.Millisecond) // the runner takes it meanwhile
 		return cache.Env{Library: backend.Sim}, nil
@@ -355,7 +355,7 @@ func TestHashingForTheKeyHonoursBudgetAndSignal(t *testing.T) {
 		dir := t.TempDir()
 		signals := make(chan os.Signal, 1)
 		ec := engineCache(t, t.TempDir())
-		ec.Env = func(string, string) (cache.Env, error) {
+		ec.Env = func(matrix.Build, string) (cache.Env, error) {
 			time.AfterFunc(100*time.Millisecond, func() { signals <- os.Interrupt })
 			return cache.Env{Library: backend.Sim}, nil
 		}

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -228,10 +229,21 @@ func playFakeProgram(scenario string) int {
 	return 9
 }
 
-// writeFakeEngine writes the engine named by FAKE_ENGINE, if any.
+// writeFakeEngine writes the engine named by FAKE_ENGINE, if any, and
+// each file FAKE_WRITES names (paths joined by the list separator), each
+// holding its name and what the file FAKE_CONTENT names holds.
 func writeFakeEngine() int {
 	if path := os.Getenv("FAKE_ENGINE"); path != "" {
 		if err := os.WriteFile(path, []byte("fake engine bytes"), 0o644); err != nil {
+			return 6
+		}
+	}
+	var content []byte
+	if path := os.Getenv("FAKE_CONTENT"); path != "" {
+		content, _ = os.ReadFile(path)
+	}
+	for _, path := range filepath.SplitList(os.Getenv("FAKE_WRITES")) {
+		if err := os.WriteFile(path, []byte(filepath.Base(path)+" "+string(content)), 0o644); err != nil {
 			return 6
 		}
 	}

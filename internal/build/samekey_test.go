@@ -36,7 +36,7 @@ func sameKeyOptions(t *testing.T, cacheDir string) Options {
 	opts := testOptions(t)
 	opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
 	opts.Cache = engineCache(t, cacheDir)
-	opts.Cache.Env = func(_, gpu string) (cache.Env, error) {
+	opts.Cache.Env = func(_ matrix.Build, gpu string) (cache.Env, error) {
 		if gpu == "1" {
 			time.Sleep(200 * time.Millisecond)
 		}
@@ -183,7 +183,7 @@ func rebuildRun(t *testing.T, builds []matrix.Build, rebuild string, jobs int, s
 	if jobs > 1 {
 		opts.GPUs = gpus.NewPool([]string{"0", "1"}, 1)
 	}
-	opts.Cache.Env = func(_, gpu string) (cache.Env, error) {
+	opts.Cache.Env = func(_ matrix.Build, gpu string) (cache.Env, error) {
 		if gpu == slowGPU {
 			time.Sleep(200 * time.Millisecond)
 		}

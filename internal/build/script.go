@@ -72,6 +72,7 @@ type script struct {
 	lastError  string      // the newest TensorRT error line since a TensorRT build last ended (scriptoutput.go)
 	pipes      []*os.File  // the output and result pipes' read ends
 	engines    []engineBefore
+	outputs    []engineBefore // the other files it declares (outputs:)
 }
 
 // hookProcess is a process of the command that loaded the hook.
@@ -116,14 +117,18 @@ func (s *script) prepare() error {
 	if err != nil {
 		return fmt.Errorf("hook channel: %w", err)
 	}
-	// The engines' folders are made, as an ONNX build's is: the program
-	// is told where to write, and may not make them itself.
-	for _, e := range s.w.spec.Script.Engines {
+	// The engines' and outputs' folders are made, as an ONNX build's is:
+	// the program is told where to write, and may not make them itself.
+	spec := s.w.spec.Script
+	for _, e := range append(slices.Clone(spec.Engines), spec.Outputs...) {
 		if err := os.MkdirAll(filepath.Dir(e), 0o755); err != nil {
 			return err
 		}
 	}
-	s.engines, err = noteEngines(s.w.spec.Script.Engines)
+	if s.engines, err = noteEngines(spec.Engines); err != nil {
+		return err
+	}
+	s.outputs, err = noteEngines(spec.Outputs)
 	return err
 }
 

@@ -2,6 +2,7 @@ package build
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -68,8 +69,9 @@ func (s *script) classify() *report.Build {
 	if status == report.StatusOK {
 		w.hit = nil // a budget that ran out as the command was ending stopped nothing
 		w.res.Engines = kept
+		w.res.Outputs, w.unwritten = checkOutputs(s.outputs)
 		w.res.Warnings = append(w.res.Warnings, warnings...)
-	} else if removed := removeWritten(s.engines); len(removed) > 0 {
+	} else if removed := removeWritten(append(slices.Clone(s.engines), s.outputs...)); len(removed) > 0 {
 		w.res.Warnings = append(w.res.Warnings, fmt.Sprintf("removed what the build wrote to %s: it did not succeed, so no partial engine is left",
 			strings.Join(removed, ", ")))
 	}

@@ -13,10 +13,15 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// The engine files a script build declares (engine:). trt-action does not
-// write them, the program does; so a file counts only when this build
-// wrote it: it is compared with what was at the path before the command
-// started (inode, change time, size). A build that did not succeed leaves
+// The engine files a script build declares (engine:), and the other files
+// that go with them (outputs:). trt-action does not write them, the
+// program does; so a file counts only when this build wrote it: it is
+// compared with what was at the path before the command started (device,
+// inode, change time, size). A snapshot, not a time: a program may keep
+// a file's modification time (cp -p, a copy from a cache), and clocks and
+// a file system's time stamps are coarse or apart (a network file
+// system's server), while the change time moves with every write and
+// rename and no program can set it. A build that did not succeed leaves
 // nothing it wrote behind: no partial engine stays where a good one was,
 // and a file from before the run that it did not touch is left alone.
 
@@ -79,6 +84,34 @@ func checkEngines(engines []engineBefore) (kept []report.Engine, problem string)
 				continue
 			}
 			kept = append(kept, report.Engine{Path: e.path, Bytes: n, SHA256: sum})
+		}
+	}
+	return kept, strings.Join(problems, "; ")
+}
+
+// checkOutputs fingerprints the declared outputs of a build that ended
+// well; unwritten is "" when each was written by this build (a regular
+// file, empty or not), else why its files cannot be stored whole: an
+// output is not a build's success, only what travels with its engines, so
+// one not written leaves the build ok and uncached.
+func checkOutputs(outputs []engineBefore) (kept []report.Engine, unwritten string) {
+	var problems []string
+	for _, o := range outputs {
+		st, ok := o.written()
+		switch {
+		case !ok && !o.exists:
+			problems = append(problems, fmt.Sprintf("output %s was not written", o.path))
+		case !ok:
+			problems = append(problems, fmt.Sprintf("output %s is left from before this build: the command did not write it", o.path))
+		case st.Mode&unix.S_IFMT != unix.S_IFREG:
+			problems = append(problems, fmt.Sprintf("output %s is not a regular file", o.path))
+		default:
+			sum, n, err := fingerprint(o.path)
+			if err != nil {
+				problems = append(problems, fmt.Sprintf("output %s: %v", o.path, err))
+				continue
+			}
+			kept = append(kept, report.Engine{Path: o.path, Bytes: n, SHA256: sum})
 		}
 	}
 	return kept, strings.Join(problems, "; ")

@@ -44,6 +44,9 @@ type watch struct {
 	shownLogs int       // library warnings and errors seen so far
 	key       *cacheKey // the build's engine cache key; nil without one
 	push      *pushJob  // what the build asks the shared store to be pushed, once it has ended; nil for nothing
+	// unwritten says why a build with run: that ended ok is not stored
+	// whole: an output it declares was not written during this run.
+	unwritten string
 }
 
 func newWatch(r *runner, i int, spec matrix.Build) *watch {
@@ -72,6 +75,9 @@ func (w *watch) run() *report.Build {
 	w.emit(started)
 	if w.spec.Script != nil {
 		w.budget.spec = commandBudgets(w.spec.Budgets)
+		if ended := w.lookup(); ended != nil {
+			return ended // a hit starts no command
+		}
 		return w.runScript()
 	}
 	if err := w.prepareEngine(); err != nil {

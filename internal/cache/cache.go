@@ -1,15 +1,18 @@
 // Package cache is the engine cache: a build whose key (everything that
-// decides the engine's bytes, key.go) is in the cache is not built again;
-// its engine is put at the build's engine path from there. A shared store
+// decides the engine's bytes, key.go; for a build with run:, scriptkey.go)
+// is in the cache is not built again; its engine is put at the build's
+// engine path from there (a build with run:'s engines and outputs at
+// theirs, all of them or none: files.go). A shared store
 // (internal/cache/remote) may stand behind the folder: Pull and Push
 // (transfer.go) move entries between the two, by the rules below.
 //
 // On disk, under Options.Dir:
 //
-//	v2/                      v<FormatVersion>: another version's entries are never read (v1/: formats.go)
+//	v3/                      v<FormatVersion>: another version's entries are never read (v1/, v2/: formats.go)
 //	  ab/abcd…(64 hex)/      one entry, named by its key
 //	    engine               the engine
-//	    entry.json           its metadata (Entry); its modification time is the last use
+//	    engine-2, output-1   a build with run:'s other engines and outputs (files.go)
+//	    entry.json           its metadata (Entry, listing every file); its modification time is the last use
 //	  tmp/                   entries being stored, renamed into place when complete
 //
 // An entry folder is staged complete in tmp/ and renamed into place, so a
@@ -32,7 +35,7 @@
 //  1. A folder is at a key's place only once complete: staged, then
 //     renamed or exchanged in.
 //  2. What is at a key's place changes only under the exclusive flock of
-//     its shard folder (v2/ab/): an install, a replacement, a folder moved
+//     its shard folder (v3/ab/): an install, a replacement, a folder moved
 //     out for removal, a link removed. A holder of that lock never waits
 //     for another lock but that of a staging folder it has just made,
 //     which only a leftover check holds, for an instant, waiting for
@@ -43,7 +46,7 @@
 //     folder's own exclusive flock.
 //  4. A reader that serves or checks an entry (Fetch, Verify) holds a
 //     shared flock on the entry folder it opened from before it opens the
-//     engine and the metadata until it is done. By 3, under that lock the
+//     metadata and the files until it is done. By 3, under that lock the
 //     folder is whole, or was emptied before the reader got the lock,
 //     after it had left the key's place. So damage found in a folder that
 //     is no longer at the key's place is never the entry's: the reader
@@ -91,7 +94,7 @@ type Options struct {
 	MaxSize int64 // bytes; 0 = no limit
 	// Existing opens only a folder that is there: for the commands that
 	// look at a cache (ls, prune, verify), where a mistyped folder must be
-	// an error, not a new empty cache. It creates no format folder (v2/); prune and
+	// an error, not a new empty cache. It creates no format folder (v3/); prune and
 	// verify create the staging folder they remove entries through.
 	Existing bool
 	// Look opens the cache to read only (ls): it creates, removes and
@@ -141,26 +144,27 @@ func at[T any](hook func(T), arg T) {
 	}
 }
 
-// Entry is one cached engine's metadata.
+// Entry is one entry's metadata: what built its files, and the files.
 type Entry struct {
-	Key          Key           `json:"key"`
-	Build        string        `json:"build"` // the name of the build that stored it
-	Backend      string        `json:"backend"`
-	Library      string        `json:"library,omitempty"`
-	Target       string        `json:"target,omitempty"`
-	BuiltAt      time.Time     `json:"built_at"`    // when the original build ended
-	Duration     time.Duration `json:"duration_ns"` // how long the original build took
-	EngineSHA256 string        `json:"engine_sha256"`
-	Size         int64         `json:"size"` // the engine's bytes
+	Key      Key           `json:"key"`
+	Build    string        `json:"build"` // the name of the build that stored it
+	Backend  string        `json:"backend"`
+	Library  string        `json:"library,omitempty"`
+	Target   string        `json:"target,omitempty"`
+	BuiltAt  time.Time     `json:"built_at"`    // when the original build ended
+	Duration time.Duration `json:"duration_ns"` // how long the original build took
+	// Files are the entry's files, in order: its engines, then a build
+	// with run:'s outputs (files.go).
+	Files []File `json:"files"`
 	// LastUsed is when the entry was last stored or fetched (the metadata
 	// file's modification time; not in the JSON).
 	LastUsed time.Time `json:"-"`
 	// DiskSize is what the entry counts against max-size (entrySize: its
-	// engine and its metadata file); set by List and Prune, not in the JSON.
+	// files and its metadata file); set by List and Prune, not in the JSON.
 	DiskSize int64 `json:"-"`
 	// Broken says why a listed entry can never be served (List, Prune):
-	// its metadata or engine is missing, unreadable, a link or not a
-	// regular file, or they disagree. Not in the JSON.
+	// its metadata or one of its files is missing, unreadable, a link or
+	// not a regular file, or they disagree. Not in the JSON.
 	Broken string `json:"-"`
 	// Original is the original build's report entry: its phase tree,
 	// slowest phases and log, for a report of a hit to show.
@@ -168,9 +172,9 @@ type Entry struct {
 }
 
 // entrySize is the one measure of an entry that max-size, eviction, the
-// too-large check and cache ls all use: the bytes of its engine and of its
+// too-large check and cache ls all use: the bytes of its files and of its
 // metadata file (folders and file-system blocks are not counted).
-func entrySize(engine, meta int64) int64 { return engine + meta }
+func entrySize(files, meta int64) int64 { return files + meta }
 
 // entryFile is the metadata file's content: the entry and the format it
 // was written in.
@@ -191,7 +195,7 @@ const (
 var ErrReadOnly = errors.New("the cache folder is read-only: entries are used but none is stored")
 
 // CorruptError is an entry that failed its check (a wrong hash, a
-// truncated engine, unreadable metadata, a link where its folder or a file
+// truncated file, unreadable metadata, a link where its folder or a file
 // of it belongs). It was removed when it could be.
 type CorruptError struct {
 	Key     Key
@@ -277,7 +281,7 @@ func (c *Cache) checkExisting() error {
 	return nil
 }
 
-// openRoot opens the format folder, v2/ (creating it when create), never through a link.
+// openRoot opens the format folder, v3/ (creating it when create), never through a link.
 func (c *Cache) openRoot(create bool) (*folder, error) {
 	top, err := openTop(c.dir)
 	if err != nil {

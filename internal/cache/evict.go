@@ -169,42 +169,49 @@ func (c *Cache) inspect(shard *folder, k Key) (slot, error) {
 	return s, nil
 }
 
-// listParts is readParts for a listing: the engine is looked at (lstat)
+// listParts is readParts for a listing: the files are looked at (lstat)
 // rather than opened, the metadata read without an *os.File. On a
-// corruption the entry has what is known: the sizes of the parts that are
-// regular files, the metadata's time, and what it says when it decoded.
+// corruption the entry has what is known: what its folder's files hold on
+// disk, the metadata's time, and what it says when it decoded.
 func (c *Cache) listParts(dir *folder, k Key) (Entry, error) {
-	engine, engineErr := dir.lstat(engineName)
-	engineSize := int64(-1)
-	if err := partError(dir, engineName, engine, engineErr); err != nil {
-		engineErr = asCorruption(err, "its engine")
-		if _, bad := engineErr.(corruption); !bad {
-			return Entry{}, engineErr
-		}
-	} else {
-		engineErr, engineSize = nil, engine.size
-	}
 	meta, err := dir.lstat(metaName)
 	var e Entry
 	if err = partError(dir, metaName, meta, err); err == nil {
 		var m entryFile
 		if m, err = c.heads.decode(dir, meta); err == nil {
-			e, err = checkDecoded(m, meta.modTime, meta.size, k, engineSize)
+			e, err = checkDecoded(m, meta.modTime, meta.size, k)
 		}
 	} else {
-		err = asCorruption(err, "its metadata")
+		err = fileCorruption(err, "its metadata")
 	}
-	if engineErr != nil {
-		err = engineErr // the engine's problem first, as a reader finds it
+	for i := 0; err == nil && i < len(e.Files); i++ {
+		err = listFile(dir, e.Files[i])
 	}
-	if err != nil {
-		e.Key = k
-		e.DiskSize = entrySize(max(engineSize, 0), 0)
-		if meta.mode.IsRegular() {
-			e.LastUsed, e.DiskSize = meta.modTime, entrySize(max(engineSize, 0), meta.size)
-		}
+	if err == nil {
+		return e, nil
+	}
+	if _, bad := err.(corruption); !bad {
+		return Entry{}, err
+	}
+	e.Key = k
+	e.DiskSize = dir.filesSize() // what it holds, whatever its metadata says
+	if meta.mode.IsRegular() {
+		e.LastUsed = meta.modTime
 	}
 	return e, err
+}
+
+// listFile checks, with lstat, one file an entry's metadata lists: a
+// regular file of the size it gives.
+func listFile(dir *folder, f File) error {
+	st, err := dir.lstat(f.Name)
+	if err = partError(dir, f.Name, st, err); err != nil {
+		return fileCorruption(err, "its "+f.Name)
+	}
+	if reason := sizeMismatch("its "+f.Name, st.size, f.Size); reason != "" {
+		return corruption{reason}
+	}
+	return nil
 }
 
 // headMemo remembers what each metadata file decoded to, by its device,
@@ -241,7 +248,7 @@ func (h *headMemo) decode(dir *folder, st stat) (entryFile, error) {
 	}
 	data, err := readSmall(dir, metaName)
 	if err != nil {
-		return entryFile{}, asCorruption(err, "its metadata") // not remembered: it may read next time
+		return entryFile{}, fileCorruption(err, "its metadata") // not remembered: it may read next time
 	}
 	d.m, d.err = decodeMeta(data, false)
 	h.mu.Lock()

@@ -2,6 +2,7 @@ package cache
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -23,7 +24,8 @@ import (
 // KeyPart is one part of a build's key.
 type KeyPart struct {
 	// Name is where the part sits in the key: "backend", "library",
-	// "model.sha256", "settings.precision", "sim.step_ns".
+	// "model.sha256", "settings.precision", "sim.step_ns",
+	// "script.inputs.build.py", "script.program.python.distributions.numpy".
 	Name string `json:"name"`
 	// Value is the part as the key holds it: a string as it is, a number
 	// or a list as JSON.
@@ -37,7 +39,7 @@ type KeyPart struct {
 // Explain is b's key, as Key computes it, and the parts it was made from,
 // in the key's order.
 func (h *Hasher) Explain(ctx context.Context, b matrix.Build, env Env) (Key, []KeyPart, error) {
-	data, err := h.document(ctx, b, env)
+	data, scriptFiles, err := h.document(ctx, b, env)
 	if err != nil {
 		return "", nil, err
 	}
@@ -48,7 +50,7 @@ func (h *Hasher) Explain(ctx context.Context, b matrix.Build, env Env) (Key, []K
 	}
 	files := h.fileParts(ctx, b)
 	for i := range parts {
-		parts[i].File = files[parts[i].Name]
+		parts[i].File = cmp.Or(files[parts[i].Name], scriptFiles[parts[i].Name])
 	}
 	return Key(hex.EncodeToString(sum[:])), parts, nil
 }
@@ -89,10 +91,11 @@ func flatten(dec *json.Decoder, name string, parts *[]KeyPart) error {
 	return nil
 }
 
-// fileParts names, by part, the files of b whose content a part of its
-// key is: keyDoc's model and its external data (the model's read is the
-// one Key made, remembered), file-valued settings (settings.IsFile) and
-// the simulator's trace.
+// fileParts names, by part, the files of b (a build without run:) whose
+// content a part of its key is: keyDoc's model and its external data (the
+// model's read is the one Key made, remembered), file-valued settings
+// (settings.IsFile) and the simulator's trace. A build with run:'s are
+// named as its key is made (scriptkey.go).
 func (h *Hasher) fileParts(ctx context.Context, b matrix.Build) map[string]string {
 	out := map[string]string{}
 	if b.ONNX != "" {

@@ -13,27 +13,38 @@ import (
 	"github.com/trt-action/trt-action/internal/atomicfile"
 )
 
-// Fetch installs a copy of k's engine at dest, through a partial file
-// beside dest and a rename (atomicfile.Install: a link or a folder at dest
-// is refused, never written through). A copy, never a link to the cache's
-// file: editing one must not change the other (a reflink where the file
-// system has them costs no space or time; deliver.go). The copy's SHA-256
-// and size are checked against the entry's before the rename. A hit
-// returns (entry, true, nil) and marks the entry used; a miss (zero,
-// false, nil). A corrupt entry is removed and returned as (zero, false,
-// *CorruptError): the caller warns and builds. Any other error (dest
-// cannot take the engine) leaves the entry as it is.
+// Fetch installs a copy of k's engine at dest: FetchFiles with the one
+// file of a build without run:.
+func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
+	return c.FetchFiles(k, EngineDecl(dest, ""))
+}
+
+// FetchFiles installs a copy of each of k's files where the build puts
+// it (want: the files the build declares, in order, each at its Local
+// path), all of them or none: each through a partial file beside its path
+// (a link or a folder there is refused, never written through), every
+// copy's SHA-256 and size checked against the entry before the first is
+// renamed into place, and the renames undone when one fails
+// (atomicfile.InstallAll). A copy, never a link to the cache's file:
+// editing one must not change the other (a reflink where the file system
+// has them costs no space or time; deliver.go). A hit returns (entry,
+// true, nil) and marks the entry used; a miss (zero, false, nil). A
+// corrupt entry (a file missing, cut short or changed; files that are not
+// the ones want declares) is removed and returned as (zero, false,
+// *CorruptError): the caller warns and builds. Any other error (a path
+// that cannot take its file) leaves the entry as it is, and the paths as
+// they were.
 //
 // An entry replaced or removed by another process while it is read
 // (cache.go: "Who may remove what") is read again from k's folder: the
 // old entry or the new one is delivered whole, and neither is called
 // corrupt for what the other did.
-func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
+func (c *Cache) FetchFiles(k Key, want []Decl) (Entry, bool, error) {
 	if err := checkKey(k); err != nil {
 		return Entry{}, false, err
 	}
 	for range lookAgain {
-		e, hit, err := c.fetchOnce(k, dest)
+		e, hit, err := c.fetchOnce(k, want)
 		if !errors.Is(err, errMoved) {
 			return e, hit, err
 		}
@@ -45,7 +56,7 @@ func (c *Cache) Fetch(k Key, dest string) (Entry, bool, error) {
 // entry it opened was moved away (replaced or removed) under it.
 const lookAgain = 3
 
-func (c *Cache) fetchOnce(k Key, dest string) (Entry, bool, error) {
+func (c *Cache) fetchOnce(k Key, want []Decl) (Entry, bool, error) {
 	r, err := c.openEntry(k)
 	var bad corruption
 	switch {
@@ -57,15 +68,26 @@ func (c *Cache) fetchOnce(k Key, dest string) (Entry, bool, error) {
 		return Entry{}, false, err // errMoved among them
 	}
 	defer r.close()
-	tmp, sum, size, err := deliver(r.engine, dest)
-	if err != nil {
-		return Entry{}, false, err
-	}
-	defer os.Remove(tmp) // gone already once installed
-	if reason := mismatch(sum, size, r.entry); reason != "" {
+	if reason := otherFiles(r.entry.Files, want); reason != "" {
 		return Entry{}, false, c.discard(k, r, reason)
 	}
-	if err := atomicfile.Install(tmp, dest); err != nil {
+	staged := make([]atomicfile.Staged, 0, len(want))
+	defer func() {
+		for _, s := range staged {
+			os.Remove(s.Tmp) // gone already once installed
+		}
+	}()
+	for i, f := range r.entry.Files {
+		tmp, sum, size, err := deliver(r.files[i], want[i].Local)
+		if err != nil {
+			return Entry{}, false, err
+		}
+		staged = append(staged, atomicfile.Staged{Tmp: tmp, Path: want[i].Local})
+		if reason := fileMismatch(f, sum, size); reason != "" {
+			return Entry{}, false, c.discard(k, r, reason)
+		}
+	}
+	if err := atomicfile.InstallAll(staged); err != nil {
 		return Entry{}, false, err
 	}
 	r.entry.LastUsed = c.markUsedIn(r.dir, r.entry.LastUsed)
@@ -87,19 +109,19 @@ type corruption struct{ reason string }
 func (e corruption) Error() string { return e.reason }
 
 // entryReader is an entry opened for reading: its folder open and
-// share-locked (a remover waits for it, eviction skips it), its engine
-// open, its metadata read through the same folder, so the engine and the
+// share-locked (a remover waits for it, eviction skips it), its files
+// open, its metadata read through the same folder, so the files and the
 // metadata are of one entry even when Replace swaps the entry meanwhile.
 type entryReader struct {
 	dir    *folder
-	engine *os.File
+	files  []*os.File // entry.Files, in order
 	entry  Entry
 	meta   []byte // the metadata file's bytes, as read
 	closed bool
 }
 
-// openEntry opens k's entry folder, share-locks it, opens its engine and
-// reads its metadata. A missing entry is errMiss. An entry that is not
+// openEntry opens k's entry folder, share-locks it, reads its metadata
+// and opens its files. A missing entry is errMiss. An entry that is not
 // whole, or a link where its folder or one of its files belongs, is a
 // corruption; then the reader is returned too, holding the folder it
 // checked, for discard (nil when no folder was opened: a link or a file
@@ -108,17 +130,17 @@ type entryReader struct {
 func (c *Cache) openEntry(k Key) (*entryReader, error) {
 	root, err := c.openRoot(false)
 	if err != nil {
-		return nil, asCorruption(err, "the cache's version folder")
+		return nil, folderCorruption(err, "the cache's version folder")
 	}
 	defer root.close()
 	shard, err := root.sub(string(k[:2]))
 	if err != nil {
-		return nil, asCorruption(err, "the folder of its shard")
+		return nil, folderCorruption(err, "the folder of its shard")
 	}
 	defer shard.close()
 	dir, err := shard.sub(string(k))
 	if err != nil {
-		return nil, asCorruption(err, "its folder")
+		return nil, folderCorruption(err, "its folder")
 	}
 	r := &entryReader{dir: dir}
 	if err := lockEntry(dir, unix.LOCK_SH); err != nil {
@@ -126,7 +148,7 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 		return nil, fmt.Errorf("cache entry %s: lock: %w", c.entryDir(k), err)
 	}
 	at(c.hooks.opened, k)
-	r.engine, r.entry, r.meta, err = readParts(dir, k)
+	r.files, r.entry, r.meta, err = readParts(dir, k)
 	var bad corruption
 	switch {
 	case errors.As(err, &bad) && !shard.same(string(k), dir.f):
@@ -141,37 +163,74 @@ func (c *Cache) openEntry(k Key) (*entryReader, error) {
 	return r, nil
 }
 
-// readParts opens the engine in dir (k's entry folder, share-locked by
-// the caller), then reads the whole metadata and checks it against k and
-// the engine's size. A part that is missing, a link, not a regular file,
-// unreadable or inconsistent is a corruption. The engine is returned open
-// unless there is an error, with the metadata's bytes as they are on disk.
-func readParts(dir *folder, k Key) (*os.File, Entry, []byte, error) {
-	engine, fi, err := dir.openRegular(engineName)
+// readParts reads the whole metadata in dir (k's entry folder,
+// share-locked by the caller) and checks it against k, then opens every
+// file it lists and checks its size. A part that is missing, a link, not
+// a regular file, unreadable or inconsistent is a corruption. The files
+// are returned open unless there is an error, with the metadata's bytes
+// as they are on disk.
+func readParts(dir *folder, k Key) ([]*os.File, Entry, []byte, error) {
+	e, data, err := readMeta(dir, k)
 	if err != nil {
-		return nil, Entry{}, nil, asCorruption(err, "its engine")
-	}
-	e, data, err := readMeta(dir, k, fi.Size())
-	if err != nil {
-		engine.Close()
 		return nil, Entry{}, nil, err
 	}
-	return engine, e, data, nil
+	files := make([]*os.File, 0, len(e.Files))
+	for _, f := range e.Files {
+		file, fi, err := dir.openRegular(f.Name)
+		if err == nil {
+			if reason := sizeMismatch("its "+f.Name, fi.Size(), f.Size); reason != "" {
+				file.Close()
+				err = corruption{reason}
+			}
+		}
+		if err != nil {
+			closeAll(files)
+			return nil, Entry{}, nil, fileCorruption(err, "its "+f.Name)
+		}
+		files = append(files, file)
+	}
+	return files, e, data, nil
 }
 
-// asCorruption sorts an error opening part of an entry: a folder not
-// there is a miss, a file not there a corruption; a link, or a file where
-// a folder belongs, is a corruption; the rest stays an error.
-func asCorruption(err error, what string) error {
-	var link *linkError
-	var odd *notRegularError
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
+	}
+}
+
+// folderCorruption sorts an error opening a folder of an entry's path: a
+// folder not there is a miss; a link, or a file where a folder belongs,
+// is a corruption; the rest stays an error.
+func folderCorruption(err error, what string) error {
+	if isNotExist(err) {
+		return errMiss
+	}
+	return asCorruption(err, what)
+}
+
+// fileCorruption sorts an error opening a file of an entry (what: "its
+// engine", "its metadata"): a file not there is a corruption, and so is a
+// link, a folder or anything else where a file belongs; the rest stays an
+// error.
+func fileCorruption(err error, what string) error {
 	switch {
-	case isNotExist(err) && what == "its engine":
-		return corruption{"its engine file is missing"}
 	case isNotExist(err) && what == "its metadata":
 		return corruption{"its metadata file (" + metaName + ") is missing"}
 	case isNotExist(err):
-		return errMiss
+		return corruption{what + " file is missing"}
+	}
+	return asCorruption(err, what)
+}
+
+// asCorruption sorts an error opening part of an entry: a link, or a file
+// where a folder belongs, is a corruption; the rest stays an error.
+func asCorruption(err error, what string) error {
+	var link *linkError
+	var odd *notRegularError
+	var bad corruption
+	switch {
+	case errors.As(err, &bad):
+		return bad
 	case errors.As(err, &link):
 		return corruption{fmt.Sprintf("%s is a symbolic link (to %s), never followed", what, link.Target)}
 	case errors.Is(err, unix.ENOTDIR):
@@ -189,13 +248,12 @@ type entryHead struct {
 	Original json.RawMessage `json:"original,omitempty"`
 }
 
-// readMeta reads the metadata in dir whole and checks it against k and
-// the size of its engine file (engineSize); it returns the bytes it read
-// too.
-func readMeta(dir *folder, k Key, engineSize int64) (Entry, []byte, error) {
+// readMeta reads the metadata in dir whole and checks it against k; it
+// returns the bytes it read too.
+func readMeta(dir *folder, k Key) (Entry, []byte, error) {
 	f, fi, err := dir.openRegular(metaName)
 	if err != nil {
-		return Entry{}, nil, asCorruption(err, "its metadata")
+		return Entry{}, nil, fileCorruption(err, "its metadata")
 	}
 	defer f.Close()
 	data, err := io.ReadAll(io.LimitReader(f, maxMetaBytes))
@@ -206,7 +264,7 @@ func readMeta(dir *folder, k Key, engineSize int64) (Entry, []byte, error) {
 	if err != nil {
 		return Entry{}, nil, err
 	}
-	e, err := checkDecoded(m, fi.ModTime(), fi.Size(), k, engineSize)
+	e, err := checkDecoded(m, fi.ModTime(), fi.Size(), k)
 	return e, data, err
 }
 
@@ -229,34 +287,32 @@ func decodeMeta(data []byte, whole bool) (entryFile, error) {
 }
 
 // checkDecoded checks decoded metadata (its file modified at modTime,
-// metaSize bytes) against k and the engine's size (below 0: not known, as
-// when a listing finds no engine file). A corruption comes with what the
-// metadata says.
-func checkDecoded(m entryFile, modTime time.Time, metaSize int64, k Key, engineSize int64) (Entry, error) {
+// metaSize bytes) against k: this format, this key, and a list of files
+// an entry can have (checkFileList). A corruption comes with what the
+// metadata says. The files' own sizes are the caller's to compare.
+func checkDecoded(m entryFile, modTime time.Time, metaSize int64, k Key) (Entry, error) {
 	e := m.Entry
-	e.Key, e.LastUsed, e.DiskSize = k, modTime, entrySize(max(engineSize, 0), metaSize)
+	e.Key, e.LastUsed, e.DiskSize = k, modTime, entrySize(e.Bytes(), metaSize)
 	switch {
 	case m.Format != FormatVersion:
 		return e, corruption{fmt.Sprintf("its metadata has format %d, not %d", m.Format, FormatVersion)}
 	case m.Key != k:
 		return e, corruption{fmt.Sprintf("its metadata names key %s", m.Key)}
 	}
-	if engineSize >= 0 {
-		if reason := sizeMismatch(engineSize, m.Size); reason != "" {
-			return e, corruption{reason}
-		}
+	if reason := checkFileList(m.Files); reason != "" {
+		return e, corruption{reason}
 	}
 	return e, nil
 }
 
-// sizeMismatch says how an engine's size differs from the one its
-// metadata records, or "".
-func sizeMismatch(engine, recorded int64) string {
+// sizeMismatch says how a file's size differs from the one its metadata
+// records (what: "its engine"), or "".
+func sizeMismatch(what string, size, recorded int64) string {
 	switch {
-	case engine < recorded:
-		return fmt.Sprintf("its engine has %d bytes, the entry says %d (cut short)", engine, recorded)
-	case engine > recorded:
-		return fmt.Sprintf("its engine has %d bytes, the entry says %d (longer: bytes were added)", engine, recorded)
+	case size < recorded:
+		return fmt.Sprintf("%s has %d bytes, the entry says %d (cut short)", what, size, recorded)
+	case size > recorded:
+		return fmt.Sprintf("%s has %d bytes, the entry says %d (longer: bytes were added)", what, size, recorded)
 	}
 	return ""
 }
@@ -265,16 +321,14 @@ func sizeMismatch(engine, recorded int64) string {
 // phase tree is tens of kilobytes; anything near this is not ours.
 const maxMetaBytes = 64 << 20
 
-// close lets go of the entry: its engine, and its folder and the lock on
+// close lets go of the entry: its files, and its folder and the lock on
 // it. Closing twice is no error.
 func (r *entryReader) close() {
 	if r.closed {
 		return
 	}
 	r.closed = true
-	if r.engine != nil {
-		r.engine.Close()
-	}
+	closeAll(r.files)
 	r.dir.close() // releases the lock
 }
 

@@ -24,6 +24,7 @@ type Hasher struct {
 	sums      map[fileID]string
 	models    map[fileID]modelFacts
 	libraries map[libraryQuery]libraryAnswer
+	programs  map[programQuery]programFacts // what builds with run: run (scriptkey.go)
 }
 
 // modelFacts is what one read of an ONNX file yields.
@@ -41,7 +42,8 @@ type fileID struct {
 
 // NewHasher returns a Hasher with nothing remembered.
 func NewHasher() *Hasher {
-	return &Hasher{sums: map[fileID]string{}, models: map[fileID]modelFacts{}, libraries: map[libraryQuery]libraryAnswer{}}
+	return &Hasher{sums: map[fileID]string{}, models: map[fileID]modelFacts{}, libraries: map[libraryQuery]libraryAnswer{},
+		programs: map[programQuery]programFacts{}}
 }
 
 // identify stats path (following links: the content is what counts).

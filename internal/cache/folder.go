@@ -309,6 +309,22 @@ func (d *folder) sizeOf(name string) (int64, error) {
 	return total, nil
 }
 
+// filesSize is what the regular files directly in d hold (links and
+// folders count nothing); 0 when d cannot be listed.
+func (d *folder) filesSize() int64 {
+	names, err := d.names()
+	if err != nil {
+		return 0
+	}
+	var total int64
+	for _, n := range names {
+		if st, err := d.lstat(n); err == nil && st.mode.IsRegular() {
+			total += st.size
+		}
+	}
+	return total
+}
+
 // removeLink removes name in d when it is not a folder: a link (itself,
 // never what it names) or a stray file. A folder there (an entry or a
 // shard made meanwhile, in place of a link that was seen) is never

@@ -7,15 +7,17 @@ import (
 	"testing"
 )
 
-// oldFormatCache makes a cache folder as an upgrade leaves it: an entry of
+// oldFormatCache makes a cache folder as upgrades leave it: an entry of
 // this format, a v1/ folder of 3,000 bytes in two files (one a level
-// down), a v9/ of a newer trt-action (100 bytes), and names that are no
-// format's (a file v3, a folder v01).
+// down), a v2/ entry of the format before this one (500 bytes), a v9/ of
+// a newer trt-action (100 bytes), and names that are no format's (a file
+// v7, a folder v01).
 func oldFormatCache(t *testing.T) (dir string, k Key) {
 	t.Helper()
 	dir = t.TempDir()
 	k = store(t, openCache(t, dir, 0), "current", 500)
-	files := map[string]int{"v1/ab/old/engine": 2_000, "v1/ab/old/entry.json": 1_000, "v9/new": 100, "v3": 7, "v01/x": 5}
+	files := map[string]int{"v1/ab/old/engine": 2_000, "v1/ab/old/entry.json": 1_000, "v2/cd/older/engine": 400, "v2/cd/older/entry.json": 100,
+		"v9/new": 100, "v7": 7, "v01/x": 5}
 	for name, size := range files {
 		p := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
@@ -41,7 +43,8 @@ func TestListNamesOtherFormatsWithTheirSizes(t *testing.T) {
 	if len(l.Entries) != 1 || l.Entries[0].Key != k {
 		t.Fatalf("entries %v, want only this format's", keysOf(l.Entries))
 	}
-	want := []OtherFormat{{Path: filepath.Join(dir, "v1") + "/", Format: 1, Bytes: 3_000}, {Path: filepath.Join(dir, "v9") + "/", Format: 9, Bytes: 100}}
+	want := []OtherFormat{{Path: filepath.Join(dir, "v1") + "/", Format: 1, Bytes: 3_000}, {Path: filepath.Join(dir, "v2") + "/", Format: 2, Bytes: 500},
+		{Path: filepath.Join(dir, "v9") + "/", Format: 9, Bytes: 100}}
 	if len(l.OtherFormats) != len(want) {
 		t.Fatalf("other formats %+v, want %+v", l.OtherFormats, want)
 	}
@@ -51,8 +54,9 @@ func TestListNamesOtherFormatsWithTheirSizes(t *testing.T) {
 		}
 	}
 	warnings := strings.Join(l.Warnings(), "\n")
-	for _, w := range []string{"v1/ (cache format 1, 3.0 kB) is never read by this version (cache format 2); trt-action cache prune --other-formats removes it",
-		"v9/ (cache format 9, 100 B) is a newer trt-action's: this version (cache format 2) never reads or removes it"} {
+	for _, w := range []string{"v1/ (cache format 1, 3.0 kB) is never read by this version (cache format 3); trt-action cache prune --other-formats removes it",
+		"v2/ (cache format 2, 500 B) is never read by this version (cache format 3); trt-action cache prune --other-formats removes it",
+		"v9/ (cache format 9, 100 B) is a newer trt-action's: this version (cache format 3) never reads or removes it"} {
 		if !strings.Contains(warnings, w) {
 			t.Errorf("ls warnings lack %q:\n%s", w, warnings)
 		}
@@ -104,13 +108,16 @@ func TestPruneOtherFormatsRemovesOnlyOlderFormats(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(done.Formats) != 1 || done.Formats[0].Format != 1 || done.Formats[0].Bytes != 3_000 || len(done.Entries) != 0 {
-		t.Fatalf("pruned %+v, want v1/ (3000 bytes) and no entry", done)
+	if len(done.Formats) != 2 || done.Formats[0].Format != 1 || done.Formats[0].Bytes != 3_000 ||
+		done.Formats[1].Format != 2 || done.Formats[1].Bytes != 500 || len(done.Entries) != 0 {
+		t.Fatalf("pruned %+v, want v1/ (3000 bytes), v2/ (500 bytes) and no entry", done)
 	}
-	if _, err := os.Lstat(filepath.Join(dir, "v1")); !os.IsNotExist(err) {
-		t.Errorf("v1/ is still there: %v", err)
+	for _, gone := range []string{"v1", "v2"} {
+		if _, err := os.Lstat(filepath.Join(dir, gone)); !os.IsNotExist(err) {
+			t.Errorf("%s/ is still there: %v", gone, err)
+		}
 	}
-	for _, keep := range []string{"v9/new", "v3", "v01/x"} {
+	for _, keep := range []string{"v9/new", "v7", "v01/x"} {
 		if _, err := os.Stat(filepath.Join(dir, keep)); err != nil {
 			t.Errorf("%s went with the older format: %v", keep, err)
 		}
@@ -151,8 +158,9 @@ func TestBuildIsToldOfOlderFormats(t *testing.T) {
 	dir, _ := oldFormatCache(t)
 	c := openCache(t, dir, 0)
 	notices := strings.Join(c.Notices(), "\n")
-	if !strings.Contains(notices, "v1/ (cache format 1, 3.0 kB) is never read") || strings.Contains(notices, "v9") {
-		t.Errorf("a build's notices: %q; want v1/ named, and not the newer v9/", notices)
+	if !strings.Contains(notices, "v1/ (cache format 1, 3.0 kB) is never read") || !strings.Contains(notices, "v2/ (cache format 2, 500 B) is never read") ||
+		strings.Contains(notices, "v9") {
+		t.Errorf("a build's notices: %q; want v1/ and v2/ named, and not the newer v9/", notices)
 	}
 	for _, o := range []Options{{Dir: dir, Existing: true}, {Dir: dir, Look: true}} {
 		c, err := Open(o)

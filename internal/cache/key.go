@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"maps"
 	"runtime"
@@ -17,11 +16,6 @@ import (
 	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/settings"
 )
-
-// ErrScript is why a build with run: has no key: it is never cached, since
-// what decides its engines (the files its program reads, the code it
-// runs) is not known to trt-action.
-var ErrScript = errors.New("never cached: it runs a command (run:), and what decides its engines is not known to trt-action")
 
 // FormatVersion is part of every key and of the cache's folder layout.
 // Bump it whenever what a key means changes: a field added to or dropped
@@ -35,7 +29,11 @@ var ErrScript = errors.New("never cached: it runs a command (run:), and what dec
 // another engine under the same key), layer-precisions and
 // layer-output-types keep their written order (which pattern wins depends
 // on it), and workspace is memory-pools.workspace.
-const FormatVersion = 2
+//
+// 3: an entry holds several files (entry.json lists each, files.go), so a
+// build with run: keeps every engine and output it declares, and builds
+// with run: have keys (scriptkey.go).
+const FormatVersion = 3
 
 // Key names one engine: 64 lowercase hex digits of a SHA-256.
 type Key string
@@ -63,6 +61,7 @@ type keyDoc struct {
 	Model    *modelDoc      `json:"model,omitempty"`
 	Settings map[string]any `json:"settings,omitempty"`
 	Sim      *simDoc        `json:"sim,omitempty"`
+	Script   *scriptDoc     `json:"script,omitempty"` // a build with run: (scriptkey.go)
 }
 
 // modelDoc is the ONNX file's bytes and those of every external-data file
@@ -98,7 +97,7 @@ const keySalt = "trt-action engine key\n"
 // Reading the files (a model can be gigabytes) stops when ctx ends; the
 // error then wraps context.Cause(ctx).
 func (h *Hasher) Key(ctx context.Context, b matrix.Build, env Env) (Key, error) {
-	data, err := h.document(ctx, b, env)
+	data, _, err := h.document(ctx, b, env)
 	if err != nil {
 		return "", err
 	}
@@ -106,35 +105,49 @@ func (h *Hasher) Key(ctx context.Context, b matrix.Build, env Env) (Key, error) 
 	return Key(hex.EncodeToString(sum[:])), nil
 }
 
-// document is the canonical JSON that Key hashes; a build with run: has
-// none (ErrScript).
-func (h *Hasher) document(ctx context.Context, b matrix.Build, env Env) ([]byte, error) {
-	if b.Script != nil {
-		return nil, ErrScript
-	}
+// document is the canonical JSON that Key hashes, and, by part, the files
+// whose content the parts of a build with run: are (a build without run:
+// has its own: Hasher.fileParts); a build with run: without inputs: has
+// none (ErrNoInputs).
+func (h *Hasher) document(ctx context.Context, b matrix.Build, env Env) ([]byte, map[string]string, error) {
 	doc := keyDoc{Format: FormatVersion, Backend: b.Backend, Library: env.Library, Target: env.Target}
+	files := map[string]string{}
+	var err error
+	if b.Script != nil {
+		if doc.Script, err = h.script(ctx, b.Script, files); err != nil {
+			return nil, nil, err
+		}
+	} else if err := h.buildParts(ctx, b, &doc); err != nil {
+		return nil, nil, err
+	}
+	data, err := json.Marshal(doc)
+	if err != nil {
+		return nil, nil, fmt.Errorf("build %s: cannot encode its key: %w", b.Name, err)
+	}
+	return data, files, nil
+}
+
+// buildParts fills in what decides the engine of a build without run:
+// its model, its settings and, simulated, how it is simulated.
+func (h *Hasher) buildParts(ctx context.Context, b matrix.Build, doc *keyDoc) error {
 	if b.ONNX != "" {
 		m, err := h.model(ctx, b.ONNX)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		doc.Model = m
 	}
 	settings, err := h.settings(ctx, b)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	doc.Settings = settings
 	if backend.Of(b.Backend).Simulated {
 		if doc.Sim, err = h.sim(ctx, b.Sim); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	data, err := json.Marshal(doc)
-	if err != nil {
-		return nil, fmt.Errorf("build %s: cannot encode its key: %w", b.Name, err)
-	}
-	return data, nil
+	return nil
 }
 
 // model hashes the ONNX file and its external data.

@@ -95,7 +95,7 @@ func TestKeyGolden(t *testing.T) {
 	dir := project(t)
 	h := NewHasher()
 	b := parseBuild(t, dir, rtxBuild)
-	doc, err := h.document(context.Background(), b, keyEnv)
+	doc, _, err := h.document(context.Background(), b, keyEnv)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"debug/elf"
 	"encoding/binary"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -333,9 +334,49 @@ func (h *Hasher) Env(name, libPath, target string) (Env, error) {
 	if !ok {
 		return Env{}, unknownBackend(name)
 	}
+	return h.envAt(be, locateLibrary(be, libPath), target)
+}
+
+// BuildEnv is Env for build b. A build with run: loads the library its
+// program's Python environment holds in the backend's wheel folder, where
+// it holds one (its bindings load that: backend.LocateLibraryIn); else,
+// and for every other build, the library Env names. A Python program's
+// library that is found nowhere is its environment's (a wheel trt-action
+// does not know, such as NVIDIA's tensorrt-cu12-libs): the key's
+// distributions name its version, and Library says so.
+func (h *Hasher) BuildEnv(b matrix.Build, libPath, target string) (Env, error) {
+	be, ok := backend.Lookup(b.Backend)
+	if !ok {
+		return Env{}, unknownBackend(b.Backend)
+	}
+	python := false
+	if b.Script != nil {
+		if p := h.program(b.Script); p.err == nil && p.prog.Python != nil {
+			if lib, ok := backend.LocateLibraryIn(be, p.prog.Python.Sites); ok {
+				return h.envAt(be, lib, target)
+			}
+			python = true
+		}
+	}
+	env, err := h.envAt(be, locateLibrary(be, libPath), target)
+	if unknown := (*LibraryUnknownError)(nil); python && errors.As(err, &unknown) {
+		env, err = Env{Library: libraryOfEnvironment}, nil
+		if be.Target == backend.TargetBuildGPU {
+			env.Target = target
+		}
+	}
+	return env, err
+}
+
+// libraryOfEnvironment is a Python program's library that trt-action finds
+// nowhere, as its key holds it: its environment's distributions name it.
+const libraryOfEnvironment = "the program's Python environment's (its distributions)"
+
+// envAt is the Env of a build on be whose library is at lib.
+func (h *Hasher) envAt(be backend.Backend, lib backend.LibraryLocation, target string) (Env, error) {
+	name := be.Name
 	// Remembered by where the library is, as a build would load it: the
 	// same file is hashed once, whichever way it was named.
-	lib := locateLibrary(be, libPath)
 	id := libraryQuery{name, lib}
 	h.mu.Lock()
 	known, ok := h.libraries[id]
@@ -370,7 +411,7 @@ type BuildKey struct {
 func (h *Hasher) Keys(ctx context.Context, builds []matrix.Build, libPath string) []BuildKey {
 	out := make([]BuildKey, len(builds))
 	for i, b := range builds {
-		env, err := h.Env(b.Backend, libPath, "")
+		env, err := h.BuildEnv(b, libPath, "")
 		if err == nil {
 			out[i].Key, err = h.Key(ctx, b, env)
 		}

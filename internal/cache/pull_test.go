@@ -56,7 +56,7 @@ func TestPullBackfillsTheFolder(t *testing.T) {
 		assertNoLeftovers(t, c, dest)
 
 		again := filepath.Join(t.TempDir(), "again.engine")
-		if e, hit, err := c.Fetch(k, again); err != nil || !hit || e.EngineSHA256 != p.Entry.EngineSHA256 {
+		if e, hit, err := c.Fetch(k, again); err != nil || !hit || e.Engine().SHA256 != p.Entry.Engine().SHA256 {
 			t.Fatalf("the backfilled entry: Fetch = %v, %v", hit, err)
 		}
 		if pushed, err := c.Push(context.Background(), s, k, false, nil); err != nil || pushed.Pushed {
@@ -157,17 +157,35 @@ func TestPullRefusesPoisonedEntries(t *testing.T) {
 		s := st.open(t, "")
 		engine := engineBytes("poison", 1<<20)
 		sum := sha256.Sum256(engine)
-		good := Entry{Build: "poison", Backend: "sim", Size: int64(len(engine)), EngineSHA256: hex.EncodeToString(sum[:])}
+		file := File{Name: engineName, Role: RoleEngine, Size: int64(len(engine)), SHA256: hex.EncodeToString(sum[:])}
+		good := Entry{Build: "poison", Backend: "sim", Files: []File{file}}
 		lies := map[string]func(k Key) []byte{
-			"size": func(k Key) []byte { e := good; e.Key, e.Size = k, e.Size+1; return metaOf(t, e, FormatVersion) },
+			"size": func(k Key) []byte {
+				e, f := good, file
+				f.Size++
+				e.Key, e.Files = k, []File{f}
+				return metaOf(t, e, FormatVersion)
+			},
 			"hash": func(k Key) []byte {
+				e, f := good, file
+				f.SHA256 = string(testKey("other"))
+				e.Key, e.Files = k, []File{f}
+				return metaOf(t, e, FormatVersion)
+			},
+			"another file": func(k Key) []byte { // a second file the store's records do not name
 				e := good
-				e.Key, e.EngineSHA256 = k, string(testKey("other"))
+				e.Key, e.Files = k, []File{file, {Name: "output-1", Role: RoleOutput, Path: "config.json", Size: 2, SHA256: file.SHA256}}
+				return metaOf(t, e, FormatVersion)
+			},
+			"an output's path": func(k Key) []byte { // the build declares one engine and no path: nothing reaches a path the entry names
+				e, f := good, file
+				f.Path = "../../etc/passwd"
+				e.Key, e.Files = k, []File{f}
 				return metaOf(t, e, FormatVersion)
 			},
 			"another key's": func(Key) []byte { e := good; e.Key = testKey("another"); return metaOf(t, e, FormatVersion) },
 			"format":        func(k Key) []byte { e := good; e.Key = k; return metaOf(t, e, FormatVersion-1) },
-			"not JSON":      func(Key) []byte { return []byte(`{"format": 2, "key": "` + "\x1b]8;;" + `"`) },
+			"not JSON":      func(Key) []byte { return []byte(`{"format": 3, "key": "` + "\x1b]8;;" + `"`) },
 		}
 		for name, lie := range lies {
 			t.Run(name, func(t *testing.T) {
@@ -183,9 +201,11 @@ func TestPullRefusesPoisonedEntries(t *testing.T) {
 			flipped := bytes.Clone(engine)
 			flipped[len(flipped)/2] ^= 0xff // an engine no other test stores: its blob is this entry's alone
 			fsum := sha256.Sum256(flipped)
-			e.EngineSHA256 = hex.EncodeToString(fsum[:])
+			f := file
+			f.SHA256 = hex.EncodeToString(fsum[:])
+			e.Files = []File{f}
 			putRaw(t, s, k, metaOf(t, e, FormatVersion), flipped)
-			blob := st.blob(e.EngineSHA256)
+			blob := st.blob(f.SHA256)
 			if err := os.WriteFile(blob, engine, 0o644); err != nil { // the other bytes, under the old name
 				t.Fatal(err)
 			}
@@ -217,7 +237,7 @@ func TestPullRefusesHugeMetadata(t *testing.T) {
 	}
 	k := testKey("huge metadata")
 	big := bytes.Repeat([]byte(" "), 100<<20)
-	copy(big, metaOf(t, Entry{Key: k, Size: 64 << 10}, FormatVersion))
+	copy(big, metaOf(t, Entry{Key: k, Files: []File{{Name: engineName, Role: RoleEngine, Size: 64 << 10}}}, FormatVersion))
 	m.Annotations["com.github.trt-action.cache.key"] = string(k) // the key's own manifest, but for its metadata
 	m.Config = ocispec.Descriptor{MediaType: m.Config.MediaType, Digest: digest.FromBytes(big), Size: int64(len(big))}
 	if err := repo.Blobs().Push(ctx, m.Config, bytes.NewReader(big)); err != nil {

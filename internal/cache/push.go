@@ -25,7 +25,7 @@ var ErrNotCached = errors.New("the cache folder no longer has the entry")
 // after the store's entry was refused). The entry is opened as Fetch
 // opens it, under its shared lock (eviction skips it, a replacement's
 // removal waits for it), and the store reads its metadata file's bytes as
-// they are and its engine, checked when it was stored; the lock is let go
+// they are and its files, checked when they were stored; the lock is let go
 // when Put returns. A store that failed is a *StoreError, a stop of ctx
 // its cause, content the store refused a *RefusedError.
 func (c *Cache) Push(ctx context.Context, s remote.Store, k Key, replace bool, progress Progress) (Pushed, error) {
@@ -40,10 +40,13 @@ func (c *Cache) Push(ctx context.Context, s remote.Store, k Key, replace bool, p
 	if len(r.meta) > remote.MaxMetaBytes {
 		return Pushed{}, fmt.Errorf("its metadata has %d bytes, more than the %d a shared store's entry may have", len(r.meta), remote.MaxMetaBytes)
 	}
-	m := newMeter(progress, r.entry.Size)
-	engine := remote.Upload{File: remote.File{Name: engineName, Size: r.entry.Size, SHA256: r.entry.EngineSHA256},
-		Body: meteredReaderAt{r: r.engine, m: m}}
-	pushed, err := s.Put(ctx, string(k), r.meta, []remote.Upload{engine}, replace)
+	m := newMeter(progress, r.entry.Bytes())
+	uploads := make([]remote.Upload, len(r.entry.Files))
+	for i, f := range r.entry.Files {
+		uploads[i] = remote.Upload{File: remote.File{Name: f.Name, Size: f.Size, SHA256: f.SHA256},
+			Body: meteredReaderAt{r: r.files[i], m: m}}
+	}
+	pushed, err := s.Put(ctx, string(k), r.meta, uploads, replace)
 	p := Pushed{Pushed: pushed, Transfer: m.end()}
 	if err != nil {
 		return p, storeFailed(ctx, k, "push", err)

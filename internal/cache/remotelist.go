@@ -65,7 +65,10 @@ func storedEntry(l remote.Listed) StoredEntry {
 	}
 	m, err := decodeMeta(l.Meta, true)
 	if err == nil {
-		_, err = checkDecoded(m, l.Uploaded, int64(len(l.Meta)), Key(l.Key), l.Size)
+		var e Entry
+		if e, err = checkDecoded(m, l.Uploaded, int64(len(l.Meta)), Key(l.Key)); err == nil && e.Bytes() != l.Size {
+			err = fmt.Errorf("its files hold %d bytes in the store, its metadata says %d", l.Size, e.Bytes())
+		}
 	}
 	if err != nil {
 		se.Broken = err.Error()

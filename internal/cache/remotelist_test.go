@@ -28,7 +28,8 @@ func TestStoreListingGolden(t *testing.T) {
 	now := time.Date(2026, 12, 3, 12, 0, 0, 0, time.UTC)
 	k := func(c string) string { return strings.Repeat(c, 64) }
 	meta := func(key, build string, size int64, extra string) string {
-		return `{"format":2,"key":"` + key + `","build":"` + build + `","backend":"tensorrt","size":` + strconv.FormatInt(size, 10) + `,"engine_sha256":"` + k("9") + `"` + extra + `}`
+		return `{"format":3,"key":"` + key + `","build":"` + build + `","backend":"tensorrt","files":[{"name":"engine","role":"engine","size":` +
+			strconv.FormatInt(size, 10) + `,"sha256":"` + k("9") + `"}]` + extra + `}`
 	}
 	entries := []StoredEntry{
 		storedEntry(listed(k("a"), 812_000_000, now.Add(-3*time.Hour), meta(k("a"), "resnet-fp16", 812_000_000,
@@ -43,7 +44,7 @@ func TestStoreListingGolden(t *testing.T) {
 	if live := texttest.LiveIn(got); len(live) > 0 {
 		t.Errorf("the listing mentions %v", live)
 	}
-	for i, want := range []string{"", "its metadata names key " + k("c"), "its engine has 5 bytes, the entry says 6 (cut short)",
+	for i, want := range []string{"", "its metadata names key " + k("c"), "its files hold 5 bytes in the store, its metadata says 6",
 		"its metadata could not be read", "its metadata has 1048577 bytes"} {
 		if !strings.HasPrefix(entries[i].Broken, want) || want == "" && entries[i].Broken != "" {
 			t.Errorf("entry %d: broken %q, want %q", i, entries[i].Broken, want)

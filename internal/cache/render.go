@@ -24,9 +24,10 @@ type ListedEntry struct {
 	Target     string    `json:"target,omitempty"`
 	BuiltAt    time.Time `json:"built_at,omitzero"`
 	DurationMs int64     `json:"duration_ms"`
-	Bytes      int64     `json:"bytes"`      // the engine
-	DiskBytes  int64     `json:"disk_bytes"` // the engine and its metadata: what max-size counts
-	SHA256     string    `json:"sha256"`
+	Bytes      int64     `json:"bytes"`      // its files: the engine, or a build with run:'s engines and outputs
+	DiskBytes  int64     `json:"disk_bytes"` // its files and its metadata: what max-size counts
+	SHA256     string    `json:"sha256"`     // the (first) engine's
+	Files      int       `json:"files"`      // how many files it has
 	LastUsed   time.Time `json:"last_used,omitzero"`
 	// Broken says why the entry can never be served (its fields are what
 	// could be read); prune removes it first, verify removes it.
@@ -39,8 +40,8 @@ func ListingJSON(entries []Entry) ([]byte, error) {
 	listed := make([]ListedEntry, 0, len(entries))
 	for _, e := range entries {
 		listed = append(listed, ListedEntry{Key: e.Key, Build: e.Build, Backend: e.Backend, Library: e.Library, Target: e.Target,
-			BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Size, DiskBytes: e.DiskSize,
-			SHA256: e.EngineSHA256, LastUsed: e.LastUsed, Broken: e.Broken})
+			BuiltAt: e.BuiltAt, DurationMs: e.Duration.Milliseconds(), Bytes: e.Bytes(), DiskBytes: e.DiskSize,
+			SHA256: e.Engine().SHA256, Files: len(e.Files), LastUsed: e.LastUsed, Broken: e.Broken})
 	}
 	var out bytes.Buffer
 	if err := json.NewEncoder(&out).Encode(listed); err != nil {
@@ -181,7 +182,7 @@ type ExplainedKey struct {
 
 // NotInAKey is what cache key --explain says is left out of every key, so
 // that a difference there is never looked for in the parts.
-const NotInAKey = "not in a key: build names, budgets, output paths (engine, timing cache), matrix axes, the timing cache's content"
+const NotInAKey = "not in a key: build names, budgets, output paths of builds without run: (engine, timing cache), matrix axes, the timing cache's content; a build with run:'s files other than its inputs and its program's (its packages' code)"
 
 // ExplainText is cache key --explain's text: per build, its name and key,
 // then each part on a line of its own, name and value (and the file a

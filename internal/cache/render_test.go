@@ -20,18 +20,18 @@ func sampleListing() Listing {
 	return Listing{
 		Entries: []Entry{
 			{Key: key("a"), Build: "resnet50-fp16", Backend: "tensorrt-rtx", Library: "TensorRT-RTX 1.7.1.116", Target: "sm89",
-				BuiltAt: listingNow.Add(-26 * time.Hour), Duration: 14*time.Minute + 3*time.Second, EngineSHA256: strings.Repeat("0", 64),
-				Size: 51_200_000, DiskSize: 51_206_512, LastUsed: listingNow.Add(-20 * time.Second)},
+				BuiltAt: listingNow.Add(-26 * time.Hour), Duration: 14*time.Minute + 3*time.Second, Files: []File{{Name: engineName, Role: RoleEngine, Size: 51_200_000, SHA256: strings.Repeat("0", 64)}},
+				DiskSize: 51_206_512, LastUsed: listingNow.Add(-20 * time.Second)},
 			{Key: key("b"), Build: "@octocat's mlp", Backend: "sim", BuiltAt: listingNow.Add(-72 * time.Hour), Duration: 900 * time.Millisecond,
-				Size: 1_000, DiskSize: 7_480, LastUsed: listingNow.Add(-3 * time.Hour)},
+				Files: []File{{Name: engineName, Role: RoleEngine, Size: 1_000}}, DiskSize: 7_480, LastUsed: listingNow.Add(-3 * time.Hour)},
 			{Key: key("c"), DiskSize: 1_009, LastUsed: listingNow.Add(-90 * time.Minute), Broken: "its metadata is not valid JSON"},
 			{Key: key("d"), Build: "piped", Backend: "sim", DiskSize: 6_400, Broken: "its engine is a FIFO, not a file"},
 		},
-		Strays:       []Stray{{Path: ".trt-cache/v2/ab", Target: "/elsewhere"}},
-		StagingLinks: []Stray{{Path: ".trt-cache/v2/tmp/store-1", Target: "/tmp/x"}},
+		Strays:       []Stray{{Path: ".trt-cache/v3/ab", Target: "/elsewhere"}},
+		StagingLinks: []Stray{{Path: ".trt-cache/v3/tmp/store-1", Target: "/tmp/x"}},
 		Leftovers:    2,
 		OtherFormats: []OtherFormat{{Path: ".trt-cache/v1", Format: 1, Link: "/mnt/@octocat"},
-			{Path: ".trt-cache/v3/", Format: 3, Bytes: 2_048}, {Path: ".trt-cache/v4", Format: 4, Link: "/x"}},
+			{Path: ".trt-cache/v4/", Format: 4, Bytes: 2_048}, {Path: ".trt-cache/v5", Format: 5, Link: "/x"}},
 	}
 }
 

@@ -29,9 +29,9 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
 	builds := []matrix.Build{{Name: "t", Backend: "tensorrt"}, {Name: "s", Backend: "sim"}}
 	envs := NameEnvs(NewHasher(), builds, "", []string{"0", "1"}, "")
-	l4, err0 := envs.Env("tensorrt", "0")
-	a100, err1 := envs.Env("tensorrt", "1")
-	sim, errSim := envs.Env("sim", "1")
+	l4, err0 := envs.Env(builds[0], "0")
+	a100, err1 := envs.Env(builds[0], "1")
+	sim, errSim := envs.Env(builds[1], "1")
 	if err0 != nil || err1 != nil || errSim != nil || len(envs.Problems) != 0 {
 		t.Fatalf("with --gpus 0,1: %v, %v, %v, problems %q", err0, err1, errSim, envs.Problems)
 	}
@@ -41,7 +41,7 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	}
 
 	envs = NameEnvs(NewHasher(), builds, "", nil, "")
-	if _, err := envs.Env("tensorrt", ""); err == nil || !strings.Contains(err.Error(), "the GPUs differ") {
+	if _, err := envs.Env(builds[0], ""); err == nil || !strings.Contains(err.Error(), "the GPUs differ") {
 		t.Errorf("without --gpus on unlike GPUs: %v", err)
 	}
 	if len(envs.Problems) != 1 || !strings.HasPrefix(envs.Problems[0], "tensorrt builds on its GPU run without it: the GPUs differ") {
@@ -52,25 +52,25 @@ func TestTensorRTKeysNameTheGPU(t *testing.T) {
 	// reason, whatever the GPU.
 	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
 	envs = NameEnvs(NewHasher(), builds, "", []string{"0"}, "")
-	if _, err := envs.Env("tensorrt", "0"); !isLibraryUnknown(err) || len(envs.Problems) != 1 {
+	if _, err := envs.Env(builds[0], "0"); !isLibraryUnknown(err) || len(envs.Problems) != 1 {
 		t.Errorf("without TRT_ACTION_TRT_LIB: %v, problems %q; want the library named as the reason, once", err, envs.Problems)
 	}
 }
 
-// A build with run: is never cached: it has no key (ErrScript, which plan
-// --json shows as the reason), and a run of such builds names no library
-// (one that is not there is no problem of theirs).
-func TestScriptBuildsHaveNoKey(t *testing.T) {
+// A build with run: without inputs: is never cached: it has no key
+// (ErrNoInputs, which plan --json shows as the reason), and a run of such
+// builds names no library (one that is not there is no problem of theirs).
+func TestScriptBuildsWithoutInputsHaveNoKey(t *testing.T) {
 	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir()) // no library to name
 	script := matrix.Build{Name: "s", Backend: "tensorrt", Script: &matrix.Script{Argv: []string{"python", "build.py"}}}
-	if _, err := NewHasher().Key(context.Background(), script, Env{Library: "x"}); !errors.Is(err, ErrScript) {
-		t.Errorf("key of a build with run: %v, want ErrScript", err)
+	if _, err := NewHasher().Key(context.Background(), script, Env{Library: "x"}); !errors.Is(err, ErrNoInputs) {
+		t.Errorf("key of a build with run: %v, want ErrNoInputs", err)
 	}
 	if envs := NameEnvs(NewHasher(), []matrix.Build{script}, "", nil, ""); len(envs.Problems) != 0 {
 		t.Errorf("problems told for a build with run: %q", envs.Problems)
 	}
 	key, why := PlanKeys([]matrix.Build{script}, "")(script)
-	if key != "" || why != ErrScript.Error() {
+	if key != "" || why != ErrNoInputs.Error() {
 		t.Errorf("plan key %q, %q", key, why)
 	}
 }

@@ -37,33 +37,48 @@ type Stored struct {
 	EvictedOwn int
 }
 
-// Store saves the engine file and e (its Key, Size and EngineSHA256 are
-// set here from k and the file; an EngineSHA256 given, the build's, must
-// match what is copied) as k's entry, then evicts least recently used
-// entries over the cache's MaxSize. The entry is staged complete in the
-// cache's tmp folder and renamed into place: a reader never sees part of
-// it, and when an entry for k is there (another process stored it first)
-// it stays and this one is dropped (Kept, nil error). Any error is a
-// warning for the caller; the build stays ok. An entry (engine and
-// metadata) larger than MaxSize is refused with a *tooLargeError. A
-// read-only cache returns ErrReadOnly.
+// Store saves the engine file and e as k's entry: StoreFiles with the
+// one file of a build without run:.
 func (c *Cache) Store(k Key, engine string, e Entry) (Stored, error) {
-	return c.store(k, engine, e, false)
+	return c.StoreFiles(k, EngineDecl(engine, ""), e)
 }
 
-// Replace is Store for --rebuild: the new entry takes the place of the one
-// there, in one step (renameat2 RENAME_EXCHANGE), so a reader that opens k
-// meanwhile reads the old entry whole or the new one whole, never a mix
-// and never nothing. Where the file system cannot exchange folders, the
-// old entry is moved out and the new one in: between those two renames a
-// reader finds no entry.
+// StoreFiles saves the files a build declares (files, in its entry's
+// order; each file's SHA-256 given, the build's, must match what is
+// copied) and e (its Key and Files are set here from k and the files) as
+// k's entry, then evicts least recently used entries over the cache's
+// MaxSize. The entry is staged complete in the cache's tmp folder and
+// renamed into place: a reader never sees part of it, and when an entry
+// for k is there (another process stored it first) it stays and this one
+// is dropped (Kept, nil error). Any error is a warning for the caller; the
+// build stays ok. An entry (files and metadata) larger than MaxSize is
+// refused with a *tooLargeError. A read-only cache returns ErrReadOnly.
+func (c *Cache) StoreFiles(k Key, files []Decl, e Entry) (Stored, error) {
+	return c.store(k, files, e, false)
+}
+
+// Replace is Store for --rebuild: ReplaceFiles with the one file of a
+// build without run:.
 func (c *Cache) Replace(k Key, engine string, e Entry) (Stored, error) {
-	return c.store(k, engine, e, true)
+	return c.ReplaceFiles(k, EngineDecl(engine, ""), e)
 }
 
-func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, error) {
+// ReplaceFiles is StoreFiles for --rebuild: the new entry takes the place
+// of the one there, in one step (renameat2 RENAME_EXCHANGE), so a reader
+// that opens k meanwhile reads the old entry whole or the new one whole,
+// never a mix and never nothing. Where the file system cannot exchange
+// folders, the old entry is moved out and the new one in: between those
+// two renames a reader finds no entry.
+func (c *Cache) ReplaceFiles(k Key, files []Decl, e Entry) (Stored, error) {
+	return c.store(k, files, e, true)
+}
+
+func (c *Cache) store(k Key, files []Decl, e Entry, replace bool) (Stored, error) {
 	if err := checkKey(k); err != nil {
 		return Stored{}, err
+	}
+	if len(files) == 0 || files[0].Role != RoleEngine {
+		return Stored{}, errors.New("cache: not stored: an entry holds an engine first")
 	}
 	if c.readOnly {
 		return Stored{}, ErrReadOnly
@@ -81,17 +96,21 @@ func (c *Cache) store(k Key, engine string, e Entry, replace bool) (Stored, erro
 	if !replace && hasEntry(shard, k) {
 		return Stored{Outcome: Kept}, nil // already cached (by another shard, or an earlier run)
 	}
-	if fi, err := os.Stat(engine); err == nil {
-		if err := c.checkFits(engine, fi.Size()); err != nil {
-			return Stored{}, err // before copying: the engine alone is too large
+	var size int64
+	for _, f := range files {
+		if fi, err := os.Stat(f.Local); err == nil {
+			size += fi.Size()
 		}
+	}
+	if err := c.checkFits(files, size); err != nil {
+		return Stored{}, err // before copying: the files alone are too large
 	}
 	st, err := c.newStage(root, "store-")
 	if err != nil {
 		return Stored{}, storeError(err)
 	}
 	defer st.remove() // nothing left after a failure, a lost race, or the replaced entry
-	if err := c.fill(st, engine, &e, k); err != nil {
+	if err := c.fill(st, files, &e, k); err != nil {
 		return Stored{}, err
 	}
 	return c.commit(root, shard, st, k, replace)
@@ -135,26 +154,34 @@ func (c *Cache) commit(root, shard *folder, st *stage, k Key, replace bool) (Sto
 // there too.
 const stagedName = "entry"
 
-// fill writes the entry (engine and metadata) into the staging folder.
-func (c *Cache) fill(st *stage, engine string, e *Entry, k Key) error {
+// fill writes the entry (its files and metadata) into the staging folder.
+func (c *Cache) fill(st *stage, files []Decl, e *Entry, k Key) error {
 	dir, err := st.dir.makeSub(stagedName)
 	if err != nil {
 		return storeError(err)
 	}
 	defer dir.close()
-	e.Key = k
-	built := e.EngineSHA256
-	if e.EngineSHA256, e.Size, err = copyHashing(engine, dir); err != nil {
-		return storeError(err)
+	e.Key, e.Files = k, nil
+	roles := make([]string, len(files))
+	for i, f := range files {
+		roles[i] = f.Role
 	}
-	if built != "" && built != e.EngineSHA256 {
-		return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", engine, e.EngineSHA256, built)
+	for i, name := range fileNames(roles) {
+		f := files[i]
+		sum, n, err := copyHashing(f.Local, dir, name)
+		if err != nil {
+			return storeError(err)
+		}
+		if f.SHA256 != "" && f.SHA256 != sum {
+			return fmt.Errorf("cache: not stored: %s changed since the build (SHA-256 %s, the build made %s)", f.Local, sum, f.SHA256)
+		}
+		e.Files = append(e.Files, File{Name: name, Role: f.Role, Path: f.Path, Size: n, SHA256: sum})
 	}
 	metaSize, err := writeMeta(dir, *e)
 	if err != nil {
 		return storeError(err)
 	}
-	if err := c.checkFits(engine, entrySize(e.Size, metaSize)); err != nil {
+	if err := c.checkFits(files, entrySize(e.Bytes(), metaSize)); err != nil {
 		return err // with its metadata (a long phase tree) it is
 	}
 	// In use from the moment it is in place: a prune running meanwhile for
@@ -244,20 +271,25 @@ func exchangeUnsupported(err error) bool {
 // max-size: eviction would remove it right away, so the cache would keep
 // nothing and say nothing.
 type tooLargeError struct {
-	Engine  string
-	Size    int64 // the engine and its metadata
+	Engine  string // the (first) engine
+	Others  int    // how many more files the entry has
+	Size    int64  // the files and the metadata
 	MaxSize int64
 }
 
 func (e *tooLargeError) Error() string {
-	return fmt.Sprintf("engine %s is %s with its metadata, larger than the cache's max-size %s; not stored (raise max-size)",
-		e.Engine, text.Bytes(e.Size), text.Bytes(e.MaxSize))
+	what := fmt.Sprintf("engine %s is %s with its metadata", e.Engine, text.Bytes(e.Size))
+	if e.Others > 0 {
+		what = fmt.Sprintf("engine %s and %s are %s with their metadata", e.Engine, text.Count(e.Others, "other file"), text.Bytes(e.Size))
+	}
+	return what + fmt.Sprintf(", larger than the cache's max-size %s; not stored (raise max-size)", text.Bytes(e.MaxSize))
 }
 
-// checkFits refuses an entry of size bytes over the cache's max-size.
-func (c *Cache) checkFits(engine string, size int64) error {
+// checkFits refuses an entry of files, size bytes, over the cache's
+// max-size.
+func (c *Cache) checkFits(files []Decl, size int64) error {
 	if c.maxSize > 0 && size > c.maxSize {
-		return &tooLargeError{Engine: engine, Size: size, MaxSize: c.maxSize}
+		return &tooLargeError{Engine: files[0].Local, Others: len(files) - 1, Size: size, MaxSize: c.maxSize}
 	}
 	return nil
 }
@@ -321,16 +353,16 @@ func storeError(err error) error {
 	return fmt.Errorf("cache: not stored: %w", err)
 }
 
-// copyHashing copies src to a new file engine in dir, synced, and returns
+// copyHashing copies src to a new file name in dir, synced, and returns
 // the SHA-256 and size of what it copied.
-func copyHashing(src string, dir *folder) (string, int64, error) {
+func copyHashing(src string, dir *folder, name string) (string, int64, error) {
 	in, err := os.Open(src)
 	if err != nil {
 		return "", 0, err
 	}
 	defer in.Close()
 	h := sha256.New()
-	n, err := createIn(dir, engineName, io.TeeReader(in, h))
+	n, err := createIn(dir, name, io.TeeReader(in, h))
 	if err != nil {
 		return "", 0, err
 	}

@@ -81,7 +81,7 @@ func TestStoreThenFetch(t *testing.T) {
 			if got, _ := os.ReadFile(dest); !bytes.Equal(got, engineBytes("mlp", 5000)) {
 				t.Error("the fetched engine differs from the stored one")
 			}
-			if e.Key != k || e.Build != "mlp" || !e.BuiltAt.Equal(built) || e.Duration != 843*time.Second || e.Size != 5000 ||
+			if e.Key != k || e.Build != "mlp" || !e.BuiltAt.Equal(built) || e.Duration != 843*time.Second || e.Bytes() != 5000 ||
 				e.Original == nil || e.Original.DurationMs != 843000 || e.LastUsed.IsZero() {
 				t.Errorf("entry %+v", e)
 			}
@@ -401,7 +401,7 @@ func TestEvictionOfTheRunsOwnEntriesIsCounted(t *testing.T) {
 func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
 	c := openCache(t, t.TempDir(), 0)
 	eng := engineFor(t, t.TempDir(), "mlp", 100)
-	_, err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: strings.Repeat("0", 64)})
+	_, err := c.StoreFiles(testKey("mlp"), EngineDecl(eng, strings.Repeat("0", 64)), Entry{})
 	if err == nil || !strings.Contains(err.Error(), "changed since the build") {
 		t.Errorf("Store with another SHA-256: %v", err)
 	}
@@ -409,7 +409,7 @@ func TestStoreRefusesAnEngineChangedSinceTheBuild(t *testing.T) {
 		t.Error("an engine that changed was stored")
 	}
 	sum := sha256.Sum256(engineBytes("mlp", 100))
-	if _, err := c.Store(testKey("mlp"), eng, Entry{EngineSHA256: hex.EncodeToString(sum[:])}); err != nil {
+	if _, err := c.StoreFiles(testKey("mlp"), EngineDecl(eng, hex.EncodeToString(sum[:])), Entry{}); err != nil {
 		t.Errorf("Store with the engine's own SHA-256: %v", err)
 	}
 }
@@ -489,7 +489,7 @@ func ExampleCache_Fetch() {
 	k := testKey("mlp")
 	_, _ = c.Store(k, engine, Entry{Build: "mlp", Backend: "tensorrt-rtx"})
 	e, hit, err := c.Fetch(k, filepath.Join(dir, "out", "mlp.engine"))
-	fmt.Println(hit, err, e.Build, e.Size)
+	fmt.Println(hit, err, e.Build, e.Bytes())
 	// Output: true <nil> mlp 4
 }
 

@@ -8,8 +8,9 @@ import (
 	"io"
 )
 
-// Verify checks every entry: its metadata reads, its engine has the size
-// and SHA-256 the metadata gives, and neither it nor its folder is a link.
+// Verify checks every entry: its metadata reads, each of its files has the
+// size and SHA-256 the metadata gives, and neither they nor its folder is
+// a link.
 // A bad entry is removed (as Fetch would: a bad entry can only cost a
 // build) unless the cache is read-only, and returned; so is every stray
 // (a link where an entry or a shard belongs: the link is removed). Entries
@@ -77,21 +78,15 @@ func (c *Cache) check(k Key) error {
 		return err
 	}
 	defer r.close()
-	h := sha256.New()
-	n, err := io.CopyBuffer(h, io.NewSectionReader(r.engine, 0, 1<<62), make([]byte, copyBuffer))
-	if err != nil {
-		return c.discard(k, r, fmt.Sprintf("its engine is unreadable: %v", err))
-	}
-	if reason := mismatch(hex.EncodeToString(h.Sum(nil)), n, r.entry); reason != "" {
-		return c.discard(k, r, reason)
+	for i, f := range r.entry.Files {
+		h := sha256.New()
+		n, err := io.CopyBuffer(h, io.NewSectionReader(r.files[i], 0, 1<<62), make([]byte, copyBuffer))
+		if err != nil {
+			return c.discard(k, r, fmt.Sprintf("its %s is unreadable: %v", f.Name, err))
+		}
+		if reason := fileMismatch(f, hex.EncodeToString(h.Sum(nil)), n); reason != "" {
+			return c.discard(k, r, reason)
+		}
 	}
 	return nil
-}
-
-// mismatch says how an engine differs from its entry, or "" when it does not.
-func mismatch(sum string, size int64, e Entry) string {
-	if sum == e.EngineSHA256 && size == e.Size {
-		return ""
-	}
-	return fmt.Sprintf("its engine's SHA-256 is %s (%d bytes), the entry says %s (%d bytes)", sum, size, e.EngineSHA256, e.Size)
 }

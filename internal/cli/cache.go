@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/actions"
+	"github.com/trt-action/trt-action/internal/backend"
 	"github.com/trt-action/trt-action/internal/cache"
 	"github.com/trt-action/trt-action/internal/cache/remote"
 	"github.com/trt-action/trt-action/internal/matrix"
@@ -215,10 +216,10 @@ func (f *cacheFolder) open(look bool) (*cache.Cache, error) {
 func runCacheKey(c *Command, args []string) error {
 	fs := c.newFlags("cache key", "[-f FILE | FILE] [--only NAME]... [--backend B] [--trt-lib PATH] [--prefix | --explain [--json]]")
 	file := fs.String("f", matrix.DefaultFile, "the matrix `file` (or give it as the argument)")
-	backend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
+	onBackend := fs.String("backend", "", "as build's --backend: every build on this `backend`")
 	trtLib := fs.String("trt-lib", "", "as build's --trt-lib: the TensorRT or TensorRT-RTX library (`path`)")
 	prefix := fs.Bool("prefix", false, "print only the prefix every key of this OS, architecture and cache format starts with (restore-keys)")
-	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for a backend whose engines fit one GPU model) and every part that went into it, one a line, to compare with another runner's")
+	explain := fs.Bool("explain", false, "print each build's key as a build computes it (with the GPU, for "+backend.TensorRT+") and every part that went into it, one a line, to compare with another runner's")
 	asJSON := fs.Bool("json", false, "with --explain: print JSON")
 	var only listFlag
 	fs.Var(&only, "only", "only builds with this `name` or glob")
@@ -238,7 +239,7 @@ func runCacheKey(c *Command, args []string) error {
 		_, err := fmt.Fprintln(c.Streams.Out, cache.RestorePrefix())
 		return err
 	}
-	_, builds, err := loadBuilds(*file, only, *backend, true)
+	_, builds, err := loadBuilds(*file, only, *onBackend, true)
 	if err != nil {
 		return err
 	}
@@ -270,7 +271,7 @@ func (c *Command) explainKeys(builds []matrix.Build, trtLib string, asJSON bool)
 	var explained []cache.ExplainedKey
 	var errs []error
 	for _, b := range builds {
-		env, err := envs.Env(b.Backend, "")
+		env, err := envs.Env(b, "")
 		var k cache.ExplainedKey
 		if err == nil {
 			k.Build = b.Name
@@ -295,16 +296,17 @@ func (c *Command) explainKeys(builds []matrix.Build, trtLib string, asJSON bool)
 	return errors.Join(errs...)
 }
 
-// leaveOutScripts is builds without those with run:, which are never
-// cached (cache.ErrScript), and says on stderr which it left out: the key
-// is of the others (of no build, when every build has run:, which is no
-// error: a shard of such builds still needs a key for its cache steps).
-// Stdout is the key alone: a workflow reads it with $(...).
+// leaveOutScripts is builds without those with run: that declare no
+// inputs, which are never cached (cache.ErrNoInputs), and says on stderr
+// which it left out: the key is of the others (of no build, when no build
+// has a key, which is no error: a shard of such builds still needs a key
+// for its cache steps). Stdout is the key alone: a workflow reads it with
+// $(...).
 func (c *Command) leaveOutScripts(builds []matrix.Build) []matrix.Build {
 	var kept []matrix.Build
 	var names []string
 	for _, b := range builds {
-		if b.Script != nil {
+		if b.Script != nil && !b.Script.Cached() {
 			names = append(names, b.Name)
 			continue
 		}
@@ -316,7 +318,7 @@ func (c *Command) leaveOutScripts(builds []matrix.Build) []matrix.Build {
 		if len(names) > len(shown) {
 			more = fmt.Sprintf(" and %d more", len(names)-len(shown))
 		}
-		fmt.Fprintf(c.Streams.Err, "trt-action: cache key: %s left out (%s%s): builds with run: are never cached\n",
+		fmt.Fprintf(c.Streams.Err, "trt-action: cache key: %s left out (%s%s): builds with run: are cached only when they declare their inputs (inputs:)\n",
 			text.Count(len(names), "build"), text.Line(strings.Join(shown, ", ")), more)
 	}
 	return kept

@@ -58,22 +58,55 @@ func TestCacheKey(t *testing.T) {
 	}
 }
 
-// Builds with run: are never cached: cache key leaves them out, says so
-// on stderr (stdout is the key alone, for $(...)) and exits 0, also when
-// every build it was asked for has run:. Their backend's library is not
-// asked for (here there is none to find).
+// Builds with run: without inputs: are never cached: cache key leaves
+// them out, says so on stderr (stdout is the key alone, for $(...)) and
+// exits 0, also when every build it was asked for has run:. Their
+// backend's library is not asked for (here there is none to find).
 func TestCacheKeyLeavesOutScripts(t *testing.T) {
 	t.Setenv("TRT_ACTION_TRT_LIB", t.TempDir())
 	withScripts := cacheMatrix + "  - {name: s, backend: tensorrt, run: python build.py, engine: s.engine}\n"
 	inDir(t, map[string]string{"trt-builds.yml": cacheMatrix, "scripts.yml": withScripts})
 	_, key, _ := runCacheCommand(t, "key")
 	code, got, errb := runCacheCommand(t, "key", "-f", "scripts.yml")
-	if code != ExitOK || got != key || errb != "trt-action: cache key: 1 build left out (s): builds with run: are never cached\n" {
+	if code != ExitOK || got != key || errb != "trt-action: cache key: 1 build left out (s): builds with run: are cached only when they declare their inputs (inputs:)\n" {
 		t.Errorf("exit %d, key %q (without the script %q), stderr %q", code, got, key, errb)
 	}
 	code, got, errb = runCacheCommand(t, "key", "-f", "scripts.yml", "--only", "s")
 	if code != ExitOK || !runKey.MatchString(got) || got == key || !strings.Contains(errb, "1 build left out (s)") {
 		t.Errorf("--only s: exit %d, key %q, stderr %q", code, got, errb)
+	}
+}
+
+// A build with run: that declares its inputs is in cache key's key (which
+// changes with an input), and --explain shows its parts: its inputs with
+// their files, the program its command runs.
+func TestCacheKeyHasScriptsWithInputs(t *testing.T) {
+	lib := t.TempDir()
+	for _, f := range []string{"libtensorrt_rtx.so.1", "libtensorrt_onnxparser_rtx.so.1"} {
+		if err := os.WriteFile(filepath.Join(lib, f), []byte("stand-in "+f), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Setenv("TRT_ACTION_RTX_LIB", lib) // the command is no Python: its library as any build finds it
+	withScript := cacheMatrix + "  - {name: s, backend: tensorrt-rtx, run: [sh, build.sh], engine: s.engine, inputs: [build.sh, data]}\n"
+	dir := inDir(t, map[string]string{"trt-builds.yml": cacheMatrix, "scripts.yml": withScript, "build.sh": "echo 1\n", "data/w.bin": "w"})
+	_, key, _ := runCacheCommand(t, "key")
+	code, got, errb := runCacheCommand(t, "key", "-f", "scripts.yml")
+	if code != ExitOK || !runKey.MatchString(got) || got == key || errb != "" {
+		t.Fatalf("exit %d, key %q (without the script %q), stderr %q", code, got, key, errb)
+	}
+	if err := os.WriteFile("data/w.bin", []byte("other weights"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, again, _ := runCacheCommand(t, "key", "-f", "scripts.yml"); again == got {
+		t.Error("the key did not change with an input")
+	}
+	code, out, errb := runCacheCommand(t, "key", "-f", "scripts.yml", "--only", "s", "--explain")
+	for _, want := range []string{"script.inputs.build.sh", "(" + filepath.Join(dir, "build.sh") + ")", "script.inputs.data/w.bin",
+		"script.command", `["sh","build.sh"]`, "script.program.file", "script.engines", `["s.engine"]`} {
+		if !strings.Contains(out, want) {
+			t.Errorf("--explain lacks %q: exit %d\n%s%s", want, code, out, errb)
+		}
 	}
 }
 

@@ -271,15 +271,15 @@ func TestCacheMaxSizeTakesTheFolderFromTheCommandLine(t *testing.T) {
 	}
 }
 
-// --rebuild that names only builds running a command is refused: they are
-// never cached, so it would replace nothing.
+// --rebuild that names only builds running a command without inputs: is
+// refused: they are never cached, so it would replace nothing.
 func TestRebuildOfScriptBuildsIsRefused(t *testing.T) {
 	inDir(t, map[string]string{"trt-builds.yml": "version: 1\nbuilds:\n  - {name: a, backend: sim}\n  - {name: s, backend: tensorrt, run: python build.py}\n"})
 	c, _, errb := fanoutCommand(nil)
 	if code := c.Main([]string{"build", "--cache", "c", "--rebuild", "s"}); code != ExitInvalid {
 		t.Errorf("exit %d, want %d\n%s", code, ExitInvalid, errb)
 	}
-	if want := "--rebuild s: s run a command (run:), which is never cached"; !strings.Contains(errb.String(), want) {
+	if want := "--rebuild s: s run a command (run:) without inputs:, which is never cached"; !strings.Contains(errb.String(), want) {
 		t.Errorf("stderr %q, want %q", errb, want)
 	}
 }

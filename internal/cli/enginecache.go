@@ -98,8 +98,8 @@ func (f *cacheFlags) check(file *matrix.File, builds []matrix.Build, getenv func
 		chosen, err := run.Select(f.rebuild)
 		if err != nil {
 			errs = append(errs, usagef("--rebuild: %v", err))
-		} else if names := scriptNames(chosen); len(names) == len(chosen) {
-			errs = append(errs, usagef("--rebuild %s: %s run a command (run:), which is never cached, so there is no entry to replace", f.rebuild.String(), strings.Join(names, ", ")))
+		} else if names := uncachedScripts(chosen); len(names) == len(chosen) {
+			errs = append(errs, usagef("--rebuild %s: %s run a command (run:) without inputs:, which is never cached, so there is no entry to replace", f.rebuild.String(), strings.Join(names, ", ")))
 		}
 	}
 	return errs
@@ -163,12 +163,12 @@ func (c *Command) cacheNotice(format string, args ...any) {
 	c.note(c.actions(), actions.LevelNotice, "trt-action: engine cache", text.Line(fmt.Sprintf(format, args...)))
 }
 
-// scriptNames names the builds that run a command (run:), which the engine
-// cache never holds.
-func scriptNames(builds []matrix.Build) []string {
+// uncachedScripts names the builds that run a command (run:) and declare
+// no inputs, which the engine cache never holds.
+func uncachedScripts(builds []matrix.Build) []string {
 	var names []string
 	for _, b := range builds {
-		if b.Script != nil {
+		if b.Script != nil && !b.Script.Cached() {
 			names = append(names, b.Name)
 		}
 	}

@@ -20,6 +20,8 @@ type runFlags struct {
 	name    string
 	backend string
 	engines listFlag
+	inputs  listFlag
+	outputs listFlag
 	env     listFlag
 	workdir string
 	budgets matrix.Budgets
@@ -28,10 +30,12 @@ type runFlags struct {
 }
 
 func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
-	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--env NAME=VALUE]... [flags] -- COMMAND [ARGS...]")
+	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--input PATTERN]... [--output FILE]... [--env NAME=VALUE]... [--cache DIR] [flags] -- COMMAND [ARGS...]")
 	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name; for python SCRIPT or -m MODULE, the script's or module's)")
 	fs.StringVar(&r.backend, "backend", backend.TensorRT, "which TensorRT the program imports: "+backend.TensorRT+" or "+backend.TensorRTRTX+" ("+backend.Sim+": simulate, run nothing)")
 	fs.Var(&r.engines, "engine", "an engine `file` the program writes; checked and fingerprinted after it (repeatable)")
+	fs.Var(&r.inputs, "input", "a file or glob `pattern` (relative to --workdir) of what decides the engines: with it, the build is cached (repeatable)")
+	fs.Var(&r.outputs, "output", "another `file` the program writes that goes with its engines, cached and delivered with them (repeatable)")
 	fs.Var(&r.env, "env", "`NAME=VALUE` for the command's environment (repeatable)")
 	fs.StringVar(&r.workdir, "workdir", "", "the `folder` the command starts in (default: the working folder)")
 	fs.DurationVar(&r.budgets.Build, "build-budget", 0, "time budget for the whole command")
@@ -41,6 +45,7 @@ func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs.DurationVar(&r.budgets.Grace, "grace", 0, "after a stop, how long before every process of the command is killed (default 30s)")
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier JSON `report`: the command's time and each TensorRT build's compared with it")
 	fs.StringVar(&f.gpus, "gpus", "", "the GPU to run on (`index`; CUDA_VISIBLE_DEVICES)")
+	f.cache.register(fs)
 	f.registerOutputs(fs)
 	return fs
 }
@@ -101,7 +106,7 @@ func (r *runFlags) spec(command []string) (matrix.CommandSpec, error) {
 		name = backend.TensorRT // the build is checked as written, then simulated (--backend sim)
 	}
 	s := matrix.CommandSpec{Name: r.name, Backend: name, Argv: command, Env: r.env, Workdir: r.workdir,
-		Engines: r.engines, Budgets: r.budgets}
+		Engines: r.engines, Inputs: r.inputs, Outputs: r.outputs, Budgets: r.budgets}
 	s.Budgets.WarnPercent = r.warn
 	for _, p := range r.phases {
 		pattern, limit, ok := strings.Cut(p, "=")

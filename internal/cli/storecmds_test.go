@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -72,9 +73,11 @@ func TestCacheLsRemote(t *testing.T) {
 	url := reg.URL("acme/engines")
 	env := reg.Env()
 	fillStore(t, url, env, "resnet", "bert")
-	hostile := `{"format":2,"key":"` + strings.Repeat("f", 64) + `","build":"::error::x @octocat","backend":"sim","engine_sha256":"00","size":13}`
+	sum := sha256.Sum256([]byte("not an engine"))
+	hostile := fmt.Sprintf(`{"format":%d,"key":"%s","build":"::error::x @octocat","backend":"sim","files":[{"name":"engine","role":"engine","size":13,"sha256":"%x"}]}`,
+		cache.FormatVersion, strings.Repeat("f", 64), sum)
 	putRaw(t, url, env, strings.Repeat("f", 64), []byte(hostile))
-	putRaw(t, url, env, strings.Repeat("a", 64), []byte(`{"format":2,"key":"`+strings.Repeat("b", 64)+`","build":"stolen"}`))
+	putRaw(t, url, env, strings.Repeat("a", 64), []byte(fmt.Sprintf(`{"format":%d,"key":"%s","build":"stolen"}`, cache.FormatVersion, strings.Repeat("b", 64))))
 	inDir(t, map[string]string{"trt-builds.yml": "version: 1\ncache: {remote: '" + url + "'}\nbuilds:\n  - {name: a, backend: sim}\n"})
 
 	code, out, errb := storeCommand(t, env, "ls", "--remote", url)

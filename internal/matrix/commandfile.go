@@ -19,15 +19,18 @@ type CommandSpec struct {
 	Env     []string // NAME=value each, in the order given
 	Workdir string   // where the command starts; "" = the working folder
 	Engines []string // the files the program writes, relative to the working folder
+	Inputs  []string // patterns of what decides the engines, relative to Workdir (inputs:)
+	Outputs []string // other files the program writes with its engines, as Engines are named (outputs:)
 	Budgets Budgets  // Grace 0 = the default
 }
 
 // CommandFlags name, in CommandFile's errors, where each field of a
 // CommandSpec came from: trt-action run's flags.
 var CommandFlags = struct {
-	Name, Backend, Command, Env, Workdir, Engine, Build, Stall, Phase, Warn, Grace string
+	Name, Backend, Command, Env, Workdir, Engine, Input, Output, Build, Stall, Phase, Warn, Grace string
 }{
 	Name: "--name", Backend: "--backend", Command: "--", Env: "--env", Workdir: "--workdir", Engine: "--engine",
+	Input: "--input", Output: "--output",
 	Build: "--build-budget", Stall: "--stall-budget", Phase: "--phase-budget", Warn: "--budget-warn", Grace: "--grace",
 }
 
@@ -72,26 +75,66 @@ func CommandFile(spec CommandSpec) (*File, error) {
 	if msg := folderProblem(cmp.Or(spec.Workdir, "."), "the working folder"); msg != "" {
 		errs.add(at(CommandFlags.Workdir), "%s", msg)
 	}
-	var given []string // the engines' absolute paths
-	for _, p := range spec.Engines {
-		abs := runfiles.Abs(p)
-		switch {
-		case strings.TrimSpace(p) == "":
-			errs.add(at(CommandFlags.Engine), "expected a path, got an empty string")
-		case slices.Contains(given, abs):
-			errs.add(at(CommandFlags.Engine), "%s is given twice", quoted(p))
-		case outputProblem(p, abs) != "":
-			errs.add(at(CommandFlags.Engine), "%s", outputProblem(p, abs))
-		default:
-			given = append(given, abs)
-			s.Engines, s.EnginePos = append(s.Engines, filepath.Clean(p)), append(s.EnginePos, at(CommandFlags.Engine))
-		}
+	given := map[string]string{} // the engines' and outputs' absolute paths: the flag that gave each
+	s.Engines, s.EnginePos = commandOutputs(spec.Engines, CommandFlags.Engine, given, &errs)
+	s.Outputs, s.OutputPos = commandOutputs(spec.Outputs, CommandFlags.Output, given, &errs)
+	s.Workspace = findWorkspace(".").root
+	for _, p := range spec.Inputs {
+		s.Inputs, s.InputPos = append(s.Inputs, p), append(s.InputPos, at(CommandFlags.Input))
+		s.InputsPos = at(CommandFlags.Input)
 	}
+	commandCaching(s, &errs)
 	commandBudgets(&b.Budgets, &errs)
 	if err := errs.result(); err != nil {
 		return nil, err
 	}
 	return &File{Version: 1, Builds: []Build{b}}, nil
+}
+
+// commandOutputs reads --engine or --output flags (flag): paths as given
+// (cleaned), each a file trt-action may remove, none given twice among
+// these and the others given (given: absolute path -> its flag, added to).
+func commandOutputs(paths []string, flag string, given map[string]string, errs *collector) ([]string, []Pos) {
+	var out []string
+	var pos []Pos
+	for _, p := range paths {
+		abs := runfiles.Abs(p)
+		switch by, twice := given[abs]; {
+		case strings.TrimSpace(p) == "":
+			errs.add(Pos{File: flag}, "expected a path, got an empty string")
+		case twice && by == flag:
+			errs.add(Pos{File: flag}, "%s is given twice", quoted(p))
+		case twice:
+			errs.add(Pos{File: flag}, "%s is given with %s too; an output is a file other than the engines", quoted(p), by)
+		case outputProblem(p, abs) != "":
+			errs.add(Pos{File: flag}, "%s", outputProblem(p, abs))
+		default:
+			given[abs] = flag
+			out, pos = append(out, filepath.Clean(p)), append(pos, Pos{File: flag})
+		}
+	}
+	return out, pos
+}
+
+// commandCaching checks --input and --output as checkCaching checks
+// inputs: and outputs: (no workspace bounds flags: Roots stays nil).
+func commandCaching(s *Script, errs *collector) {
+	switch {
+	case len(s.Inputs) > 0 && len(s.Engines) == 0:
+		errs.add(Pos{File: CommandFlags.Input}, "the build is cached with the engines it declares, and none is given; name them with %s", CommandFlags.Engine)
+	case len(s.Outputs) > 0 && len(s.Engines) == 0:
+		errs.add(Pos{File: CommandFlags.Output}, "the files that go with the engines, and none is given; name them with %s", CommandFlags.Engine)
+	}
+	if len(s.Inputs) == 0 || folderProblem(s.Workdir, "") != "" {
+		return
+	}
+	files, problems := s.InputFiles()
+	for _, p := range problems {
+		errs.add(s.InputPos[p.Pattern], "%s %s (patterns are relative to the command's folder %s)", quoted(s.Inputs[p.Pattern]), p.Msg, quoted(s.Workdir))
+	}
+	if len(problems) == 0 && len(files) == 0 {
+		errs.add(s.InputsPos, "every file the patterns match is excluded by a ! pattern; the key would hold no input")
+	}
 }
 
 // commandEnv reads --env NAME=value flags, as env: is read: sorted by

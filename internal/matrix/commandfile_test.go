@@ -34,7 +34,7 @@ func TestCommandFile(t *testing.T) {
 	b := f.Builds[0]
 	want := &Script{Argv: []string{"/usr/bin/yolo", "export", "format=engine"}, Env: []string{"A=", "MODE=a=b", "TRT_ACTION_ROUTE=python"},
 		Workdir: filepath.Join(dir, "work"), Engines: []string{"out/y.engine", filepath.Join(dir, "abs.engine")},
-		EnginePos: []Pos{{File: "--engine"}, {File: "--engine"}}, RunPos: Pos{File: "--"}}
+		EnginePos: []Pos{{File: "--engine"}, {File: "--engine"}}, RunPos: Pos{File: "--"}, Workspace: dir}
 	if b.Name != "yolo" || b.Backend != "tensorrt-rtx" || !reflect.DeepEqual(b.Script, want) || f.Path != "" ||
 		b.Budgets.Grace != defaultGrace || b.Budgets.Build != 2*time.Hour || b.Budgets.Phases[0].Pos.String() != "--phase-budget" {
 		t.Errorf("build %+v, script %+v", b, b.Script)
@@ -46,6 +46,41 @@ func TestCommandFile(t *testing.T) {
 	f, err = CommandFile(CommandSpec{Name: "n", Backend: "tensorrt", Argv: []string{"python"}})
 	if err != nil || f.Builds[0].Script.Workdir != dir {
 		t.Errorf("default workdir: %v %+v", err, f)
+	}
+}
+
+// --input and --output declare what a build with run: declares in inputs:
+// and outputs:, patterns relative to the command's folder (no workspace
+// bounds flags), each checked at its flag.
+func TestCommandFileInputsAndOutputs(t *testing.T) {
+	dir := realDir(t, t.TempDir())
+	t.Chdir(dir)
+	if err := os.MkdirAll("work/ckpt", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile("work/ckpt/w.bin", nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	f, err := CommandFile(CommandSpec{Backend: "tensorrt", Argv: []string{"trtllm-build"}, Workdir: "work",
+		Engines: []string{"out/rank0.engine"}, Inputs: []string{"ckpt"}, Outputs: []string{"out/config.json"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := f.Builds[0].Script
+	if !reflect.DeepEqual(s.Inputs, []string{"ckpt"}) || s.Roots != nil || !reflect.DeepEqual(s.Outputs, []string{"out/config.json"}) ||
+		!reflect.DeepEqual(s.OutputPos, []Pos{{File: "--output"}}) || !s.Cached() {
+		t.Errorf("script %+v", s)
+	}
+	_, err = CommandFile(CommandSpec{Backend: "tensorrt", Argv: []string{"trtllm-build"}, Workdir: "work",
+		Engines: []string{"out/rank0.engine"}, Inputs: []string{"ckpt", "*.py"}, Outputs: []string{"out/rank0.engine"}})
+	want := `--output: "out/rank0.engine" is given with --engine too; an output is a file other than the engines` + "\n" +
+		`--input: "*.py" matches no file (patterns are relative to the command's folder "` + filepath.Join(dir, "work") + `")`
+	if err == nil || err.Error() != want {
+		t.Errorf("errors:\n%v\nwant:\n%s", err, want)
+	}
+	_, err = CommandFile(CommandSpec{Backend: "tensorrt", Argv: []string{"trtllm-build"}, Workdir: "work", Inputs: []string{"ckpt"}})
+	if err == nil || err.Error() != "--input: the build is cached with the engines it declares, and none is given; name them with --engine" {
+		t.Errorf("inputs without engines: %v", err)
 	}
 }
 

@@ -1,6 +1,8 @@
 package matrix
 
 import (
+	"path/filepath"
+
 	"github.com/trt-action/trt-action/internal/onnx"
 	"github.com/trt-action/trt-action/internal/runfiles"
 	"github.com/trt-action/trt-action/internal/settings"
@@ -10,9 +12,10 @@ import (
 // to the workers) reads and writes as the matrix names them, for
 // runfiles.Check: the matrix file and every build's inputs (the model and
 // the files its external data lives in, plugins, a calibration cache, a
-// simulator trace) are inputs; the engines and timing caches of run are
-// outputs, and so are the engines the commands of its builds with run:
-// write (a command's workdir is not: trt-action writes nothing there). Every build's inputs count, not only run's: an engine written
+// simulator trace, the files a build with run: declares as its inputs)
+// are inputs; the engines and timing caches of run are outputs, and so are
+// the engines and outputs the commands of its builds with run: write (a
+// command's workdir is not: trt-action writes nothing there). Every build's inputs count, not only run's: an engine written
 // over the model of a build left out by --only is lost all the same.
 // Each file is named at the key that names it.
 //
@@ -58,6 +61,14 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 		if b.Sim.Trace != "" {
 			input("the simulator trace", b.Sim.Trace, b.SimTracePos)
 		}
+		if b.Script != nil && b.Script.Cached() {
+			// What its patterns match now; one that matches nothing says so
+			// where the matrix is checked.
+			names, _ := b.Script.InputFiles()
+			for _, name := range names {
+				input("an input of its command (inputs:)", filepath.Join(b.Script.Workdir, filepath.FromSlash(name)), b.Script.InputsPos)
+			}
+		}
 	}
 	for _, b := range run {
 		if b.Name == "" {
@@ -71,6 +82,10 @@ func (f *File) RunFiles(run []Build) []runfiles.File {
 			for i, p := range b.Script.Engines {
 				files = append(files, runfiles.File{Path: p, Role: runfiles.Program, What: "engine", Noun: "an engine its command writes",
 					Build: b.Name, Pos: b.Script.EnginePos[i].String()})
+			}
+			for i, p := range b.Script.Outputs {
+				files = append(files, runfiles.File{Path: p, Role: runfiles.Program, What: "outputs", Noun: "a file its command writes (outputs:)",
+					Build: b.Name, Pos: b.Script.OutputPos[i].String()})
 			}
 		}
 		if b.TimingCache != "" {

@@ -25,8 +25,11 @@ var (
 	buildKeys = slices.Concat([]string{"name", "backend", "onnx", "engine"}, scriptOnly, settings.Keys(),
 		[]string{"trtexec", "budgets", simKey, "matrix"})
 	// defaultsKeys are the build keys defaults may hold: not a build's own
-	// matrix, nor its command (each build with run: names its own).
-	defaultsKeys   = slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool { return k == "matrix" || k == "run" })
+	// matrix, nor its command, nor what it declares for the cache (each
+	// build with run: names its own).
+	defaultsKeys = slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool {
+		return k == "matrix" || k == "run" || k == "inputs" || k == "outputs"
+	})
 	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
 	simKeys        = []string{"trace", "step", "threads", "fault", "repeat", "engine-size"}
 	regressionKeys = []string{"warn", "fail", "min"}
@@ -428,6 +431,8 @@ func (w *walker) readDefaults(n *yaml.Node) *yaml.Node {
 			w.errs.add(w.pos(p.key), "defaults: matrix is not allowed here; put shared axes in the top-level matrix")
 		case p.key.Value == "run":
 			w.errs.add(w.pos(p.key), "defaults: run is not allowed here; each build with run: names its own command")
+		case p.key.Value == "inputs" || p.key.Value == "outputs":
+			w.errs.add(w.pos(p.key), "defaults: %s is not allowed here; each build with run: declares its own", p.key.Value)
 		case !slices.Contains(defaultsKeys, p.key.Value):
 			w.errs.add(w.pos(p.key), "%s", unknownKey(p.key.Value, "defaults", defaultsKeys))
 		default:

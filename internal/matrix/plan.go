@@ -44,10 +44,11 @@ func enginesText(b Build) string {
 }
 
 // planCommands writes, for each build with run:, its command as a line a
-// shell runs as it (text.ShellLine), the folder it starts in and the
-// names of the variables its env: sets. Their values are left out: the
-// matrix file has them, and a plan goes into logs, where a value that is
-// a token does not belong.
+// shell runs as it (text.ShellLine), the folder it starts in, the names
+// of the variables its env: sets, and what it declares for the engine
+// cache (its inputs: patterns and outputs:). The variables' values are
+// left out: the matrix file has them, and a plan goes into logs, where a
+// value that is a token does not belong.
 func planCommands(w io.Writer, builds []Build) {
 	first := true
 	for _, b := range builds {
@@ -55,12 +56,18 @@ func planCommands(w io.Writer, builds []Build) {
 			continue
 		}
 		if first {
-			fmt.Fprintln(w, "\ncommands (builds with run:, never cached):")
+			fmt.Fprintln(w, "\ncommands (builds with run:, cached only with inputs:):")
 			first = false
 		}
 		fmt.Fprintf(w, "%s: %s\n  workdir: %s\n", text.Escaped(b.Name), text.Escaped(text.ShellLine(b.Script.Argv)), text.Escaped(b.Script.Workdir))
 		if names := b.Script.EnvNames(); len(names) > 0 {
 			fmt.Fprintf(w, "  env: %s\n", text.Escaped(strings.Join(names, ", ")))
+		}
+		if len(b.Script.Inputs) > 0 {
+			fmt.Fprintf(w, "  inputs: %s\n", text.Escaped(strings.Join(b.Script.Inputs, ", ")))
+		}
+		if len(b.Script.Outputs) > 0 {
+			fmt.Fprintf(w, "  outputs: %s\n", text.Escaped(strings.Join(b.Script.Outputs, ", ")))
 		}
 	}
 }
@@ -140,12 +147,15 @@ type planBuild struct {
 
 // planScript is what a build with run: runs: its command's words, where,
 // the names of the variables its env: sets (not their values: see
-// planCommands) and the engines it writes.
+// planCommands), the engines and other files it writes, and the patterns
+// of its inputs.
 type planScript struct {
 	Run     []string `json:"run"`
 	Workdir string   `json:"workdir"`
 	Env     []string `json:"env,omitempty"`
 	Engines []string `json:"engines,omitempty"`
+	Outputs []string `json:"outputs,omitempty"`
+	Inputs  []string `json:"inputs,omitempty"`
 }
 
 type planBudgets struct {
@@ -193,7 +203,7 @@ func PlanJSON(w io.Writer, builds []Build, keys PlanKeys, remoteURL string) erro
 		p := toPlan(b)
 		if keys != nil {
 			p.CacheKey, p.CacheKeyUnknown = planKey(keys(b))
-			if remoteURL != "" && b.Script == nil {
+			if remoteURL != "" && (b.Script == nil || b.Script.Cached()) {
 				p.CacheRemote = remote.Redact(remoteURL)
 			}
 		}
@@ -226,7 +236,7 @@ func toPlan(b Build) planBuild {
 		p.Budgets.Phases = append(p.Budgets.Phases, planPhase{Pattern: ph.Pattern, Limit: ph.Limit.String()})
 	}
 	if s := b.Script; s != nil {
-		p.Script = &planScript{Run: s.Argv, Workdir: s.Workdir, Env: s.EnvNames(), Engines: s.Engines}
+		p.Script = &planScript{Run: s.Argv, Workdir: s.Workdir, Env: s.EnvNames(), Engines: s.Engines, Outputs: s.Outputs, Inputs: s.Inputs}
 	}
 	if backend.Of(b.Backend).Simulated {
 		p.Sim = &planSim{

@@ -28,13 +28,13 @@ import (
 // take it), as run:, engine: and sim: in defaults do not.
 
 // scriptKeys are the keys a build with run: allows.
-var scriptKeys = []string{"name", "backend", "run", "engine", "env", "workdir", "budgets", "matrix"}
+var scriptKeys = []string{"name", "backend", "run", "engine", "inputs", "outputs", "env", "workdir", "budgets", "matrix"}
 
 // scriptDefaults are the keys of defaults a build with run: takes.
 var scriptDefaults = []string{"name", "backend", "env", "workdir", "budgets"}
 
 // scriptOnly are the keys only a build with run: has.
-var scriptOnly = []string{"run", "env", "workdir"}
+var scriptOnly = []string{"run", "env", "workdir", "inputs", "outputs"}
 
 // noSettings says why a build with run: takes no builder settings.
 const noSettings = "a build with run: takes no builder settings: its program's code sets them, " +
@@ -120,12 +120,23 @@ func (d *decoder) scriptBuild(n *yaml.Node, at Pos) Build {
 		s.Argv, s.RunPos = d.command(p.val), d.w.pos(p.key)
 	}
 	if p, ok := keys.get("engine"); ok {
-		s.Engines, s.EnginePos = d.engines(p)
+		s.Engines, s.EnginePos = d.declaredFiles(p, "engine", nil)
 	}
 	if p, ok := keys.get("env"); ok {
 		s.Env = d.env(p.val)
 	}
 	s.Workdir = d.workdir(keys)
+	s.Workspace, s.Roots = d.w.ws.root, d.w.ws.roots()
+	if p, ok := keys.get("inputs"); ok {
+		s.Inputs, s.InputPos = d.inputs(p)
+		s.InputsPos = d.w.pos(p.key)
+	}
+	var outputsAt Pos
+	if p, ok := keys.get("outputs"); ok {
+		s.Outputs, s.OutputPos = d.declaredFiles(p, "outputs", s.Engines)
+		outputsAt = d.w.pos(p.key)
+	}
+	d.checkCaching(s, outputsAt)
 	if p, ok := keys.get("budgets"); ok {
 		b.Budgets = d.budgets(p.val)
 	}
@@ -215,16 +226,17 @@ func (d *decoder) command(n *yaml.Node) []string {
 	return argv
 }
 
-// engines reads engine: of a build with run:, one path or a list: the
-// files its program writes, each an output of the run.
-func (d *decoder) engines(p pair) ([]string, []Pos) {
+// declaredFiles reads engine: or outputs: (what) of a build with run:,
+// one path or a list: files its program writes, each an output of the
+// run, none named twice nor among taken (its engines, for outputs:).
+func (d *decoder) declaredFiles(p pair, what string, taken []string) ([]string, []Pos) {
 	v := resolve(p.val)
 	items := []*yaml.Node{v}
-	at := []Pos{d.w.pos(p.key)} // one engine is named at its key, as a build's engine is
+	at := []Pos{d.w.pos(p.key)} // one file is named at its key, as a build's engine is
 	if v.Kind == yaml.SequenceNode {
-		items, _ = d.w.items(v, "engine", "a list of paths")
+		items, _ = d.w.items(v, what, "a list of paths")
 		if len(items) == 0 {
-			d.w.errs.add(d.w.pos(v), "engine: the list is empty; name at least one file, or remove the key for none")
+			d.w.errs.add(d.w.pos(v), "%s: the list is empty; name at least one file, or remove the key for none", what)
 			return nil, nil
 		}
 		at = at[:0]
@@ -235,12 +247,16 @@ func (d *decoder) engines(p pair) ([]string, []Pos) {
 	var paths []string
 	var pos []Pos
 	for i, it := range items {
-		path, ok := d.outputPath(it, "engine")
+		path, ok := d.outputPath(it, what)
 		if !ok {
 			continue
 		}
 		if j := slices.Index(paths, path); j >= 0 {
-			d.w.errs.add(at[i], "engine: %s is named twice (first at %s)", quoted(path), pos[j])
+			d.w.errs.add(at[i], "%s: %s is named twice (first at %s)", what, quoted(path), pos[j])
+			continue
+		}
+		if slices.Contains(taken, path) {
+			d.w.errs.add(at[i], "%s: %s is one of the build's engines; an output is another file", what, quoted(path))
 			continue
 		}
 		paths, pos = append(paths, path), append(pos, at[i])

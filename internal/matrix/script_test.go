@@ -73,6 +73,8 @@ builds:
 		Engines:   []string{filepath.Join(dir, "out/x.engine"), filepath.Join(dir, "out/x.json")},
 		EnginePos: []Pos{{f.Path, 17, 9}, {f.Path, 18, 9}},
 		RunPos:    Pos{f.Path, 15, 5},
+		Workspace: dir,
+		Roots:     []string{dir},
 	}
 	if !reflect.DeepEqual(b.Script, want) {
 		t.Errorf("script\n%+v, want\n%+v", b.Script, want)
@@ -281,5 +283,55 @@ func TestMatrixPageRunExample(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) || len(f.Warnings) != 0 {
 		t.Errorf("builds\n%s\nwant\n%s\nwarnings %v", strings.Join(got, "\n"), strings.Join(want, "\n"), f.Warnings)
+	}
+}
+
+// A build with run: declares its inputs (patterns relative to its
+// workdir) and outputs (paths as its engines are named); the files its
+// patterns match now are inputs of the run, and its outputs are outputs.
+func TestScriptInputsAndOutputs(t *testing.T) {
+	f, dir, err := scriptFile(t, `version: 1
+builds:
+  - name: llm
+    backend: tensorrt-rtx
+    run: [python, build.py]
+    workdir: work
+    engine: [out/rank0.engine, out/rank1.engine]
+    inputs: ["*.py", "ckpt/**", "!ckpt/*.tmp"]
+    outputs: out/config.json
+`)
+	for _, p := range []string{"work/build.py", "work/ckpt/a/w.bin", "work/ckpt/x.tmp"} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, p)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, p), []byte(p), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err == nil { // the patterns matched nothing when the file was loaded: now they do
+		t.Fatal("inputs that match no file were taken")
+	}
+	if f, err = Load(f.Path); err != nil {
+		t.Fatal(err)
+	}
+	s := f.Builds[0].Script
+	if !s.Cached() || !reflect.DeepEqual(s.Inputs, []string{"*.py", "ckpt/**", "!ckpt/*.tmp"}) ||
+		!reflect.DeepEqual(s.InputPos, []Pos{{f.Path, 8, 14}, {f.Path, 8, 22}, {f.Path, 8, 33}}) || s.InputsPos != (Pos{f.Path, 8, 5}) ||
+		!reflect.DeepEqual(s.Outputs, []string{filepath.Join(dir, "out/config.json")}) || !reflect.DeepEqual(s.OutputPos, []Pos{{f.Path, 9, 5}}) {
+		t.Errorf("script %+v", s)
+	}
+	if names, problems := s.InputFiles(); len(problems) > 0 || !reflect.DeepEqual(names, []string{"build.py", "ckpt/a/w.bin"}) {
+		t.Errorf("InputFiles = %q, %v", names, problems)
+	}
+	roles := map[string]runfiles.Role{}
+	for _, rf := range f.RunFiles(f.Builds) {
+		roles[rf.Path] = rf.Role
+	}
+	if roles[filepath.Join(dir, "work/build.py")] != runfiles.Input || roles[filepath.Join(dir, "work/ckpt/a/w.bin")] != runfiles.Input ||
+		roles[filepath.Join(dir, "out/config.json")] != runfiles.Program {
+		t.Errorf("run files %v", roles)
+	}
+	if _, ok := roles[filepath.Join(dir, "work/ckpt/x.tmp")]; ok {
+		t.Error("an excluded file is an input of the run")
 	}
 }

@@ -100,6 +100,27 @@ type Script struct {
 	Engines   []string
 	EnginePos []Pos // where each of Engines was written
 	RunPos    Pos   // where run: was written
+	// Inputs are what decides its engines (inputs:): patterns of files
+	// relative to Workdir, as written (runfiles.Glob says how they match;
+	// InputFiles lists the files). With Inputs (and Engines) the build
+	// has an engine cache key; without, it is never cached.
+	Inputs    []string
+	InputPos  []Pos // where each of Inputs was written
+	InputsPos Pos   // where inputs: was written
+	// Outputs are other files the program writes that go with its
+	// engines (outputs:), named as Engines are: cached and delivered
+	// with them, and removed with them when the build fails.
+	Outputs   []string
+	OutputPos []Pos
+	// Workspace is the folder the build's files belong to (the matrix
+	// file's workspace, links resolved): its key holds Workdir relative
+	// to it, so runners that check the repository out elsewhere share
+	// entries.
+	Workspace string
+	// Roots are the folders a link met while Inputs are walked may lead
+	// into (the workspace and allow-paths, links resolved); nil for any
+	// (trt-action run's flags, which no workspace bounds).
+	Roots []string
 }
 
 // Budgets are a build's time limits. Zero means no limit.

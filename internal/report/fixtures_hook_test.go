@@ -8,6 +8,6 @@ import (
 func init() {
 	report.UseFixtures(reporttest.Sample, reporttest.OKBuild, reporttest.OverBudgetBuild, reporttest.PhaseTree, reporttest.Mixed, reporttest.Settled)
 	report.UseRebuiltFixture(reporttest.Rebuilt)
-	report.UseScriptsFixture(reporttest.Scripts)
+	report.UseScriptsFixture(reporttest.Scripts, reporttest.CachedScripts)
 	report.UseSharedFixtures(reporttest.Shared, reporttest.HostileShared)
 }

@@ -13,6 +13,7 @@ var (
 	settledReport   func(n int) *Report
 	rebuiltReport   func() *Report
 	scriptsReport   func() *Report
+	cachedScripts   func() *Report
 	sharedReport    func() *Report
 	hostileShared   func() *Report
 )
@@ -26,8 +27,11 @@ func UseFixtures(sample func() *Report, ok, over func(string, int64, int64) Buil
 // UseRebuiltFixture sets rebuiltReport; only fixtures_hook_test.go calls it.
 func UseRebuiltFixture(rebuilt func() *Report) { rebuiltReport = rebuilt }
 
-// UseScriptsFixture sets scriptsReport; only fixtures_hook_test.go calls it.
-func UseScriptsFixture(scripts func() *Report) { scriptsReport = scripts }
+// UseScriptsFixture sets scriptsReport and cachedScripts; only
+// fixtures_hook_test.go calls it.
+func UseScriptsFixture(scripts, cached func() *Report) {
+	scriptsReport, cachedScripts = scripts, cached
+}
 
 // UseSharedFixtures sets sharedReport and hostileShared; only
 // fixtures_hook_test.go calls it.

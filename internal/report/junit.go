@@ -264,6 +264,9 @@ func junitSystemOut(b *Build) string {
 	for _, e := range EngineFiles(b) {
 		fmt.Fprintf(&sb, "engine: %s (%d bytes, sha256 %s)\n", e.Path, e.Bytes, e.SHA256)
 	}
+	for _, e := range b.Outputs {
+		fmt.Fprintf(&sb, "output: %s (%d bytes, sha256 %s)\n", e.Path, e.Bytes, e.SHA256)
+	}
 	for _, w := range b.Warnings {
 		fmt.Fprintf(&sb, "warning: %s\n", w)
 	}

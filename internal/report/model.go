@@ -118,10 +118,14 @@ type Build struct {
 	Settings         *Settings         `json:"settings,omitempty"`
 	Cache            *CacheUse         `json:"cache,omitempty"` // only when the run used an engine cache
 	// Script and TensorRTBuilds are set for a build that ran a command
-	// (run:); Engines are the files it declared (Engine is an ONNX build's).
+	// (run:); Engines are the files it declared (Engine is an ONNX build's),
+	// Outputs the other files it declared (outputs:), which go with its
+	// engines. A hit of a build with run: ran no command: it has Engines
+	// and Outputs (where they were put), no Script.
 	Script         *Script         `json:"script,omitempty"`
 	TensorRTBuilds []TensorRTBuild `json:"tensorrt_builds,omitempty"`
 	Engines        []Engine        `json:"engines,omitempty"`
+	Outputs        []Engine        `json:"outputs,omitempty"`
 
 	digest *digest // set when the report settled the build: its detail is in the spool (Settle)
 }
@@ -154,10 +158,15 @@ type CacheUse struct {
 	Rebuilt bool `json:"rebuilt,omitempty"`
 	// Replaced: a rebuilt build's engine replaced the entry that was in
 	// the cache (Stored is true too).
-	Replaced bool      `json:"replaced,omitempty"`
-	BuiltAt  time.Time `json:"built_at,omitzero"`  // a hit: when the engine was built
-	BuildMs  int64     `json:"build_ms,omitempty"` // a hit: how long that build took
-	Original *Build    `json:"original,omitempty"` // a hit: that build's report entry (its phase tree)
+	Replaced bool `json:"replaced,omitempty"`
+	// NotStored says why an ok build's files were not stored: a build
+	// with run: whose declared files were not all written during this run
+	// (an output left from before, or missing). A store that failed is a
+	// warning instead.
+	NotStored string    `json:"not_stored,omitempty"`
+	BuiltAt   time.Time `json:"built_at,omitzero"`  // a hit: when the engine was built
+	BuildMs   int64     `json:"build_ms,omitempty"` // a hit: how long that build took
+	Original  *Build    `json:"original,omitempty"` // a hit: that build's report entry (its phase tree)
 	// From says where a hit's engine came from: CacheFromLocal (the
 	// cache folder) or CacheFromRemote (the shared store; the entry was
 	// then kept in the folder too, where it could be). "" for a miss.

@@ -91,9 +91,15 @@ func scriptSection(b *Build, topPhases int) string {
 		outputTail(&sb, sc.OutputTail)
 		sb.WriteString("</details>\n\n")
 	}
-	if engines := EngineFiles(b); len(engines) > 0 {
-		sb.WriteString("Engines:\n\n")
-		for _, e := range engines {
+	for _, files := range []struct {
+		title string
+		list  []Engine
+	}{{"Engines", EngineFiles(b)}, {"Outputs", b.Outputs}} {
+		if len(files.list) == 0 {
+			continue
+		}
+		sb.WriteString(files.title + ":\n\n")
+		for _, e := range files.list {
 			fmt.Fprintf(&sb, "- %s · %s\n", text.Markdown(e.Path), text.Bytes(e.Bytes))
 		}
 		sb.WriteString("\n")

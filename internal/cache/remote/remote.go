@@ -9,7 +9,8 @@
 //
 // A store holds, per key, the local entry's metadata file (entry.json, the
 // bytes internal/cache writes, at most MaxMetaBytes) and the entry's files
-// in order (today one, the engine). It knows nothing of what the metadata
+// in order (the engines, then a build with run:'s other files; format 2
+// entries had one, the engine). It knows nothing of what the metadata
 // means: internal/cache parses and checks it as strictly as a local
 // entry's. What a store returns is untrusted input: Open's readers check
 // every byte against the size and SHA-256 the entry names and fail at the
@@ -148,13 +149,13 @@ const SweepGrace = 24 * time.Hour
 // entries of another format are never read. It must equal
 // internal/cache.FormatVersion (which this package cannot import); a test
 // there holds them equal.
-const FormatVersion = 2
+const FormatVersion = 3
 
 // Entry is one entry as a store holds it.
 type Entry struct {
 	Key      string
 	Meta     []byte    // the local entry's metadata file, at most MaxMetaBytes
-	Files    []File    // in order; Files[0] is the engine
+	Files    []File    // in order; Files[0] is the (first) engine
 	Uploaded time.Time // when the entry was put in the store (zero when the store does not say)
 	// ref is the store's own handle of what Get read (an OCI manifest's
 	// descriptor, an S3 object's ETag), so Open reads the entry Get saw.
@@ -163,7 +164,7 @@ type Entry struct {
 
 // File is one file of an entry.
 type File struct {
-	Name   string // "engine"
+	Name   string // "engine", "engine-2", "output-1": internal/cache names them
 	Size   int64
 	SHA256 string // 64 lowercase hex digits
 }

@@ -38,7 +38,7 @@ import (
 type s3Store struct {
 	location string
 	bucket   string
-	root     string // PREFIX/v2/, or v2/
+	root     string // PREFIX/v<FormatVersion>/, or v<FormatVersion>/
 	endpoint string // the endpoint= URL, "" for AWS's own
 	stall    time.Duration
 	client   *s3.Client

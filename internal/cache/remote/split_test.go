@@ -144,3 +144,47 @@ func flipByte(t testing.TB, path string, off int64) {
 		t.Fatal(err)
 	}
 }
+
+// An entry of several files (a build with run:'s engines and outputs):
+// each file its own layers, split where it is larger than the layer size
+// and titled with its name, the files in order; each read back whole by
+// its index, in both stores.
+func TestAnEntryOfSeveralFiles(t *testing.T) {
+	eachStore(t, func(t *testing.T, fx *fixture) {
+		s := fx.open(t, fx.url, func(o *Options) { o.partSize = 5 << 20 })
+		key := keyOf("several " + fx.kind)
+		files := []Upload{testFile(t, "engine", 11<<20+7, 5), testFile(t, "engine-2", 3<<20, 6), testFile(t, "output-1", 300, 7)}
+		if pushed, err := s.Put(context.Background(), key, testMeta(key), files, false); err != nil || !pushed {
+			t.Fatalf("Put = %v, %v", pushed, err)
+		}
+		e, err := s.Get(context.Background(), key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(e.Files) != 3 {
+			t.Fatalf("Get: files %+v", e.Files)
+		}
+		for i, f := range files {
+			if e.Files[i] != f.File {
+				t.Errorf("file %d: %+v, want %+v", i, e.Files[i], f.File)
+			}
+			got, err := readAll(t, s, key, i)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameBytes(t, got, f)
+		}
+		if fx.kind != "oci" {
+			return
+		}
+		m := e.ref.(*ociManifest)
+		if len(m.parts[0]) != 3 || len(m.parts[1]) != 1 || len(m.parts[2]) != 1 {
+			t.Errorf("layers per file: %d, %d, %d; want 3 (11 MiB in parts of 5 MiB), 1, 1", len(m.parts[0]), len(m.parts[1]), len(m.parts[2]))
+		}
+		for i, l := range m.manifest.Layers {
+			if title := l.Annotations["org.opencontainers.image.title"]; !strings.HasPrefix(title, "engine") && title != "output-1" {
+				t.Errorf("layer %d is titled %q", i, title)
+			}
+		}
+	})
+}

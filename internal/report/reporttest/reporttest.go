@@ -402,3 +402,50 @@ func CrashedScript(startMs int64) report.Build {
 		},
 	}
 }
+
+// CachedScripts is a run of builds with run: with the engine cache and a
+// shared store:
+//   - trtllm-llama: a hit from the shared store: its two engines and its
+//     config.json pulled (the command that made them ran 38m, two days
+//     before), no command started;
+//   - yolo-export: built, stored and pushed;
+//   - polygraphy: built ok, not stored: the config.json it declares was
+//     left from before (its cache says why, and a warning);
+//   - custom: built ok, never cached: it declares no inputs.
+func CachedScripts() *report.Report {
+	r := Sample()
+	original := YoloExport(0)
+	original.Name, original.Status, original.Reason, original.DurationMs, original.Budget = "trtllm-llama", report.StatusOK, "", 38*60_000, nil
+	original.TensorRTBuilds = original.TensorRTBuilds[:1]
+	hit := report.Build{Name: "trtllm-llama", Backend: backend.TensorRTRTX, Status: report.StatusCached, DurationMs: 9_200,
+		Library: "TensorRT-RTX 1.7.1.116",
+		Engines: []report.Engine{{Path: "engines/rank0.engine", Bytes: 2_100_000_000, SHA256: "a0"}, {Path: "engines/rank1.engine", Bytes: 2_100_000_000, SHA256: "a1"}},
+		Outputs: []report.Engine{{Path: "engines/config.json", Bytes: 6_400, SHA256: "c0"}},
+		Cache: &report.CacheUse{Key: strings.Repeat("f", 64), Hit: true, From: report.CacheFromRemote, BuildMs: 38 * 60_000,
+			BuiltAt:  r.StartedAt.Add(-49 * time.Hour),
+			Transfer: &report.CacheTransfer{Direction: report.TransferPull, Bytes: 4_200_006_400, Ms: 9_100}, Original: &original}}
+	stored := YoloExport(9_200)
+	stored.Status, stored.Reason, stored.Warnings, stored.Budget = report.StatusOK, "", nil, nil
+	stored.Script.ExitCode, stored.Script.Exit = new(0), "exit status 0"
+	stored.TensorRTBuilds = stored.TensorRTBuilds[:1]
+	stored.Engines = []report.Engine{{Path: "yolo11n.engine", Bytes: 12_345_678, SHA256: "b0"}}
+	stored.Outputs = []report.Engine{{Path: "yolo11n.json", Bytes: 812, SHA256: "b1"}}
+	stored.BudgetUse = 62
+	stored.Cache = &report.CacheUse{Key: strings.Repeat("1", 64), Stored: true, Pushed: true,
+		Transfer: &report.CacheTransfer{Direction: report.TransferPush, Bytes: 12_345_678, Ms: 700}}
+	notStored := UnobservedScript(51_200)
+	notStored.Name, notStored.Warnings = "polygraphy", nil
+	notStored.Script.Command, notStored.Script.Unobserved = []string{"polygraphy", "convert", "model.onnx", "-o", "out/model.engine"}, ""
+	notStored.Engines = []report.Engine{{Path: "out/model.engine", Bytes: 1_612_804, SHA256: "9f2c"}}
+	why := "output out/model.json is left from before this build: the command did not write it"
+	notStored.Cache = &report.CacheUse{Key: strings.Repeat("2", 64), NotStored: why}
+	notStored.Warnings = []string{report.CacheWarningPrefix + "not stored: " + why}
+	uncached := UnobservedScript(54_300)
+	uncached.Name, uncached.Warnings = "custom", nil
+	uncached.Script.Unobserved = ""
+	uncached.Cache = &report.CacheUse{KeyUnknown: "not cached: a build with run: is cached only when it declares the files that decide its engines (inputs:)"}
+	r.Builds = []report.Build{hit, stored, notStored, uncached}
+	r.DurationMs = 57_400
+	r.Cache = &report.RunCache{Remote: SharedRemote, RemoteMode: "read-write"}
+	return r
+}

@@ -330,6 +330,7 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 		DurationMs int64    `json:"duration_ms"`
 		Engine     *engine  `json:"engine,omitempty"`
 		Engines    []engine `json:"engines,omitempty"` // a script build's declared engine files
+		Outputs    []engine `json:"outputs,omitempty"` // a script build's other declared files (outputs:)
 		Cache      *cache   `json:"cache,omitempty"`
 		Script     *script  `json:"script,omitempty"`
 	}
@@ -346,6 +347,9 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 	for _, e := range r.Engines {
 		l.Engines = append(l.Engines, engine{Path: e.Path, Bytes: e.Bytes, SHA256: e.SHA256})
 	}
+	for _, e := range r.Outputs {
+		l.Outputs = append(l.Outputs, engine{Path: e.Path, Bytes: e.Bytes, SHA256: e.SHA256})
+	}
 	if sc := r.Script; sc != nil {
 		l.Script = &script{ExitCode: sc.ExitCode, Exit: sc.Exit, TensorRTBuilds: len(r.TensorRTBuilds),
 			Unobserved: sc.Unobserved, OutputLines: output}
@@ -358,7 +362,8 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 
 // cacheOf is the report's cache object as the stream gives it.
 func cacheOf(c *report.CacheUse) *cache {
-	out := &cache{Key: c.Key, Hit: c.Hit, From: c.From, Stored: c.Stored, Pushed: c.Pushed, Rebuilt: c.Rebuilt, Replaced: c.Replaced, BuildMs: c.BuildMs}
+	out := &cache{Key: c.Key, Hit: c.Hit, From: c.From, Stored: c.Stored, Pushed: c.Pushed, Rebuilt: c.Rebuilt, Replaced: c.Replaced,
+		NotStored: c.NotStored, BuildMs: c.BuildMs}
 	if !c.BuiltAt.IsZero() {
 		out.BuiltAt = c.BuiltAt.UTC().Format(time.RFC3339)
 	}
@@ -388,8 +393,11 @@ type cache struct {
 	Pushed   bool   `json:"pushed,omitempty"`   // this run put the entry in the shared store
 	Rebuilt  bool   `json:"rebuilt,omitempty"`  // --rebuild: built without asking the cache
 	Replaced bool   `json:"replaced,omitempty"` // its engine replaced the entry that was there
-	BuiltAt  string `json:"built_at,omitempty"`
-	BuildMs  int64  `json:"build_ms,omitempty"`
+	// NotStored says why an ok build with run: was not stored (a
+	// declared file not written during the run).
+	NotStored string `json:"not_stored,omitempty"`
+	BuiltAt   string `json:"built_at,omitempty"`
+	BuildMs   int64  `json:"build_ms,omitempty"`
 	// Transfer is what moved between the build and the shared store: a
 	// remote hit's pull, else its push (so far, on build_finished).
 	Transfer *report.CacheTransfer `json:"transfer,omitempty"`

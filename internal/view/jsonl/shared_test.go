@@ -55,3 +55,25 @@ func TestStreamOfASharedStoreGolden(t *testing.T) {
 		}
 	}
 }
+
+// Builds with run: in the engine cache: a hit's engines and outputs, and
+// its key, hit and origin; a build not stored says why (not_stored).
+func TestStreamOfCachedScriptsGolden(t *testing.T) {
+	var out bytes.Buffer
+	v := New(&out, Options{})
+	for _, e := range reporttest.SharedEvents(reporttest.CachedScripts(), nil) {
+		v.Handle(e)
+	}
+	if err := v.Close(); err != nil {
+		t.Fatal(err)
+	}
+	golden.Check(t, "stream-cached-scripts.jsonl", out.String())
+	for _, want := range []string{
+		`"name":"trtllm-llama","status":"cached","duration_ms":9200,"engines":[{"path":"engines/rank0.engine","bytes":2100000000,"sha256":"a0"},{"path":"engines/rank1.engine","bytes":2100000000,"sha256":"a1"}],"outputs":[{"path":"engines/config.json","bytes":6400,"sha256":"c0"}],"cache":{"key":"` + strings.Repeat("f", 64) + `","hit":true,"from":"remote"`,
+		`"cache":{"key":"` + strings.Repeat("2", 64) + `","hit":false,"not_stored":"output out/model.json is left from before this build: the command did not write it"}`,
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("no %s in\n%s", want, out.String())
+		}
+	}
+}

@@ -98,3 +98,22 @@ func TestSharedStoreTextIsInertInTheLog(t *testing.T) {
 		}
 	}
 }
+
+// Builds with run: in the engine cache: a hit names every engine it
+// delivered and where they came from; a build not stored says why.
+func TestPlainViewOfCachedScriptsGolden(t *testing.T) {
+	var out bytes.Buffer
+	if err := play(NewPlainView(&out, PlainOptions{}), reporttest.SharedEvents(reporttest.CachedScripts(), nil)); err != nil {
+		t.Fatal(err)
+	}
+	got := out.String()
+	golden.Check(t, "plain-cached-scripts.golden", got)
+	for _, want := range []string{
+		"[trtllm-llama] ✔ cached in 9.2s — engines engines/rank0.engine (2.1 GB), engines/rank1.engine (2.1 GB); from the shared cache, built 2025-02-27 11:00 UTC in 38m0s\n",
+		"[polygraphy]     3.1s  ⚠ engine cache: not stored: output out/model.json is left from before this build: the command did not write it\n",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no line %q in\n%s", want, got)
+		}
+	}
+}

@@ -4,7 +4,8 @@ and writes the engine. Options let the tests make it do what real
 programs do: set its own progress monitor, build twice, build in spawned
 child processes, crash, never build, run slowly enough for a budget,
 fall back after a failed build, build to a stream, or build for the GPU
-it runs on (which fails without one). It knows nothing of trt-action."""
+it runs on (which fails without one), and write a config.json beside its
+engines. It knows nothing of trt-action."""
 
 import argparse
 import multiprocessing
@@ -123,6 +124,7 @@ def main():
     p.add_argument("--stream", action="store_true", help="build with build_serialized_network_to_stream")
     p.add_argument("--target-current", action="store_true", help="build for the GPU this runs on")
     p.add_argument("--refused-call", action="store_true", help="call build_serialized_network without a config first, and catch the TypeError")
+    p.add_argument("--config", help="also write this JSON file describing the engines, as TensorRT-LLM writes its config.json")
     a = p.parse_args()
     if a.pid_file:
         with open(a.pid_file, "w") as f:
@@ -145,6 +147,9 @@ def main():
         ok = build(out, a.layers, a.opt_level, monitor, refused=a.refused_call, stream=a.stream, target_current=a.target_current) and ok
         if monitor is not None:
             print("program's monitor saw %d callbacks" % monitor.calls, flush=True)
+    if a.config and ok:
+        with open(a.config, "w") as f:
+            f.write('{"layers": %d, "builds": %d}\n' % (a.layers, a.builds))
     return 0 if ok else 1
 
 
