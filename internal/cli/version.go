@@ -5,8 +5,8 @@ import (
 	"runtime"
 
 	"github.com/trt-action/trt-action/internal/backend"
-	"github.com/trt-action/trt-action/internal/install"
 	"github.com/trt-action/trt-action/internal/cache/remote"
+	"github.com/trt-action/trt-action/internal/install"
 	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/native"
 )
