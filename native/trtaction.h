@@ -174,8 +174,10 @@ typedef struct tam_conduit_types {
   const void* config_type;      /* &typeid(nvinfer1::IBuilderConfig), a const std::type_info* */
   const char* config_type_name; /* its name(), "N8nvinfer114IBuilderConfigE": the returned capsule's name */
   const char* type_info_name;   /* typeid(std::type_info).name(): the name of the capsule holding config_type */
-  const char* stdlib;           /* the C++ library config_type belongs to, as pybind11's ABI id spells it:
-                                   "libstdcpp" (the ids it can be passed with contain "_libstdcpp") */
+  const char* stdlib;           /* the C++ library config_type belongs to, as pybind11's ABI ids spell it:
+                                   "libstdcpp" (make's backends) or "libcpp" (a release's). Both lay a
+                                   std::type_info out as the Itanium C++ ABI says and the conduit reads
+                                   only its name, so it goes with the ids of either (own ones first) */
 } tam_conduit_types;
 
 /* tam_backend_conduit_types fills out. */

@@ -17,6 +17,7 @@ type Needs struct {
 	Arch      string            // x86_64 or aarch64
 	Versions  map[string]string // symbol version (GLIBC_2.34) -> a symbol that needs it
 	Libraries []string          // DT_NEEDED, sorted
+	Exports   []string          // the dynamic symbols it defines for others (global or weak, not hidden), sorted
 }
 
 // isLoader reports whether lib is the dynamic loader, which every policy
@@ -64,7 +65,33 @@ func ReadNeeds(file string, r io.ReaderAt) (Needs, error) {
 			n.Versions[s.Version] = s.Name // the same symbol named each time, whatever the order
 		}
 	}
+	if n.Exports, err = exports(f); err != nil {
+		return Needs{}, fmt.Errorf("%s: reading its dynamic symbols: %w", file, err)
+	}
 	return n, nil
+}
+
+// exports lists the dynamic symbols f defines that other objects can bind
+// to: global or weak, of default or protected visibility, in a section.
+func exports(f *elf.File) ([]string, error) {
+	syms, err := f.DynamicSymbols()
+	if errors.Is(err, elf.ErrNoSymbols) {
+		return nil, nil // a static executable
+	}
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, s := range syms {
+		bind, vis := elf.ST_BIND(s.Info), elf.ST_VISIBILITY(s.Other)
+		if s.Section == elf.SHN_UNDEF || (bind != elf.STB_GLOBAL && bind != elf.STB_WEAK) ||
+			(vis != elf.STV_DEFAULT && vis != elf.STV_PROTECTED) {
+			continue
+		}
+		names = append(names, s.Name)
+	}
+	sort.Strings(names)
+	return names, nil
 }
 
 // Tag is the platform tag of a wheel holding files: manylinux_X_Y_ARCH for
@@ -72,6 +99,26 @@ func ReadNeeds(file string, r io.ReaderAt) (Needs, error) {
 // and every symbol version it needs. The error names each file and what no
 // policy allows.
 func Tag(files []Needs) (string, error) {
+	arch, err := oneArch(files)
+	if err != nil {
+		return "", err
+	}
+	var newest policy
+	for _, p := range policies {
+		if p.arch != arch {
+			continue
+		}
+		if len(rejected(p, p.tag(), files)) == 0 {
+			return p.tag(), nil
+		}
+		newest = p
+	}
+	return "", fmt.Errorf("no manylinux policy allows these files on %s; what the newest we know (%s) refuses:\n  %s",
+		arch, newest.tag(), strings.Join(rejected(newest, newest.tag(), files), "\n  "))
+}
+
+// oneArch is the architecture of files, which must be one.
+func oneArch(files []Needs) (string, error) {
 	if len(files) == 0 {
 		return "", errors.New("no ELF files to tag")
 	}
@@ -81,22 +128,12 @@ func Tag(files []Needs) (string, error) {
 			return "", fmt.Errorf("%s is for %s but %s is for %s: a wheel is for one architecture", files[0].File, arch, f.File, f.Arch)
 		}
 	}
-	var newest policy
-	for _, p := range policies {
-		if p.arch != arch {
-			continue
-		}
-		if len(rejected(p, files)) == 0 {
-			return p.tag(), nil
-		}
-		newest = p
-	}
-	return "", fmt.Errorf("no manylinux policy allows these files on %s; what the newest we know (%s) refuses:\n  %s",
-		arch, newest.tag(), strings.Join(rejected(newest, files), "\n  "))
+	return arch, nil
 }
 
-// rejected says, one line each, what p does not allow in files.
-func rejected(p policy, files []Needs) []string {
+// rejected says, one line each, what p (named name in the lines) does not
+// allow in files.
+func rejected(p policy, name string, files []Needs) []string {
 	libs := policyLibraries(p)
 	var why []string
 	for _, f := range files {
@@ -112,25 +149,25 @@ func rejected(p policy, files []Needs) []string {
 		slices.SortFunc(versions, compareVersionNames)
 		for _, v := range versions {
 			if !p.allowsVersion(v) {
-				why = append(why, fmt.Sprintf("%s: symbol %s needs %s, %s", f.File, f.Versions[v], v, p.limit(v)))
+				why = append(why, fmt.Sprintf("%s: symbol %s needs %s, %s", f.File, f.Versions[v], v, p.limit(v, name)))
 			}
 		}
 	}
 	return why
 }
 
-// limit says what p allows of v's prefix.
-func (p policy) limit(v string) string {
+// limit says what p, named name, allows of v's prefix.
+func (p policy) limit(v, name string) string {
 	prefix, _, _ := cutPrefix(v)
 	for i, known := range versionPrefixes {
 		if prefix == known {
 			if p.newest[i] == "" {
-				return fmt.Sprintf("and %s allows no %s_ version", p.tag(), prefix)
+				return fmt.Sprintf("and %s allows no %s_ version", name, prefix)
 			}
-			return fmt.Sprintf("and %s allows %s_ up to %s", p.tag(), prefix, p.newest[i])
+			return fmt.Sprintf("and %s allows %s_ up to %s", name, prefix, p.newest[i])
 		}
 	}
-	return "which " + p.tag() + " does not allow"
+	return "which " + name + " does not allow"
 }
 
 // cutPrefix splits a symbol version at its first "_" as auditwheel does:

@@ -65,14 +65,14 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 	}
 	defer stage.Close()
 
-	libs, err := stageLibraries(stage, src.Stage)
+	elfFiles, err := stageFiles(stage, src.Stage)
 	if err != nil {
 		return "", err
 	}
 	data := DistName + "-" + meta.Version + ".data"
 	staged := []stagedFile{{Binary, data + "/scripts/" + Binary, execMode}}
-	for _, name := range libs {
-		staged = append(staged, stagedFile{"lib/" + name, data + "/data/lib/trt-action/" + name, fileMode})
+	for _, rel := range elfFiles[1:] {
+		staged = append(staged, stagedFile{rel, data + "/data/lib/trt-action/" + path.Base(rel), fileMode})
 	}
 	needs := make([]Needs, 0, len(staged))
 	for _, f := range staged {
@@ -121,6 +121,48 @@ func Layout(dir string, src Sources, meta Metadata) (string, error) {
 type stagedFile struct {
 	from, to string // the stage's relative path; the wheel's slash path
 	mode     os.FileMode
+}
+
+// ReadStage reads what each ELF file of a stage needs: a folder holding
+// the binary and lib/*.so, as scripts/dist stages one platform and its
+// tarball holds it. The binary comes first, then the backends by name.
+func ReadStage(dir string) ([]Needs, error) {
+	stage, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer stage.Close()
+	files, err := stageFiles(stage, dir)
+	if err != nil {
+		return nil, err
+	}
+	needs := make([]Needs, 0, len(files))
+	for _, rel := range files {
+		content, err := readFile(stage, dir, rel)
+		if err != nil {
+			return nil, err
+		}
+		n, err := ReadNeeds(rel, bytes.NewReader(content))
+		if err != nil {
+			return nil, err
+		}
+		needs = append(needs, n)
+	}
+	return needs, nil
+}
+
+// stageFiles lists a stage's ELF files, relative to it: the binary, then
+// each backend in lib/ by name.
+func stageFiles(stage *os.Root, name string) ([]string, error) {
+	libs, err := stageLibraries(stage, name)
+	if err != nil {
+		return nil, err
+	}
+	files := []string{Binary}
+	for _, l := range libs {
+		files = append(files, "lib/"+l)
+	}
+	return files, nil
 }
 
 // stageLibraries lists the backends in the stage's lib/, sorted.

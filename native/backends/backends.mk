@@ -52,16 +52,17 @@ BACKEND_SRC := native/backends/shim.cc
 BACKEND_PURE_HEADERS := native/backends/json.h native/backends/request.h native/backends/backend_table.h \
 	native/backends/settings_table.h native/backends/settings_decode.h native/backends/precision.h \
 	native/backends/version_gate.h native/backends/layer_match.h native/backends/join.h
-BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h \
+BACKEND_DEPS := $(BACKEND_SRC) $(BACKEND_PURE_HEADERS) native/trtaction.h native/backends/backend.map \
 	native/backends/files.h native/backends/host_log.h native/backends/builder_settings.h native/backends/profiles.h \
 	native/backends/settings_enums.h \
 	native/backends/tee_monitor.h native/backends/cuda-stub/cuda_runtime_api.h
 
 # The TensorRT headers are -isystem (their deprecation warnings are not ours);
-# the CUDA stand-in comes last so a real toolkit on the path wins.
+# the CUDA stand-in comes last so a real toolkit on the path wins. The
+# version script exports the backend ABI alone (backend.map says why).
 backend_compile = $(BACKEND_CXX) $(BACKEND_CXXFLAGS) -fPIC -shared -fvisibility=hidden \
 	-D$(1) -Inative -isystem $(2) $(if $(TRT_ONNX_INCLUDE),-idirafter $(TRT_ONNX_INCLUDE)) \
-	-idirafter native/backends/cuda-stub \
+	-idirafter native/backends/cuda-stub -Wl,--version-script=native/backends/backend.map \
 	-o $@ $(BACKEND_SRC) -ldl $(BACKEND_LDFLAGS)
 
 HOST_LIB := $(BACKEND_LIBDIR)/libtam_host.so

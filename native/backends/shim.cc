@@ -11,6 +11,36 @@
 // serves machines with or without it, and reports clearly which is missing.
 // Only the C entry points are looked up (createInferBuilder_INTERNAL and
 // friends); everything else is a virtual call through the objects they return.
+//
+// Two C++ runtimes. A release backend is compiled with LLVM's libc++ linked
+// in (scripts/zig-cc, so it runs on glibc 2.28 with no libstdc++), while
+// TensorRT and its Python bindings use the system's libstdc++. Both follow
+// the Itanium C++ ABI, so calls through TensorRT's virtual classes work
+// alike; what they must never share is a C++ standard library object or an
+// exception, and this file keeps to that:
+//
+//   - What crosses is TensorRT's interfaces (virtual classes), C strings,
+//     plain structs (Dims, Weights) and memory TensorRT owns and frees (its
+//     objects are deleted through their virtual destructors). The one std::
+//     type in those interfaces, IParser::supportsModel's SubGraphCollection_t
+//     (a std::vector, NvOnnxParser.h), is never called. The std::type_info
+//     tam_backend_conduit_types hands pybind11 is read for its name only
+//     (internal/pyhook's _native.py says why that is the same in both).
+//   - No exception of ours reaches TensorRT: every callback it calls
+//     (ILogger::log, IProgressMonitor, the calibrator) is noexcept and
+//     catches or cannot throw, and every export below catches all and is
+//     noexcept itself, so nothing unwinds into Go, Python or C.
+//   - No exception of TensorRT's reaches us: its C entry points and every
+//     method of its builder, network, config and parser are noexcept, so an
+//     exception inside TensorRT ends in TensorRT (std::terminate, with either
+//     build of this file). This matters: unwinding a libstdc++ exception
+//     through a frame compiled with libc++ does not reach its catch (...); it
+//     crashes in the other runtime's unwinder (measured here). The only
+//     methods the shim calls that are not noexcept are IParserError's
+//     accessors (desc, func, node, nodeName, nodeOperator), which return
+//     fields of the parser's error record.
+//   - The backend exports nothing but the backend ABI (backend.map): no
+//     operator new or std:: symbol of ours for TensorRT to bind to.
 #include <dlfcn.h>
 #include <link.h>
 #include <sys/stat.h>
@@ -545,7 +575,7 @@ std::string info_json(const std::string& lib_path, const std::string& lib_origin
 // tam_backend_info: see trtaction.h. Adds "error": why the library could not
 // be used ("" when it can).
 TAM_EXPORT int64_t tam_backend_info(const char* lib_path, const char* lib_origin, const char* lib_fix, char* buf,
-                                    size_t cap) {
+                                    size_t cap) noexcept {
   try {
     std::string json = info_json(lib_path ? lib_path : "", lib_origin ? lib_origin : "", lib_fix ? lib_fix : "");
     copy_out(json, buf, cap);
@@ -556,7 +586,7 @@ TAM_EXPORT int64_t tam_backend_info(const char* lib_path, const char* lib_origin
   }
 }
 
-TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_json, char* err, size_t errcap) {
+TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_json, char* err, size_t errcap) noexcept {
   try {
     if (host == nullptr || host->abi != TAM_BACKEND_ABI) {
       copy_out("backend ABI mismatch: the host is not ABI " + std::to_string(TAM_BACKEND_ABI), err, errcap);
@@ -587,9 +617,11 @@ TAM_EXPORT int32_t tam_backend_build(const tam_host* host, const char* request_j
 // type's name (N8nvinfer114IBuilderConfigE in every flavour), and checks
 // that the capsule holding it is named as std::type_info is
 // (pybind11/detail/type_caster_base.h, cpp_conduit_method, in
-// https://github.com/pybind/pybind11).
+// https://github.com/pybind/pybind11). It reads nothing else of it, so one
+// made with libc++ serves bindings built with libstdc++ (stdlib says which
+// library made it; _native.py tries that library's ABI ids first).
 
-TAM_EXPORT void tam_backend_conduit_types(tam_conduit_types* out) {
+TAM_EXPORT void tam_backend_conduit_types(tam_conduit_types* out) noexcept {
   try {
     if (out == nullptr) return;
     out->config_type = &typeid(nvinfer1::IBuilderConfig);
@@ -606,7 +638,7 @@ TAM_EXPORT void tam_backend_conduit_types(tam_conduit_types* out) {
   }
 }
 
-TAM_EXPORT tam_attachment* tam_backend_attach(void* config, const tam_host* host, char* err, size_t errcap) {
+TAM_EXPORT tam_attachment* tam_backend_attach(void* config, const tam_host* host, char* err, size_t errcap) noexcept {
   try {
     if (host == nullptr || host->abi != TAM_BACKEND_ABI) {
       copy_out("backend ABI mismatch: the host is not ABI " + std::to_string(TAM_BACKEND_ABI), err, errcap);
@@ -627,7 +659,7 @@ TAM_EXPORT tam_attachment* tam_backend_attach(void* config, const tam_host* host
   return nullptr;
 }
 
-TAM_EXPORT int32_t tam_backend_detach(tam_attachment* a) {
+TAM_EXPORT int32_t tam_backend_detach(tam_attachment* a) noexcept {
   try {
     if (a == nullptr) return -1;
     int32_t flags = a->detach();

@@ -10,7 +10,10 @@
 // from SOURCE_DATE_EPOCH (the last commit's time unless -epoch says).
 // `mkwheel -pep440 VERSION` only prints VERSION's PEP 440 form (make dist
 // checks it before building anything); `mkwheel -license` only prints the
-// project's SPDX licence expression (make dist writes it into the SBOMs).
+// project's SPDX licence expression (make dist writes it into the SBOMs);
+// `mkwheel -check DIR` only checks a stage folder (or an unpacked tarball's)
+// against the release floor, printing what each ELF file needs
+// (wheel.CheckRelease: make dist and scripts/smoke-dist run it).
 package main
 
 import (
@@ -34,7 +37,7 @@ func main() { os.Exit(run(os.Args[1:], os.Stdout, os.Stderr)) }
 type options struct {
 	stage, out, version, rtxInclude, repo, pyWheel, ref, python string
 	epoch                                                       int64
-	pep440                                                      string
+	pep440, check                                               string
 	license                                                     bool
 }
 
@@ -46,6 +49,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprint(stderr, "usage: mkwheel -stage DIR -version VERSION -out DIR [flags]\n"+
 			"       mkwheel -pep440 VERSION\n"+
 			"       mkwheel -license\n"+
+			"       mkwheel -check DIR\n"+
 			"Builds the trt-action wheel of one platform from its dist stage folder and prints its path.\n")
 		fl.PrintDefaults()
 	}
@@ -60,6 +64,7 @@ func run(args []string, stdout, stderr io.Writer) int {
 	fl.StringVar(&o.python, "python", pythonDefault(), "the Python with the pinned wheel package (scripts/setup-dist-tools; default $TRT_ACTION_DIST_PYTHON, else python3)")
 	fl.StringVar(&o.pep440, "pep440", "", "only print this VERSION's PEP 440 form, or say why it has none")
 	fl.BoolVar(&o.license, "license", false, "only print the project's licence as an SPDX expression")
+	fl.StringVar(&o.check, "check", "", "only check that the binary and lib/*.so in this folder need at most the release floor ("+wheel.FloorText+"), printing what each needs")
 	if err := fl.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return 0
@@ -69,6 +74,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if o.license {
 		fmt.Fprintln(stdout, wheel.License)
 		return 0
+	}
+	if o.check != "" {
+		return check(o.check, stdout, stderr)
 	}
 	if o.pep440 != "" {
 		v, err := wheel.Version(o.pep440)
@@ -95,6 +103,26 @@ func run(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	fmt.Fprintln(stdout, path)
+	return 0
+}
+
+// check prints what each ELF file of the folder dir needs, one line each,
+// and fails when one needs more than the release floor.
+func check(dir string, stdout, stderr io.Writer) int {
+	files, err := wheel.ReadStage(dir)
+	if err != nil {
+		fmt.Fprintln(stderr, "mkwheel:", err)
+		return 1
+	}
+	for _, f := range files {
+		fmt.Fprintf(stdout, "%s/%s: %s\n", dir, f.File, f.Summary())
+	}
+	if err := wheel.CheckRelease(files); err != nil {
+		fmt.Fprintf(stderr, "mkwheel: %s: %v\n", dir, err)
+		return 1
+	}
+	tag, _ := wheel.Tag(files) // CheckRelease computed it without an error
+	fmt.Fprintf(stdout, "%s: within the release floor (%s); a wheel of them is %s\n", dir, wheel.FloorText, tag)
 	return 0
 }
 

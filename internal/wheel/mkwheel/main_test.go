@@ -279,3 +279,61 @@ func TestPEP440AndUsage(t *testing.T) {
 		t.Errorf("missing flags: %d %q", code, stderr.String())
 	}
 }
+
+// TestCheck: -check prints what each file of a stage needs and passes a
+// stage of the release compiler's files; a stage of the system compiler's
+// (glibc 2.34 on Debian 12) fails, naming what is above the floor.
+func TestCheck(t *testing.T) {
+	stage := func(compile func(lang, src string, args ...string) string) string {
+		dir := t.TempDir()
+		copyTo := func(from, to string) {
+			b, err := os.ReadFile(from)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(to, b, 0o755); err != nil {
+				t.Fatal(err)
+			}
+		}
+		copyTo(compile("c++", wheeltest.CXXWaits, "-O2", "-pthread", "-s"), filepath.Join(dir, "trt-action"))
+		copyTo(compile("c", "int f(void) { return 1; }\n", "-O2", "-shared", "-fPIC", "-s"), filepath.Join(dir, "lib", "libtam_x.so"))
+		return dir
+	}
+	release := stage(func(lang, src string, args ...string) string {
+		return wheeltest.ZigCompile(t, "aarch64-linux-gnu.2.28", lang, src, args...)
+	})
+	var stdout, stderr bytes.Buffer
+	if code := run([]string{"-check", release}, &stdout, &stderr); code != 0 {
+		t.Fatalf("-check of the release compiler's files exited %d: %s", code, stderr.String())
+	}
+	for _, want := range []string{release + "/trt-action: GLIBC_2.", ", no libstdc++\n" + release + "/lib/libtam_x.so: ",
+		release + ": within the release floor (glibc 2.28 and GCC 8's libstdc++ (GLIBCXX_3.4.25, CXXABI_1.3.11), or none); a wheel of them is manylinux_2_17_aarch64\n"} {
+		if !strings.Contains(stdout.String(), want) {
+			t.Errorf("-check's output lacks %q:\n%s", want, stdout.String())
+		}
+	}
+
+	system := stage(func(lang, src string, args ...string) string {
+		return wheeltest.Compile(t, map[string]string{"c": "gcc", "c++": "g++"}[lang], lang, src, args...)
+	})
+	stdout.Reset()
+	stderr.Reset()
+	if code := run([]string{"-check", system}, &stdout, &stderr); code != 1 {
+		t.Fatalf("-check of the system compiler's files exited %d, want 1: %s", code, stdout.String())
+	}
+	if want := system + "/trt-action: GLIBC_2.3"; !strings.Contains(stdout.String(), want) || !strings.Contains(stdout.String(), "GLIBCXX_3.4.30") {
+		t.Errorf("-check's output lacks %q and GLIBCXX_3.4.30:\n%s", want, stdout.String())
+	}
+	for _, want := range []string{"mkwheel: " + system + ": these files need more than the release floor",
+		"trt-action: symbol __libc_start_main needs GLIBC_2.34", "needs GLIBCXX_3.4.30"} {
+		if !strings.Contains(stderr.String(), want) {
+			t.Errorf("-check's error lacks %q:\n%s", want, stderr.String())
+		}
+	}
+	if code := run([]string{"-check", t.TempDir()}, &stdout, &stderr); code != 1 || !strings.Contains(stderr.String(), "the backends' folder") {
+		t.Errorf("-check of an empty folder: exit %d, %s", code, stderr.String())
+	}
+}

@@ -26,8 +26,15 @@ every pybind11 module of the interpreter shares: in builtins (pybind11 2.x,
 internals version 4) or in the interpreter's state dict (later), named
 "__pybind11_internals_v" VERSION ["_" in 3.x] ABI_ID "__"
 (include/pybind11/detail/internals.h, PYBIND11_INTERNALS_ID). attach tries
-the ids of the keys it finds whose C++ library is the backend's own (a
-std::type_info is only meaningful to the C++ library that made it).
+the ids of the keys it finds, those of the backend's own C++ library first,
+then those of the other one: libstdc++ and libc++ both lay a std::type_info
+out as the Itanium C++ ABI says (a vtable pointer, then the name:
+https://itanium-cxx-abi.github.io/cxx-abi/abi.html#rtti), and all the
+conduit does with ours is read its name (pybind11 finds a registered type
+by its name under either library: internals.h, type_hash and
+type_equal_to); its vtable, the part that would differ, is never called.
+So a release backend, which has libc++ linked in (scripts/zig-cc), takes
+the config of bindings built with libstdc++, as TensorRT's are.
 
 attach() installs the monitor; the program's own monitor, if the config
 had one, still gets every callback and can still cancel, and detach() puts
@@ -39,7 +46,7 @@ nothing: the supervisor left it out because it found no native libraries,
 and says itself what is missing and where it looked.
 
 Times: the monitor counts event times from its creation on the steady
-clock, which libstdc++ reads from CLOCK_MONOTONIC; tam_monitor_epoch_ns
+clock, which libstdc++ and libc++ read from CLOCK_MONOTONIC; tam_monitor_epoch_ns
 gives that start on the same clock, so an event's time plus it is the
 time.monotonic_ns() reading of the callback, the protocol's clock.
 
@@ -95,6 +102,9 @@ _STOPPED = 1  # TAM_ATTACH_STOPPED
 _USER_CANCELLED = 2  # TAM_ATTACH_USER_CANCELLED
 _ERRCAP = 4096
 _INTERNALS = "__pybind11_internals_v"
+# The C++ libraries of pybind11's ABI ids whose std::type_info the conduit
+# reads alike (the Itanium C++ ABI's layout).
+_ITANIUM_STDLIBS = ("libstdcpp", "libcpp")
 
 
 def attach(config):
@@ -333,8 +343,8 @@ def _raw_config(backend, config):
         return _capi.PyCapsule_GetPointer(got, types.config_type_name), None
     if not tried:
         return None, (
-            "no pybind11 module of this interpreter was built with %s, the C++ library of %s, "
-            "so its conduit cannot take our IBuilderConfig type" % (types.stdlib, backend.name)
+            "no pybind11 module of this interpreter was built with %s (%s's C++ library is %s), "
+            "so its conduit cannot take our IBuilderConfig type" % (" or ".join(_stdlibs(types.stdlib)), backend.name, types.stdlib)
         )
     return None, (
         "the pybind11 conduit of %s refused %s's IBuilderConfig type (%s) under every pybind11 ABI id "
@@ -345,19 +355,32 @@ def _raw_config(backend, config):
 
 def _abi_ids(stdlib, known):
     """The pybind11 ABI ids of this interpreter's pybind11 internals whose
-    C++ library is stdlib, the one that worked before first."""
+    C++ library reads our std::type_info as stdlib's own does: the one that
+    worked before first, then stdlib's, then the other Itanium library's."""
     ids = [known] if known else []
-    for store in (_builtins_dict(), _interpreter_dict()):
-        for key in sorted(k for k in store if isinstance(k, str)):
-            if not (key.startswith(_INTERNALS) and key.endswith("__")):
-                continue
+    keys = [
+        key
+        for store in (_builtins_dict(), _interpreter_dict())
+        for key in sorted(k for k in store if isinstance(k, str))
+        if key.startswith(_INTERNALS) and key.endswith("__")
+    ]
+    for lib in _stdlibs(stdlib):
+        for key in keys:
             rest = key[len(_INTERNALS) : -2].lstrip("0123456789")
             # 2.x: the id starts with its compiler's "_gcc"; 3.x puts "_"
             # before an id that starts "system".
             for abi_id in (rest, rest[1:]):
-                if abi_id and "_" + stdlib in abi_id and abi_id not in ids:
+                if abi_id and "_" + lib in abi_id and abi_id not in ids:
                     ids.append(abi_id)
     return ids
+
+
+def _stdlibs(stdlib):
+    """The C++ libraries whose pybind11 modules can take a std::type_info
+    of stdlib's, stdlib first."""
+    if stdlib not in _ITANIUM_STDLIBS:
+        return (stdlib,)
+    return (stdlib,) + tuple(lib for lib in _ITANIUM_STDLIBS if lib != stdlib)
 
 
 def _builtins_dict():

@@ -93,26 +93,50 @@ class ABIIds(unittest.TestCase):
         finally:
             _native._builtins_dict, _native._interpreter_dict = saved
 
+    keys = [
+        # pybind11 2.x, in builtins: the id starts with the compiler's "_gcc"
+        "__pybind11_internals_v4_gcc_libstdcpp_cxxabi1011__",
+        # pybind11 3.x, in the interpreter's state dict: "_" before an id starting "system"
+        "__pybind11_internals_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__",
+        # libc++: its std::type_info is laid out as libstdc++'s (the Itanium ABI's)
+        "__pybind11_internals_v5_clang_libcpp_abi1__",
+        # Microsoft's: not
+        "__pybind11_internals_v5_msvc_msvcstl_md_mscver19__",
+        "__pybind11_module_local_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__",
+        "unrelated",
+    ]
+
     def test_ids_come_from_pybind11s_internals_keys(self):
-        keys = [
-            # pybind11 2.x, in builtins: the id starts with the compiler's "_gcc"
-            "__pybind11_internals_v4_gcc_libstdcpp_cxxabi1011__",
-            # pybind11 3.x, in the interpreter's state dict: "_" before an id starting "system"
-            "__pybind11_internals_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__",
-            # not libstdc++: a std::type_info of ours means nothing to it
-            "__pybind11_internals_v5_clang_libcpp_abi1__",
-            "__pybind11_module_local_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__",
-            "unrelated",
-        ]
+        # A development backend (g++, libstdc++): libstdc++'s ids first.
         self.assertEqual(
-            self.ids(keys),
+            self.ids(self.keys),
             [
+                "_gcc_libstdcpp_cxxabi1011",
+                "gcc_libstdcpp_cxxabi1011",
+                "_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1",
+                "system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1",
+                "_clang_libcpp_abi1",
+                "clang_libcpp_abi1",
+            ],
+        )
+
+    def test_a_release_backend_takes_the_ids_of_libstdcpp_bindings(self):
+        # A release backend (libc++ linked in): libc++'s ids first, then
+        # libstdc++'s, which TensorRT's bindings are built with.
+        self.assertEqual(
+            self.ids(self.keys, stdlib="libcpp"),
+            [
+                "_clang_libcpp_abi1",
+                "clang_libcpp_abi1",
                 "_gcc_libstdcpp_cxxabi1011",
                 "gcc_libstdcpp_cxxabi1011",
                 "_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1",
                 "system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1",
             ],
         )
+
+    def test_another_cpp_library_takes_only_its_own(self):
+        self.assertEqual(self.ids(self.keys, stdlib="msvcstl"), ["_msvc_msvcstl_md_mscver19", "msvc_msvcstl_md_mscver19"])
 
     def test_the_id_that_worked_is_tried_first(self):
         keys = ["", "__pybind11_internals_v11_system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1__"]
