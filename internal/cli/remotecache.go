@@ -50,16 +50,12 @@ type remoteFlags struct {
 	url         givenString   // --cache-remote
 	mode        string        // --cache-remote-mode
 	pushTimeout time.Duration // --cache-push-timeout
-	// registered: the command has these flags (build does; run, whose
-	// builds the cache never holds, does not, and checks none of them).
-	registered bool
 }
 
 // defaultPushTimeout is --cache-push-timeout's default.
 const defaultPushTimeout = 5 * time.Minute
 
 func (f *remoteFlags) register(fs *flag.FlagSet) {
-	f.registered = true
 	fs.Var(&f.url, "cache-remote", "a shared store behind the cache folder: oci://HOST[:PORT]/REPOSITORY or s3://BUCKET[/PREFIX][?endpoint=URL&region=R] (`URL`; over "+remoteEnv+" and the matrix's cache.remote; '' for none)")
 	fs.StringVar(&f.mode, "cache-remote-mode", "", "what this run may do with the shared store: read-write or read-only (`mode`; default: the matrix's cache.remote-mode, else read-write)")
 	fs.DurationVar(&f.pushTimeout, "cache-push-timeout", defaultPushTimeout, "how long a run whose builds have ended waits for its pushes to the shared store (`duration`)")
@@ -128,7 +124,7 @@ func (f *remoteFlags) check(file *matrix.File, getenv func(string) string, off, 
 	if f.mode != "" && !slices.Contains(matrix.RemoteModes, f.mode) {
 		errs = append(errs, usagef("--cache-remote-mode %q: allowed: %s", f.mode, strings.Join(matrix.RemoteModes, ", ")))
 	}
-	if f.registered && f.pushTimeout <= 0 {
+	if f.pushTimeout <= 0 {
 		errs = append(errs, usagef("--cache-push-timeout %s: must be above zero (how long a run waits for its pushes to the shared store once its builds have ended)", f.pushTimeout))
 	}
 	ch := f.choose(file, getenv)

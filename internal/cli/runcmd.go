@@ -64,9 +64,6 @@ func runRun(c *Command, args []string) error {
 	f.given = map[string]bool{}
 	fs.Visit(func(fl *flag.Flag) { f.given[fl.Name] = true })
 	f.jobs, f.perGPU = 1, 1
-	// run has none of build's cache flags (a script build is not cached),
-	// so their checks must see build's defaults, not zero values.
-	f.cache.remote.pushTimeout = defaultPushTimeout
 	if err := f.checkDetail(); err != nil {
 		return err
 	}
