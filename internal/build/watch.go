@@ -42,10 +42,10 @@ type watch struct {
 	recording *traceRecorder
 	engineTmp string
 	exitErr   error
-	gpu       string    // the GPU this build runs on, "" when not assigned
-	shownLogs int       // library warnings and errors seen so far
-	key       *cacheKey // the build's engine cache key; nil without one
-	push      *pushJob  // what the build asks the shared store to be pushed, once it has ended; nil for nothing
+	gpu       string           // the GPU this build runs on, "" when not assigned
+	shownLogs int              // library warnings and errors seen so far
+	key       *cacheKey        // the build's engine cache key; nil without one
+	push      *pushJob         // what the build asks the shared store to be pushed, once it has ended; nil for nothing
 	mem       *buildMemory     // its memory (memwatch.go); nil until its first process starts
 	exitState *os.ProcessState // how its worker (or reaper) ended, once it has
 }

@@ -243,10 +243,10 @@ func BuildTime(b *Build) (ms int64, ok bool) {
 
 // BudgetHit says which limit ran out.
 type BudgetHit struct {
-	Kind      string `json:"kind"`            // build, stall, phase, run; memory, gpu-memory
-	Phase     string `json:"phase,omitempty"` // phase path "Building engine/Timing tactics"
-	Pattern   string `json:"pattern,omitempty"`
-	LimitMs   int64  `json:"limit_ms,omitempty"` // a time limit
+	Kind    string `json:"kind"`            // build, stall, phase, run; memory, gpu-memory
+	Phase   string `json:"phase,omitempty"` // phase path "Building engine/Timing tactics"
+	Pattern string `json:"pattern,omitempty"`
+	LimitMs int64  `json:"limit_ms,omitempty"` // a time limit
 	// ElapsedMs: for a time limit, how long the limited span had run when
 	// it was found over; for a memory limit, when (from the build's start)
 	// the build was found over it.
