@@ -28,7 +28,7 @@ type runFlags struct {
 }
 
 func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
-	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--env NAME=VALUE]... [flags] -- COMMAND [ARGS...]")
+	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--memory-budget SIZE] [--engine FILE]... [--env NAME=VALUE]... [flags] -- COMMAND [ARGS...]")
 	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name; for python SCRIPT or -m MODULE, the script's or module's)")
 	fs.StringVar(&r.backend, "backend", backend.TensorRT, "which TensorRT the program imports: "+backend.TensorRT+" or "+backend.TensorRTRTX+" ("+backend.Sim+": simulate, run nothing)")
 	fs.Var(&r.engines, "engine", "an engine `file` the program writes; checked and fingerprinted after it (repeatable)")
@@ -42,6 +42,7 @@ func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.baseline, "baseline", "", "an earlier JSON `report`: the command's time and each TensorRT build's compared with it")
 	fs.StringVar(&f.gpus, "gpus", "", "the GPU to run on (`index`; CUDA_VISIBLE_DEVICES)")
 	f.registerOutputs(fs)
+	f.memory.register(fs, false)
 	return fs
 }
 
