@@ -16,7 +16,9 @@ func withMemory(b report.Build, host, gpu int64) report.Build {
 }
 
 func memoryRuns() (base, run *report.Report) {
-	ok := func(name string) report.Build { return report.Build{Name: name, Status: report.StatusOK, DurationMs: 100e3} }
+	ok := func(name string) report.Build {
+		return report.Build{Name: name, Status: report.StatusOK, DurationMs: 100e3}
+	}
 	hit := report.Build{Name: "hit-base", Status: report.StatusCached, Cache: &report.CacheUse{Hit: true, BuildMs: 100e3,
 		Original: &report.Build{Name: "hit-base", Status: report.StatusOK, Memory: &report.Memory{PeakHostBytes: 1e9}}}}
 	base = &report.Report{Builds: []report.Build{
