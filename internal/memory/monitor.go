@@ -56,6 +56,7 @@ type GPUReader func() (map[int]int64, error)
 // Monitor samples the process trees of a run's builds.
 type Monitor struct {
 	proc    procFS
+	read    *reader // the monitor goroutine's
 	gpu     GPUReader
 	machine *Machine
 	base    time.Duration
@@ -74,7 +75,8 @@ func NewMonitor(base time.Duration, gpu GPUReader, machine *Machine) *Monitor {
 	if base <= 0 {
 		base = BaseInterval
 	}
-	m := &Monitor{proc: newProcFS("/proc"), gpu: gpu, machine: machine, base: base, interval: base,
+	fs := newProcFS("/proc")
+	m := &Monitor{proc: fs, read: newReader(fs), gpu: gpu, machine: machine, base: base, interval: base,
 		watches: map[*Watch]bool{}, done: make(chan struct{}), stopped: make(chan struct{})}
 	go m.loop()
 	return m
@@ -141,6 +143,7 @@ func (m *Monitor) Unwatch(w *Watch) Peaks {
 
 func (m *Monitor) loop() {
 	defer close(m.stopped)
+	defer m.read.close()
 	t := time.NewTimer(m.base)
 	defer t.Stop()
 	for {
@@ -170,9 +173,11 @@ func (m *Monitor) look() {
 	}
 	m.mu.Unlock()
 	if len(watches) == 0 {
+		m.read.close()
 		return
 	}
 	l := m.newLook()
+	defer func() { m.read.forget(l.seen) }()
 	for _, w := range watches {
 		s := l.sample(w)
 		m.mu.Lock()
@@ -212,7 +217,8 @@ type aLook struct {
 	m       *Monitor
 	at      time.Time
 	buf     []byte
-	table   table // read when a tree without a group needs it
+	seen    map[int]bool // the processes of every tree
+	table   table        // read when a tree without a group needs it
 	scanned bool
 	gpu     map[int]int64
 	room    Room
@@ -220,7 +226,7 @@ type aLook struct {
 }
 
 func (m *Monitor) newLook() *aLook {
-	l := &aLook{m: m, at: time.Now(), buf: make([]byte, 64<<10)}
+	l := &aLook{m: m, at: time.Now(), buf: m.read.buf, seen: map[int]bool{}}
 	if m.gpu != nil {
 		if g, err := m.gpu(); err == nil {
 			l.gpu = g
@@ -248,7 +254,7 @@ func (l *aLook) pids(w *Watch) []int {
 		below = l.m.proc.walk(w.root, l.buf)
 	} else {
 		if !l.scanned {
-			l.table, l.scanned = l.m.proc.scan(l.buf), true
+			l.table, l.scanned = l.m.read.scan(), true
 		}
 		below = l.table.below(w.root)
 	}
@@ -261,7 +267,8 @@ func (l *aLook) pids(w *Watch) []int {
 func (l *aLook) sample(w *Watch) Sample {
 	s := Sample{At: l.at, ByPID: map[int]int64{}, Room: l.room, HasRoom: l.hasRoom}
 	for _, pid := range l.pids(w) {
-		rss, ok := l.m.proc.rss(pid, l.buf)
+		l.seen[pid] = true
+		rss, ok := l.m.read.rss(pid)
 		if !ok || rss == 0 {
 			continue // gone since it was listed, or a zombie
 		}

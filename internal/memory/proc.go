@@ -54,15 +54,112 @@ func (p procFS) rss(pid int, buf []byte) (int64, bool) {
 	if !ok {
 		return 0, false
 	}
-	fields := bytes.Fields(data)
-	if len(fields) < 2 {
+	return p.residentOf(data)
+}
+
+// residentOf reads statm's second field, in pages, as bytes.
+func (p procFS) residentOf(statm []byte) (int64, bool) {
+	i := bytes.IndexByte(statm, ' ')
+	if i < 0 {
 		return 0, false
 	}
-	pages, err := strconv.ParseInt(string(fields[1]), 10, 64)
+	var pages int64
+	digits := 0
+	for _, c := range statm[i+1:] {
+		if c < '0' || c > '9' {
+			break
+		}
+		pages = pages*10 + int64(c-'0')
+		digits++
+	}
+	return pages * p.page, digits > 0
+}
+
+// reader is what the monitor keeps between looks, so a look costs one
+// system call a process: each process's statm open (a pread of an open
+// /proc file costs a quarter of an open, read and close), and every
+// process's parent (which changes only when its parent dies: its
+// children are then reparented, and reading them again would find the
+// same tree, as the dead parent is gone from it). One goroutine uses it.
+type reader struct {
+	fs      procFS
+	statm   map[int]int // pid -> open statm
+	parents map[int]int // pid -> parent, from the last scan
+	buf     []byte
+}
+
+// maxOpenStatm bounds the statm files kept open; past it they are opened
+// for each read.
+const maxOpenStatm = 2048
+
+func newReader(fs procFS) *reader {
+	return &reader{fs: fs, statm: map[int]int{}, parents: map[int]int{}, buf: make([]byte, 64<<10)}
+}
+
+// rss reads pid's resident size through its kept statm.
+func (r *reader) rss(pid int) (int64, bool) {
+	fd, open := r.statm[pid]
+	if !open {
+		if len(r.statm) >= maxOpenStatm {
+			return r.fs.rss(pid, r.buf)
+		}
+		var err error
+		fd, err = unix.Open(r.fs.root+"/"+strconv.Itoa(pid)+"/statm", unix.O_RDONLY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return 0, false
+		}
+		r.statm[pid] = fd
+	}
+	n, err := unix.Pread(fd, r.buf, 0)
+	if err != nil || n <= 0 { // the process is gone: its pid may come back as another's
+		unix.Close(fd)
+		delete(r.statm, pid)
+		return 0, false
+	}
+	return r.fs.residentOf(r.buf[:n])
+}
+
+// forget closes the statm of every process not in keep.
+func (r *reader) forget(keep map[int]bool) {
+	for pid, fd := range r.statm {
+		if !keep[pid] {
+			unix.Close(fd)
+			delete(r.statm, pid)
+		}
+	}
+}
+
+// close closes every kept file.
+func (r *reader) close() { r.forget(nil) }
+
+// scan is every process's children, reading the parent of only the
+// processes the last scan did not see.
+func (r *reader) scan() table {
+	f, err := os.Open(r.fs.root)
 	if err != nil {
-		return 0, false
+		return nil
 	}
-	return pages * p.page, true
+	names, _ := f.Readdirnames(-1)
+	f.Close()
+	t := make(table, len(names))
+	seen := make(map[int]int, len(names))
+	for _, name := range names {
+		pid, err := strconv.Atoi(name)
+		if err != nil {
+			continue
+		}
+		ppid, known := r.parents[pid]
+		if !known {
+			var ok bool
+			if ppid, _, ok = r.fs.parentOf(pid, r.buf); !ok {
+				continue
+			}
+		}
+		seen[pid] = ppid
+		t[ppid] = append(t[ppid], pid)
+	}
+	r.parents = seen
+	return t
 }
 
 // parentOf reads a process's parent and state from /proc/PID/stat. The
