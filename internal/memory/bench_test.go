@@ -10,15 +10,15 @@ import (
 )
 
 // BenchmarkLook is one look at a build's tree of 1, 100 and 300 sleeping
-// processes: found by a walk down the children files, by a scan of /proc,
-// or from the build's cgroup, each process's statm read. It
+// processes: found by a scan of /proc or from the build's cgroup, each
+// process's statm read. It
 // reports the CPU time of a look (user and system, this process's: the
 // benchmark does nothing else meanwhile) as cpu-µs/look (BENCHMARKS.md).
 //
 //	go test -run '^$' -bench Look -benchtime 200x ./internal/memory
 func BenchmarkLook(b *testing.B) {
 	for _, n := range []int{1, 100, 300} {
-		for _, way := range []string{"walk", "scan", "cgroup"} {
+		for _, way := range []string{"scan", "cgroup"} {
 			b.Run(fmt.Sprintf("procs=%d/%s", n, way), func(b *testing.B) {
 				benchLook(b, n, way)
 			})
@@ -54,10 +54,6 @@ func benchLook(b *testing.B, n int, way string) {
 		}
 	}()
 	fs := newProcFS("/proc")
-	if way == "walk" && !fs.children {
-		b.Skip("no children files here")
-	}
-	fs.children = way == "walk"
 	m := &Monitor{proc: fs, read: newReader(fs), watches: map[*Watch]bool{}}
 	defer m.read.close()
 	w := &Watch{root: root.Process.Pid, includeRoot: true, group: group, samples: make(chan Sample, 1)}

@@ -249,15 +249,10 @@ func (l *aLook) pids(w *Watch) []int {
 		}
 		return out
 	}
-	var below []int
-	if l.m.proc.children {
-		below = l.m.proc.walk(w.root, l.buf)
-	} else {
-		if !l.scanned {
-			l.table, l.scanned = l.m.read.scan(), true
-		}
-		below = l.table.below(w.root)
+	if !l.scanned {
+		l.table, l.scanned = l.m.read.scan(), true
 	}
+	below := l.table.below(w.root)
 	if w.includeRoot {
 		below = append(below, w.root)
 	}

@@ -3,7 +3,6 @@ package memory
 import (
 	"bytes"
 	"os"
-	"path/filepath"
 	"strconv"
 
 	"golang.org/x/sys/unix"
@@ -11,22 +10,21 @@ import (
 
 // procFS reads processes from a /proc folder: the real /proc, or a
 // layout a test writes.
+//
+// A tree without a cgroup of its own is found from one scan of /proc a
+// look, shared by every build: the parent of each process. Walking down
+// from the tree's root through /proc/PID/task/TID/children (where the
+// kernel has them) costs a directory and a file a process and thread, at
+// every look, 6 times the scan's cost for a tree of 300 processes
+// (BENCHMARKS.md#memory-sampling); the scan reads the parent of a process
+// once, when it first sees it.
 type procFS struct {
 	root string
-	// children: the kernel has /proc/PID/task/TID/children
-	// (CONFIG_PROC_CHILDREN), so a tree is found by walking down from its
-	// root, at a cost in proportion to the tree; without it every process
-	// of the machine is read once a look (scan).
-	children bool
-	page     int64 // bytes a page
+	page int64 // bytes a page
 }
 
 func newProcFS(root string) procFS {
-	p := procFS{root: root, page: int64(os.Getpagesize())}
-	self := strconv.Itoa(os.Getpid())
-	_, err := os.Stat(filepath.Join(root, self, "task", self, "children"))
-	p.children = err == nil
-	return p
+	return procFS{root: root, page: int64(os.Getpagesize())}
 }
 
 // readSmall reads a small /proc file into buf without the allocations
@@ -217,41 +215,6 @@ func (t table) below(root int) []int {
 		for _, c := range t[pid] {
 			out = append(out, c)
 			queue = append(queue, c)
-		}
-	}
-	return out
-}
-
-// walk lists root's descendants through the children files of each
-// thread of each process (a child belongs to the thread that forked it).
-func (p procFS) walk(root int, buf []byte) []int {
-	var out []int
-	queue := []int{root}
-	seen := map[int]bool{root: true}
-	for len(queue) > 0 {
-		pid := queue[0]
-		queue = queue[1:]
-		taskDir := p.root + "/" + strconv.Itoa(pid) + "/task"
-		f, err := os.Open(taskDir)
-		if err != nil {
-			continue
-		}
-		tids, _ := f.Readdirnames(-1)
-		f.Close()
-		for _, tid := range tids {
-			data, ok := readSmall(taskDir+"/"+tid+"/children", buf)
-			if !ok {
-				continue
-			}
-			for _, field := range bytes.Fields(data) {
-				c, err := strconv.Atoi(string(field))
-				if err != nil || seen[c] {
-					continue
-				}
-				seen[c] = true
-				out = append(out, c)
-				queue = append(queue, c)
-			}
 		}
 	}
 	return out
