@@ -19,7 +19,7 @@ import (
 const mib = 1 << 20
 
 // memoryOptions samples often, so short test builds get samples.
-func memoryOptions(t *testing.T) Options {
+func memoryOptions(t testing.TB) Options {
 	opts := scriptOptions(t)
 	opts.memoryEvery = 20 * time.Millisecond
 	return opts

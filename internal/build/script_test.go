@@ -39,7 +39,7 @@ func withEngine(path string) func(*matrix.Build) {
 	}
 }
 
-func scriptOptions(t *testing.T) Options {
+func scriptOptions(t testing.TB) Options {
 	opts := testOptions(t)
 	opts.ReaperArgs = []string{reaperArg}
 	opts.HookPath = t.TempDir() // the fake program needs no Python bootstrap; it reads the socket from the environment
