@@ -328,3 +328,26 @@ func TestMemoryBudgetsCheckedAtStart(t *testing.T) {
 		t.Errorf("warnings: %q", warnings)
 	}
 }
+
+// A script build's command starts with the reaper's oom_score_adj (+500)
+// and in the build's memory cgroup, both inherited from the reaper, which
+// waits for them before it starts the command.
+func TestCommandStartsInTheBuildsCgroupWithItsOOMScore(t *testing.T) {
+	withCgroup := cgroupsHere(t)
+	b := matrix.Build{Name: "adj", Backend: "tensorrt-rtx", Budgets: matrix.Budgets{Grace: 2 * time.Second},
+		Script: &matrix.Script{Argv: []string{"/bin/sh", "-c", "cat /proc/self/oom_score_adj; grep memory /proc/self/cgroup"}, Workdir: t.TempDir()}}
+	got, _ := runScripts(t, memoryOptions(t), b)
+	res := got["adj"]
+	if res.Status != report.StatusOK || len(res.Script.OutputTail) == 0 {
+		t.Fatalf("%s (%s)", res.Status, res.Reason)
+	}
+	if out := res.Script.OutputTail; out[0] != strconv.Itoa(memory.OOMScoreAdj) {
+		t.Errorf("oom_score_adj %q", out[0])
+	}
+	if withCgroup {
+		want := fmt.Sprintf("/trt-action-%d-", os.Getpid())
+		if out := strings.Join(res.Script.OutputTail, "\n"); !strings.Contains(out, want) {
+			t.Errorf("the command's cgroup: %q, want one named %s…", out, want)
+		}
+	}
+}

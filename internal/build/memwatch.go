@@ -228,6 +228,7 @@ func (m *buildMemory) end(state *os.ProcessState) *report.Memory {
 		res.HostLimitBytes = room.Total
 	}
 	res.TensorRTCPUBytes, res.TensorRTGPUBytes = m.trt.CPU, m.trt.GPU
+	res.TensorRTAllocatorCPUBytes, res.TensorRTAllocatorGPUBytes = m.trt.AllocatorsCPU, m.trt.AllocatorsGPU
 	if res.PeakHostBytes == 0 {
 		// Never sampled (it ended at once) and no rusage: nothing measured.
 		res.HostSource = ""

@@ -43,7 +43,8 @@ func (s *script) noteMemoryLine(line string) {
 // report is the TensorRT build's memory for its entry: nil when no
 // sample fell inside it and its log had no figures.
 func (m innerMemory) report() *report.Memory {
-	r := report.Memory{PeakHostBytes: m.host, PeakGPUBytes: m.gpu, TensorRTCPUBytes: m.trt.CPU, TensorRTGPUBytes: m.trt.GPU}
+	r := report.Memory{PeakHostBytes: m.host, PeakGPUBytes: m.gpu, TensorRTCPUBytes: m.trt.CPU, TensorRTGPUBytes: m.trt.GPU,
+		TensorRTAllocatorCPUBytes: m.trt.AllocatorsCPU, TensorRTAllocatorGPUBytes: m.trt.AllocatorsGPU}
 	if r.PeakHostBytes > 0 {
 		r.HostSource = report.MemoryFromProc
 	}

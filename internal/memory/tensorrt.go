@@ -8,7 +8,9 @@ import (
 // TensorRT logs its own view of a build's memory at info level, in lines
 // such as "[MemUsageChange] Init builder kernel library: CPU +1443, GPU
 // +266, now: CPU 1866, GPU 4855 (MiB)" and "[MemUsageChange] Peak memory
-// usage of TRT CPU/GPU memory allocators: CPU 18 MiB, GPU 1068 MiB". They
+// usage of TRT CPU/GPU memory allocators: CPU 18 MiB, GPU 1068 MiB"
+// (TensorRT-RTX 1.7 logs the latter as "[MemUsageStats] ...", and no
+// "now:" lines). They
 // are the only clue a build killed for memory leaves in its log, and are
 // kept beside trt-action's own figures; they are TensorRT's, measured its
 // way (the GPU figure of "now:" is what the GPU has in use, other
@@ -16,7 +18,7 @@ import (
 
 var (
 	memNow        = regexp.MustCompile(`\[MemUsageChange\].*now: CPU (\d+), GPU (\d+) \(MiB\)`)
-	memAllocators = regexp.MustCompile(`\[MemUsageChange\] Peak memory usage of TRT CPU/GPU memory allocators: CPU (\d+) MiB, GPU (\d+) MiB`)
+	memAllocators = regexp.MustCompile(`\[MemUsage(?:Change|Stats)\] Peak memory usage of TRT CPU/GPU memory allocators: CPU (\d+) MiB, GPU (\d+) MiB`)
 )
 
 // TensorRTFigures are the highest of TensorRT's own figures in a build's

@@ -110,6 +110,8 @@ func memoryPairs(m *Memory) []string {
 	add("host_limit_bytes", m.HostLimitBytes)
 	add("tensorrt_cpu_bytes", m.TensorRTCPUBytes)
 	add("tensorrt_gpu_bytes", m.TensorRTGPUBytes)
+	add("tensorrt_allocator_cpu_bytes", m.TensorRTAllocatorCPUBytes)
+	add("tensorrt_allocator_gpu_bytes", m.TensorRTAllocatorGPUBytes)
 	return pairs
 }
 

@@ -305,6 +305,10 @@ type Memory struct {
 	// other processes included).
 	TensorRTCPUBytes int64 `json:"tensorrt_cpu_bytes,omitempty"`
 	TensorRTGPUBytes int64 `json:"tensorrt_gpu_bytes,omitempty"`
+	// The peaks of TensorRT's own CPU and GPU allocators, from its "Peak
+	// memory usage of TRT CPU/GPU memory allocators" line.
+	TensorRTAllocatorCPUBytes int64 `json:"tensorrt_allocator_cpu_bytes,omitempty"`
+	TensorRTAllocatorGPUBytes int64 `json:"tensorrt_allocator_gpu_bytes,omitempty"`
 }
 
 // Where memory figures came from (Memory.HostSource, GPUSource).
