@@ -145,6 +145,7 @@ func TestTensorRTBuildGetsItsProcesssPeak(t *testing.T) {
 func TestMemoryBudgetStopsThenKillsAfterGrace(t *testing.T) {
 	build := scriptBuild(t, "grow", "growto:150", func(b *matrix.Build) {
 		b.Budgets.Memory, b.Budgets.Grace, b.Budgets.WarnPercent = 140*mib, time.Second, 50
+		b.Budgets.Build = 30 * time.Second // a backstop: the program holds until killed
 	})
 	start := time.Now()
 	got, events := runScripts(t, memoryOptions(t), build)
@@ -173,6 +174,7 @@ func TestMemoryBudgetStopsThenKillsAfterGrace(t *testing.T) {
 func TestMemoryBudgetKillsAtOnceWhenFarOver(t *testing.T) {
 	build := scriptBuild(t, "hold", "hold:300", func(b *matrix.Build) {
 		b.Budgets.Memory, b.Budgets.Grace = 100*mib, 30*time.Second
+		b.Budgets.Build = 30 * time.Second // a backstop: the program holds until killed
 	})
 	got, _ := runScripts(t, memoryOptions(t), build)
 	b := got["hold"]
@@ -349,5 +351,22 @@ func TestCommandStartsInTheBuildsCgroupWithItsOOMScore(t *testing.T) {
 		if out := strings.Join(res.Script.OutputTail, "\n"); !strings.Contains(out, want) {
 			t.Errorf("the command's cgroup: %q, want one named %s…", out, want)
 		}
+	}
+}
+
+// A stop for memory kills after min(grace, 5 s): memory grows where no
+// callback comes, so a time budget's 30 s would be too long to wait.
+func TestMemoryStopKillsWithinFiveSeconds(t *testing.T) {
+	build := scriptBuild(t, "grow", "growto:150", func(b *matrix.Build) {
+		b.Budgets.Memory, b.Budgets.Grace = 140*mib, 30*time.Second
+		b.Budgets.Build = 30 * time.Second // a backstop: the program holds until killed
+	})
+	got, _ := runScripts(t, memoryOptions(t), build)
+	b := got["grow"]
+	if b.Status != report.StatusBudgetExceeded || !strings.Contains(b.Reason, "did not stop within its 5s grace") {
+		t.Fatalf("status %s (%s)", b.Status, b.Reason)
+	}
+	if b.StopLatencyMs < 5000 || b.StopLatencyMs > 9000 {
+		t.Errorf("killed %d ms after the stop", b.StopLatencyMs)
 	}
 }

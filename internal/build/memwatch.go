@@ -115,7 +115,7 @@ func (m *buildMemory) use() *event.MemoryUse {
 func (w *watch) noteSample(s memory.Sample, judging bool) {
 	m := w.mem
 	m.now, m.sampled = s, true
-	b := w.spec.Budgets
+	b := w.budget.spec // a script build's covers its whole command (commandBudgets)
 	for _, l := range memoryLimits(b, s) {
 		w.peakUse = max(w.peakUse, float64(l.held)*100/float64(l.limit))
 		if judging {
