@@ -3,7 +3,6 @@ package build
 import (
 	"fmt"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -195,15 +194,4 @@ func outOfMemory(m *report.Memory) string {
 		return "out of host memory: the kernel's OOM killer ended it"
 	}
 	return "out of host memory (peak " + memoryWords(m.PeakHostBytes, m.HostLimitBytes) + ")"
-}
-
-// joinReasons joins the parts of a reason that are not empty.
-func joinReasons(parts ...string) string {
-	var out []string
-	for _, p := range parts {
-		if p != "" {
-			out = append(out, p)
-		}
-	}
-	return strings.Join(out, "; ")
 }
