@@ -330,7 +330,11 @@ func TestAStallBudgetCountsOnlyInsideATensorRTBuild(t *testing.T) {
 	// The line of the TensorRT build that stalled names it once.
 	in := b.TensorRTBuilds[0]
 	line := report.InnerText(&in)
-	if want := fmt.Sprintf("TensorRT build 1: budget-exceeded after %s · python route · pid %d: stalled: no progress callback for ", text.DurationMs(in.DurationMs), in.PID); !strings.HasPrefix(line, want) || strings.Count(line, "TensorRT build") != 1 {
+	peak := "" // its process's peak, when a look at it fell inside the build
+	if p := report.MemoryPeakText(in.Memory); p != "" {
+		peak = " · " + p
+	}
+	if want := fmt.Sprintf("TensorRT build 1: budget-exceeded after %s · python route · pid %d%s: stalled: no progress callback for ", text.DurationMs(in.DurationMs), in.PID, peak); !strings.HasPrefix(line, want) || strings.Count(line, "TensorRT build") != 1 {
 		t.Errorf("the stall-kill line is\n%s\nwant it to begin\n%s\nand name the build once", line, want)
 	}
 }
