@@ -370,3 +370,20 @@ func TestMemoryStopKillsWithinFiveSeconds(t *testing.T) {
 		t.Errorf("killed %d ms after the stop", b.StopLatencyMs)
 	}
 }
+
+// A build whose process could not start leaves no cgroup, and has no
+// memory figures.
+func TestNoCgroupLeftWhenTheProcessCannotStart(t *testing.T) {
+	cgroupsHere(t)
+	opts := memoryOptions(t)
+	opts.Exe = filepath.Join(t.TempDir(), "missing")
+	got, _ := runScripts(t, opts, scriptBuild(t, "script", "ok", nil), simBuild(t.TempDir(), "worker", nil))
+	for name, b := range got {
+		if b.Status != report.StatusFailed || b.Memory != nil {
+			t.Errorf("%s: %s (%s), memory %+v", name, b.Status, b.Reason, b.Memory)
+		}
+	}
+	if left := leftGroups(t); len(left) > 0 {
+		t.Errorf("cgroups left: %v", left)
+	}
+}

@@ -238,12 +238,18 @@ func (m *buildMemory) end(state *os.ProcessState) *report.Memory {
 }
 
 // result is the build's memory for its report entry: nil when nothing at
-// all was measured.
+// all was measured (its process never started, or ended before any look
+// and without a rusage).
 func (m *buildMemory) result() *report.Memory {
-	if m == nil || m.res == nil || *m.res == (report.Memory{NoCgroup: m.res.NoCgroup}) {
+	if m == nil || m.res == nil {
 		return nil
 	}
-	return m.res
+	r := m.res
+	if r.PeakHostBytes == 0 && r.PeakGPUBytes == 0 && r.CgroupPeakBytes == 0 && r.TensorRTCPUBytes == 0 &&
+		r.TensorRTGPUBytes == 0 && r.TensorRTAllocatorCPUBytes == 0 && r.TensorRTAllocatorGPUBytes == 0 {
+		return nil
+	}
+	return r
 }
 
 // killedByOOM reports whether the kernel's OOM killer ended the build:

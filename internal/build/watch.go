@@ -347,6 +347,9 @@ func diedOf(state *os.ProcessState, sig syscall.Signal) bool {
 // finish settles the engine file for a decided status and records the
 // build's report entry.
 func (w *watch) finish(status, reason string, ctl outcome) *report.Build {
+	if w.mem != nil && w.mem.res == nil { // its process never started: its cgroup goes
+		w.res.Memory = w.mem.end(w.exitState)
+	}
 	if err := w.settleEngine(status); err != nil {
 		status, reason = report.StatusFailed, "engine could not be kept: "+err.Error()
 	}
