@@ -47,8 +47,12 @@ func (m *Machine) Hierarchy() *Hierarchy { return m.cgroups }
 // Room reads what is free now; ok is false where /proc/meminfo cannot
 // be read.
 func (m *Machine) Room() (Room, bool) {
-	total, ok1 := meminfoBytes(m.meminfo, "MemTotal")
-	avail, ok2 := meminfoBytes(m.meminfo, "MemAvailable")
+	info, err := os.ReadFile(m.meminfo)
+	if err != nil {
+		return Room{}, false
+	}
+	total, ok1 := meminfoBytes(info, "MemTotal")
+	avail, ok2 := meminfoBytes(info, "MemAvailable")
 	if !ok1 || !ok2 {
 		return Room{}, false
 	}
@@ -67,11 +71,7 @@ func (m *Machine) Room() (Room, bool) {
 }
 
 // meminfoBytes reads one line of /proc/meminfo ("MemAvailable: 123 kB").
-func meminfoBytes(path, key string) (int64, bool) {
-	data, err := os.ReadFile(path)
-	if err != nil {
-		return 0, false
-	}
+func meminfoBytes(data []byte, key string) (int64, bool) {
 	for _, line := range strings.Split(string(data), "\n") {
 		k, v, ok := strings.Cut(line, ":")
 		if !ok || k != key {
