@@ -117,6 +117,8 @@ func TestMonitorStretchesCostlyLooks(t *testing.T) {
 	m := NewMonitor(10*time.Millisecond, slow, nil)
 	defer m.Close()
 	w := m.Watch(os.Getpid(), true, nil)
+	// The first look's cost sets the interval before the second look.
+	nextSample(t, w, func(Sample) bool { return true })
 	nextSample(t, w, func(Sample) bool { return true })
 	interval, cost := m.Interval()
 	if cost < 5*time.Millisecond || interval < 500*time.Millisecond || interval != min(max(100*cost, 10*time.Millisecond), MaxInterval) {
