@@ -34,3 +34,15 @@ func (*Build) Done() <-chan struct{} {
 	close(done)
 	return done
 }
+
+// NVMLLibrary is NVML's library as the NVIDIA driver installs it.
+const NVMLLibrary = "libnvidia-ml.so.1"
+
+// NVML needs cgo.
+type NVML struct{}
+
+// OpenNVML needs cgo: without it there are no GPU figures.
+func OpenNVML(string) (*NVML, error) { return nil, errNoCgo }
+
+func (*NVML) Processes() (map[int]int64, error) { return nil, errNoCgo }
+func (*NVML) Close()                            {}

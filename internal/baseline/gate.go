@@ -25,7 +25,8 @@ func NewGate(base *report.Report, thresholds *matrix.Regression) Gate {
 }
 
 // Mark records in r the builds (and TensorRT builds inside script builds)
-// slower than the baseline by more than the fail threshold: they fail the
+// slower than the baseline by more than the fail threshold, and those
+// whose peak memory grew by more than the memory threshold: they fail the
 // run, and the headline names them.
 func (g Gate) Mark(r *report.Report) {
 	if g.Baseline == nil {
@@ -37,13 +38,23 @@ func (g Gate) Mark(r *report.Report) {
 			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Inner: d.Inner, Percent: d.Percent})
 		}
 	}
+	for _, d := range CompareMemory(r, g.Baseline, g.Thresholds) {
+		if d.Verdict == VerdictFail {
+			r.Regressions = append(r.Regressions, report.Regression{Name: d.Name, Inner: d.Inner, Kind: d.Kind, Percent: d.Percent})
+		}
+	}
 }
 
 // Section is what the job summary and the comment show after their table
-// when there is a baseline: every build's time against it (DeltaTable).
+// when there is a baseline: every build's time against it (DeltaTable),
+// then its peak memory where both runs have figures (MemoryTable).
 func (g Gate) Section(r *report.Report) string {
 	if g.Baseline == nil {
 		return ""
 	}
-	return "\n" + DeltaTable(Compare(r, g.Baseline, g.Thresholds), g.Thresholds)
+	section := "\n" + DeltaTable(Compare(r, g.Baseline, g.Thresholds), g.Thresholds)
+	if memory := MemoryTable(CompareMemory(r, g.Baseline, g.Thresholds), g.Thresholds); memory != "" {
+		section += "\n" + memory
+	}
+	return section
 }

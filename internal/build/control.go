@@ -27,7 +27,7 @@ type control struct {
 	killTimer *time.Timer
 	killAt    time.Time // when the pending kill fires
 	killWhy   string    // what killed the worker; "" while it was not killed
-	graceKill bool      // the kill was a soft stop's grace running out
+	graceKill bool      // the kill ended a soft stop: its grace ran out, or a memory budget's kill rule
 	ended     bool      // the worker has exited: its pid may be reused
 }
 
@@ -66,6 +66,11 @@ func (c *control) softStop(why string, at, grace time.Duration) bool {
 // than a soft stop's grace (a second SIGINT).
 func (c *control) kill(why string) { c.killFor(why, false) }
 
+// killOverBudget ends a build a memory budget stopped before its grace
+// is over (memwatch.go's kill rule): as the grace running out would, so
+// the build is budget-exceeded, not killed.
+func (c *control) killOverBudget(why string) { c.killFor(why, true) }
+
 func (c *control) killFor(why string, graceRanOut bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -102,7 +107,7 @@ type outcome struct {
 	stopWhy   string
 	stopAt    time.Duration
 	killWhy   string
-	graceKill bool // killed because the soft stop's grace ran out
+	graceKill bool // killed to end a soft stop: its grace ran out, or a memory budget's kill rule
 }
 
 func (c *control) outcome() outcome {

@@ -1,6 +1,7 @@
 package build
 
 import (
+	"bufio"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -127,6 +128,9 @@ func playFakeProgram(scenario string) int {
 	if scenario == "unhooked" { // a program the hook never loaded in
 		return 0
 	}
+	if code, ok := playMemoryScenario(scenario); ok {
+		return code
+	}
 	h := dialFakeHook()
 	if h == nil {
 		return 3
@@ -251,3 +255,88 @@ func writeFakeEngine() int {
 }
 
 func notifyTerm(c chan os.Signal) { signal.Notify(c, syscall.SIGINT, syscall.SIGTERM) }
+
+// playMemoryScenario plays the scenarios that hold memory:
+//
+//	hold:N          touches N MiB and holds it, ignoring everything but a kill
+//	tree:K:N        starts K children that each hold N MiB, holds them a
+//	                second and a half, then ends them and exits 0
+//	build-holding:N touches N MiB, then runs one TensorRT build of a second
+//	growto:N        grows a MiB at a time until it holds N MiB resident,
+//	                then holds it, ignoring everything but a kill
+func playMemoryScenario(scenario string) (int, bool) {
+	words := strings.Split(scenario, ":")
+	mib := func(i int) int {
+		n, _ := strconv.Atoi(words[i])
+		return n
+	}
+	switch {
+	case words[0] == "hold" && len(words) == 2:
+		touch(mib(1))
+		fmt.Println("holding")
+		time.Sleep(time.Hour)
+		return 0, true
+	case words[0] == "tree" && len(words) == 3:
+		var children []*exec.Cmd
+		for range mib(1) {
+			child := exec.Command(os.Args[0], "-test.run=^$")
+			child.Env = append(os.Environ(), fakeHookEnv+"=hold:"+words[2])
+			out, _ := child.StdoutPipe()
+			if err := child.Start(); err != nil {
+				return 4, true
+			}
+			in := bufio.NewScanner(out)
+			for in.Scan() && in.Text() != "holding" {
+			}
+			children = append(children, child)
+		}
+		fmt.Println("all holding")
+		time.Sleep(1500 * time.Millisecond)
+		for _, c := range children {
+			_ = c.Process.Kill()
+			_ = c.Wait()
+		}
+		return 0, true
+	case words[0] == "growto" && len(words) == 2:
+		for resident() < int64(mib(1))<<20 {
+			touch(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Println("grown")
+		time.Sleep(time.Hour)
+		return 0, true
+	case words[0] == "build-holding" && len(words) == 2:
+		h := dialFakeHook()
+		if h == nil {
+			return 3, true
+		}
+		touch(mib(1))
+		if !h.build(1, 50, 20*time.Millisecond) {
+			return 1, true
+		}
+		return writeFakeEngine(), true
+	}
+	return 0, false
+}
+
+// touch maps and touches n MiB, held until the process ends.
+func touch(n int) {
+	mem, err := unix.Mmap(-1, 0, n<<20, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		panic(err)
+	}
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+}
+
+// resident is this process's resident size, from /proc/self/statm.
+func resident() int64 {
+	data, _ := os.ReadFile("/proc/self/statm")
+	f := strings.Fields(string(data))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}

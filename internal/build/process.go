@@ -48,6 +48,7 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 	cmd.WaitDelay = time.Second
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
+		w.startMemory()
 		err = sigmask.Start(cmd) // none blocked: not even what trt-action was started with
 	}
 	protoW.Close()
@@ -55,6 +56,9 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 		protoR.Close()
 		return nil, nil, err
 	}
+	// The worker waits for its spec: it is in the build's cgroup, with its
+	// oom_score_adj, before it loads anything.
+	w.mem.adopt(cmd.Process.Pid, true)
 	line, _ := json.Marshal(spec)
 	_, _ = stdin.Write(append(line, '\n'))
 	w.ctl.stdin, w.ctl.pgid = stdin, cmd.Process.Pid
@@ -63,7 +67,11 @@ func (w *watch) start() (<-chan message, <-chan error, error) {
 	msgs := make(chan message, 2)
 	go func() { readMessages(protoR, msgs); protoR.Close() }()
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		w.exitState = cmd.ProcessState // read once exited is
+		exited <- err
+	}()
 	return msgs, exited, nil
 }
 
@@ -99,7 +107,11 @@ func (w *watch) workerSpec() (workerSpec, error) {
 		}
 		w.recording = rec
 	}
-	return workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}, nil
+	spec := workerSpec{Backend: b.Backend, Request: req, SimTrace: b.Sim.Trace}
+	if req.Sim != nil {
+		spec.SimAllocate = b.Sim.Allocate
+	}
+	return spec, nil
 }
 
 func exitDescription(err error) string {

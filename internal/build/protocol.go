@@ -32,6 +32,9 @@ type workerSpec struct {
 	Backend  string         `json:"backend"`
 	Request  native.Request `json:"request"`
 	SimTrace string         `json:"sim_trace,omitempty"` // trace file; "" = built-in
+	// SimAllocate is host memory a simulated build touches while it runs
+	// (sim.allocate), in bytes.
+	SimAllocate int64 `json:"sim_allocate,omitempty"`
 }
 
 // Message kinds, worker to supervisor.

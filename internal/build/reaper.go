@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -24,7 +25,10 @@ import (
 // supervisor's process-group kill alone would miss those (and a runner's
 // cancel kills only the process it started; see docs/builder-scripts.md).
 //
-// It takes "kill" lines on stdin and ends every descendant; it does the
+// It starts the command once the supervisor has sent its start line on
+// stdin (by then it is in the build's memory cgroup, with its
+// oom_score_adj, which the command inherits from it). It takes "kill"
+// lines on stdin and ends every descendant; it does the
 // same when the command's main process exits (nothing of the command
 // outlives it) and when it gets SIGTERM (its parent-death signal: a
 // supervisor killed outright still leaves no process behind). Its last
@@ -71,7 +75,14 @@ func RunReaper(argv []string, control io.Reader, result io.Writer, signals <-cha
 	return json.NewEncoder(result).Encode(res)
 }
 
+// reaperStart is the line that lets the reaper start the command.
+const reaperStart = "start"
+
 func reapCommand(argv []string, control io.Reader, signals <-chan os.Signal) reaperResult {
+	in := bufio.NewReader(control)
+	if line, err := in.ReadString('\n'); strings.TrimSpace(line) != reaperStart {
+		return reaperResult{StartError: fmt.Sprintf("the supervisor did not let it start (%q, %v)", line, err)}
+	}
 	cmd := exec.Command(argv[0], argv[1:]...)
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = nil, os.Stdout, os.Stderr // stdin: /dev/null
 	if err := sigmask.Start(cmd); err != nil {
@@ -80,7 +91,7 @@ func reapCommand(argv []string, control io.Reader, signals <-chan os.Signal) rea
 	main := cmd.Process.Pid
 
 	kills := make(chan struct{}, 1)
-	go readKillRequests(control, kills)
+	go readKillRequests(in, kills)
 	go func() {
 		if _, ok := <-signals; ok {
 			kills <- struct{}{}

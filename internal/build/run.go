@@ -47,6 +47,18 @@ type Options struct {
 	EveryPhase bool          // --report-detail full: keep every phase instance, not only the folded tree
 	Cache      *EngineCache  // the engine cache; nil: every build runs
 
+	// MinFreeMemory holds a build back while less memory than this is
+	// free, when other builds run (--jobs above 1); 0 = never
+	// (--min-free-memory, memory.go).
+	MinFreeMemory int64
+	// NVMLLibrary is the NVML library GPU memory is read through
+	// (native.NVMLLibrary, the driver's); "" reads no GPU memory.
+	NVMLLibrary string
+	// For tests: the sampler's base interval (0: memory.BaseInterval),
+	// and no memory cgroups.
+	memoryEvery time.Duration
+	noCgroups   bool
+
 	// InterruptGrace bounds how long builds get to stop softly after a
 	// signal before they are killed: the runner sends SIGTERM 7.5 s after
 	// SIGINT, and everything must be written by then.
@@ -134,6 +146,8 @@ type runner struct {
 
 	lastTurn chan struct{} // closed once the latest dispatched build has asked for its GPU
 
+	mem *runMemory // every build's memory sampler, NVML, cgroups (memory.go)
+
 	rebuildsPlanned <-chan struct{} // closed once the keys --rebuild is for are known (EngineCache.planRebuilds)
 
 	// The engine cache's shared store (shared.go); shared is nil without one.
@@ -166,6 +180,8 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	defer r.killNow()
 	defer r.closeAdmit(nil)
 	r.views = newViewQueue(opts.OnEvent)
+	r.mem = newRunMemory(opts)
+	defer r.mem.close()
 	r.rep = &report.Report{Version: report.SchemaVersion, Tool: opts.Tool, Matrix: opts.Matrix,
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
 	r.pushJobs, r.awaiting, r.closed = make([]*pushJob, len(builds)), map[int]*report.Build{}, make(chan struct{})
@@ -179,6 +195,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 		r.rep.Builds[i] = pendingBuild(b)
 	}
 	r.emit(event.Event{Kind: event.RunStarted, Build: -1, Total: len(builds)})
+	r.checkMemoryBudgets()
 	r.checkpoint(true)
 	select {
 	case sig := <-signals: // it came while the run was being set up: start nothing
@@ -223,8 +240,19 @@ func (r *runner) loop(signals <-chan os.Signal) {
 	// way, not "pending"; one that ended and the next that started in its
 	// place share one write.
 	changed := false
+	var memoryWait <-chan time.Time // a look again at free memory, while a build is held back for it
 	for {
 		for running < r.opts.Jobs && next < len(r.builds) && r.admit.Err() == nil {
+			held, why := r.heldForMemory(running)
+			if held {
+				if memoryWait == nil {
+					memoryWait = time.After(memoryRecheck)
+				}
+				break
+			}
+			if why != "" {
+				r.warnBeforeStart(next, why)
+			}
 			r.rep.Builds[next].Status = report.StatusRunning
 			r.rep.Builds[next].StartMs = r.since().Milliseconds()
 			turn := make(chan struct{})
@@ -252,6 +280,8 @@ func (r *runner) loop(signals <-chan os.Signal) {
 			}
 		case <-r.checkpointDue:
 			r.checkpoint(true)
+		case <-memoryWait:
+			memoryWait = nil
 		case sig := <-signals:
 			r.onSignal(sig)
 		case <-runOver:

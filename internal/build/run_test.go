@@ -51,7 +51,7 @@ func simBuild(dir, name string, mod func(*matrix.Build)) matrix.Build {
 // testExe is this test binary, which runs as the worker when asked to.
 func testExe() string { return os.Args[0] }
 
-func testOptions(t *testing.T) Options {
+func testOptions(t testing.TB) Options {
 	t.Helper()
 	return Options{Exe: testExe(), WorkerArgs: []string{"-test.run=^$"}, WorkerEnv: []string{workerEnv + "=1"},
 		Jobs: 3, Heartbeat: 50 * time.Millisecond}

@@ -183,6 +183,7 @@ func (s *script) start() (<-chan outputLine, <-chan reaperResult, <-chan error, 
 	stdin, err := cmd.StdinPipe()
 	if err == nil {
 		s.clock = monoClock{zero: monoNow() - int64(w.now())}
+		w.startMemory()
 		err = sigmask.Start(cmd)
 	}
 	outW.Close()
@@ -192,6 +193,10 @@ func (s *script) start() (<-chan outputLine, <-chan reaperResult, <-chan error, 
 		resR.Close()
 		return nil, nil, nil, err
 	}
+	// The reaper waits for its start line: the command starts in the
+	// build's cgroup, with its oom_score_adj, both inherited from it.
+	w.mem.adopt(cmd.Process.Pid, false)
+	_, _ = io.WriteString(stdin, reaperStart+"\n") // a reaper that is gone already says so on its exit
 	s.reaperIn = stdin
 	w.ctl.stdin, w.ctl.pgid = io.Discard, cmd.Process.Pid
 	w.ctl.stopFn = s.hub.stop
@@ -202,7 +207,11 @@ func (s *script) start() (<-chan outputLine, <-chan reaperResult, <-chan error, 
 	reaped := make(chan reaperResult, 1)
 	go readReaperResult(resR, reaped)
 	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	go func() {
+		err := cmd.Wait()
+		w.exitState = cmd.ProcessState // read once exited is
+		exited <- err
+	}()
 	return lines, reaped, exited, nil
 }
 
@@ -331,6 +340,10 @@ func (s *script) follow(lines <-chan outputLine, reaped <-chan reaperResult, exi
 			// Every process of the command is gone (the reaper saw to
 			// it): no connection can still send.
 			s.hub.close()
+		case sample := <-w.mem.samples():
+			if !exitedYet {
+				s.noteSample(sample)
+			}
 		case <-check.C:
 		case <-beat.C:
 			s.heartbeat()
@@ -345,6 +358,7 @@ func (s *script) follow(lines <-chan outputLine, reaped <-chan reaperResult, exi
 func (s *script) handleOutput(line outputLine) {
 	s.outHandled = line.end
 	s.output.add(line.text)
+	s.noteMemoryLine(line.text)
 	s.w.emit(event.Event{Kind: event.Output, Message: line.text})
 	s.noteLibraryError(line.text)
 }

@@ -59,13 +59,21 @@ func (s *script) classify() *report.Build {
 	for i, in := range s.order {
 		inner[i] = in.rep
 	}
-	e := scriptEnding{reaped: s.reaped, exit: exitDescription(s.exitErr), ctl: w.ctl.outcome(), budget: s.stopKind(),
+	w.res.Memory = w.mem.end(w.exitState)
+	ctl := w.ctl.outcome()
+	e := scriptEnding{reaped: s.reaped, exit: exitDescription(s.exitErr), ctl: ctl, budget: s.stopKind(),
 		inner: inner, output: s.output.last(), declared: len(s.engines)}
+	if w.mem.killedByOOM(ctl.killWhy == "" && s.reaped != nil && s.reaped.Signal == "SIGKILL") {
+		e.oom = outOfMemory(w.res.Memory)
+	}
 	var kept []report.Engine
 	if e.exitedZero() {
 		kept, e.engines = checkEngines(s.engines)
 	}
 	status, reason, warnings := decideScriptStatus(e)
+	if e.oom != "" && e.exitedZero() {
+		w.res.Warnings = append(w.res.Warnings, "the kernel's OOM killer ended a process of the command ("+e.oom+"); the command went on and exited 0")
+	}
 	if status == report.StatusOK {
 		w.hit = nil // a budget that ran out as the command was ending stopped nothing
 		w.res.Engines = kept

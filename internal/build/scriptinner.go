@@ -23,7 +23,8 @@ type innerBuild struct {
 	gone     bool          // its process ended while it ran
 	done     bool          // concluded: rep is final
 	peakUse  float64
-	beside   bool // another TensorRT build ran beside it (scriptoutput.go)
+	beside   bool        // another TensorRT build ran beside it (scriptoutput.go)
+	mem      innerMemory // what its process held while it ran (scriptmemory.go)
 }
 
 // innerBudgets are the limits that apply inside one TensorRT build: the
@@ -139,6 +140,7 @@ func (s *script) conclude(in *innerBuild, end time.Duration) {
 	in.state.Close(end)
 	b.PhaseTree, b.SlowestPhases = in.state.Folded()
 	b.Phases = in.state.Tree()
+	b.Memory = in.mem.report()
 	if s.newest == in {
 		s.newest = s.newestRunning()
 	}
@@ -252,7 +254,8 @@ func (s *script) heartbeat() {
 	now := w.now()
 	left, name := w.budget.Nearest(s.idle, now, now)
 	running := s.running()
-	p := &event.Progress{Elapsed: now, InnerRunning: len(running), InnerDone: len(s.order) - len(running), BudgetLeft: left, BudgetName: name}
+	p := &event.Progress{Elapsed: now, InnerRunning: len(running), InnerDone: len(s.order) - len(running), BudgetLeft: left, BudgetName: name,
+		Memory: w.mem.use()}
 	for _, in := range s.order {
 		p.Callbacks += in.state.Callbacks()
 	}

@@ -15,10 +15,11 @@ import (
 // file), or does not fail at all.
 
 // commandBudgets are the limits that cover the whole command: the build
-// budget (and the run's, which newBudget adds). Phase and stall budgets
+// budget (and the run's, which newBudget adds) and the memory budgets,
+// over every process of the command together. Phase and stall budgets
 // apply inside each TensorRT build (innerBudgets).
 func commandBudgets(b matrix.Budgets) matrix.Budgets {
-	return matrix.Budgets{Build: b.Build, WarnPercent: b.WarnPercent, Grace: b.Grace}
+	return matrix.Budgets{Build: b.Build, WarnPercent: b.WarnPercent, Grace: b.Grace, Memory: b.Memory, GPUMemory: b.GPUMemory}
 }
 
 // innerEnding is what one TensorRT build's status depends on.
@@ -74,6 +75,9 @@ type scriptEnding struct {
 	output   string // the command's last line, "" if none
 	declared int    // how many engines the build declares (engine:)
 	engines  string // what is wrong with the declared engine files, "" if nothing
+	// oom words the kernel's OOM killer ending a process of the command
+	// ("out of host memory (peak 31.2 GB of 32.0 GB)"); "" when it did not.
+	oom string
 }
 
 // exitedZero reports whether the command ended by itself with exit status
@@ -86,7 +90,10 @@ func (e scriptEnding) exitedZero() bool {
 }
 
 // decideScriptStatus is the status and reason of a script build, and the
-// warnings it carries. A command a stop (a budget, a signal) reached ended
+// warnings it carries. A command one of whose processes the kernel's OOM
+// killer ended crashed, out of host memory, unless it went on and exited
+// 0 (then it is judged as below, with a warning). A command a stop (a
+// budget, a signal) reached ended
 // by it, whatever its exit code. One that exited 0 after a TensorRT build
 // inside it failed failed, unless it declares engines and wrote every one
 // of them during the run: a program that falls back after a failed build
@@ -108,6 +115,13 @@ func decideScriptStatus(e scriptEnding) (status, reason string, warnings []strin
 		return report.StatusKilled, ctl.stopWhy + "; " + ctl.killWhy, nil
 	case ctl.killWhy != "":
 		return report.StatusKilled, ctl.killWhy, nil
+	case e.oom != "" && ctl.stopWhy != "" && report.IsMemoryBudget(e.budget):
+		return report.StatusBudgetExceeded, ctl.stopWhy + "; then the kernel's OOM killer ended it: " + e.oom + "; " + commandEnd(e.reaped), nil
+	case e.oom != "" && !e.exitedZero():
+		// A process of the command the kernel ended, and the command did
+		// not recover: memory ended the build (budget-exceeded only when
+		// a memory budget stopped it first).
+		return report.StatusCrashed, e.oom + "; " + commandEnd(e.reaped) + innerTrouble(e.inner) + lastOutput(e.output), nil
 	case ctl.stopWhy != "":
 		return stopStatus(e.budget), ctl.stopWhy + "; " + commandEnd(e.reaped), nil
 	case e.reaped.Signal != "":

@@ -20,6 +20,9 @@ func TestDecideScriptStatus(t *testing.T) {
 	budget := outcome{stopWhy: "build budget exceeded after 2s (limit 1s)"}
 	const grace = "did not stop within its 1s grace, so it was killed"
 	budgetKill := outcome{stopWhy: budget.stopWhy, killWhy: grace, graceKill: true}
+	const oom = "out of host memory (peak 31.2 GB of 32.0 GB)"
+	memoryStop := outcome{stopWhy: "memory budget exceeded: its processes held 8.7 GB (limit 8GiB)"}
+	crashedInner := report.TensorRTBuild{Index: 1, Status: report.StatusCrashed, Reason: "its process ended during the build"}
 	const went = "; the command went on, exited 0 and wrote every declared engine, so the build is ok"
 	tests := []struct {
 		name         string
@@ -57,6 +60,17 @@ func TestDecideScriptStatus(t *testing.T) {
 			report.StatusBudgetExceeded, budget.stopWhy + "; the command ended with exit status 0", nil},
 		{"killed after a budget's grace", scriptEnding{reaped: &reaperResult{Signal: "SIGKILL", Killed: true}, ctl: budgetKill, budget: kindBuild, declared: 1},
 			report.StatusBudgetExceeded, budget.stopWhy + "; " + grace, nil},
+		// The kernel's OOM killer ended a process of the command.
+		{"out of memory", scriptEnding{reaped: &reaperResult{Signal: "SIGKILL"}, oom: oom, output: "Killed"},
+			report.StatusCrashed, oom + "; the command was killed by signal SIGKILL (last output: Killed)", nil},
+		{"a child out of memory, exit 1", scriptEnding{reaped: exit(1), oom: oom, inner: []report.TensorRTBuild{crashedInner}},
+			report.StatusCrashed, oom + "; the command ended with exit status 1; TensorRT build 1 crashed: its process ended during the build", nil},
+		{"a child out of memory, the command recovered", scriptEnding{reaped: exit(0), oom: oom, inner: []report.TensorRTBuild{ok}, declared: 1},
+			report.StatusOK, "", nil},
+		{"out of memory after a memory budget's stop", scriptEnding{reaped: &reaperResult{Signal: "SIGKILL"}, ctl: memoryStop, budget: report.BudgetMemory, oom: oom},
+			report.StatusBudgetExceeded, memoryStop.stopWhy + "; then the kernel's OOM killer ended it: " + oom + "; the command was killed by signal SIGKILL", nil},
+		{"out of memory during a time budget's stop", scriptEnding{reaped: &reaperResult{Signal: "SIGKILL"}, ctl: budget, budget: kindBuild, oom: oom},
+			report.StatusCrashed, oom + "; the command was killed by signal SIGKILL", nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -16,6 +16,9 @@ type ending struct {
 	exit      string   // how the worker process ended, for a crash
 	lastError string   // the library's newest error log line, "" if none
 	output    string   // the worker's last printed line, "" if none
+	// oom words the kernel's OOM killer ending the worker ("out of host
+	// memory (peak 31.2 GB of 32.0 GB)"); "" when it did not.
+	oom string
 }
 
 // decideStatus is the status and reason of an ended build. It only
@@ -32,6 +35,10 @@ type ending struct {
 // however little of it was left when the build started. A kill for
 // anything else (a second SIGINT, or the grace of a signal's soft stop)
 // leaves the build killed.
+//
+// A worker the kernel's OOM killer ended crashed, and its reason says so
+// with the peak it reached; it is budget-exceeded only when a memory
+// budget had stopped it first.
 func decideStatus(e ending) (status, reason string) {
 	res, ctl := e.result, e.ctl
 	var st native.Status // the worker's, when it sent a result
@@ -59,6 +66,10 @@ func decideStatus(e ending) (status, reason string) {
 		return report.StatusCancelled, "the library stopped the build although nobody asked it to"
 	case res != nil:
 		return report.StatusFailed, failureReason(res.Error, e.lastError)
+	case e.oom != "" && report.IsMemoryBudget(e.budget):
+		return report.StatusBudgetExceeded, ctl.stopWhy + "; then the kernel's OOM killer ended it: " + e.oom
+	case e.oom != "":
+		return report.StatusCrashed, e.oom
 	}
 	crash := "worker crashed: " + e.exit
 	if e.output != "" {

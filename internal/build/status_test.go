@@ -21,6 +21,9 @@ func TestDecideStatus(t *testing.T) {
 	runStop := outcome{stopWhy: "run budget exhausted after 2m0s of this build (2m0s left when it started)"}
 	runStopAtOnce := outcome{stopWhy: "run budget exhausted after 1ms of this build (1ms left when it started)"}
 	runKill := outcome{stopWhy: runStop.stopWhy, killWhy: grace, graceKill: true}
+	const oom = "out of host memory (peak 31.2 GB of 32.0 GB)"
+	memoryStop := outcome{stopWhy: "memory budget exceeded: its processes held 8.7 GB (limit 8GiB)"}
+	memoryKill := outcome{stopWhy: memoryStop.stopWhy, killWhy: "it went on to 9.9 GB, more than 10% over its budget, so it was killed at once", graceKill: true}
 	tests := []struct {
 		name         string
 		e            ending
@@ -51,6 +54,14 @@ func TestDecideStatus(t *testing.T) {
 		{"crashed", ending{exit: "killed by signal SIGSEGV", output: "Segmentation fault"}, report.StatusCrashed, "worker crashed: killed by signal SIGSEGV (last output: Segmentation fault)"},
 		{"crashed silently", ending{exit: "exit status 2"}, report.StatusCrashed, "worker crashed: exit status 2"},
 		{"crashed while stopping", ending{ctl: stopped, exit: "exit status 1"}, report.StatusCrashed, "worker crashed: exit status 1"},
+		// The kernel's OOM killer: crashed, named; budget-exceeded only
+		// after a memory budget's stop.
+		{"out of memory", ending{exit: "killed by signal SIGKILL", oom: oom}, report.StatusCrashed, oom},
+		{"out of memory during a time budget's stop", ending{ctl: budget, budget: kindBuild, exit: "killed by signal SIGKILL", oom: oom}, report.StatusCrashed, oom},
+		{"out of memory after a memory budget's stop", ending{ctl: memoryStop, budget: report.BudgetMemory, exit: "killed by signal SIGKILL", oom: oom},
+			report.StatusBudgetExceeded, memoryStop.stopWhy + "; then the kernel's OOM killer ended it: " + oom},
+		{"killed at once over a memory budget", ending{ctl: memoryKill, budget: report.BudgetMemory, exit: "killed by signal SIGKILL"},
+			report.StatusBudgetExceeded, memoryStop.stopWhy + "; " + memoryKill.killWhy},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

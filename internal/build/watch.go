@@ -3,6 +3,8 @@ package build
 import (
 	"context"
 	"fmt"
+	"os"
+	"syscall"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
@@ -40,10 +42,12 @@ type watch struct {
 	recording *traceRecorder
 	engineTmp string
 	exitErr   error
-	gpu       string    // the GPU this build runs on, "" when not assigned
-	shownLogs int       // library warnings and errors seen so far
-	key       *cacheKey // the build's engine cache key; nil without one
-	push      *pushJob  // what the build asks the shared store to be pushed, once it has ended; nil for nothing
+	gpu       string           // the GPU this build runs on, "" when not assigned
+	shownLogs int              // library warnings and errors seen so far
+	key       *cacheKey        // the build's engine cache key; nil without one
+	push      *pushJob         // what the build asks the shared store to be pushed, once it has ended; nil for nothing
+	mem       *buildMemory     // its memory (memwatch.go); nil until its first process starts
+	exitState *os.ProcessState // how its worker (or reaper) ended, once it has
 	// unwritten says why a build with run: that ended ok is not stored
 	// whole: an output it declares was not written during this run.
 	unwritten string
@@ -147,6 +151,10 @@ func (w *watch) follow(msgs <-chan message, exited <-chan error) {
 			exitedYet, exited = true, nil
 			w.exitErr = err
 			w.ctl.exited()
+		case s := <-w.mem.samples():
+			if !exitedYet {
+				w.noteSample(s, w.judging())
+			}
 		case <-check.C:
 		case <-beat.C:
 			w.heartbeat()
@@ -226,6 +234,7 @@ func (w *watch) handle(m message) {
 // noteLog keeps a library log line for the report and shows warnings and
 // errors in the build's log, both bounded: a library can log thousands.
 func (w *watch) noteLog(l report.LogLine) {
+	w.mem.noteLog(l.Text)
 	if l.Severity == report.SeverityVerbose {
 		return
 	}
@@ -289,7 +298,7 @@ func (w *watch) heartbeat() {
 	left, name := w.budget.Nearest(w.state, now, w.lastSeen)
 	w.emit(event.Event{Kind: event.Heartbeat, Progress: &event.Progress{
 		Elapsed: now, Active: w.state.Active(now), Callbacks: w.state.Callbacks(),
-		Silent: now - w.lastSeen, BudgetLeft: left, BudgetName: name,
+		Silent: now - w.lastSeen, BudgetLeft: left, BudgetName: name, Memory: w.mem.use(),
 	}})
 }
 
@@ -303,6 +312,10 @@ func describeHit(h *report.BudgetHit) string {
 		return fmt.Sprintf("stalled: no progress callback for %s (stall limit %s)", text.Precise(took), limit)
 	case kindRun:
 		return fmt.Sprintf("run budget exhausted after %s of this build (%s left when it started)", text.Precise(took), limit)
+	case report.BudgetMemory:
+		return fmt.Sprintf("memory budget exceeded: its processes held %s (limit %s)", text.Bytes(h.PeakBytes), text.ExactSize(h.LimitBytes))
+	case report.BudgetGPUMemory:
+		return fmt.Sprintf("GPU memory budget exceeded: its processes held %s of GPU memory (limit %s)", text.Bytes(h.PeakBytes), text.ExactSize(h.LimitBytes))
 	}
 	return fmt.Sprintf("build budget exceeded after %s (limit %s)", text.Precise(took), limit)
 }
@@ -315,17 +328,34 @@ func (w *watch) classify() *report.Build {
 	if w.hit != nil {
 		budget = w.hit.Kind
 	}
+	w.res.Memory = w.mem.end(w.exitState)
+	var oom string
+	if w.mem.killedByOOM(ctl.killWhy == "" && diedOf(w.exitState, syscall.SIGKILL)) {
+		oom = outOfMemory(w.res.Memory)
+	}
 	status, reason := decideStatus(ending{result: w.result, ctl: ctl, budget: budget,
-		exit: exitDescription(w.exitErr), lastError: w.lastLibraryError(), output: w.output.lastLine()})
+		exit: exitDescription(w.exitErr), lastError: w.lastLibraryError(), output: w.output.lastLine(), oom: oom})
 	if status == report.StatusOK {
 		w.hit = nil // a budget that ran out after the engine was done stopped nothing
 	}
 	return w.finish(status, reason, ctl)
 }
 
+// diedOf reports whether a process ended by signal sig.
+func diedOf(state *os.ProcessState, sig syscall.Signal) bool {
+	if state == nil {
+		return false
+	}
+	ws, ok := state.Sys().(syscall.WaitStatus)
+	return ok && ws.Signaled() && ws.Signal() == sig
+}
+
 // finish settles the engine file for a decided status and records the
 // build's report entry.
 func (w *watch) finish(status, reason string, ctl outcome) *report.Build {
+	if w.mem != nil && w.mem.res == nil { // its process never started: its cgroup goes
+		w.res.Memory = w.mem.end(w.exitState)
+	}
 	if err := w.settleEngine(status); err != nil {
 		status, reason = report.StatusFailed, "engine could not be kept: "+err.Error()
 	}

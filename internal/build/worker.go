@@ -14,6 +14,7 @@ import (
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/trace"
 	"github.com/trt-action/trt-action/native"
+	"golang.org/x/sys/unix"
 )
 
 // drainEvery is how often a worker hands callbacks on. It bounds how late a
@@ -59,8 +60,37 @@ func RunWorker(stdin io.Reader, proto io.Writer) error {
 	out.send(message{M: msgHello, Library: library})
 	out.flush()
 	go obeySupervisor(in, b)
+	release := holdMemory(spec.SimAllocate)
 	pump(b, out)
+	release()
 	return nil
+}
+
+// holdMemory touches n bytes of host memory while the build runs (on a
+// goroutine of its own: the callbacks are drained meanwhile), as a
+// simulated build's stand-in for what a real one holds (sim.allocate),
+// and returns what frees it. It maps the memory itself, so freeing gives
+// it back to the system at once, as a build's end does, not whenever
+// Go's heap would.
+func holdMemory(n int64) (release func()) {
+	if n <= 0 {
+		return func() {}
+	}
+	mem, err := unix.Mmap(-1, 0, int(n), unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+	if err != nil {
+		return func() {}
+	}
+	touched := make(chan struct{})
+	go func() {
+		defer close(touched)
+		for i := 0; i < len(mem); i += os.Getpagesize() {
+			mem[i] = 1
+		}
+	}()
+	return func() {
+		<-touched
+		_ = unix.Munmap(mem)
+	}
 }
 
 // startNative starts the build and names the library it runs on (for the

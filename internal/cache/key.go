@@ -72,7 +72,8 @@ type modelDoc struct {
 }
 
 // simDoc is what shapes a simulated build: its trace (the built-in one
-// when empty) and how it is replayed.
+// when empty) and how it is replayed; not sim.allocate, memory the
+// simulator touches while it runs, which changes no engine.
 type simDoc struct {
 	Trace   string `json:"trace,omitempty"` // SHA-256 of the trace file
 	StepNs  int64  `json:"step_ns"`

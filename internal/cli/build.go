@@ -36,6 +36,7 @@ type buildFlags struct {
 	failOn      string
 	publish     publishFlags
 	cache       cacheFlags
+	memory      memoryFlags
 	given       map[string]bool // flags set on the command line or by an input
 }
 
@@ -47,6 +48,7 @@ var buildInputs = map[string]string{
 	"baseline": "baseline", "gpus": "gpus", "builds-per-gpu": "builds-per-gpu", "fail-on": "fail-on",
 	"cache": "cache", "no-cache": "no-cache", "rebuild": "rebuild",
 	"cache-remote": "cache-remote", "cache-remote-mode": "cache-remote-mode",
+	"memory-budget": "memory-budget", "gpu-memory-budget": "gpu-memory-budget", "min-free-memory": "min-free-memory",
 }
 
 func init() {
@@ -69,6 +71,7 @@ func (c *Command) buildFlagSet(f *buildFlags) *flag.FlagSet {
 	fs.IntVar(&f.perGPU, "builds-per-gpu", 1, "builds at once on one GPU")
 	f.registerOutputs(fs)
 	f.cache.register(fs)
+	f.memory.register(fs, true)
 	return fs
 }
 
@@ -158,11 +161,13 @@ func (c *Command) runLoaded(f *buildFlags, file *matrix.File, builds []matrix.Bu
 	if f.runBudget > 0 {
 		runBudget = f.runBudget
 	}
+	f.memory.apply(builds)
 	rep, cause := build.Run(builds, build.Options{
 		Exe: exe, WorkerArgs: []string{workerCommand}, ReaperArgs: []string{reaperCommand}, HookPath: hook.path, NativeDir: hook.native, NativeMissing: hook.nativeMissing, LibPath: f.trtLib,
 		Jobs: f.jobs, GPUs: run.gpus, RunBudget: runBudget, Heartbeat: heartbeat, PhaseDepth: f.depth,
 		RecordDir: f.recordTrace, EveryPhase: f.detail == "full", Cache: run.cache, Matrix: f.file, Tool: "trt-action " + Version,
 		OnEvent: views.Handle, Checkpoint: func(r *report.Report) { run.shared.decorate(r); out.Checkpoint(r) }, Conclude: run.gate.Mark,
+		MinFreeMemory: f.memory.minFreeBytes(), NVMLLibrary: nvmlLibrary(),
 	}, c.signals)
 	if err := views.Close(); err != nil {
 		c.printUntrusted(c.Streams.Err, fmt.Sprintf("trt-action: %v\n", err))

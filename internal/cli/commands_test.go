@@ -154,6 +154,10 @@ func TestUsageErrorsNameTheFlagTheValueAndWhatIsAllowed(t *testing.T) {
 		{[]string{"build", "--jobs", "0"}, nil, "trt-action: --jobs 0: must be at least 1 (builds at once)"},
 		{[]string{"build", "--gpus", " "}, nil, `trt-action: --gpus " ": no device given; use all, or indexes and UUIDs separated by commas (0,1,3)`},
 		{[]string{"build", "--run-budget", "-1s"}, nil, "trt-action: --run-budget -1s: must be positive"},
+		{[]string{"build", "--memory-budget", "8 gigs"}, nil, `trt-action: invalid value "8 gigs" for flag --memory-budget: invalid size "8 gigs"; write a positive number with a unit`},
+		{[]string{"build"}, map[string]string{"INPUT_GPU-MEMORY-BUDGET": "0"}, `trt-action: input "gpu-memory-budget": "0" is not valid: invalid size "0"`},
+		{[]string{"build", "--min-free-memory", "-1GB"}, nil, `trt-action: invalid value "-1GB" for flag --min-free-memory: invalid size "-1GB"`},
+		{[]string{"run", "--memory-budget", "lots", "--", "true"}, nil, `trt-action: invalid value "lots" for flag --memory-budget: invalid size "lots"`},
 		// Flags that would silently do nothing are refused.
 		{[]string{"build", "--depth", "0"}, nil, "trt-action: --depth 0: must be at least 1"},
 		{[]string{"build", "--builds-per-gpu", "2"}, nil, "trt-action: --builds-per-gpu 2: only applies with --gpus"},

@@ -30,7 +30,7 @@ type runFlags struct {
 }
 
 func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
-	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--engine FILE]... [--input PATTERN]... [--output FILE]... [--env NAME=VALUE]... [--cache DIR] [flags] -- COMMAND [ARGS...]")
+	fs := c.newFlags("run", "[--build-budget D] [--stall-budget D] [--phase-budget PATTERN=D]... [--memory-budget SIZE] [--engine FILE]... [--input PATTERN]... [--output FILE]... [--env NAME=VALUE]... [--cache DIR] [flags] -- COMMAND [ARGS...]")
 	fs.StringVar(&r.name, "name", "", "the build's `name` in reports (default: the command's base name; for python SCRIPT or -m MODULE, the script's or module's)")
 	fs.StringVar(&r.backend, "backend", backend.TensorRT, "which TensorRT the program imports: "+backend.TensorRT+" or "+backend.TensorRTRTX+" ("+backend.Sim+": simulate, run nothing)")
 	fs.Var(&r.engines, "engine", "an engine `file` the program writes; checked and fingerprinted after it (repeatable)")
@@ -47,6 +47,7 @@ func (c *Command) runFlagSet(f *buildFlags, r *runFlags) *flag.FlagSet {
 	fs.StringVar(&f.gpus, "gpus", "", "the GPU to run on (`index`; CUDA_VISIBLE_DEVICES)")
 	f.cache.register(fs)
 	f.registerOutputs(fs)
+	f.memory.register(fs, false)
 	return fs
 }
 

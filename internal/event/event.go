@@ -72,6 +72,16 @@ type Progress struct {
 	Inner        int
 	InnerRunning int
 	InnerDone    int
+	// Memory is what the build's processes hold; nil before the first
+	// look at them.
+	Memory *MemoryUse
+}
+
+// MemoryUse is a running build's memory at one moment.
+type MemoryUse struct {
+	Host, PeakHost int64 // its processes' resident bytes, now and at most so far
+	GPU, PeakGPU   int64 // their GPU memory, now and at most so far, when HasGPU
+	HasGPU         bool  // a process of the build was seen on a GPU
 }
 
 // Transfer is a pull or push between a build and the shared cache store,

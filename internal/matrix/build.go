@@ -212,6 +212,10 @@ func (d *decoder) budgets(n *yaml.Node) Budgets {
 			b.WarnPercent, _ = d.percent(p.val, what, 100)
 		case "phases":
 			b.Phases = d.phases(p.val)
+		case "memory":
+			b.Memory, _ = d.byteSize(p.val, what)
+		case "gpu-memory":
+			b.GPUMemory, _ = d.byteSize(p.val, what)
 		}
 	}
 	return b
@@ -271,6 +275,8 @@ func (d *decoder) sim(fs fieldSet, b *Build, backendOK bool) {
 				b.Sim.Fault, _ = d.fault(sp.val, what)
 			case "engine-size":
 				b.Sim.EngineSize, _ = d.byteSize(sp.val, what) // at least 1 byte, as max-size
+			case "allocate":
+				b.Sim.Allocate, _ = d.byteSize(sp.val, what)
 			}
 		}
 	}

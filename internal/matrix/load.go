@@ -30,9 +30,9 @@ var (
 	defaultsKeys = slices.DeleteFunc(slices.Clone(buildKeys), func(k string) bool {
 		return k == "matrix" || k == "run" || k == "inputs" || k == "outputs"
 	})
-	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace"}
-	simKeys        = []string{"trace", "step", "threads", "fault", "repeat", "engine-size"}
-	regressionKeys = []string{"warn", "fail", "min"}
+	budgetKeys     = []string{"build", "stall", "phases", "warn", "grace", "memory", "gpu-memory"}
+	simKeys        = []string{"trace", "step", "threads", "fault", "repeat", "engine-size", "allocate"}
+	regressionKeys = []string{"warn", "fail", "min", "memory"}
 	cacheKeys      = []string{"dir", "max-size", "remote", "remote-mode"}
 	shapeKeys      = []string{"min", "opt", "max"}
 )
@@ -343,6 +343,8 @@ func (d *decoder) regression(n *yaml.Node) *Regression {
 			r.FailPercent, _ = d.percent(p.val, "regression.fail", 0)
 		case "min":
 			r.Min, _ = d.duration(p.val, "regression.min")
+		case "memory":
+			r.MemoryPercent, _ = d.percent(p.val, "regression.memory", 0)
 		}
 	}
 	if r.WarnPercent > 0 && r.FailPercent > 0 && r.WarnPercent > r.FailPercent {

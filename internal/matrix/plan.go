@@ -84,6 +84,12 @@ func budgetsText(b Budgets) string {
 	if n := len(b.Phases); n > 0 {
 		parts = append(parts, "phases "+strconv.Itoa(n))
 	}
+	if b.Memory > 0 {
+		parts = append(parts, "memory "+text.ExactSize(b.Memory))
+	}
+	if b.GPUMemory > 0 {
+		parts = append(parts, "gpu-memory "+text.ExactSize(b.GPUMemory))
+	}
 	if b.WarnPercent > 0 {
 		parts = append(parts, "warn "+strconv.FormatFloat(b.WarnPercent, 'g', -1, 64)+"%")
 	}
@@ -164,6 +170,9 @@ type planBudgets struct {
 	Phases []planPhase `json:"phases,omitempty"`
 	Warn   float64     `json:"warn_percent,omitempty"`
 	Grace  string      `json:"grace"`
+	// Memory and GPUMemory are sizes as a matrix file writes them ("8GiB").
+	Memory    string `json:"memory,omitempty"`
+	GPUMemory string `json:"gpu_memory,omitempty"`
 }
 
 type planPhase struct {
@@ -180,6 +189,7 @@ type planSim struct {
 	Fault         string `json:"fault"`
 	FaultDuration string `json:"fault_duration,omitempty"`
 	EngineSize    int64  `json:"engine_size,omitempty"` // bytes; 0: the small engine
+	Allocate      int64  `json:"allocate,omitempty"`    // bytes; 0: none
 }
 
 // PlanKeys gives a build's engine cache key, or why it is unknown
@@ -229,6 +239,7 @@ func toPlan(b Build) planBuild {
 		Budgets: planBudgets{
 			Build: durationOrEmpty(b.Budgets.Build), Stall: durationOrEmpty(b.Budgets.Stall),
 			Warn: b.Budgets.WarnPercent, Grace: b.Budgets.Grace.String(),
+			Memory: sizeOrEmpty(b.Budgets.Memory), GPUMemory: sizeOrEmpty(b.Budgets.GPUMemory),
 		},
 		Axes: b.Axes, Pos: b.Pos.String(),
 	}
@@ -242,13 +253,21 @@ func toPlan(b Build) planBuild {
 		p.Sim = &planSim{
 			Trace: b.Sim.Trace, Step: b.Sim.Step.String(), Fast: b.Sim.Fast, Threads: b.Sim.Threads,
 			Fault: b.Sim.Fault.Kind, FaultDuration: durationOrEmpty(b.Sim.Fault.Duration),
-			EngineSize: b.Sim.EngineSize,
+			EngineSize: b.Sim.EngineSize, Allocate: b.Sim.Allocate,
 		}
 		if b.Sim.Repeat > 1 {
 			p.Sim.Repeat = b.Sim.Repeat
 		}
 	}
 	return p
+}
+
+// sizeOrEmpty is a size as a matrix file writes it, "" for none.
+func sizeOrEmpty(n int64) string {
+	if n <= 0 {
+		return ""
+	}
+	return text.ExactSize(n)
 }
 
 // planKey is a key as JSON: a string, or null beside the reason.

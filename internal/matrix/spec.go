@@ -123,13 +123,17 @@ type Script struct {
 	Roots []string
 }
 
-// Budgets are a build's time limits. Zero means no limit.
+// Budgets are a build's time and memory limits. Zero means no limit.
 type Budgets struct {
 	Build       time.Duration
 	Stall       time.Duration
 	Phases      []PhaseBudget
 	WarnPercent float64       // 0 = no warning; 80 means warn at 80% of any limit
 	Grace       time.Duration // after a soft stop, how long before the worker is killed
+	// Memory and GPUMemory limit the host and GPU memory the build's
+	// processes hold at once, in bytes (docs/budgets.md#memory-budgets).
+	Memory    int64
+	GPUMemory int64
 }
 
 // defaultGrace applies when budgets.grace is not given.
@@ -158,6 +162,11 @@ type Sim struct {
 	// for a large engine, for the engine cache's transfers); 0 = the
 	// simulator's small engine of a few lines.
 	EngineSize int64
+	// Allocate is host memory the simulated build touches while it runs
+	// and frees at its end, in bytes (a stand-in for a build's memory, for
+	// memory budgets and reports); 0 = none. Not part of the engine cache
+	// key: it changes no engine.
+	Allocate int64
 }
 
 // Fault is an injected simulator failure.
@@ -172,4 +181,8 @@ type Regression struct {
 	WarnPercent float64
 	FailPercent float64
 	Min         time.Duration
+	// MemoryPercent fails a build whose peak memory (host or GPU) grew by
+	// more than this share of the baseline's; 0 = growth is noted, not
+	// judged.
+	MemoryPercent float64
 }

@@ -83,7 +83,11 @@ func RegressionsText(r *Report) string {
 	}
 	var named []string
 	for _, g := range r.Regressions[:min(len(r.Regressions), maxNamedRegressions)] {
-		named = append(named, fmt.Sprintf("%s %+.0f%%", g.Label(), g.Percent))
+		what := g.Label()
+		if g.Kind != "" {
+			what += " " + g.Kind // "bert memory +25%"
+		}
+		named = append(named, fmt.Sprintf("%s %+.0f%%", what, g.Percent))
 	}
 	if len(r.Regressions) > maxNamedRegressions {
 		named = append(named, "…")
@@ -105,10 +109,17 @@ func ReasonSuffix(b *Build) string {
 }
 
 // BudgetText says which limit ran out, e.g.
-// `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`.
+// `phase "Building engine/Timing tactics" ran 5m1s, over its 5m0s limit`,
+// or "memory reached 9.1 GB, over its 8GiB limit".
 func BudgetText(h *BudgetHit) string {
 	limit, ran := text.PreciseMs(h.LimitMs), text.PreciseMs(h.ElapsedMs)
 	switch h.Kind {
+	case BudgetMemory, BudgetGPUMemory:
+		what := "memory"
+		if h.Kind == BudgetGPUMemory {
+			what = "GPU memory"
+		}
+		return fmt.Sprintf("%s reached %s, over its %s limit", what, text.Bytes(h.PeakBytes), text.ExactSize(h.LimitBytes))
 	case "phase":
 		return fmt.Sprintf("phase %q ran %s, over its %s limit", h.Phase, ran, limit)
 	case "stall":

@@ -64,16 +64,15 @@ func runProperties(c *RunCache) *junitProperties {
 	return properties(pairs...)
 }
 
-// buildProperties are a test case's in a run with a shared store (store):
-// what the build did with it (where a hit came from, whether it pushed,
-// what moved); nil for a build the engine cache had no key for, or in a
-// run without a store.
+// buildProperties are a test case's: its memory figures (memoryPairs),
+// and in a run with a shared store (store) what the build did with it
+// (where a hit came from, whether it pushed, what moved); nil for none.
 func buildProperties(b *Build, store bool) *junitProperties {
+	pairs := memoryPairs(b.Memory)
 	c := b.Cache
 	if !store || c == nil || c.Key == "" {
-		return nil
+		return properties(pairs...)
 	}
-	var pairs []string
 	if c.From != "" {
 		pairs = append(pairs, "cache.from", c.From)
 	}
@@ -82,6 +81,38 @@ func buildProperties(b *Build, store bool) *junitProperties {
 		pairs = append(pairs, "cache."+t.Direction+"_bytes", strconv.FormatInt(t.Bytes, 10), "cache."+t.Direction+"_ms", strconv.FormatInt(t.Ms, 10))
 	}
 	return properties(pairs...)
+}
+
+// memoryPairs are a build's memory figures as properties, in bytes, each
+// only where measured (docs/reports.md): trt-action.memory.peak_host_bytes
+// and the rest, named as the JSON report names them.
+func memoryPairs(m *Memory) []string {
+	if m == nil {
+		return nil
+	}
+	var pairs []string
+	add := func(name string, n int64) {
+		if n > 0 {
+			pairs = append(pairs, "memory."+name, strconv.FormatInt(n, 10))
+		}
+	}
+	add("peak_host_bytes", m.PeakHostBytes)
+	if m.HostSource != "" {
+		pairs = append(pairs, "memory.host_source", m.HostSource)
+	}
+	add("peak_gpu_bytes", m.PeakGPUBytes)
+	if m.GPUSource != "" {
+		pairs = append(pairs, "memory.gpu_source", m.GPUSource)
+	}
+	add("largest_process_bytes", m.LargestProcessBytes)
+	add("cgroup_peak_bytes", m.CgroupPeakBytes)
+	add("oom_kills", m.OOMKills)
+	add("host_limit_bytes", m.HostLimitBytes)
+	add("tensorrt_cpu_bytes", m.TensorRTCPUBytes)
+	add("tensorrt_gpu_bytes", m.TensorRTGPUBytes)
+	add("tensorrt_allocator_cpu_bytes", m.TensorRTAllocatorCPUBytes)
+	add("tensorrt_allocator_gpu_bytes", m.TensorRTAllocatorGPUBytes)
+	return pairs
 }
 
 type junitProblem struct {
@@ -225,7 +256,9 @@ func junitMessage(b *Build) string {
 // error lines, which is what someone reading a red test wants first.
 func junitFailureBody(b *Build) string {
 	var sb strings.Builder
-	if h := b.Budget; h != nil {
+	if h := b.Budget; h != nil && IsMemoryBudget(h.Kind) {
+		fmt.Fprintf(&sb, "%s budget: %s of %s\n", h.Kind, text.Bytes(h.PeakBytes), text.ExactSize(h.LimitBytes))
+	} else if h != nil {
 		fmt.Fprintf(&sb, "%s budget: %s of %s", h.Kind, text.PreciseMs(h.ElapsedMs), text.PreciseMs(h.LimitMs))
 		if h.Phase != "" {
 			fmt.Fprintf(&sb, " in %s", h.Phase)

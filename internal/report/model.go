@@ -77,12 +77,20 @@ type Report struct {
 }
 
 // Regression is a build that got slower than the baseline allows, or a
-// TensorRT build inside a script build (Inner, its index) that did.
+// TensorRT build inside a script build (Inner, its index) that did; or,
+// with Kind, one whose peak memory grew more than it allows.
 type Regression struct {
 	Name    string  `json:"name"`
 	Inner   int     `json:"tensorrt_build,omitempty"`
-	Percent float64 `json:"percent"` // slower by this much, e.g. 41.2
+	Kind    string  `json:"kind,omitempty"` // "": its time; RegressionMemory, RegressionGPUMemory: that peak
+	Percent float64 `json:"percent"`        // slower (or larger) by this much, e.g. 41.2
 }
+
+// What a regression is of (Regression.Kind); its time has none.
+const (
+	RegressionMemory    = "memory"
+	RegressionGPUMemory = "gpu-memory"
+)
 
 // Label names what regressed: the build, or a TensorRT build inside it
 // ("yolo-export #2").
@@ -117,6 +125,9 @@ type Build struct {
 	Library          string            `json:"library,omitempty"` // "TensorRT-RTX 1.2.0.54"
 	Settings         *Settings         `json:"settings,omitempty"`
 	Cache            *CacheUse         `json:"cache,omitempty"` // only when the run used an engine cache
+	// Memory is what the build's processes held; nil when nothing was
+	// measured (a cache hit, a build that never started).
+	Memory *Memory `json:"memory,omitempty"`
 	// Script and TensorRTBuilds are set for a build that ran a command
 	// (run:); Engines are the files it declared (Engine is an ONNX build's),
 	// Outputs the other files it declared (outputs:), which go with its
@@ -241,12 +252,81 @@ func BuildTime(b *Build) (ms int64, ok bool) {
 
 // BudgetHit says which limit ran out.
 type BudgetHit struct {
-	Kind      string `json:"kind"`            // build, stall, phase, run
-	Phase     string `json:"phase,omitempty"` // phase path "Building engine/Timing tactics"
-	Pattern   string `json:"pattern,omitempty"`
-	LimitMs   int64  `json:"limit_ms"`
-	ElapsedMs int64  `json:"elapsed_ms"`
+	Kind    string `json:"kind"`            // build, stall, phase, run; memory, gpu-memory
+	Phase   string `json:"phase,omitempty"` // phase path "Building engine/Timing tactics"
+	Pattern string `json:"pattern,omitempty"`
+	LimitMs int64  `json:"limit_ms,omitempty"` // a time limit
+	// ElapsedMs: for a time limit, how long the limited span had run when
+	// it was found over; for a memory limit, when (from the build's start)
+	// the build was found over it.
+	ElapsedMs int64 `json:"elapsed_ms"`
+	// A memory limit (kind memory or gpu-memory) and the most the build's
+	// processes held, once it was found over it and until they ended.
+	LimitBytes int64 `json:"limit_bytes,omitempty"`
+	PeakBytes  int64 `json:"peak_bytes,omitempty"`
 }
+
+// The memory budgets' kinds (BudgetHit.Kind).
+const (
+	BudgetMemory    = "memory"
+	BudgetGPUMemory = "gpu-memory"
+)
+
+// IsMemoryBudget reports whether a budget kind limits memory, not time.
+func IsMemoryBudget(kind string) bool { return kind == BudgetMemory || kind == BudgetGPUMemory }
+
+// Memory is what a build's processes held (docs/reports.md). A figure
+// not measured is absent, never 0.
+type Memory struct {
+	// PeakHostBytes is the most host memory the build's process tree held
+	// at once: the highest sum of its processes' resident sizes sampled
+	// from /proc, or the largest single process's peak (the kernel's
+	// ru_maxrss, LargestProcessBytes) when that is higher. Pages two
+	// processes share (libraries, a fork's copy-on-write) count once per
+	// process, as RSS does.
+	PeakHostBytes int64 `json:"peak_host_bytes,omitempty"`
+	// PeakGPUBytes is the most GPU memory its processes held at once, as
+	// NVML reports each process (sampled).
+	PeakGPUBytes int64 `json:"peak_gpu_bytes,omitempty"`
+	// HostSource says how host memory was measured: MemoryFromProc, or
+	// MemoryFromProcCgroupV1/V2 when the build also had a memory cgroup
+	// of its own (CgroupPeakBytes, OOMKills); NoCgroup says why not.
+	HostSource string `json:"host_source,omitempty"`
+	GPUSource  string `json:"gpu_source,omitempty"` // MemoryFromNVML; absent with no GPU figure
+	// LargestProcessBytes is the peak resident size of the build's
+	// largest single process (ru_maxrss of the worker, or of the command's
+	// processes, which the reaper waits for): the kernel's own figure,
+	// never missed between samples, but one process's, not the tree's.
+	LargestProcessBytes int64 `json:"largest_process_bytes,omitempty"`
+	// CgroupPeakBytes is the kernel's peak for the build's cgroup: every
+	// page once, page cache (files it read and wrote) included.
+	CgroupPeakBytes int64 `json:"cgroup_peak_bytes,omitempty"`
+	// OOMKills counts the build's processes the kernel's OOM killer ended.
+	OOMKills int64 `json:"oom_kills,omitempty"`
+	// NoCgroup says why the build had no memory cgroup of its own.
+	NoCgroup string `json:"no_cgroup,omitempty"`
+	// HostLimitBytes is the memory the build could have had at most: the
+	// machine's, or the limit of the cgroup trt-action ran in (a
+	// container's, a job's) when that is smaller.
+	HostLimitBytes int64 `json:"host_limit_bytes,omitempty"`
+	// TensorRT's own figures from its log ([MemUsageChange] lines): the
+	// highest "now:" CPU and GPU figures (the GPU one is the GPU's use,
+	// other processes included).
+	TensorRTCPUBytes int64 `json:"tensorrt_cpu_bytes,omitempty"`
+	TensorRTGPUBytes int64 `json:"tensorrt_gpu_bytes,omitempty"`
+	// The peaks of TensorRT's own CPU and GPU allocators, from its "Peak
+	// memory usage of TRT CPU/GPU memory allocators" line.
+	TensorRTAllocatorCPUBytes int64 `json:"tensorrt_allocator_cpu_bytes,omitempty"`
+	TensorRTAllocatorGPUBytes int64 `json:"tensorrt_allocator_gpu_bytes,omitempty"`
+}
+
+// Where memory figures came from (Memory.HostSource, GPUSource).
+const (
+	MemoryFromProc         = "proc"
+	MemoryFromProcCgroupV1 = "proc+cgroup-v1"
+	MemoryFromProcCgroupV2 = "proc+cgroup-v2"
+	MemoryFromNVML         = "nvml"
+)
 
 // Phase is one instance of a phase, with its children.
 type Phase struct {

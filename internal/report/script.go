@@ -59,6 +59,10 @@ type TensorRTBuild struct {
 	// build began, under the matrix's key names, as a matrix build's are.
 	Settings *Settings `json:"settings,omitempty"`
 	Network  *Network  `json:"network,omitempty"`
+	// Memory is what its process (PID) held while it ran: PeakHostBytes,
+	// PeakGPUBytes and their sources, and TensorRT's own figures where the
+	// command's output shows its log; nil when no sample fell inside it.
+	Memory *Memory `json:"memory,omitempty"`
 }
 
 // Network is what a TensorRT build's network definition held when the

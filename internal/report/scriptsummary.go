@@ -120,14 +120,26 @@ func innerLibraries(inner []TensorRTBuild) string {
 
 const innerHeader = "| # | Status | Started | Time | Size | Call | Network |\n|--:|---|--:|--:|--:|---|---|\n"
 
+// innerMemoryHeader is innerHeader with the peak memory of each build's
+// process, where any has one.
+const innerMemoryHeader = "| # | Status | Started | Time | Peak memory | Size | Call | Network |\n|--:|---|--:|--:|--:|--:|---|---|\n"
+
 // innerTable lists a script build's TensorRT builds, at most maxInnerRows.
 func innerTable(sb *strings.Builder, inner []TensorRTBuild) {
-	sb.WriteString(innerHeader)
+	withMemory := slices.ContainsFunc(inner, func(t TensorRTBuild) bool { return t.Memory != nil })
+	if withMemory {
+		sb.WriteString(innerMemoryHeader)
+	} else {
+		sb.WriteString(innerHeader)
+	}
 	for i := range inner[:min(len(inner), maxInnerRows)] {
 		t := &inner[i]
 		size := "—"
 		if t.SerializedBytes > 0 {
 			size = text.Bytes(t.SerializedBytes)
+		}
+		if withMemory {
+			size = cmp.Or(text.Markdown(MemoryText(t.Memory)), "—") + " | " + size
 		}
 		call := fmt.Sprintf("pid %d · %s · %s", t.PID, text.Markdown(t.Entry), text.Markdown(t.Route))
 		fmt.Fprintf(sb, "| %d | %s | %s | %s | %s | %s | %s |\n", t.Index, statusLabel(t.Status),

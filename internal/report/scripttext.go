@@ -114,6 +114,9 @@ func InnerText(t *TensorRTBuild) string {
 	if t.PID > 0 {
 		fmt.Fprintf(&sb, " · pid %d", t.PID)
 	}
+	if peak := MemoryPeakText(t.Memory); peak != "" {
+		sb.WriteString(" · " + peak)
+	}
 	if reason := innerReason(t); reason != "" {
 		sb.WriteString(": " + reason)
 	}

@@ -50,19 +50,19 @@ func Summary(r *Report, opts SummaryOptions) string {
 	if opts.TopPhases <= 0 {
 		opts.TopPhases = maxTableRows
 	}
-	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds)), wholes: map[int]*Build{}}
+	s := &summary{r: r, opts: opts, folded: make([][]*PhaseNode, len(r.Builds)), wholes: map[int]*Build{}, memory: hasMemory(r)}
 	// The baseline comparison and the settings that differ follow the
 	// table of builds, before what went wrong.
 	head, problems := s.head(), sharedCacheSection(r)+opts.Comparison+settingsTable(r.Builds)+s.problems()+cacheWarnings(r.Builds)
 	rows := s.rows()
-	base := len(head) + len(tableHeader) + len(problems)
+	base := len(head) + len(s.tableHeader()) + len(problems)
 	for _, row := range rows {
 		base += len(row)
 	}
 	if base+noteRoom > opts.MaxBytes {
 		return s.truncated(head, rows, problems)
 	}
-	table := tableHeader + strings.Join(rows, "")
+	table := s.tableHeader() + strings.Join(rows, "")
 	room := opts.MaxBytes - base - noteRoom
 	scripts := s.scriptSections(room)
 	room -= len(scripts)
@@ -79,6 +79,7 @@ type summary struct {
 	opts   SummaryOptions
 	folded [][]*PhaseNode // per build, computed once
 	wholes map[int]*Build // settled builds read back whole, by index
+	memory bool           // some build has memory figures: the table has their column
 }
 
 func (s *summary) tree(i int) []*PhaseNode {
@@ -157,6 +158,41 @@ func (s *summary) head() string {
 
 const tableHeader = "| Build | Status | Backend | Time | Slowest phase | Budget used |\n|---|---|---|--:|---|--:|\n"
 
+// memoryTableHeader is tableHeader with the peak memory column, for a run
+// with memory figures (a report written before trt-action measured memory
+// has none, and keeps its table).
+const memoryTableHeader = "| Build | Status | Backend | Time | Peak memory | Slowest phase | Budget used |\n|---|---|---|--:|--:|---|--:|\n"
+
+func (s *summary) tableHeader() string {
+	if s.memory {
+		return memoryTableHeader
+	}
+	return tableHeader
+}
+
+// hasMemory reports whether any build of r has memory figures.
+func hasMemory(r *Report) bool {
+	for i := range r.Builds {
+		if r.Builds[i].Memory != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// memoryCell is the table's peak memory cell: "31.2 GB · OOM-killed"
+// for a build the kernel's OOM killer ended.
+func memoryCell(b *Build) string {
+	cell := MemoryText(b.Memory)
+	if cell == "" {
+		return "—"
+	}
+	if b.Memory.OOMKills > 0 {
+		cell += " · OOM-killed"
+	}
+	return text.Markdown(cell)
+}
+
 func (s *summary) rows() []string {
 	rows := make([]string, len(s.r.Builds))
 	for i := range s.r.Builds {
@@ -181,8 +217,12 @@ func (s *summary) rows() []string {
 		if b.Script != nil && ended(b) {
 			status += " · " + text.Markdown(ExitText(b.Script)) // how the command ended
 		}
+		took := text.DurationMs(b.DurationMs)
+		if s.memory {
+			took += " | " + memoryCell(b)
+		}
 		rows[i] = fmt.Sprintf("| %s | %s | %s | %s | %s | %s |\n",
-			text.Markdown(b.Name), status, backend, text.DurationMs(b.DurationMs), slow, budgetUse(b))
+			text.Markdown(b.Name), status, backend, took, slow, budgetUse(b))
 	}
 	return rows
 }
@@ -232,8 +272,12 @@ func statusLabel(status string) string {
 // BudgetUse (percent), or for a build stopped by a limit, that limit's share.
 func budgetUse(b *Build) string {
 	use := b.BudgetUse / 100
-	if use == 0 && b.Budget != nil && b.Budget.LimitMs > 0 {
+	switch {
+	case use > 0 || b.Budget == nil:
+	case b.Budget.LimitMs > 0:
 		use = float64(b.Budget.ElapsedMs) / float64(b.Budget.LimitMs)
+	case b.Budget.LimitBytes > 0:
+		use = float64(b.Budget.PeakBytes) / float64(b.Budget.LimitBytes)
 	}
 	if use <= 0 {
 		return "—"
@@ -409,7 +453,7 @@ const maxGanttInner = maxTableCols
 func ganttSections(b *Build, tree []*PhaseNode) string {
 	var sb strings.Builder
 	if len(tree) > 0 {
-		sb.WriteString(ganttSection(text.MermaidName(b.Name), b.StartMs, b.DurationMs, failed(b), tree))
+		sb.WriteString(ganttSection(text.MermaidName(b.Name)+ganttPeak(b.Memory), b.StartMs, b.DurationMs, failed(b), tree))
 	}
 	drawn := 0
 	for i := range b.TensorRTBuilds {
@@ -420,12 +464,22 @@ func ganttSections(b *Build, tree []*PhaseNode) string {
 		}
 		drawn++
 		// The name is cut so the build's own words (safe ones) stay.
-		name := fmt.Sprintf("%s (TensorRT build %d)", text.MermaidName(text.CutRunes(b.Name, 40)), t.Index)
+		name := fmt.Sprintf("%s (TensorRT build %d)%s", text.MermaidName(text.CutRunes(b.Name, 40)), t.Index, ganttPeak(t.Memory))
 		// Its phases' times, like its start, are on the script build's
 		// clock (internal/build/scriptinner.go): they count from b.StartMs.
 		sb.WriteString(ganttSection(name, b.StartMs, t.EndMs(), failedStatus(t.Status), inner))
 	}
 	return sb.String()
+}
+
+// ganttPeak is what a timeline section's name says of its build's peak
+// memory, " (peak 1.8 GB)" (letters, digits, dots and spaces: safe for
+// Mermaid); "" without one.
+func ganttPeak(m *Memory) string {
+	if m == nil || m.PeakHostBytes == 0 {
+		return ""
+	}
+	return " (peak " + text.Bytes(m.PeakHostBytes) + ")"
 }
 
 // ganttSection draws each phase path down to depth 2 from its first start
@@ -469,7 +523,7 @@ func ganttSection(name string, originMs, openEndMs int64, failed bool, tree []*P
 // truncated is the summary when even the table does not fit: as many rows
 // as fit, then a note. The problem sections go too if they alone overflow.
 func (s *summary) truncated(head string, rows []string, problems string) string {
-	fixed := len(head) + len(tableHeader) + noteRoom
+	fixed := len(head) + len(s.tableHeader()) + noteRoom
 	if fixed+len(problems) > s.opts.MaxBytes {
 		problems = ""
 	}
@@ -478,7 +532,7 @@ func (s *summary) truncated(head string, rows []string, problems string) string 
 	}
 	var b strings.Builder
 	b.WriteString(head)
-	b.WriteString(tableHeader)
+	b.WriteString(s.tableHeader())
 	room := s.opts.MaxBytes - fixed - len(problems)
 	n := 0
 	for _, row := range rows {

@@ -449,3 +449,38 @@ func CachedScripts() *report.Report {
 	r.Cache = &report.RunCache{Remote: SharedRemote, RemoteMode: "read-write"}
 	return r
 }
+
+// Memory is a run with memory figures: an ok build with its host, GPU,
+// cgroup and TensorRT figures, one the kernel's OOM killer ended, one a
+// memory budget stopped and killed at once, a script build whose
+// TensorRT builds have their processes' peaks, and a cache hit (none).
+func Memory() *report.Report {
+	r := Sample()
+	ok := OKBuild("resnet-fp16", 0, 20_000)
+	ok.Memory = &report.Memory{PeakHostBytes: 1_812_345_678, PeakGPUBytes: 2_147_483_648, HostSource: report.MemoryFromProcCgroupV1,
+		GPUSource: report.MemoryFromNVML, LargestProcessBytes: 1_790_000_000, CgroupPeakBytes: 2_400_000_000,
+		HostLimitBytes: 34_359_738_368, TensorRTCPUBytes: 1_956_642_816, TensorRTGPUBytes: 5_090_836_480}
+	oom := report.Build{
+		Name: "llama-7b", Backend: backend.TensorRT, Status: report.StatusCrashed, StartMs: 20_000, DurationMs: 95_000,
+		Reason: "out of host memory (peak 31.2 GB of 32.0 GB)",
+		Memory: &report.Memory{PeakHostBytes: 31_200_000_000, HostSource: report.MemoryFromProcCgroupV1, LargestProcessBytes: 31_100_000_000,
+			CgroupPeakBytes: 32_000_000_000, OOMKills: 1, HostLimitBytes: 32_000_000_000, TensorRTCPUBytes: 30_064_771_072},
+		Phases: PhaseTree(95_000, false),
+		Log:    []report.LogLine{{Severity: "info", Text: "[MemUsageChange] Init builder kernel library: CPU +1443, GPU +266, now: CPU 28672, GPU 4855 (MiB)"}},
+	}
+	over := report.Build{
+		Name: "bert-large", Backend: backend.TensorRTRTX, Status: report.StatusBudgetExceeded, StartMs: 40_000, DurationMs: 7_000,
+		Reason: "memory budget exceeded: its processes held 8.7 GB (limit 8GiB); it went on to 9.5 GB, more than 10% over its budget, so it was killed at once",
+		Budget: &report.BudgetHit{Kind: report.BudgetMemory, ElapsedMs: 6_500, LimitBytes: 8 << 30, PeakBytes: 9_500_000_000}, BudgetUse: 110.6,
+		Memory: &report.Memory{PeakHostBytes: 9_500_000_000, HostSource: report.MemoryFromProc, LargestProcessBytes: 9_480_000_000,
+			NoCgroup: "cannot make a memory cgroup in /sys/fs/cgroup/system.slice/runner.service: permission denied", HostLimitBytes: 16_000_000_000},
+		Phases: PhaseTree(7_000, false),
+	}
+	script := YoloExport(50_000)
+	script.Memory = &report.Memory{PeakHostBytes: 3_400_000_000, HostSource: report.MemoryFromProc, LargestProcessBytes: 3_100_000_000}
+	script.TensorRTBuilds[0].Memory = &report.Memory{PeakHostBytes: 3_050_000_000, HostSource: report.MemoryFromProc}
+	script.TensorRTBuilds[1].Memory = &report.Memory{PeakHostBytes: 3_100_000_000, HostSource: report.MemoryFromProc}
+	r.Builds = []report.Build{ok, oom, over, script, CacheHit("mnist", 4_000)}
+	r.DurationMs = 92_000
+	return r
+}

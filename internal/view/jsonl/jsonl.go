@@ -204,12 +204,14 @@ func innerFinished(h header, b build, k int, t *report.TensorRTBuild) any {
 		Entry           string `json:"entry,omitempty"`
 		Route           string `json:"route,omitempty"`
 		SerializedBytes int64  `json:"serialized_bytes,omitempty"`
+		// Memory is its process's while it ran, as the report has it.
+		Memory *report.Memory `json:"memory,omitempty"`
 	}
 	if t == nil {
 		return line{header: h, build: b, Inner: k, Status: report.StatusFailed}
 	}
 	return line{header: h, build: b, Inner: k, Status: t.Status, Reason: t.Reason, StartMs: t.StartMs,
-		DurationMs: t.DurationMs, PID: t.PID, Entry: t.Entry, Route: t.Route, SerializedBytes: t.SerializedBytes}
+		DurationMs: t.DurationMs, PID: t.PID, Entry: t.Entry, Route: t.Route, SerializedBytes: t.SerializedBytes, Memory: t.Memory}
 }
 
 // heartbeat writes at most one line a second per build: a tool wants to
@@ -246,7 +248,30 @@ func (s *stream) heartbeat(ev event.Event, h header, b build) any {
 		Inner        int `json:"tensorrt_build,omitempty"`
 		InnerRunning int `json:"tensorrt_builds_running,omitempty"`
 		InnerDone    int `json:"tensorrt_builds_done,omitempty"`
-	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active, p.Inner, p.InnerRunning, p.InnerDone}
+		// What the build's processes hold; absent before the first look.
+		Memory *memoryNow `json:"memory,omitempty"`
+	}{h, b, ms(p.Elapsed), left, p.BudgetName, p.Callbacks, ms(p.Silent), active, p.Inner, p.InnerRunning, p.InnerDone, memoryOf(p.Memory)}
+}
+
+// memoryNow is a running build's memory: now and its peak so far, host
+// and (where measured) GPU, in bytes.
+type memoryNow struct {
+	HostBytes     int64  `json:"host_bytes"`
+	PeakHostBytes int64  `json:"peak_host_bytes"`
+	GPUBytes      *int64 `json:"gpu_bytes,omitempty"`
+	PeakGPUBytes  *int64 `json:"peak_gpu_bytes,omitempty"`
+}
+
+func memoryOf(m *event.MemoryUse) *memoryNow {
+	if m == nil {
+		return nil
+	}
+	out := &memoryNow{HostBytes: m.Host, PeakHostBytes: m.PeakHost}
+	if m.HasGPU {
+		gpu, peak := m.GPU, m.PeakGPU
+		out.GPUBytes, out.PeakGPUBytes = &gpu, &peak
+	}
+	return out
 }
 
 // transferOf names one build's transfer in one direction.
@@ -333,6 +358,11 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 		Outputs    []engine `json:"outputs,omitempty"` // a script build's other declared files (outputs:)
 		Cache      *cache   `json:"cache,omitempty"`
 		Script     *script  `json:"script,omitempty"`
+		// Memory is what the build's processes held, as the report has it;
+		// Budget the limit that stopped it (a memory budget's with its
+		// limit_bytes and peak_bytes).
+		Memory *report.Memory    `json:"memory,omitempty"`
+		Budget *report.BudgetHit `json:"budget,omitempty"`
 	}
 	if r == nil {
 		return line{header: h, build: b, Status: report.StatusFailed}
@@ -340,7 +370,7 @@ func buildFinished(h header, b build, r *report.Build, output int) any {
 	if b.Name == "" {
 		b.Name = r.Name
 	}
-	l := line{header: h, build: b, Status: r.Status, Reason: r.Reason, DurationMs: r.DurationMs}
+	l := line{header: h, build: b, Status: r.Status, Reason: r.Reason, DurationMs: r.DurationMs, Memory: r.Memory, Budget: r.Budget}
 	if r.Engine != nil {
 		l.Engine = &engine{Path: r.Engine.Path, Bytes: r.Engine.Bytes, SHA256: r.Engine.SHA256}
 	}

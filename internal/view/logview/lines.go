@@ -325,6 +325,9 @@ func innerProgress(p *event.Progress, script bool) string {
 // or for a script build "✔ ok in 3.1s — exit 0 · 1 TensorRT build — engine …".
 func resultText(b *report.Build) string {
 	d := text.DurationMs(b.DurationMs)
+	if peak := report.MemoryPeakText(b.Memory); peak != "" {
+		d += " · " + peak
+	}
 	script := ""
 	if note := report.ScriptNote(b); note != "" {
 		script = " — " + note

@@ -11,9 +11,10 @@ import (
 )
 
 // renderFinal draws the table printed when the run ends, in place of the
-// live area: one row per build (name, status, duration, slowest phase,
-// reason) and a summary line. Columns that do not fit the width are left
-// out, reason first; the name and reason are shortened with an ellipsis.
+// live area: one row per build (name, status, duration, peak memory,
+// slowest phase, reason) and a summary line. Columns that do not fit the
+// width are left out, memory first, then reason; the name and reason are
+// shortened with an ellipsis.
 func renderFinal(run *report.Report, width int, color bool) []string {
 	if run == nil {
 		return nil
@@ -24,11 +25,12 @@ func renderFinal(run *report.Report, width int, color bool) []string {
 			report.Mark(b.Status) + " " + text.Line(b.Name),
 			b.Status,
 			text.DurationMs(b.DurationMs),
+			report.MemoryText(b.Memory),
 			slowestOrSaved(b, run.StartedAt),
 			text.Line(cmp.Or(b.Reason, report.RebuildNote(&b), report.ScriptNote(&b))),
 		}
 	}
-	cols := fitColumns([]string{"  build", "status", "time", "slowest phase", "reason"}, rows, width)
+	cols := fitColumns([]string{"  build", "status", "time", "peak memory", "slowest phase", "reason"}, rows, width)
 	lines := []string{line([]seg{{text: cols.titleRow(), style: dim}}, width, color)}
 	for i, b := range run.Builds {
 		st := green
@@ -106,6 +108,7 @@ const (
 	colName = iota
 	colStatus
 	colTime
+	colMemory
 	colSlowest
 	colReason
 )
@@ -113,8 +116,8 @@ const (
 const gap = "  "
 
 // fitColumns sizes the table's columns to their content. When the table is
-// too wide it leaves out the least useful columns (reason, then slowest
-// phase) until their shortest useful widths fit, then takes the missing
+// too wide it leaves out the least useful columns (peak memory, reason,
+// then slowest phase) until their shortest useful widths fit, then takes the missing
 // cells from the slowest phase, from names longer than 30% of the width,
 // from the reason, and last from the names again.
 func fitColumns(titles []string, rows [][]string, w int) columns {
@@ -125,7 +128,7 @@ func fitColumns(titles []string, rows [][]string, w int) columns {
 		for _, r := range rows {
 			c.widths[i] = max(c.widths[i], width(r[i]))
 		}
-		c.show[i] = i < colSlowest || anyText(rows, i) // empty optional columns stay out
+		c.show[i] = i < colMemory || anyText(rows, i) // empty optional columns stay out
 		least[i] = c.widths[i]
 		switch i {
 		case colName, colReason:
@@ -134,7 +137,7 @@ func fitColumns(titles []string, rows [][]string, w int) columns {
 			least[i] = min(20, c.widths[i])
 		}
 	}
-	for _, drop := range []int{colReason, colSlowest} {
+	for _, drop := range []int{colMemory, colReason, colSlowest} {
 		if c.totalOf(least) <= w {
 			break
 		}

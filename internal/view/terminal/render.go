@@ -181,8 +181,26 @@ func header(s runState, b *buildState) []seg {
 			segs = append(segs, seg{text: " (" + text.Line(b.Beat.BudgetName) + ")", style: dim, drop: 5})
 		}
 	}
+	segs = append(segs, memorySegs(b.Beat.Memory)...)
 	if eta := etaText(s, b, elapsed); eta != "" {
 		segs = append(segs, seg{text: " · " + eta, drop: 4})
+	}
+	return segs
+}
+
+// memorySegs are a running build's memory on its line: " · mem 3.2 GB
+// (peak 4.1 GB) · gpu 1.5 GB"; a narrow terminal loses the GPU and the
+// peak first. None before the first look at the build's processes.
+func memorySegs(m *event.MemoryUse) []seg {
+	if m == nil {
+		return nil
+	}
+	segs := []seg{{text: " · mem " + text.Bytes(m.Host), drop: 4}}
+	if m.PeakHost > m.Host {
+		segs = append(segs, seg{text: " (peak " + text.Bytes(m.PeakHost) + ")", style: dim, drop: 5})
+	}
+	if m.HasGPU {
+		segs = append(segs, seg{text: " · gpu " + text.Bytes(m.GPU), drop: 5})
 	}
 	return segs
 }
@@ -301,12 +319,16 @@ func resultLine(r *report.Build) []seg {
 	if !report.Succeeded(r.Status) {
 		mark, st = "✖ ", red
 	}
-	return []seg{
+	segs := []seg{
 		{text: mark, style: st},
 		{text: text.Line(r.Name), flex: true},
 		{text: " " + r.Status, style: st},
 		{text: " " + text.DurationMs(r.DurationMs), style: dim, drop: 1},
 	}
+	if peak := report.MemoryPeakText(r.Memory); peak != "" {
+		segs = append(segs, seg{text: " · " + peak, style: dim, drop: 2})
+	}
+	return segs
 }
 
 // finishedSummary stands for all finished builds when the screen is short:

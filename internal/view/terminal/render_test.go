@@ -59,6 +59,18 @@ func finished(at time.Duration, i int, name, status string, d time.Duration, rea
 	}}
 }
 
+// withMemory puts what the build's processes hold on a heartbeat.
+func withMemory(ev event.Event, m event.MemoryUse) event.Event {
+	ev.Progress.Memory = &m
+	return ev
+}
+
+// withPeak puts a peak on a finished build.
+func withPeak(ev event.Event, host int64) event.Event {
+	ev.Result.Memory = &report.Memory{PeakHostBytes: host, HostSource: report.MemoryFromProc}
+	return ev
+}
+
 // trtChain is a real TensorRT 10.16 active chain, five levels deep.
 func trtChain(scale time.Duration) []event.ActivePhase {
 	return []event.ActivePhase{
@@ -80,9 +92,11 @@ func nestedState() runState {
 		started(0, 0, "mnist-fp32"),
 		started(0, 1, "resnet50-fp16-bs8"),
 		started(2*s, 2, "bert-large-int8-seq384-dynamic-shapes"),
-		finished(12*s, 0, "mnist-fp32", report.StatusOK, 12*s, ""),
-		beat(42*s, 1, 42*s, 138*s, "build", trtChain(s)...),
-		beat(42*s, 2, 40*s, -1, "", ph("Building engine", 2, 6, 36*s), ph("Optimizing graph", 14, 33, 9*s)),
+		withPeak(finished(12*s, 0, "mnist-fp32", report.StatusOK, 12*s, ""), 812_300_000),
+		withMemory(beat(42*s, 1, 42*s, 138*s, "build", trtChain(s)...),
+			event.MemoryUse{Host: 3_210_000_000, PeakHost: 4_120_000_000, GPU: 1_530_000_000, PeakGPU: 2_010_000_000, HasGPU: true}),
+		withMemory(beat(42*s, 2, 40*s, -1, "", ph("Building engine", 2, 6, 36*s), ph("Optimizing graph", 14, 33, 9*s)),
+			event.MemoryUse{Host: 912_000_000, PeakHost: 912_000_000}),
 	} {
 		st.apply(e)
 	}
@@ -316,7 +330,7 @@ func finalReport() *report.Report {
 	return &report.Report{
 		DurationMs: 252_000, Complete: false, Interrupted: "SIGINT after 4m12s",
 		Builds: []report.Build{
-			{Name: "mnist-fp32", Status: report.StatusOK, DurationMs: 12_000, Phases: []*report.Phase{
+			{Name: "mnist-fp32", Status: report.StatusOK, DurationMs: 12_000, Memory: &report.Memory{PeakHostBytes: 812_300_000}, Phases: []*report.Phase{
 				{Name: "Building engine", StartMs: 0, EndMs: 11_900, Children: []*report.Phase{
 					{Name: "Cloning network graph", StartMs: 0, EndMs: 400},
 					{Name: "Building engine from subgraph", StartMs: 500, EndMs: 11_800, Children: []*report.Phase{
@@ -328,6 +342,7 @@ func finalReport() *report.Report {
 				}},
 			}},
 			{Name: "resnet50-fp16-bs8", Status: report.StatusBudgetExceeded, DurationMs: 180_000,
+				Memory: &report.Memory{PeakHostBytes: 4_120_000_000, PeakGPUBytes: 2_010_000_000},
 				Reason: "the build budget of 3m passed in phase Timing tactics", Phases: []*report.Phase{
 					{Name: "Building engine", StartMs: 0, EndMs: -1, Children: []*report.Phase{
 						{Name: "Optimizing graph", StartMs: 0, EndMs: 30_000},

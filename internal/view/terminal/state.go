@@ -128,7 +128,7 @@ func (s *runState) finish(ev event.Event) {
 	if r := ev.Result; r != nil {
 		// Not a copy of the whole result: it would hold the build's phase
 		// trees and log lines for the rest of a matrix's run.
-		b.Result = &report.Build{Name: r.Name, Status: r.Status, DurationMs: r.DurationMs}
+		b.Result = &report.Build{Name: r.Name, Status: r.Status, DurationMs: r.DurationMs, Memory: r.Memory}
 	} else {
 		b.Result = &report.Build{Name: ev.Name, Status: report.StatusFailed}
 	}
