@@ -196,5 +196,5 @@ func outputError(line string) string {
 // endsUnsuccessfully reports whether p ends a TensorRT build that
 // returned no engine: one whose reason may be a line its process printed.
 func (p hookPacket) endsUnsuccessfully() bool {
-	return !p.closed && p.msg.M == hookEnd && p.msg.Result != "ok"
+	return !p.closed && p.msg.M == hookEnd && p.msg.Result != hookResultOK
 }

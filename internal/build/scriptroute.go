@@ -14,17 +14,11 @@ import (
 // and where it looked), and one warning per script build whose TensorRT
 // builds fell back to the Python route without being asked to.
 
-// The routes a hook reports (internal/pyhook).
-const (
-	routeNative = "native" // trt-action's C++ monitor, through the bindings' pybind11 conduit
-	routePython = "python" // a Python IProgressMonitor
-)
-
 // routeNote is why a TensorRT build took its route: the hook's words, or
 // the supervisor's when the hook had none, which it has only when
 // TRT_ACTION_NATIVE_DIR was not in the process's environment.
 func (s *script) routeNote(m hookMsg) string {
-	if m.RouteNote != "" || m.Route != routePython {
+	if m.RouteNote != "" || m.Route != pyhook.RoutePython {
 		return m.RouteNote
 	}
 	if opts := s.w.r.opts; opts.NativeDir == "" {
@@ -40,7 +34,7 @@ func (s *script) routeNote(m hookMsg) string {
 // and its reason is something the user can act on. Later TensorRT builds
 // say theirs in the report only.
 func (s *script) warnRoute(in *innerBuild) {
-	if in.rep.Route != routePython || s.routeAsked || s.routeWarned {
+	if in.rep.Route != pyhook.RoutePython || s.routeAsked || s.routeWarned {
 		return
 	}
 	s.routeWarned = true

@@ -32,7 +32,7 @@ func TestAFallBackToThePythonRouteSaysWhyOnce(t *testing.T) {
 		t.Fatalf("fell-back: %d TensorRT builds", len(b.TensorRTBuilds))
 	}
 	for _, in := range b.TensorRTBuilds {
-		if in.Route != routePython || in.RouteNote != missing {
+		if in.Route != pyhook.RoutePython || in.RouteNote != missing {
 			t.Errorf("TensorRT build %d: route %s, note %q; want the supervisor's reason", in.Index, in.Route, in.RouteNote)
 		}
 	}

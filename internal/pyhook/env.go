@@ -16,11 +16,16 @@ const (
 // Vars are every variable the hook reads.
 var Vars = []string{EnvSupervisor, EnvHookDir, EnvRoute, EnvNativeDir}
 
-// RoutePython is the one value a build's env: (and run's --env) may give
-// EnvRoute: every TensorRT build of the command on the Python monitor. Any
-// other would be read as "the native route where it can be", which is what
-// leaving the variable out says.
-const RoutePython = "python"
+// The routes a TensorRT build's callbacks take to trt-action, by the names
+// the hook's begin message gives them ("route") and the report keeps.
+// RoutePython is also the one value a build's env: (and run's --env) may
+// give EnvRoute: every TensorRT build of the command on the Python
+// monitor. Any other would be read as "the native route where it can be",
+// which is what leaving the variable out says.
+const (
+	RouteNative = "native" // trt-action's C++ monitor, through the bindings' pybind11 conduit (py/trt_action_hook/_native.py)
+	RoutePython = "python" // a Python IProgressMonitor
+)
 
 // HookEnv are the hook's variables that trt-action alone sets: a build's
 // env: may not set them, as the hook would then report to the wrong place

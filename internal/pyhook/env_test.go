@@ -50,3 +50,52 @@ func TestPythonReadsTheVariablesGoSets(t *testing.T) {
 		}
 	}
 }
+
+// TestTheRoutesAreNamedAlike: the routes the hook's Python puts in a
+// begin message are exactly RouteNative and RoutePython, which the
+// supervisor reads; the protocol in the package comment and the report's
+// reference (docs/reports.md's route) name each of them.
+func TestTheRoutesAreNamedAlike(t *testing.T) {
+	want := []string{RouteNative, RoutePython}
+	slices.Sort(want)
+
+	files, err := filepath.Glob("py/trt_action_hook/*.py")
+	if err != nil || len(files) == 0 {
+		t.Fatalf("the hook's Python: %v %v", files, err)
+	}
+	// "route": "python", message["route"] = "native", route = "native"
+	written := regexp.MustCompile(`\broute"?\]?\s*[:=]\s*"([a-z_]+)"`)
+	var python []string
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range written.FindAllStringSubmatch(string(b), -1) {
+			python = append(python, m[1])
+		}
+	}
+	slices.Sort(python)
+	if python = slices.Compact(python); !slices.Equal(python, want) {
+		t.Errorf("the hook's Python names the routes %q; pyhook's are %q", python, want)
+	}
+
+	comment, err := os.ReadFile("pyhook.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if listed := `"route":"` + RouteNative + `"|"` + RoutePython + `"`; !strings.Contains(string(comment), listed) {
+		t.Errorf("the protocol in pyhook.go's package comment does not give a begin message's routes as %s", listed)
+	}
+	reports, err := os.ReadFile("../../docs/reports.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, route, _ := strings.Cut(string(reports), "`route` (")
+	route, _, _ = strings.Cut(route, "`route_note`")
+	for _, r := range want {
+		if !strings.Contains(route, "`"+r+"`") {
+			t.Errorf("docs/reports.md's route does not name `%s`: %q", r, route)
+		}
+	}
+}

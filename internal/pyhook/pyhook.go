@@ -117,7 +117,9 @@
 //	 "stopped":false,"user_cancelled":false}
 //	    after the build's last events; "none" also for a
 //	    build_serialized_network_to_stream that returned False; bytes only
-//	    where the result has a size without serializing (IHostMemory.nbytes)
+//	    where the engine's size is known without serializing it: the
+//	    result's IHostMemory.nbytes, or what the program's writer took in a
+//	    build_serialized_network_to_stream (session.py counts it)
 //
 // config holds what the bindings have of: "flags" (BuilderFlag names),
 // "memory_pools" (MemoryPoolType name to bytes), "attrs" (scalar properties
