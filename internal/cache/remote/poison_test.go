@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -287,4 +289,69 @@ func writeObject(t testing.TB, s *s3Store, name string, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// What a refusal quotes of the store's text is cut short: a manifest (up
+// to 256 KiB) or a record (over 1 MiB) may carry a string of that length
+// in any field, and the refusal is a build's warning in every view and
+// the report.
+func TestRefusalsCutTheStoresText(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	check := func(t *testing.T, name string, err error) {
+		t.Helper()
+		wantErr(t, err, ErrCorrupt)
+		if n := len(err.Error()); n > 1<<10 {
+			t.Errorf("%s: a refusal of %d bytes: %.300s…", name, n, err)
+		}
+	}
+	t.Run("oci", func(t *testing.T) {
+		fx := ociFixture(t, remotetest.RegistryOptions{})
+		s := fx.open(t, fx.url).(*ociStore)
+		key := keyOf("true")
+		put(t, s, key, testFile(t, "engine", 1<<10, 31), false)
+		good := fetchManifest(t, s, key)
+		lies := map[string]func(m *ocispec.Manifest){
+			"artifact type": func(m *ocispec.Manifest) { m.ArtifactType = long },
+			"config type":   func(m *ocispec.Manifest) { m.Config.MediaType = long },
+			"layer type":    func(m *ocispec.Manifest) { m.Layers[0].MediaType = long },
+			"file name": func(m *ocispec.Manifest) {
+				second := m.Layers[0]
+				second.Annotations = maps.Clone(second.Annotations)
+				m.Layers = append(m.Layers, second)
+				m.Layers[0].Annotations[ociFileSizeAnnotation] = "1"
+				m.Layers[0].Annotations[ocispec.AnnotationTitle] = long
+			},
+			"file hash": func(m *ocispec.Manifest) { m.Layers[0].Annotations[ociFileSHAAnnotation] = long },
+		}
+		for name, lie := range lies {
+			m := good
+			m.Layers = []ocispec.Descriptor{good.Layers[0]}
+			m.Layers[0].Annotations = maps.Clone(good.Layers[0].Annotations)
+			lie(&m)
+			k := keyOf(name)
+			pushManifest(t, s, k, m)
+			_, err := s.Get(context.Background(), k)
+			check(t, name, err)
+		}
+	})
+	t.Run("s3", func(t *testing.T) {
+		fx := s3Fixture(t)
+		s := fx.open(t, fx.url).(*s3Store)
+		engine := testFile(t, "engine", 1<<10, 32)
+		lies := map[string]string{
+			"key":           fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[]}`, FormatVersion, long),
+			"unknown field": fmt.Sprintf(`{"format":%d,%q:1}`, FormatVersion, long),
+			"file name": fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[{"name":"","size":1,"sha256":%q},{"name":"","size":1,"sha256":%q}]}`,
+				FormatVersion, keyOf("x"), engine.SHA256, engine.SHA256),
+			"file hash": fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[{"name":"engine","size":1,"sha256":%q}]}`,
+				FormatVersion, keyOf("x"), long),
+		}
+		lies["file name"] = strings.Replace(lies["file name"], `"name":""`, `"name":"`+long+`"`, 2)
+		for name, record := range lies {
+			k := keyOf(name)
+			writeObject(t, s, s.recordName(k), []byte(record))
+			_, err := s.Get(context.Background(), k)
+			check(t, name, err)
+		}
+	})
 }
