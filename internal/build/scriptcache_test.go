@@ -196,9 +196,9 @@ func TestAScriptHitMissingAnEngineBuildsAgain(t *testing.T) {
 // every file of it, and another runner's (another cache folder, another
 // checkout) takes all its files from the store, starting no command.
 func TestAScriptBuildThroughTheSharedStore(t *testing.T) {
-	for _, st := range []func(*testing.T) *store{func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) }, s3Server} {
-		srv := st(t)
-		t.Run(srv.kind, func(t *testing.T) {
+	for _, kind := range remotetest.StoreKinds {
+		t.Run(kind, func(t *testing.T) {
+			srv := &store{remotetest.StartStore(t, kind)}
 			s := srv.open(t, "", 0)
 			first, _ := cachedScriptRun(t, sharedCache(t, t.TempDir(), s, remote.ReadWrite), cachedScript(t, scriptWorkdir(t, "x"), "runner 1"))
 			if b := first["llm"]; b.Status != report.StatusOK || !b.Cache.Stored || !b.Cache.Pushed {

@@ -134,18 +134,18 @@ func TestOCICredentialsGitHubToken(t *testing.T) {
 // the secret.
 func TestS3WrongCredentials(t *testing.T) {
 	fx := s3Fixture(t)
-	s := fx.open(t, fx.url)
+	s := fx.open(t, fx.URL)
 	key := keyOf("s3 auth")
 	put(t, s, key, testFile(t, "engine", 1<<20, 7), false)
-	wrongSecret := "x" + fx.s3.SecretKey
-	bad, err := Open(context.Background(), fx.url, Options{Getenv: fx.env.With("AWS_SECRET_ACCESS_KEY", wrongSecret).Getenv})
+	wrongSecret := "x" + fx.S3.SecretKey
+	bad, err := Open(context.Background(), fx.URL, Options{Getenv: fx.Env.With("AWS_SECRET_ACCESS_KEY", wrongSecret).Getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = bad.Get(context.Background(), key)
-	wantAuthError(t, err, fx.target, wrongSecret, fx.s3.SecretKey)
+	wantAuthError(t, err, fx.Target, wrongSecret, fx.S3.SecretKey)
 	_, err = bad.Put(context.Background(), keyOf("s3 auth 2"), testMeta(key), []Upload{testFile(t, "engine", 1<<10, 8)}, false)
-	wantAuthError(t, err, fx.target, wrongSecret, fx.s3.SecretKey)
+	wantAuthError(t, err, fx.Target, wrongSecret, fx.S3.SecretKey)
 }
 
 // An S3 endpoint over TLS with a certificate the test makes, trusted
