@@ -192,13 +192,36 @@ func TestAScriptHitMissingAnEngineBuildsAgain(t *testing.T) {
 	checkDelivered(t, workdir, "again")
 }
 
+// The engine cache folder in a build's workdir is never one of its
+// inputs, whatever its patterns say: "**" would read the entries the
+// first run stored there, give every run a key of its own, and no run
+// would ever hit.
+func TestAScriptBuildsInputsLeaveTheCacheFolderOut(t *testing.T) {
+	workdir := scriptWorkdir(t, "checkpoint")
+	cacheDir := filepath.Join(workdir, ".trt-cache")
+	build := func(content string) matrix.Build {
+		b := cachedScript(t, workdir, content)
+		b.Script.Inputs = []string{"**", "!out/**", "!content.txt"}
+		return b
+	}
+	first, _ := cachedScriptRun(t, engineCache(t, cacheDir), build("first"))
+	b := first["llm"]
+	if b.Status != report.StatusOK || !b.Cache.Stored {
+		t.Fatalf("first run: %s (%s), cache %+v", b.Status, b.Reason, b.Cache)
+	}
+	second, events := cachedScriptRun(t, engineCache(t, cacheDir), build("second"))
+	if hit := second["llm"]; hit.Status != report.StatusCached || hit.Cache.Key != b.Cache.Key || ran(events) {
+		t.Fatalf("second run: %s, cache %+v; want a hit of key %s", hit.Status, hit.Cache, b.Cache.Key)
+	}
+}
+
 // Through the shared store: a runner's build with run: pushes its entry,
 // every file of it, and another runner's (another cache folder, another
 // checkout) takes all its files from the store, starting no command.
 func TestAScriptBuildThroughTheSharedStore(t *testing.T) {
-	for _, st := range []func(*testing.T) *store{func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) }, s3Server} {
-		srv := st(t)
-		t.Run(srv.kind, func(t *testing.T) {
+	for _, kind := range remotetest.StoreKinds {
+		t.Run(kind, func(t *testing.T) {
+			srv := &store{remotetest.StartStore(t, kind)}
 			s := srv.open(t, "", 0)
 			first, _ := cachedScriptRun(t, sharedCache(t, t.TempDir(), s, remote.ReadWrite), cachedScript(t, scriptWorkdir(t, "x"), "runner 1"))
 			if b := first["llm"]; b.Status != report.StatusOK || !b.Cache.Stored || !b.Cache.Pushed {

@@ -23,41 +23,26 @@ import (
 // The engine cache's shared store in runs of simulated builds, against
 // real servers the tests start on 127.0.0.1 (remotetest).
 
-// store is a shared store's server, for the runs of a test.
-type store struct {
-	kind   string
-	url    string
-	env    remotetest.Env
-	target string                   // the server's HOST:PORT, for a proxy in front of it
-	via    func(addr string) string // the store's URL through a proxy at addr
-	blob   func(sum string) string  // the server's file of the blob whose SHA-256 is sum
-	kill   func(testing.TB)
-}
+// store is a shared store with the server the test started
+// (remotetest.Store), for the runs of a test.
+type store struct{ *remotetest.Store }
 
-func ociServer(t *testing.T, o remotetest.RegistryOptions) *store {
-	r := remotetest.StartRegistry(t, o)
-	return &store{kind: "oci", url: r.URL("trt/engines"), env: r.Env(), target: r.Host,
-		via:  func(addr string) string { return "oci://" + addr + "/trt/engines" },
-		blob: r.BlobFile, kill: r.Kill}
+func ociServer(t *testing.T) *store {
+	return &store{remotetest.StartOCIStore(t, remotetest.RegistryOptions{})}
 }
 
 func s3Server(t *testing.T) *store {
-	s := remotetest.StartS3(t, remotetest.S3Options{})
-	return &store{kind: "s3", url: s.URL("team", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
-		via: func(addr string) string { return s.URL("team", "http://"+addr) },
-		blob: func(sum string) string {
-			return s.ObjectFile(fmt.Sprintf("team/v%d/blobs/sha256/%s", remote.FormatVersion, sum))
-		}, kill: s.Kill}
+	return &store{remotetest.StartS3Store(t, remotetest.S3Options{})}
 }
 
-// open opens the store at url (st.url when ""); stall is its
+// open opens the store at url (st.URL when ""); stall is its
 // remote.Options.Stall (0: the default).
 func (st *store) open(t *testing.T, url string, stall time.Duration) remote.Store {
 	t.Helper()
 	if url == "" {
-		url = st.url
+		url = st.URL
 	}
-	s, err := remote.Open(context.Background(), url, remote.Options{Getenv: st.env.Getenv, Stall: stall})
+	s, err := remote.Open(context.Background(), url, remote.Options{Getenv: st.Env.Getenv, Stall: stall})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -155,12 +140,9 @@ func assertNoPartialsIn(t *testing.T, dir, cacheDir string) {
 // gets every engine, byte for byte, from the store, keeping each in its
 // folder; its next run is all local hits and pushes nothing.
 func TestSecondRunnerBuildsNothing(t *testing.T) {
-	for _, kind := range []string{"oci", "s3"} {
+	for _, kind := range remotetest.StoreKinds {
 		t.Run(kind, func(t *testing.T) {
-			st := map[string]func(*testing.T) *store{
-				"oci": func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
-				"s3":  s3Server,
-			}[kind](t)
+			st := &store{remotetest.StartStore(t, kind)}
 			s := st.open(t, "", 0)
 			dirA, dirB := t.TempDir(), t.TempDir()
 			first := runShared(t, sizedBuilds(dirA, 20, 256<<10), sharedCache(t, t.TempDir(), s, remote.ReadWrite), nil, nil)
@@ -208,7 +190,7 @@ func TestLocalHitsSeedTheStore(t *testing.T) {
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	builds := sizedBuilds(dir, 3, 64<<10)
 	cachedRun(t, builds, engineCache(t, cacheDir)) // no store yet
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	s := st.open(t, "", 0)
 	r := runShared(t, builds, sharedCache(t, cacheDir, s, remote.ReadWrite), nil, nil)
 	if n := r.count(func(b report.Build) bool {
@@ -225,7 +207,7 @@ func TestLocalHitsSeedTheStore(t *testing.T) {
 
 // Read-only: a miss in both tiers builds, and nothing is pushed.
 func TestReadOnlyPushesNothing(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	s := st.open(t, "", 0)
 	r := runShared(t, sizedBuilds(t.TempDir(), 2, 64<<10), sharedCache(t, t.TempDir(), s, remote.ReadOnly), nil, nil)
 	for _, b := range r.builds {
@@ -297,8 +279,8 @@ func assertStoreOff(t *testing.T, r *sharedRun, s remote.Store, what string) {
 // A store that is down when the run starts costs one warning; the builds
 // run and the run is ok.
 func TestStoreDownAtStart(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
-	st.kill(t)
+	st := ociServer(t)
+	st.Kill(t)
 	s := st.open(t, "", 0)
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	r := runShared(t, sizedBuilds(dir, 4, 64<<10), sharedCache(t, cacheDir, s, remote.ReadWrite), nil, nil)
@@ -343,14 +325,14 @@ func TestStoreFaultsDuringAPull(t *testing.T) {
 		"a body cut":   {set: func(p *remotetest.Proxy) { p.CutAfter(1 << 20) }, when: moving(report.TransferPull), what: "pulling an engine"},
 		"reset midway": {set: func(p *remotetest.Proxy) { p.ResetAll() }, when: moving(report.TransferPull), what: "pulling an engine"},
 	}
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	builds := func(dir string) []matrix.Build { return sizedBuilds(dir, 1, size) }
 	seeded(t, st.open(t, "", 0), builds(t.TempDir()))
 	for name, f := range faults {
 		t.Run(name, func(t *testing.T) {
-			proxy := remotetest.StartProxy(t, st.target)
+			proxy := remotetest.StartProxy(t, st.Target)
 			proxy.Throttle(8 << 20)
-			s := st.open(t, st.via(proxy.Addr), f.stall)
+			s := st.open(t, st.Via(proxy.Addr), f.stall)
 			var onEvent func(event.Event)
 			if f.when == nil {
 				f.set(proxy)
@@ -372,25 +354,25 @@ func TestStoreFaultsDuringAPull(t *testing.T) {
 func TestStoreKilledMidTransfer(t *testing.T) {
 	const size = 24 << 20
 	t.Run("pull", func(t *testing.T) {
-		st := ociServer(t, remotetest.RegistryOptions{})
+		st := ociServer(t)
 		seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, size))
-		proxy := remotetest.StartProxy(t, st.target)
+		proxy := remotetest.StartProxy(t, st.Target)
 		proxy.Throttle(4 << 20)
-		s := st.open(t, st.via(proxy.Addr), 0)
+		s := st.open(t, st.Via(proxy.Addr), 0)
 		dir, cacheDir := t.TempDir(), t.TempDir()
 		r := runShared(t, sizedBuilds(dir, 1, size), sharedCache(t, cacheDir, s, remote.ReadWrite), nil,
-			once(moving(report.TransferPull), func() { st.kill(t) }))
+			once(moving(report.TransferPull), func() { st.Kill(t) }))
 		assertStoreOff(t, r, s, "pulling an engine")
 		assertNoPartialsIn(t, dir, cacheDir)
 	})
 	t.Run("push", func(t *testing.T) {
-		st := ociServer(t, remotetest.RegistryOptions{})
-		proxy := remotetest.StartProxy(t, st.target)
+		st := ociServer(t)
+		proxy := remotetest.StartProxy(t, st.Target)
 		proxy.Throttle(4 << 20)
-		s := st.open(t, st.via(proxy.Addr), 0)
+		s := st.open(t, st.Via(proxy.Addr), 0)
 		dir, cacheDir := t.TempDir(), t.TempDir()
 		r := runShared(t, sizedBuilds(dir, 1, size), sharedCache(t, cacheDir, s, remote.ReadWrite), nil,
-			once(moving(report.TransferPush), func() { st.kill(t) }))
+			once(moving(report.TransferPush), func() { st.Kill(t) }))
 		assertStoreOff(t, r, s, "pushing an engine")
 		if b := r.builds["b00"]; !b.Cache.Stored {
 			t.Errorf("the build was not stored in the folder: %+v", b.Cache)
@@ -403,14 +385,9 @@ func TestStoreKilledMidTransfer(t *testing.T) {
 // registry, which has no conditional tag, the tag resolved again once the
 // race has settled).
 func TestTwoRunnersPushOneKeyAtOnce(t *testing.T) {
-	for _, kind := range []string{"oci", "s3"} {
+	for _, kind := range remotetest.StoreKinds {
 		t.Run(kind, func(t *testing.T) {
-			var st *store
-			if kind == "oci" {
-				st = ociServer(t, remotetest.RegistryOptions{})
-			} else {
-				st = s3Server(t)
-			}
+			st := &store{remotetest.StartStore(t, kind)}
 			runs := make([]*sharedRun, 2)
 			var wg sync.WaitGroup
 			for i := range runs {
@@ -458,11 +435,11 @@ func TestSignalDuringAPullOfAGibibyte(t *testing.T) {
 }
 
 func signalDuringAPull(t *testing.T, size, rate int64) {
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, size))
-	proxy := remotetest.StartProxy(t, st.target)
+	proxy := remotetest.StartProxy(t, st.Target)
 	proxy.Throttle(rate)
-	s := st.open(t, st.via(proxy.Addr), 0)
+	s := st.open(t, st.Via(proxy.Addr), 0)
 	signals := make(chan os.Signal, 1)
 	var sent time.Time
 	dir, cacheDir := t.TempDir(), t.TempDir()
@@ -507,10 +484,10 @@ func TestRefusedEntryIsReplaced(t *testing.T) {
 		// length kept: the rebuild's engine has the same bytes, so the
 		// replacement must not trust what the store has under their digest
 		// (a registry keeps the first bytes it stored under a digest).
-		"blob bytes changed (oci)": {server: func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
+		"blob bytes changed (oci)": {server: ociServer,
 			poison: changeEngineBlob},
 		"blob bytes changed (s3)": {server: s3Server, poison: changeEngineBlob},
-		"another key's metadata": {server: func(t *testing.T) *store { return ociServer(t, remotetest.RegistryOptions{}) },
+		"another key's metadata": {server: ociServer,
 			poison: func(t *testing.T, _ *store, s remote.Store, first *sharedRun) {
 				ctx := context.Background()
 				mine, err := s.Get(ctx, first.builds["b00"].Cache.Key)
@@ -562,7 +539,7 @@ func changeEngineBlob(t *testing.T, st *store, _ remote.Store, first *sharedRun)
 	}
 	bad := bytes.Clone(good)
 	bad[len(bad)/2] ^= 0xff
-	if err := os.WriteFile(st.blob(engine.SHA256), bad, 0o644); err != nil {
+	if err := os.WriteFile(st.BlobFile(t, engine.SHA256), bad, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -571,7 +548,7 @@ func changeEngineBlob(t *testing.T, st *store, _ remote.Store, first *sharedRun)
 // replaces the store's entry (the report says rebuilt and pushed), in
 // read-only mode only the folder's.
 func TestRebuildReplacesTheStoresEntry(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	s := st.open(t, "", 0)
 	builds := func() []matrix.Build { return sizedBuilds(t.TempDir(), 2, 64<<10) }
 	seeded(t, s, builds())
@@ -601,10 +578,10 @@ func TestRebuildReplacesTheStoresEntry(t *testing.T) {
 // the push timeout, then abandoned with a warning each; the run ends ok.
 // Pushes that end in time are in the final report.
 func TestPushTimeout(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
-	proxy := remotetest.StartProxy(t, st.target)
+	st := ociServer(t)
+	proxy := remotetest.StartProxy(t, st.Target)
 	proxy.Throttle(1 << 20) // 8 MiB: 8 s
-	s := st.open(t, st.via(proxy.Addr), 0)
+	s := st.open(t, st.Via(proxy.Addr), 0)
 	ec := sharedCache(t, t.TempDir(), s, remote.ReadWrite)
 	ec.PushTimeout = time.Second
 	var lastEnd time.Time
@@ -629,10 +606,10 @@ func TestPushTimeout(t *testing.T) {
 func TestSignalDuringAPush(t *testing.T) {
 	for _, still := range []bool{false, true} {
 		t.Run(fmt.Sprintf("builds running %v", still), func(t *testing.T) {
-			st := ociServer(t, remotetest.RegistryOptions{})
-			proxy := remotetest.StartProxy(t, st.target)
+			st := ociServer(t)
+			proxy := remotetest.StartProxy(t, st.Target)
 			proxy.Throttle(1 << 20)
-			s := st.open(t, st.via(proxy.Addr), 0)
+			s := st.open(t, st.Via(proxy.Addr), 0)
 			dir := t.TempDir()
 			builds := sizedBuilds(dir, 1, 8<<20)
 			if still {
@@ -678,7 +655,7 @@ func (g *gets) Get(ctx context.Context, key string) (*remote.Entry, error) {
 // others wait for it and hit the folder; a key the store lacks is not asked
 // again when its first build failed and the next builds it.
 func TestOneLookupPerKey(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, 1<<20))
 	g := &gets{Store: st.open(t, "", 0), n: map[string]int{}}
 	dir := t.TempDir()
@@ -710,11 +687,11 @@ func TestOneLookupPerKey(t *testing.T) {
 // its engine is pulled ends budget-exceeded, saying so, with nothing
 // partial, and the store stays on.
 func TestPullInTheBuildsBudget(t *testing.T) {
-	st := ociServer(t, remotetest.RegistryOptions{})
+	st := ociServer(t)
 	seeded(t, st.open(t, "", 0), sizedBuilds(t.TempDir(), 1, 16<<20))
-	proxy := remotetest.StartProxy(t, st.target)
+	proxy := remotetest.StartProxy(t, st.Target)
 	proxy.Throttle(2 << 20) // 8 s
-	s := st.open(t, st.via(proxy.Addr), 0)
+	s := st.open(t, st.Via(proxy.Addr), 0)
 	dir, cacheDir := t.TempDir(), t.TempDir()
 	builds := sizedBuilds(dir, 1, 16<<20)
 	builds[0].Budgets.Build = 500 * time.Millisecond

@@ -8,6 +8,7 @@
 //
 // On disk, under Options.Dir:
 //
+//	CACHEDIR.TAG             marks the folder as a cache (tag): a build's inputs: never walk into it
 //	v3/                      v<FormatVersion>: another version's entries are never read (v1/, v2/: formats.go)
 //	  ab/abcd…(64 hex)/      one entry, named by its key
 //	    engine               the engine
@@ -75,8 +76,10 @@
 package cache
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -86,6 +89,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // Options say where the cache is and how large it may grow.
@@ -256,10 +260,46 @@ func Open(o Options) (*Cache, error) {
 		return c, nil
 	}
 	c.removeAbandoned(tmp)
+	c.tag()
 	if !o.Existing {
 		c.noteOlderFormats()
 	}
 	return c, nil
+}
+
+// tag marks the cache folder as a cache, as the Cache Directory Tagging
+// Specification says (runfiles.CacheTag, CACHEDIR.TAG): a build's inputs:
+// never walk into a tagged folder (runfiles.Glob), so no key ever reads
+// the entries stored here, which change with every store, and backup and
+// archive tools leave it out. A tag there is kept as it is; a file there
+// that is not one (a write cut short) is replaced, by a rename of a
+// complete one; a link there is not the cache's and is never followed.
+// Best effort: a folder that cannot take it is still a cache.
+func (c *Cache) tag() {
+	top, err := openTop(c.dir)
+	if err != nil {
+		return
+	}
+	defer top.close()
+	if f, err := top.open(runfiles.CacheTagName, os.O_RDONLY|unix.O_NONBLOCK, 0); err == nil {
+		head, _ := io.ReadAll(io.LimitReader(f, 64))
+		f.Close()
+		if runfiles.IsCacheTag(head) {
+			return
+		}
+	} else if !isNotExist(err) {
+		return // a link, or what cannot be read
+	}
+	tmp := runfiles.CacheTagName + ".tmp-" + strconv.Itoa(os.Getpid())
+	if _, err := createIn(top, tmp, bytes.NewReader(runfiles.CacheTag)); err != nil {
+		_ = top.removeAll(tmp)
+		return
+	}
+	if err := top.rename(tmp, top, runfiles.CacheTagName); err != nil {
+		_ = top.removeAll(tmp)
+		return
+	}
+	top.sync()
 }
 
 // versionName is the folder of this FormatVersion's entries.

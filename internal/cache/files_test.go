@@ -212,7 +212,7 @@ func TestFetchFilesDeliversAllOrNone(t *testing.T) {
 func TestPushAndPullSeveralFiles(t *testing.T) {
 	eachStore(t, func(t *testing.T, st *sharedStore) {
 		s := st.open(t, "")
-		k := testKey(st.kind + " llm")
+		k := testKey(st.Kind + " llm")
 		d := declareFiles(t, "llm", 3<<20+5, 2<<20, 300)
 		seeder := openCache(t, t.TempDir(), 0)
 		if _, err := seeder.StoreFiles(k, d.decls, Entry{Build: "llm"}); err != nil {
@@ -236,7 +236,7 @@ func TestPushAndPullSeveralFiles(t *testing.T) {
 
 		// The store loses the second engine's bytes.
 		sum := seederFile(t, seeder, k, 1).SHA256
-		if err := os.Remove(st.blob(sum)); err != nil {
+		if err := os.Remove(st.BlobFile(t, sum)); err != nil {
 			t.Fatal(err)
 		}
 		fresh := openCache(t, t.TempDir(), 0)

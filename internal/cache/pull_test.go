@@ -189,13 +189,13 @@ func TestPullRefusesPoisonedEntries(t *testing.T) {
 		}
 		for name, lie := range lies {
 			t.Run(name, func(t *testing.T) {
-				k := testKey(st.kind + name)
+				k := testKey(st.Kind + name)
 				putRaw(t, s, k, lie(k), engine)
 				pullRefused(t, s, k)
 			})
 		}
 		t.Run("blob bytes changed", func(t *testing.T) {
-			k := testKey(st.kind + "flipped")
+			k := testKey(st.Kind + "flipped")
 			e := good
 			e.Key = k
 			flipped := bytes.Clone(engine)
@@ -205,7 +205,7 @@ func TestPullRefusesPoisonedEntries(t *testing.T) {
 			f.SHA256 = hex.EncodeToString(fsum[:])
 			e.Files = []File{f}
 			putRaw(t, s, k, metaOf(t, e, FormatVersion), flipped)
-			blob := st.blob(f.SHA256)
+			blob := st.BlobFile(t, f.SHA256)
 			if err := os.WriteFile(blob, engine, 0o644); err != nil { // the other bytes, under the old name
 				t.Fatal(err)
 			}
@@ -220,7 +220,7 @@ func TestPullRefusesHugeMetadata(t *testing.T) {
 	s := st.open(t, "")
 	theirs := seed(t, s, "huge", 64<<10)
 	ctx := context.Background()
-	repo, err := orasremote.NewRepository(st.reg.Host + "/trt/engines")
+	repo, err := orasremote.NewRepository(strings.TrimPrefix(st.URL, "oci://"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -255,8 +255,8 @@ func TestPullRefusesHugeMetadata(t *testing.T) {
 // short leave nothing.
 func TestPullCutShortLeavesNothing(t *testing.T) {
 	st := ociStore(t)
-	proxy := remotetest.StartProxy(t, st.target)
-	s := st.open(t, st.via(proxy.Addr))
+	proxy := remotetest.StartProxy(t, st.Target)
+	s := st.open(t, st.Via(proxy.Addr))
 	const size = 8 << 20
 	k := seed(t, st.open(t, ""), "cut", size)
 	dest := filepath.Join(t.TempDir(), "cut.engine")

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/trt-action/trt-action/internal/cache/remote"
@@ -19,47 +18,26 @@ import (
 // 127.0.0.1 (remotetest): the CNCF Distribution registry and Versity's S3
 // gateway.
 
-// sharedStore is a store kind with its server.
-type sharedStore struct {
-	kind   string
-	url    string
-	env    remotetest.Env
-	target string                   // the server's HOST:PORT, for a proxy in front of it
-	via    func(addr string) string // the store's URL through a proxy at addr
-	blob   func(sum string) string  // the server's file of the blob whose SHA-256 is sum
-	reg    *remotetest.Registry     // the OCI store's
-	s3     *remotetest.S3           // the S3 store's
-}
+// sharedStore is a store with the server the test started
+// (remotetest.Store).
+type sharedStore struct{ *remotetest.Store }
 
 func ociStore(t *testing.T) *sharedStore {
-	r := remotetest.StartRegistry(t, remotetest.RegistryOptions{})
-	return &sharedStore{kind: "oci", url: r.URL("trt/engines"), env: r.Env(), target: r.Host,
-		via:  func(addr string) string { return "oci://" + addr + "/trt/engines" },
-		blob: r.BlobFile, reg: r}
-}
-
-func s3Store(t *testing.T) *sharedStore {
-	s := remotetest.StartS3(t, remotetest.S3Options{})
-	return &sharedStore{kind: "s3", url: s.URL("team", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
-		via: func(addr string) string { return s.URL("team", "http://"+addr) },
-		blob: func(sum string) string {
-			return s.ObjectFile(fmt.Sprintf("team/v%d/blobs/sha256/%s", remote.FormatVersion, sum))
-		}, s3: s}
+	return &sharedStore{remotetest.StartOCIStore(t, remotetest.RegistryOptions{})}
 }
 
 // eachStore runs f for each store kind, on a server of its own.
 func eachStore(t *testing.T, f func(t *testing.T, st *sharedStore)) {
-	t.Run("oci", func(t *testing.T) { f(t, ociStore(t)) })
-	t.Run("s3", func(t *testing.T) { f(t, s3Store(t)) })
+	remotetest.EachStore(t, func(t *testing.T, st *remotetest.Store) { f(t, &sharedStore{st}) })
 }
 
-// open opens the store at url (st.url when ""), with st's environment.
+// open opens the store at url (st.URL when ""), with st's environment.
 func (st *sharedStore) open(t *testing.T, url string) remote.Store {
 	t.Helper()
 	if url == "" {
-		url = st.url
+		url = st.URL
 	}
-	s, err := remote.Open(context.Background(), url, remote.Options{Getenv: st.env.Getenv})
+	s, err := remote.Open(context.Background(), url, remote.Options{Getenv: st.Env.Getenv})
 	if err != nil {
 		t.Fatal(err)
 	}

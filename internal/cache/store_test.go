@@ -17,6 +17,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/trt-action/trt-action/internal/report"
+	"github.com/trt-action/trt-action/internal/runfiles"
 )
 
 // testKey is a valid key made from a word.
@@ -515,5 +516,52 @@ func TestConcurrentStoresKeepWhatFits(t *testing.T) {
 		if l, _ := c.List(); len(l.Entries) != 1 || c.EvictedStored() != 2 {
 			t.Fatalf("%d entries left, %d counted evicted; want 1 and 2", len(l.Entries), c.EvictedStored())
 		}
+	}
+}
+
+// Open tags a folder it may write as a cache (CACHEDIR.TAG): a build's
+// inputs: never walk into it (runfiles.Glob), so a key never reads the
+// entries stored in it. A tag there is kept; a file there that is not one
+// (cut short) is made one; a link there is never followed or replaced;
+// a folder opened to look at is not written.
+func TestOpenTagsTheFolderAsACache(t *testing.T) {
+	tagOf := func(dir string) string {
+		b, _ := os.ReadFile(filepath.Join(dir, runfiles.CacheTagName))
+		return string(b)
+	}
+	dir := t.TempDir()
+	openCache(t, dir, 0)
+	if !runfiles.IsCacheFolder(dir) || tagOf(dir) != string(runfiles.CacheTag) {
+		t.Fatalf("after Open: tag %q; want %q", tagOf(dir), runfiles.CacheTag)
+	}
+
+	other := []byte("Signature: 8a477f597d28d172789f06886806bc55\n# another tool's words\n")
+	os.WriteFile(filepath.Join(dir, runfiles.CacheTagName), other, 0o644)
+	openCache(t, dir, 0)
+	if tagOf(dir) != string(other) {
+		t.Errorf("a tag there was rewritten: %q", tagOf(dir))
+	}
+
+	os.WriteFile(filepath.Join(dir, runfiles.CacheTagName), []byte("Signa"), 0o644)
+	openCache(t, dir, 0)
+	if !runfiles.IsCacheFolder(dir) {
+		t.Errorf("a tag cut short was left: %q", tagOf(dir))
+	}
+
+	linked, target := t.TempDir(), filepath.Join(t.TempDir(), "elsewhere")
+	if err := os.Symlink(target, filepath.Join(linked, runfiles.CacheTagName)); err != nil {
+		t.Fatal(err)
+	}
+	openCache(t, linked, 0)
+	if _, err := os.Lstat(target); !os.IsNotExist(err) {
+		t.Errorf("Open wrote through a link where the tag goes (%v)", err)
+	}
+
+	looked := t.TempDir()
+	if _, err := Open(Options{Dir: looked, Look: true}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(filepath.Join(looked, runfiles.CacheTagName)); !os.IsNotExist(err) {
+		t.Errorf("a folder opened to look at was tagged (%v)", err)
 	}
 }

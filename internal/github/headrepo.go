@@ -20,10 +20,15 @@ import (
 
 // headEvents are the events whose payload names the repository the code
 // under test comes from, and where: the pull request's head repository, or
-// the triggering run's.
+// the triggering run's. A review and a review comment on a pull request
+// run its merge commit (GITHUB_REF refs/pull/N/merge), as pull_request
+// does (https://docs.github.com/en/actions/writing-workflows/choosing-when-your-workflow-runs/events-that-trigger-workflows#pull_request_review),
+// and their payloads name the pull request as its events do.
 var headEvents = map[string]func(p *headPayload) (name string, ok bool){
-	"pull_request":        pullRequestHead,
-	"pull_request_target": pullRequestHead,
+	"pull_request":                pullRequestHead,
+	"pull_request_target":         pullRequestHead,
+	"pull_request_review":         pullRequestHead,
+	"pull_request_review_comment": pullRequestHead,
 	"workflow_run": func(p *headPayload) (string, bool) {
 		if p.WorkflowRun == nil || p.WorkflowRun.HeadRepository == nil {
 			return "", false
@@ -58,8 +63,8 @@ type headPayload struct {
 
 // ForeignHead says why the code this run executes may come from another
 // repository than the workflow's (GITHUB_REPOSITORY): a pull_request,
-// pull_request_target or workflow_run run whose head repository is
-// another, or whose event file does not say (it cannot be read, or names
+// pull_request_target, pull_request_review, pull_request_review_comment
+// or workflow_run run whose head repository is another, or whose event file does not say (it cannot be read, or names
 // none: the safe answer is "foreign"). "" for a run of the repository's
 // own code, and for every other event. GitHub compares repository names
 // without case, and so does this.

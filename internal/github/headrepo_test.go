@@ -31,6 +31,10 @@ func TestForeignHead(t *testing.T) {
 	}{
 		{"pull_request", fork, "this pull_request run's code comes from octocat/engines, not acme/engines"},
 		{"pull_request_target", fork, "this pull_request_target run's code comes from octocat/engines, not acme/engines"},
+		// A review or a review comment on a fork's pull request runs its merge commit, as pull_request does.
+		{"pull_request_review", fork, "this pull_request_review run's code comes from octocat/engines, not acme/engines"},
+		{"pull_request_review_comment", fork, "this pull_request_review_comment run's code comes from octocat/engines"},
+		{"pull_request_review", same, ""},
 		{"pull_request", same, ""}, // a branch of the repository itself, names compared without case
 		{"pull_request", deleted, "names no head repository"},
 		{"workflow_run", runFromFork, "this workflow_run run's code comes from octocat/engines"},

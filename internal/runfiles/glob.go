@@ -28,7 +28,9 @@ import (
 //   - braces ({a,b}) and extended globs (+(...)) are not patterns' syntax,
 //     and # starts no comment: each is matched as written.
 //
-// Only regular files are inputs (a FIFO or a device is skipped). The part
+// Only regular files are inputs (a FIFO or a device is skipped), and
+// never one in a cache folder (IsCacheFolder: the engine cache folder,
+// and any other folder tagged as a cache), which is not walked. The part
 // of a pattern before its first wildcard is taken as written, as a model's
 // path is; below it, where a wildcard or a folder's files are walked, a
 // symbolic link is followed only when where it leads (Real) is inside the
@@ -76,6 +78,9 @@ func Glob(base string, patterns []string, within func(real string) bool) ([]stri
 		switch {
 		case w.problem != "":
 			problems = append(problems, GlobProblem{i, w.problem})
+		case len(w.found) == 0 && w.skipped:
+			problems = append(problems, GlobProblem{i, "matches no file outside a cache folder (a folder holding a " + CacheTagName +
+				", as the engine cache folder does, is never walked for inputs)"})
 		case len(w.found) == 0:
 			problems = append(problems, GlobProblem{i, "matches no file"})
 		}
@@ -160,6 +165,7 @@ type walker struct {
 	within  func(string) bool
 	found   map[string]bool
 	problem string // the first link that would lead out of within
+	skipped bool   // a cache folder was left out
 }
 
 // folderKey tells a folder apart however it was reached (a link to it).
@@ -234,7 +240,7 @@ func (w *walker) take(p string, walked []folderKey, walking bool) {
 	case err != nil: // not there, or a link to nothing
 	case st.Mode().IsRegular():
 		w.found[p] = true
-	case st.IsDir() && !slices.Contains(walked, keyOf(st)):
+	case st.IsDir() && !slices.Contains(walked, keyOf(st)) && !w.cacheFolder(p):
 		w.all(p, append(walked, keyOf(st)))
 	}
 }
@@ -261,10 +267,20 @@ func (w *walker) enter(p string, walked []folderKey, walking bool) (folderKey, b
 		return folderKey{}, false
 	}
 	st, err := os.Stat(p)
-	if err != nil || !st.IsDir() || slices.Contains(walked, keyOf(st)) {
+	if err != nil || !st.IsDir() || slices.Contains(walked, keyOf(st)) || w.cacheFolder(p) {
 		return folderKey{}, false
 	}
 	return keyOf(st), true
+}
+
+// cacheFolder reports whether the folder p is a cache folder, which a
+// walk leaves out (and says so, should the pattern match nothing else).
+func (w *walker) cacheFolder(p string) bool {
+	if !IsCacheFolder(p) {
+		return false
+	}
+	w.skipped = true
+	return true
 }
 
 // mayFollow reports whether p may be used: anything but a link; a link

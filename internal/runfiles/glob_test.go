@@ -92,3 +92,39 @@ func TestGlobFollowsLinksOnlyWithin(t *testing.T) {
 		t.Errorf("without bounds: Glob = %q, %v", got, problems)
 	}
 }
+
+// A cache folder (one holding a CACHEDIR.TAG with the signature, as the
+// engine cache folder does) is never walked: its files change with every
+// run that stores an entry, so an input in it would give each run a key
+// of its own. A tag without the signature is no tag.
+func TestGlobLeavesCacheFoldersOut(t *testing.T) {
+	dir := tree(t, "build.py", ".trt-cache/v3/ab/entry.json", "out/x.engine", "notes/CACHEDIR.TAG", "notes/n.txt", "sub/.cache/blob")
+	for _, tagged := range []string{".trt-cache", "sub/.cache"} {
+		if err := os.WriteFile(filepath.Join(dir, filepath.FromSlash(tagged), CacheTagName), CacheTag, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range []struct {
+		patterns []string
+		want     []string
+	}{
+		{[]string{"**", "!out/**"}, []string{"build.py", "notes/CACHEDIR.TAG", "notes/n.txt"}},
+		{[]string{"*", "!out"}, []string{"build.py", "notes/CACHEDIR.TAG", "notes/n.txt"}},
+		{[]string{"sub", "build.py"}, []string{"build.py"}},
+		{[]string{"**/*.json", "build.py"}, []string{"build.py"}},
+	} {
+		got, problems := Glob(dir, c.patterns, nil)
+		if !slices.Equal(got, c.want) {
+			t.Errorf("Glob(%q) = %q, %v; want %q", c.patterns, got, problems, c.want)
+		}
+	}
+	_, problems := Glob(dir, []string{".trt-cache", ".trt-cache/v3/ab/entry.json", "**/entry.json"}, nil)
+	if len(problems) != 3 {
+		t.Fatalf("patterns of a cache folder's files alone: problems %v, want one each", problems)
+	}
+	for _, p := range problems {
+		if !strings.Contains(p.Msg, "matches no file outside a cache folder") {
+			t.Errorf("pattern %d: %q; want it to say the cache folder is left out", p.Pattern, p.Msg)
+		}
+	}
+}

@@ -225,59 +225,44 @@ func cacheEntries(t *testing.T, e scriptEnv, dir string) []string {
 func TestAScriptBuildThroughTheSharedStore(t *testing.T) {
 	e := newScriptEnv(t)
 	v := newOwnVenv(t, e.python)
-	for _, kind := range []string{"oci", "s3"} {
-		t.Run(kind, func(t *testing.T) {
-			var url string
-			var storeEnv remotetest.Env
-			var blob func(string) string
-			if kind == "oci" {
-				reg := remotetest.StartRegistry(t, remotetest.RegistryOptions{})
-				url, storeEnv, blob = reg.URL("trt/engines"), reg.Env(), reg.BlobFile
-			} else {
-				s := remotetest.StartS3(t, remotetest.S3Options{})
-				url, storeEnv = s.URL("team", s.Endpoint), s.Env()
-				blob = func(sum string) string {
-					return s.ObjectFile(fmt.Sprintf("team/v%d/blobs/sha256/%s", cache.FormatVersion, sum))
-				}
-			}
-			e := e
-			e.vars = append(append([]string(nil), e.vars...), envPairs(storeEnv)...)
-			flags := []string{"--cache-remote", url}
+	remotetest.EachStore(t, func(t *testing.T, st *remotetest.Store) {
+		e := e
+		e.vars = append(append([]string(nil), e.vars...), envPairs(st.Env)...)
+		flags := []string{"--cache-remote", st.URL}
 
-			runner := func(what string) (run, report.Build, string) {
-				dir := t.TempDir()
-				copyScript(t, e, dir)
-				r, b := llmRun(t, e, v, dir, t.TempDir(), flags)
-				t.Logf("%s: %s, cache %+v", what, b.Status, b.Cache)
-				return r, b, dir
+		runner := func(what string) (run, report.Build, string) {
+			dir := t.TempDir()
+			copyScript(t, e, dir)
+			r, b := llmRun(t, e, v, dir, t.TempDir(), flags)
+			t.Logf("%s: %s, cache %+v", what, b.Status, b.Cache)
+			return r, b, dir
+		}
+		_, first, firstDir := runner("the first runner")
+		if first.Status != report.StatusOK || !first.Cache.Pushed {
+			t.Fatalf("the first runner: %s, cache %+v; want built and pushed", first.Status, first.Cache)
+		}
+		_, second, dir := runner("the second runner")
+		if second.Status != report.StatusCached || second.Cache.From != report.CacheFromRemote || second.Script != nil {
+			t.Fatalf("the second runner: %s, cache %+v; want a hit from the store, no command", second.Status, second.Cache)
+		}
+		built, got := readFiles(t, firstDir), readFiles(t, dir)
+		for i := range built {
+			if !bytes.Equal(built[i], got[i]) {
+				t.Errorf("%s pulled differs from what the first runner built", llmFiles[i])
 			}
-			_, first, firstDir := runner("the first runner")
-			if first.Status != report.StatusOK || !first.Cache.Pushed {
-				t.Fatalf("the first runner: %s, cache %+v; want built and pushed", first.Status, first.Cache)
-			}
-			_, second, dir := runner("the second runner")
-			if second.Status != report.StatusCached || second.Cache.From != report.CacheFromRemote || second.Script != nil {
-				t.Fatalf("the second runner: %s, cache %+v; want a hit from the store, no command", second.Status, second.Cache)
-			}
-			built, got := readFiles(t, firstDir), readFiles(t, dir)
-			for i := range built {
-				if !bytes.Equal(built[i], got[i]) {
-					t.Errorf("%s pulled differs from what the first runner built", llmFiles[i])
-				}
-			}
+		}
 
-			if err := os.Remove(blob(first.Engines[1].SHA256)); err != nil {
-				t.Fatal(err)
-			}
-			r, third, _ := runner("the third runner")
-			if third.Status != report.StatusOK || third.Cache.Hit || !third.Cache.Pushed || !strings.Contains(r.output, "was refused") {
-				t.Fatalf("the third runner: %s, cache %+v; want the entry refused, built and pushed in its place\n%s", third.Status, third.Cache, r.output)
-			}
-			if _, fourth, _ := runner("the fourth runner"); fourth.Status != report.StatusCached || fourth.Cache.From != report.CacheFromRemote {
-				t.Errorf("after the entry was replaced: %s, cache %+v", fourth.Status, fourth.Cache)
-			}
-		})
-	}
+		if err := os.Remove(st.BlobFile(t, first.Engines[1].SHA256)); err != nil {
+			t.Fatal(err)
+		}
+		r, third, _ := runner("the third runner")
+		if third.Status != report.StatusOK || third.Cache.Hit || !third.Cache.Pushed || !strings.Contains(r.output, "was refused") {
+			t.Fatalf("the third runner: %s, cache %+v; want the entry refused, built and pushed in its place\n%s", third.Status, third.Cache, r.output)
+		}
+		if _, fourth, _ := runner("the fourth runner"); fourth.Status != report.StatusCached || fourth.Cache.From != report.CacheFromRemote {
+			t.Errorf("after the entry was replaced: %s, cache %+v", fourth.Status, fourth.Cache)
+		}
+	})
 }
 
 // envPairs is env as NAME=value pairs.

@@ -134,18 +134,18 @@ func TestOCICredentialsGitHubToken(t *testing.T) {
 // the secret.
 func TestS3WrongCredentials(t *testing.T) {
 	fx := s3Fixture(t)
-	s := fx.open(t, fx.url)
+	s := fx.open(t, fx.URL)
 	key := keyOf("s3 auth")
 	put(t, s, key, testFile(t, "engine", 1<<20, 7), false)
-	wrongSecret := "x" + fx.s3.SecretKey
-	bad, err := Open(context.Background(), fx.url, Options{Getenv: fx.env.With("AWS_SECRET_ACCESS_KEY", wrongSecret).Getenv})
+	wrongSecret := "x" + fx.S3.SecretKey
+	bad, err := Open(context.Background(), fx.URL, Options{Getenv: fx.Env.With("AWS_SECRET_ACCESS_KEY", wrongSecret).Getenv})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, err = bad.Get(context.Background(), key)
-	wantAuthError(t, err, fx.target, wrongSecret, fx.s3.SecretKey)
+	wantAuthError(t, err, fx.Target, wrongSecret, fx.S3.SecretKey)
 	_, err = bad.Put(context.Background(), keyOf("s3 auth 2"), testMeta(key), []Upload{testFile(t, "engine", 1<<10, 8)}, false)
-	wantAuthError(t, err, fx.target, wrongSecret, fx.s3.SecretKey)
+	wantAuthError(t, err, fx.Target, wrongSecret, fx.S3.SecretKey)
 }
 
 // An S3 endpoint over TLS with a certificate the test makes, trusted
@@ -177,5 +177,34 @@ func TestS3OverTLS(t *testing.T) {
 	_, err = s.Get(context.Background(), key)
 	if err == nil || errors.Is(err, ErrAuth) || !strings.Contains(err.Error(), "certificate") {
 		t.Fatalf("without the certificate: %v; want it refused", err)
+	}
+}
+
+// Credentials the AWS SDK's chain finds but cannot use (a web identity
+// role whose token file is missing, as in a workflow without id-token:
+// write) are ErrAuth that says why, not that none were found.
+func TestS3CredentialsThatCannotBeHadSayWhy(t *testing.T) {
+	dir := t.TempDir()
+	token := filepath.Join(dir, "web-identity-token")
+	for name, value := range map[string]string{
+		"AWS_ROLE_ARN":                "arn:aws:iam::123456789012:role/trt-engines",
+		"AWS_WEB_IDENTITY_TOKEN_FILE": token,
+		"AWS_EC2_METADATA_DISABLED":   "true",
+		"AWS_CONFIG_FILE":             filepath.Join(dir, "config"),
+		"AWS_SHARED_CREDENTIALS_FILE": filepath.Join(dir, "credentials"),
+		"AWS_ACCESS_KEY_ID":           "",
+		"AWS_SECRET_ACCESS_KEY":       "",
+		"AWS_PROFILE":                 "",
+	} {
+		t.Setenv(name, value)
+	}
+	s, err := Open(context.Background(), "s3://trt-cache/team?endpoint=http://127.0.0.1:9&region=us-east-1", Options{Getenv: os.Getenv})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = s.Get(context.Background(), keyOf("web identity"))
+	wantErr(t, err, ErrAuth)
+	if !strings.Contains(err.Error(), token) || strings.Contains(err.Error(), "no AWS credentials were found") {
+		t.Fatalf("got %v; want why the credentials the chain found cannot be used (the token file %s)", err, token)
 	}
 }

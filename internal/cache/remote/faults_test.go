@@ -71,9 +71,9 @@ func TestServerDownAtStart(t *testing.T) {
 // second Put succeeds.
 func TestServerKilledMidPush(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		p := remotetest.StartProxy(t, fx.target)
+		p := remotetest.StartProxy(t, fx.Target)
 		p.Throttle(8 << 20)
-		s := fx.open(t, fx.via(p.Addr))
+		s := fx.open(t, fx.Via(p.Addr))
 		key := keyOf("killed mid-push")
 		engine := testFile(t, "engine", 24<<20, 9)
 		done := make(chan error, 1)
@@ -82,7 +82,7 @@ func TestServerKilledMidPush(t *testing.T) {
 			done <- err
 		}()
 		waitFor(t, "4 MiB pushed", func() bool { return p.FromClient() > 4<<20 })
-		fx.kill(t)
+		fx.Kill(t)
 		select {
 		case err := <-done:
 			if err == nil {
@@ -92,9 +92,9 @@ func TestServerKilledMidPush(t *testing.T) {
 		case <-time.After(failWithin):
 			t.Fatalf("the Put did not end within %s of the server's death", failWithin)
 		}
-		fx.restart(t)
+		fx.Restart(t)
 		p.Clear()
-		direct := fx.open(t, fx.url)
+		direct := fx.open(t, fx.URL)
 		if has, err := direct.Has(context.Background(), key); err != nil || has {
 			t.Fatalf("after the killed Put, Has = %v, %v; want false, nil", has, err)
 		}
@@ -115,13 +115,13 @@ func TestServerKilledMidPull(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("killed mid-pull")
 		engine := testFile(t, "engine", 24<<20, 10)
-		put(t, fx.open(t, fx.url), key, engine, false)
-		p := remotetest.StartProxy(t, fx.target)
-		s := fx.open(t, fx.via(p.Addr))
+		put(t, fx.open(t, fx.URL), key, engine, false)
+		p := remotetest.StartProxy(t, fx.Target)
+		s := fx.open(t, fx.Via(p.Addr))
 		r := openFile(t, s, key)
 		p.Throttle(4 << 20)
 		readSome(t, r, 2<<20)
-		fx.kill(t)
+		fx.Kill(t)
 		var n int64
 		var err error
 		within(t, failWithin, "the read after the server's death", func() { n, err = io.Copy(io.Discard, r) })
@@ -137,9 +137,9 @@ func TestConnectionResets(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("resets")
 		engine := testFile(t, "engine", 16<<20, 11)
-		put(t, fx.open(t, fx.url), key, engine, false)
-		p := remotetest.StartProxy(t, fx.target)
-		s := fx.open(t, fx.via(p.Addr))
+		put(t, fx.open(t, fx.URL), key, engine, false)
+		p := remotetest.StartProxy(t, fx.Target)
+		s := fx.open(t, fx.Via(p.Addr))
 		p.ResetNext(2)
 		got, err := readAll(t, s, key, 0)
 		if err != nil {
@@ -165,9 +165,9 @@ func TestStallsAreAbandoned(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("stall")
 		engine := testFile(t, "engine", 16<<20, 12)
-		put(t, fx.open(t, fx.url), key, engine, false)
-		p := remotetest.StartProxy(t, fx.target)
-		s := fx.open(t, fx.via(p.Addr), func(o *Options) { o.Stall = time.Second })
+		put(t, fx.open(t, fx.URL), key, engine, false)
+		p := remotetest.StartProxy(t, fx.Target)
+		s := fx.open(t, fx.Via(p.Addr), func(o *Options) { o.Stall = time.Second })
 		ctx := context.Background()
 
 		e, err := s.Get(ctx, key) // the connection is made before the stall
@@ -215,11 +215,11 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("503")
 		engine := testFile(t, "engine", 4<<20, 14)
-		put(t, fx.open(t, fx.url), key, engine, false)
-		p := remotetest.StartProxy(t, fx.target)
+		put(t, fx.open(t, fx.URL), key, engine, false)
+		p := remotetest.StartProxy(t, fx.Target)
 
 		p.Fail(2, 503)
-		got, err := readAll(t, fx.open(t, fx.via(p.Addr)), key, 0)
+		got, err := readAll(t, fx.open(t, fx.Via(p.Addr)), key, 0)
 		if err != nil {
 			t.Fatalf("after two 503 answers: %v; want the retries to succeed", err)
 		}
@@ -230,7 +230,7 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 
 		p.Fail(-1, 503)
 		within(t, failWithin, "a Get answered 503 every time", func() {
-			_, err = fx.open(t, fx.via(p.Addr)).Get(context.Background(), key)
+			_, err = fx.open(t, fx.Via(p.Addr)).Get(context.Background(), key)
 		})
 		if err == nil || !strings.Contains(err.Error(), "503") {
 			t.Fatalf("Get answered 503 every time = %v; want the 503", err)
@@ -246,13 +246,13 @@ func TestServiceUnavailableIsRetried(t *testing.T) {
 			return method == "PUT" && strings.Contains(path, "/blobs/")
 		})
 		other := testFile(t, "engine", 4<<20, 26)
-		if !put(t, fx.open(t, fx.via(p.Addr)), keyOf("503 push"), other, false) {
+		if !put(t, fx.open(t, fx.Via(p.Addr)), keyOf("503 push"), other, false) {
 			t.Fatal("the Put pushed nothing")
 		}
 		if p.Failed() != 2+n503+1 {
 			t.Errorf("%d requests answered 503, want the upload's too", p.Failed()-2-n503)
 		}
-		got, err = readAll(t, fx.open(t, fx.url), keyOf("503 push"), 0)
+		got, err = readAll(t, fx.open(t, fx.URL), keyOf("503 push"), 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -266,9 +266,9 @@ func TestResponseCutShort(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("cut")
 		engine := testFile(t, "engine", 16<<20, 15)
-		put(t, fx.open(t, fx.url), key, engine, false)
-		p := remotetest.StartProxy(t, fx.target)
-		s := fx.open(t, fx.via(p.Addr))
+		put(t, fx.open(t, fx.URL), key, engine, false)
+		p := remotetest.StartProxy(t, fx.Target)
+		s := fx.open(t, fx.Via(p.Addr))
 
 		r := openFile(t, s, key)
 		p.CutAfter(1 << 20)
@@ -283,7 +283,7 @@ func TestResponseCutShort(t *testing.T) {
 		// record, the metadata): a request cut in its headers is retried,
 		// one cut in its body fails; never is a short answer taken.
 		for _, cut := range []int64{40, 300, 600, 900, 1200, 1500} {
-			s := fx.open(t, fx.via(p.Addr))
+			s := fx.open(t, fx.Via(p.Addr))
 			if _, err := s.Has(context.Background(), key); err != nil { // the connection made
 				t.Fatal(err)
 			}

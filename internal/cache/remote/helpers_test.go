@@ -11,66 +11,33 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache/remote/remotetest"
 )
 
-// fixture is a store kind with a server the test started.
-type fixture struct {
-	kind   string // "oci", "s3"
-	url    string // the store, served directly
-	env    remotetest.Env
-	target string // the server's HOST:PORT, for a proxy in front of it
-	// via is the URL of the same store through a proxy at addr.
-	via     func(addr string) string
-	kill    func(t testing.TB)
-	restart func(t testing.TB)
-	// blobFile is the file of the server's storage that holds the bytes
-	// whose SHA-256 is sum (one layer: the whole file).
-	blobFile func(sum string) string
-	reg      *remotetest.Registry
-	s3       *remotetest.S3
-}
+// fixture is a store with the server the test started (remotetest.Store),
+// opened by this package's tests with their options.
+type fixture struct{ *remotetest.Store }
 
 func ociFixture(t testing.TB, o remotetest.RegistryOptions) *fixture {
-	r := remotetest.StartRegistry(t, o)
-	return &fixture{
-		kind: "oci", url: r.URL("trt/cache"), env: r.Env(), target: r.Host,
-		via:      func(addr string) string { return "oci://" + addr + "/trt/cache" },
-		kill:     r.Kill,
-		restart:  r.Restart,
-		blobFile: r.BlobFile,
-		reg:      r,
-	}
+	return &fixture{remotetest.StartOCIStore(t, o)}
 }
 
 func s3Fixture(t testing.TB) *fixture {
-	s := remotetest.StartS3(t, remotetest.S3Options{})
-	return &fixture{
-		kind: "s3", url: s.URL("team/cache", s.Endpoint), env: s.Env(), target: strings.TrimPrefix(s.Endpoint, "http://"),
-		via:     func(addr string) string { return s.URL("team/cache", "http://"+addr) },
-		kill:    s.Kill,
-		restart: s.Restart,
-		blobFile: func(sum string) string {
-			return s.ObjectFile(fmt.Sprintf("team/cache/v%d/blobs/sha256/%s", FormatVersion, sum))
-		},
-		s3: s,
-	}
+	return &fixture{remotetest.StartS3Store(t, remotetest.S3Options{})}
 }
 
 // eachStore runs f as a subtest for each store kind, with its server.
 func eachStore(t *testing.T, f func(t *testing.T, fx *fixture)) {
-	t.Run("oci", func(t *testing.T) { f(t, ociFixture(t, remotetest.RegistryOptions{})) })
-	t.Run("s3", func(t *testing.T) { f(t, s3Fixture(t)) })
+	remotetest.EachStore(t, func(t *testing.T, st *remotetest.Store) { f(t, &fixture{st}) })
 }
 
 // open opens the store at url with fx's environment.
 func (fx *fixture) open(t testing.TB, url string, mod ...func(*Options)) Store {
 	t.Helper()
-	o := Options{Getenv: fx.env.Getenv}
+	o := Options{Getenv: fx.Env.Getenv}
 	for _, m := range mod {
 		m(&o)
 	}

@@ -66,7 +66,7 @@ func (s *ociStore) manifest(ctx context.Context, repo *orasremote.Repository, ke
 	}
 	defer rc.Close()
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return nil, corrupt("tag %s is a %q, not an OCI image manifest", key, desc.MediaType)
+		return nil, corrupt("tag %s is a %s, not an OCI image manifest", key, quoted(desc.MediaType))
 	}
 	b, err := readVerified(rc, "manifest", desc.Size, desc.Digest.Encoded(), maxManifestBytes)
 	if err != nil {
@@ -82,15 +82,15 @@ func (s *ociStore) manifest(ctx context.Context, repo *orasremote.Repository, ke
 func parseManifest(b []byte) (*ociManifest, error) {
 	var m ocispec.Manifest
 	if err := json.Unmarshal(b, &m); err != nil {
-		return nil, corrupt("the manifest is not JSON: %v", err)
+		return nil, corrupt("the manifest is not JSON: %s", cutError(err))
 	}
 	switch {
 	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
 		return nil, corrupt("the manifest is not an OCI image manifest (schemaVersion 2)")
 	case m.ArtifactType != ociArtifactType:
-		return nil, corrupt("the manifest's artifactType is %q, not %q", m.ArtifactType, ociArtifactType)
+		return nil, corrupt("the manifest's artifactType is %s, not %q", quoted(m.ArtifactType), ociArtifactType)
 	case m.Config.MediaType != ociMetaType:
-		return nil, corrupt("the manifest's config is a %q, not %q", m.Config.MediaType, ociMetaType)
+		return nil, corrupt("the manifest's config is a %s, not %q", quoted(m.Config.MediaType), ociMetaType)
 	case len(m.Layers) == 0:
 		return nil, corrupt("the manifest has no layers")
 	}
@@ -123,10 +123,10 @@ func parseManifest(b []byte) (*ociManifest, error) {
 			sum += p.Size
 		}
 		if sum != f.Size {
-			return nil, corrupt("file %q: its layers hold %d bytes, not the %d it names", f.Name, sum, f.Size)
+			return nil, corrupt("file %s: its layers hold %d bytes, not the %d it names", quoted(f.Name), sum, f.Size)
 		}
 		if len(out.parts[i]) == 1 && out.parts[i][0].Digest.Encoded() != f.SHA256 {
-			return nil, corrupt("file %q: its layer's digest is not the SHA-256 it names", f.Name)
+			return nil, corrupt("file %s: its layer's digest is not the SHA-256 it names", quoted(f.Name))
 		}
 	}
 	return out, nil
@@ -135,7 +135,7 @@ func parseManifest(b []byte) (*ociManifest, error) {
 // layerFile is the file layer i is (part of), from its annotations.
 func layerFile(l ocispec.Descriptor, i int) (File, error) {
 	if l.MediaType != ociFileType {
-		return File{}, corrupt("layer %d is a %q, not %q", i, l.MediaType, ociFileType)
+		return File{}, corrupt("layer %d is a %s, not %q", i, quoted(l.MediaType), ociFileType)
 	}
 	if err := checkDescriptor(l, fmt.Sprintf("layer %d", i)); err != nil {
 		return File{}, err
@@ -150,7 +150,7 @@ func layerFile(l ocispec.Descriptor, i int) (File, error) {
 // checkDescriptor checks that d names a SHA-256 digest and a size.
 func checkDescriptor(d ocispec.Descriptor, what string) error {
 	if d.Digest.Algorithm() != digest.SHA256 || d.Digest.Validate() != nil || d.Size < 0 {
-		return corrupt("%s: %q of %d bytes is not a SHA-256 digest and a size", what, d.Digest, d.Size)
+		return corrupt("%s: %s of %d bytes is not a SHA-256 digest and a size", what, quoted(string(d.Digest)), d.Size)
 	}
 	return nil
 }

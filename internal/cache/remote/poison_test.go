@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
+	"maps"
 	"os"
 	"strings"
 	"testing"
@@ -23,11 +25,11 @@ import (
 // ErrCorrupt at once, the server serving another length.
 func TestPoisonedBlob(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		key := keyOf("poisoned")
 		engine := testFile(t, "engine", 8<<20, 16)
 		put(t, s, key, engine, false)
-		flipByte(t, fx.blobFile(engine.SHA256), 5<<20)
+		flipByte(t, fx.BlobFile(t, engine.SHA256), 5<<20)
 		got, err := readAll(t, s, key, 0)
 		wantErr(t, err, ErrCorrupt)
 		if int64(len(got)) != engine.Size {
@@ -37,7 +39,7 @@ func TestPoisonedBlob(t *testing.T) {
 			t.Errorf("the error does not say the digest differs: %v", err)
 		}
 
-		if err := os.Truncate(fx.blobFile(engine.SHA256), engine.Size-10); err != nil {
+		if err := os.Truncate(fx.BlobFile(t, engine.SHA256), engine.Size-10); err != nil {
 			t.Fatal(err)
 		}
 		_, err = readAll(t, s, key, 0)
@@ -53,7 +55,7 @@ func TestPoisonedBlob(t *testing.T) {
 // under it again: a replacing Put lays the file out in new layers.
 func TestReplacementMendsAPoisonedBlob(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		key := keyOf("mended")
 		engine := testFile(t, "engine", 3<<20, 26)
 		put(t, s, key, engine, false)
@@ -66,7 +68,7 @@ func TestReplacementMendsAPoisonedBlob(t *testing.T) {
 			if !put(t, s, key, engine, true) {
 				t.Fatalf("round %d: the replacing Put pushed nothing", round)
 			}
-			got, err := readAll(t, fx.open(t, fx.url), key, 0)
+			got, err := readAll(t, fx.open(t, fx.URL), key, 0)
 			if err != nil {
 				t.Fatalf("round %d: after the replacement: %v", round, err)
 			}
@@ -85,11 +87,11 @@ func entryBlobs(t testing.TB, fx *fixture, s Store, key string) []string {
 	}
 	m, ok := e.ref.(*ociManifest)
 	if !ok {
-		return []string{fx.blobFile(e.Files[0].SHA256)}
+		return []string{fx.BlobFile(t, e.Files[0].SHA256)}
 	}
 	var files []string
 	for _, l := range m.parts[0] {
-		files = append(files, fx.blobFile(l.Digest.Encoded()))
+		files = append(files, fx.BlobFile(t, l.Digest.Encoded()))
 	}
 	return files
 }
@@ -100,8 +102,8 @@ func entryBlobs(t testing.TB, fx *fixture, s Store, key string) []string {
 // metadata, refused by its descriptor before a byte of it is fetched.
 func TestOCILyingManifests(t *testing.T) {
 	fx := ociFixture(t, remotetest.RegistryOptions{})
-	p := remotetest.StartProxy(t, fx.target)
-	s := fx.open(t, fx.via(p.Addr)).(*ociStore)
+	p := remotetest.StartProxy(t, fx.Target)
+	s := fx.open(t, fx.Via(p.Addr)).(*ociStore)
 	ctx := context.Background()
 	engine := testFile(t, "engine", 1<<20, 17)
 	key := keyOf("true")
@@ -170,8 +172,8 @@ func TestOCILyingManifests(t *testing.T) {
 // read); of another format.
 func TestS3LyingRecords(t *testing.T) {
 	fx := s3Fixture(t)
-	p := remotetest.StartProxy(t, fx.target)
-	s := fx.open(t, fx.via(p.Addr)).(*s3Store)
+	p := remotetest.StartProxy(t, fx.Target)
+	s := fx.open(t, fx.Via(p.Addr)).(*s3Store)
 	ctx := context.Background()
 	engine := testFile(t, "engine", 1<<20, 18)
 	key := keyOf("true")
@@ -216,7 +218,7 @@ func TestS3LyingRecords(t *testing.T) {
 // is, with that other key as Entry.Key, for the caller's check to refuse.
 func TestAnotherKeysEntry(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		mine, theirs := keyOf("mine"), keyOf("theirs")
 		engine := testFile(t, "engine", 1<<20, 20)
 		put(t, s, theirs, engine, false)
@@ -287,4 +289,69 @@ func writeObject(t testing.TB, s *s3Store, name string, b []byte) {
 	if err != nil {
 		t.Fatal(err)
 	}
+}
+
+// What a refusal quotes of the store's text is cut short: a manifest (up
+// to 256 KiB) or a record (over 1 MiB) may carry a string of that length
+// in any field, and the refusal is a build's warning in every view and
+// the report.
+func TestRefusalsCutTheStoresText(t *testing.T) {
+	long := strings.Repeat("x", 200<<10)
+	check := func(t *testing.T, name string, err error) {
+		t.Helper()
+		wantErr(t, err, ErrCorrupt)
+		if n := len(err.Error()); n > 1<<10 {
+			t.Errorf("%s: a refusal of %d bytes: %.300s…", name, n, err)
+		}
+	}
+	t.Run("oci", func(t *testing.T) {
+		fx := ociFixture(t, remotetest.RegistryOptions{})
+		s := fx.open(t, fx.URL).(*ociStore)
+		key := keyOf("true")
+		put(t, s, key, testFile(t, "engine", 1<<10, 31), false)
+		good := fetchManifest(t, s, key)
+		lies := map[string]func(m *ocispec.Manifest){
+			"artifact type": func(m *ocispec.Manifest) { m.ArtifactType = long },
+			"config type":   func(m *ocispec.Manifest) { m.Config.MediaType = long },
+			"layer type":    func(m *ocispec.Manifest) { m.Layers[0].MediaType = long },
+			"file name": func(m *ocispec.Manifest) {
+				second := m.Layers[0]
+				second.Annotations = maps.Clone(second.Annotations)
+				m.Layers = append(m.Layers, second)
+				m.Layers[0].Annotations[ociFileSizeAnnotation] = "1"
+				m.Layers[0].Annotations[ocispec.AnnotationTitle] = long
+			},
+			"file hash": func(m *ocispec.Manifest) { m.Layers[0].Annotations[ociFileSHAAnnotation] = long },
+		}
+		for name, lie := range lies {
+			m := good
+			m.Layers = []ocispec.Descriptor{good.Layers[0]}
+			m.Layers[0].Annotations = maps.Clone(good.Layers[0].Annotations)
+			lie(&m)
+			k := keyOf(name)
+			pushManifest(t, s, k, m)
+			_, err := s.Get(context.Background(), k)
+			check(t, name, err)
+		}
+	})
+	t.Run("s3", func(t *testing.T) {
+		fx := s3Fixture(t)
+		s := fx.open(t, fx.URL).(*s3Store)
+		engine := testFile(t, "engine", 1<<10, 32)
+		lies := map[string]string{
+			"key":           fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[]}`, FormatVersion, long),
+			"unknown field": fmt.Sprintf(`{"format":%d,%q:1}`, FormatVersion, long),
+			"file name": fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[{"name":"","size":1,"sha256":%q},{"name":"","size":1,"sha256":%q}]}`,
+				FormatVersion, keyOf("x"), engine.SHA256, engine.SHA256),
+			"file hash": fmt.Sprintf(`{"format":%d,"key":%q,"meta":"e30=","files":[{"name":"engine","size":1,"sha256":%q}]}`,
+				FormatVersion, keyOf("x"), long),
+		}
+		lies["file name"] = strings.Replace(lies["file name"], `"name":""`, `"name":"`+long+`"`, 2)
+		for name, record := range lies {
+			k := keyOf(name)
+			writeObject(t, s, s.recordName(k), []byte(record))
+			_, err := s.Get(context.Background(), k)
+			check(t, name, err)
+		}
+	})
 }

@@ -16,7 +16,7 @@ func TestConcurrentPutsOfOneKey(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		key := keyOf("race")
 		files := []Upload{testFile(t, "engine", 4<<20, 21), testFile(t, "engine", 4<<20, 22)}
-		stores := []Store{fx.open(t, fx.url), fx.open(t, fx.url)}
+		stores := []Store{fx.open(t, fx.URL), fx.open(t, fx.URL)}
 		for _, s := range stores { // connections made, so the race is the Puts'
 			if _, err := s.Has(context.Background(), key); err != nil {
 				t.Fatal(err)
@@ -72,7 +72,7 @@ func TestOCIPutsRacingInTheWorstOrder(t *testing.T) {
 	for _, same := range []bool{false, true} {
 		t.Run(map[bool]string{false: "two entries", true: "one entry twice"}[same], func(t *testing.T) {
 			fx := ociFixture(t, remotetest.RegistryOptions{})
-			a, b := fx.open(t, fx.url).(*ociStore), fx.open(t, fx.url).(*ociStore)
+			a, b := fx.open(t, fx.URL).(*ociStore), fx.open(t, fx.URL).(*ociStore)
 			key := keyOf("worst order")
 			fa := testFile(t, "engine", 2<<20, 41)
 			fb := fa
@@ -126,7 +126,7 @@ func await(ch <-chan struct{}) bool {
 // beside its lookups): each key gets its own entry.
 func TestOneStoreUsedConcurrently(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		var wg sync.WaitGroup
 		for i := range 4 {
 			f := testFile(t, "engine", 2<<20, uint64(30+i))
@@ -152,7 +152,7 @@ func TestOneStoreUsedConcurrently(t *testing.T) {
 // does) is ErrUnsupported; the entry stays.
 func TestOCIDeleteUnsupported(t *testing.T) {
 	fx := ociFixture(t, remotetest.RegistryOptions{NoDelete: true})
-	s := fx.open(t, fx.url)
+	s := fx.open(t, fx.URL)
 	key := keyOf("kept")
 	put(t, s, key, testFile(t, "engine", 1<<10, 23), false)
 	wantErr(t, s.Delete(context.Background(), key), ErrUnsupported)
@@ -165,7 +165,7 @@ func TestOCIDeleteUnsupported(t *testing.T) {
 // not a blob another entry still has, not a young one.
 func TestS3Sweep(t *testing.T) {
 	fx := s3Fixture(t)
-	s := fx.open(t, fx.url).(*s3Store)
+	s := fx.open(t, fx.URL).(*s3Store)
 	ctx := context.Background()
 	shared := testFile(t, "engine", 1<<20, 24)
 	alone := testFile(t, "engine", 2<<20, 25)

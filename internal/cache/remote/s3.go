@@ -200,13 +200,21 @@ func (s *s3Store) recordName(key string) string { return s.root + "entries/" + k
 func (s *s3Store) blobName(sum string) string   { return s.root + "blobs/sha256/" + sum }
 
 // begin starts an operation: its watchdog, and the credentials, fetched
-// (or taken from the cache) first so that none found is told as such.
+// (or taken from the cache) first so that credentials that cannot be had
+// are told as such, with the SDK's reason: none found is one, and so is
+// one the chain found but could not use (a web identity token file
+// missing, STS refusing the role, a credential_process failing), which
+// "none were found" would misname.
 func (s *s3Store) begin(ctx context.Context) (context.Context, *watchdog, error) {
 	ctx, w := watch(ctx, s.stall)
 	if _, err := s.creds.Retrieve(ctx); err != nil {
+		err = stalled(ctx, err)
 		w.stop()
-		return ctx, nil, fmt.Errorf("%s: no AWS credentials were found (the SDK's default chain: AWS_ACCESS_KEY_ID and "+
-			"AWS_SECRET_ACCESS_KEY, web identity, profiles, ECS and EC2 roles): %w", s.location, ErrAuth)
+		if errors.Is(err, ErrStalled) {
+			return ctx, nil, fmt.Errorf("%s: getting AWS credentials: %w", s.location, err)
+		}
+		return ctx, nil, fmt.Errorf("%s: the AWS SDK's default chain (AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, "+
+			"web identity, profiles, ECS and EC2 roles) gave no credentials (%v): %w", s.location, scrub(err), ErrAuth)
 	}
 	return ctx, w, nil
 }

@@ -111,7 +111,7 @@ func parseRecord(b []byte) (*s3Record, error) {
 	d := json.NewDecoder(bytes.NewReader(b))
 	d.DisallowUnknownFields()
 	if err := d.Decode(&r); err != nil {
-		return nil, corrupt("the record does not parse: %v", err)
+		return nil, corrupt("the record does not parse: %s", cutError(err))
 	}
 	if d.More() {
 		return nil, corrupt("the record has more than one JSON value")
@@ -120,7 +120,7 @@ func parseRecord(b []byte) (*s3Record, error) {
 	case r.Format != FormatVersion:
 		return nil, corrupt("the record has format %d, not %d", r.Format, FormatVersion)
 	case !validKey(r.Key):
-		return nil, corrupt("the record's key %q is not a key", r.Key)
+		return nil, corrupt("the record's key %s is not a key", quoted(r.Key))
 	case len(r.Meta) > MaxMetaBytes:
 		return nil, corrupt("the record's metadata is %d bytes, more than %d", len(r.Meta), MaxMetaBytes)
 	}

@@ -17,7 +17,7 @@ import (
 // back into the file; a changed byte in one part's blob is caught.
 func TestOCISplitsALargeFileIntoLayers(t *testing.T) {
 	fx := ociFixture(t, remotetest.RegistryOptions{})
-	s := fx.open(t, fx.url, func(o *Options) { o.partSize = 1 << 20 })
+	s := fx.open(t, fx.URL, func(o *Options) { o.partSize = 1 << 20 })
 	key := keyOf("split")
 	engine := testFile(t, "engine", 5<<20+123, 3)
 	put(t, s, key, engine, false)
@@ -46,13 +46,13 @@ func TestOCISplitsALargeFileIntoLayers(t *testing.T) {
 
 	// A reader of another store (the default layer size) reads it too:
 	// the layout is in the manifest, not in the reader's settings.
-	got, err = readAll(t, fx.open(t, fx.url), key, 0)
+	got, err = readAll(t, fx.open(t, fx.URL), key, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameBytes(t, got, engine)
 
-	flipByte(t, fx.blobFile(parts[2].Digest.Encoded()), 1000)
+	flipByte(t, fx.BlobFile(t, parts[2].Digest.Encoded()), 1000)
 	_, err = readAll(t, s, key, 0)
 	wantErr(t, err, ErrCorrupt)
 	if !strings.Contains(err.Error(), "layer 3 of 6") {
@@ -66,7 +66,7 @@ func TestOCISplitsALargeFileIntoLayers(t *testing.T) {
 // joined back into the file.
 func TestOCIReplacementOfASplitFile(t *testing.T) {
 	fx := ociFixture(t, remotetest.RegistryOptions{})
-	s := fx.open(t, fx.url, func(o *Options) { o.partSize = 1 << 20 })
+	s := fx.open(t, fx.URL, func(o *Options) { o.partSize = 1 << 20 })
 	key := keyOf("split replaced")
 	engine := testFile(t, "engine", 3<<20+77, 5)
 	put(t, s, key, engine, false)
@@ -86,7 +86,7 @@ func TestOCIReplacementOfASplitFile(t *testing.T) {
 		if p.Size > 1<<20 || p.Size == 0 {
 			t.Errorf("layer %d: %d bytes, want 1 to 1 MiB", i, p.Size)
 		}
-		if first[fx.blobFile(p.Digest.Encoded())] {
+		if first[fx.BlobFile(t, p.Digest.Encoded())] {
 			t.Errorf("layer %d is a blob of the first layout", i)
 		}
 		sum += p.Size
@@ -105,13 +105,13 @@ func TestOCIReplacementOfASplitFile(t *testing.T) {
 // here, the smallest S3 takes), and reads back whole.
 func TestS3UploadsALargeFileInParts(t *testing.T) {
 	fx := s3Fixture(t)
-	s := fx.open(t, fx.url, func(o *Options) { o.partSize = 5 << 20 })
+	s := fx.open(t, fx.URL, func(o *Options) { o.partSize = 5 << 20 })
 	key := keyOf("multipart")
 	engine := testFile(t, "engine", 12<<20+5, 4)
 	put(t, s, key, engine, false)
 
 	head, err := s.(*s3Store).client.HeadObject(context.Background(), &s3.HeadObjectInput{
-		Bucket: aws.String(fx.s3.Bucket), Key: aws.String(s.(*s3Store).blobName(engine.SHA256))})
+		Bucket: aws.String(fx.S3.Bucket), Key: aws.String(s.(*s3Store).blobName(engine.SHA256))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,8 +151,8 @@ func flipByte(t testing.TB, path string, off int64) {
 // its index, in both stores.
 func TestAnEntryOfSeveralFiles(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url, func(o *Options) { o.partSize = 5 << 20 })
-		key := keyOf("several " + fx.kind)
+		s := fx.open(t, fx.URL, func(o *Options) { o.partSize = 5 << 20 })
+		key := keyOf("several " + fx.Kind)
 		files := []Upload{testFile(t, "engine", 11<<20+7, 5), testFile(t, "engine-2", 3<<20, 6), testFile(t, "output-1", 300, 7)}
 		if pushed, err := s.Put(context.Background(), key, testMeta(key), files, false); err != nil || !pushed {
 			t.Fatalf("Put = %v, %v", pushed, err)
@@ -174,7 +174,7 @@ func TestAnEntryOfSeveralFiles(t *testing.T) {
 			}
 			sameBytes(t, got, f)
 		}
-		if fx.kind != "oci" {
+		if fx.Kind != "oci" {
 			return
 		}
 		m := e.ref.(*ociManifest)

@@ -18,7 +18,7 @@ import (
 func TestRoundTrip(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		ctx := context.Background()
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		key := keyOf("round trip")
 		engine := testFile(t, "engine", 24<<20+7, 1)
 		if has, err := s.Has(ctx, key); err != nil || has {
@@ -117,7 +117,7 @@ func TestLoopbackFallsBackToPlainHTTP(t *testing.T) {
 func TestListOfAnEmptyStore(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
 		n := 0
-		if err := fx.open(t, fx.url).List(context.Background(), func(Listed) error { n++; return nil }); err != nil || n != 0 {
+		if err := fx.open(t, fx.URL).List(context.Background(), func(Listed) error { n++; return nil }); err != nil || n != 0 {
 			t.Fatalf("List = %d entries, %v; want none, nil", n, err)
 		}
 	})
@@ -127,7 +127,7 @@ func TestListOfAnEmptyStore(t *testing.T) {
 // an error of the caller's function stops it and comes back as it is.
 func TestListManyEntries(t *testing.T) {
 	eachStore(t, func(t *testing.T, fx *fixture) {
-		s := fx.open(t, fx.url)
+		s := fx.open(t, fx.URL)
 		want := map[string]int64{}
 		for i := range 20 {
 			key := keyOf(fmt.Sprint("many ", i))

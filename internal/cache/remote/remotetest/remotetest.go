@@ -2,8 +2,10 @@
 // cache run against, on 127.0.0.1 only, each stopped by the test that
 // started it: the CNCF Distribution registry (Debian's docker-registry),
 // plain or with TLS and basic auth (StartRegistry); Versity's S3 gateway
-// (StartS3, built by scripts/setup-test-servers); and a proxy between a
-// client and either that injects faults at the test's command (StartProxy).
+// (StartS3, built by scripts/setup-test-servers); a store of either kind
+// on one of them, as every test of the shared cache uses one (Store:
+// StartOCIStore, StartS3Store, EachStore); and a proxy between a client
+// and either that injects faults at the test's command (StartProxy).
 // No protocol is mocked. A server whose program is missing skips the test,
 // except under CI (CI set, or TRT_ACTION_REQUIRE_RTX=1 as make test sets),
 // where it fails: .ci/run installs them. Only tests import this package.
