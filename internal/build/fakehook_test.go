@@ -30,6 +30,9 @@ import (
 const (
 	reaperArg   = "-test.run=^reaper$"   // os.Args[1] of the test binary started as a reaper
 	fakeHookEnv = "TRT_ACTION_FAKE_HOOK" // the scenario the test binary plays as a command
+	// noSubreaperEnv set makes the test binary started as a reaper meet a
+	// kernel that refuses PR_SET_CHILD_SUBREAPER, as qemu-user does.
+	noSubreaperEnv = "TRT_ACTION_TEST_NO_SUBREAPER"
 )
 
 // runAsHelper runs the test binary as a reaper or a fake program when it
@@ -40,6 +43,9 @@ func runAsHelper() bool {
 		_, _ = unix.FcntlInt(3, unix.F_SETFD, unix.FD_CLOEXEC)
 		signals := make(chan os.Signal, 1)
 		notifyTerm(signals)
+		if os.Getenv(noSubreaperEnv) != "" {
+			becomeSubreaper = func() error { return unix.EINVAL }
+		}
 		if err := RunReaper(os.Args[3:], os.Stdin, os.NewFile(3, "result"), signals); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(2)

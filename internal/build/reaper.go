@@ -44,6 +44,12 @@ type reaperResult struct {
 	Leftover int `json:"leftover,omitempty"`
 	// Killed: the supervisor asked for the kill (or the reaper's parent died).
 	Killed bool `json:"killed,omitempty"`
+	// NoSubreaper is why the kernel refused to make the reaper a child
+	// subreaper (qemu-user's emulation of prctl refuses it with EINVAL, as
+	// a kernel older than 3.4 would): the command still runs, but a
+	// process of it that detaches and loses its parent is no longer the
+	// reaper's to kill.
+	NoSubreaper string `json:"no_subreaper,omitempty"`
 }
 
 // describe words how the command ended for people.
@@ -68,11 +74,18 @@ func RunReaper(argv []string, control io.Reader, result io.Writer, signals <-cha
 	if len(argv) == 0 {
 		return errors.New("reaper: no command")
 	}
-	if err := unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0); err != nil {
-		return err
-	}
+	subreaperErr := becomeSubreaper()
 	res := reapCommand(argv, control, signals)
+	if subreaperErr != nil {
+		res.NoSubreaper = subreaperErr.Error()
+	}
 	return json.NewEncoder(result).Encode(res)
+}
+
+// becomeSubreaper makes this process the child subreaper of the command
+// it starts; a test replaces it to see the command run without one.
+var becomeSubreaper = func() error {
+	return unix.Prctl(unix.PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0)
 }
 
 // reaperStart is the line that lets the reaper start the command.

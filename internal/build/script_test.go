@@ -235,6 +235,24 @@ func TestNoProcessOutlivesTheCommand(t *testing.T) {
 	}
 }
 
+// Under qemu-user (an arm64 release binary run on amd64) the kernel's
+// answer to PR_SET_CHILD_SUBREAPER is EINVAL: the build still runs, and
+// says what it can no longer promise.
+func TestACommandRunsWhereTheKernelRefusesASubreaper(t *testing.T) {
+	t.Setenv(noSubreaperEnv, "1")
+	engine := filepath.Join(t.TempDir(), "out.engine")
+	got, _ := runScripts(t, scriptOptions(t), scriptBuild(t, "no-subreaper", "ok", withEngine(engine)))
+	b := got["no-subreaper"]
+	if b.Status != report.StatusOK || len(b.Engines) != 1 {
+		t.Fatalf("no subreaper: %s (%s), engines %+v", b.Status, b.Reason, b.Engines)
+	}
+	want := "the kernel refused to make trt-action's reaper a child subreaper (prctl PR_SET_CHILD_SUBREAPER: invalid argument;"
+	said := slices.DeleteFunc(slices.Clone(b.Warnings), func(w string) bool { return !strings.Contains(w, "subreaper") })
+	if len(said) != 1 || !strings.HasPrefix(said[0], want) {
+		t.Errorf("warnings %q, want one starting %q", b.Warnings, want)
+	}
+}
+
 func TestAStoppedBuildLeavesNoEngineItWroteAndKeepsOneItDidNot(t *testing.T) {
 	dir := t.TempDir()
 	untouched := filepath.Join(dir, "old.engine")

@@ -90,6 +90,9 @@ func (s *script) classify() *report.Build {
 	if s.reaped != nil && s.reaped.Leftover > 0 {
 		w.res.Warnings = append(w.res.Warnings, leftoverWarning(s.reaped.Leftover))
 	}
+	if s.reaped != nil && s.reaped.NoSubreaper != "" {
+		w.res.Warnings = append(w.res.Warnings, noSubreaperWarning(s.reaped.NoSubreaper))
+	}
 	return w.finish(status, reason, w.ctl.outcome())
 }
 
@@ -169,6 +172,13 @@ func pythonFlagsWhy(argv []string) string {
 
 // leftoverWarning says how many processes the command left running when
 // its main process exited (the reaper killed them).
+// noSubreaperWarning says what a build without a subreaper could not
+// promise: the kernel's reason is the reaper's own error text.
+func noSubreaperWarning(why string) string {
+	return "the kernel refused to make trt-action's reaper a child subreaper (prctl PR_SET_CHILD_SUBREAPER: " + why +
+		"; qemu-user refuses it): a process of the command that detaches from it and loses its parent may outlive the build"
+}
+
 func leftoverWarning(n int) string {
 	if n == 1 {
 		return "1 process of the command still ran when its main process exited; it was killed"
