@@ -45,4 +45,5 @@ type NVML struct{}
 func OpenNVML(string) (*NVML, error) { return nil, errNoCgo }
 
 func (*NVML) Processes() (map[int]int64, error) { return nil, errNoCgo }
+func (*NVML) TotalMemory() (int64, error)       { return 0, errNoCgo }
 func (*NVML) Close()                            {}

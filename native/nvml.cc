@@ -7,7 +7,9 @@
 // handles, and nvmlDeviceGetComputeRunningProcesses_v3 and _v2 fill
 // nvmlProcessInfo_t {unsigned int pid; unsigned long long usedGpuMemory;
 // unsigned int gpuInstanceId; unsigned int computeInstanceId;}, the
-// unversioned one of older drivers the first two fields only.
+// unversioned one of older drivers the first two fields only;
+// nvmlDeviceGetMemoryInfo fills nvmlMemory_t {unsigned long long total;
+// unsigned long long free; unsigned long long used;}, in bytes.
 
 #include <dlfcn.h>
 
@@ -33,6 +35,12 @@ struct ProcessInfoV1 {
   unsigned long long usedGpuMemory;
 };
 
+struct MemoryInfo {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+};
+
 struct ProcessInfoV2 {
   unsigned int pid;
   unsigned long long usedGpuMemory;
@@ -45,6 +53,7 @@ using ShutdownFn = nvmlReturn (*)();
 using CountFn = nvmlReturn (*)(unsigned int*);
 using HandleFn = nvmlReturn (*)(unsigned int, nvmlDevice*);
 using ProcessesFn = nvmlReturn (*)(nvmlDevice, unsigned int*, void*);
+using MemoryInfoFn = nvmlReturn (*)(nvmlDevice, MemoryInfo*);
 using ErrorStringFn = const char* (*)(nvmlReturn);
 
 void copy_error(const std::string& msg, char* err, size_t errcap) {
@@ -69,6 +78,7 @@ struct tam_nvml {
   HandleFn handle = nullptr;
   ProcessesFn processes = nullptr;
   size_t info_size = 0;  // sizeof the struct processes fills
+  MemoryInfoFn memory_info = nullptr;  // optional: only the start-up check reads it
   ErrorStringFn error_string = nullptr;
   std::vector<unsigned char> buf;
 
@@ -98,6 +108,7 @@ int tam_nvml_open(const char* path, tam_nvml** out, char* err, size_t errcap) {
     n->count = reinterpret_cast<CountFn>(first(dl, {"nvmlDeviceGetCount_v2", "nvmlDeviceGetCount"}));
     n->handle = reinterpret_cast<HandleFn>(first(dl, {"nvmlDeviceGetHandleByIndex_v2", "nvmlDeviceGetHandleByIndex"}));
     n->error_string = reinterpret_cast<ErrorStringFn>(first(dl, {"nvmlErrorString"}));
+    n->memory_info = reinterpret_cast<MemoryInfoFn>(first(dl, {"nvmlDeviceGetMemoryInfo"}));
     if (void* f = first(dl, {"nvmlDeviceGetComputeRunningProcesses_v3", "nvmlDeviceGetComputeRunningProcesses_v2"})) {
       n->processes = reinterpret_cast<ProcessesFn>(f);
       n->info_size = sizeof(ProcessInfoV2);
@@ -171,6 +182,38 @@ int64_t tam_nvml_processes(tam_nvml* n, uint32_t* pids, uint64_t* bytes, size_t 
       }
     }
     return static_cast<int64_t>(found);
+  } catch (...) {
+    copy_error("NVML: internal error", err, errcap);
+    return -1;
+  }
+}
+
+int64_t tam_nvml_total_bytes(tam_nvml* n, char* err, size_t errcap) {
+  try {
+    if (n->memory_info == nullptr) {
+      copy_error("the NVML library has no nvmlDeviceGetMemoryInfo", err, errcap);
+      return -1;
+    }
+    unsigned int devices = 0;
+    if (nvmlReturn r = n->count(&devices); r != kSuccess) {
+      copy_error(n->describe("nvmlDeviceGetCount", r), err, errcap);
+      return -1;
+    }
+    unsigned long long total = 0;
+    for (unsigned int d = 0; d < devices; ++d) {
+      nvmlDevice dev = nullptr;
+      if (nvmlReturn r = n->handle(d, &dev); r != kSuccess) {
+        copy_error(n->describe("nvmlDeviceGetHandleByIndex", r), err, errcap);
+        return -1;
+      }
+      MemoryInfo info{};
+      if (nvmlReturn r = n->memory_info(dev, &info); r != kSuccess) {
+        copy_error(n->describe("nvmlDeviceGetMemoryInfo", r), err, errcap);
+        return -1;
+      }
+      total += info.total;
+    }
+    return static_cast<int64_t>(total);
   } catch (...) {
     copy_error("NVML: internal error", err, errcap);
     return -1;

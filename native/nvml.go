@@ -66,6 +66,21 @@ func (n *NVML) Processes() (map[int]int64, error) {
 	}
 }
 
+// TotalMemory is the memory of every GPU NVML sees, summed, in bytes.
+func (n *NVML) TotalMemory() (int64, error) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.c == nil {
+		return 0, errors.New("NVML is closed")
+	}
+	var errBuf [errBufSize]C.char
+	total := int64(C.tam_nvml_total_bytes(n.c, &errBuf[0], errBufSize))
+	if total < 0 {
+		return 0, errors.New(C.GoString(&errBuf[0]))
+	}
+	return total, nil
+}
+
 // Close shuts NVML down.
 func (n *NVML) Close() {
 	n.mu.Lock()

@@ -27,6 +27,11 @@ int tam_nvml_open(const char* path, tam_nvml** out, char* err, size_t errcap);
  * when NVML fails. */
 int64_t tam_nvml_processes(tam_nvml* n, uint32_t* pids, uint64_t* bytes, size_t cap, char* err, size_t errcap);
 
+/* The memory of every GPU NVML sees, summed (nvmlDeviceGetMemoryInfo's
+ * total; a build's GPU figure sums its processes over every GPU too).
+ * -1 with a message in err when NVML cannot tell. */
+int64_t tam_nvml_total_bytes(tam_nvml* n, char* err, size_t errcap);
+
 /* Shuts NVML down; the library stays loaded. */
 void tam_nvml_close(tam_nvml* n);
 

@@ -44,6 +44,26 @@ func TestNVMLReadsProcessesOfEveryGPU(t *testing.T) {
 	}
 }
 
+// The GPUs' memory is every GPU's total, summed (the start-up check of
+// gpu-memory budgets reads it).
+func TestNVMLTotalMemoryIsEveryGPUsSummed(t *testing.T) {
+	so := nvmltest.Build(t, nvmltest.Current)
+	t.Setenv("FAKE_NVML_DEVICES", "3")
+	t.Setenv("FAKE_NVML_TOTAL", "1000")
+	n, err := OpenNVML(so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if got, err := n.TotalMemory(); err != nil || got != 3000 {
+		t.Errorf("total = %d, %v; want 3000", got, err)
+	}
+	n.Close()
+	if _, err := n.TotalMemory(); err == nil {
+		t.Error("a closed NVML gave a total")
+	}
+}
+
 // A process NVML cannot measure (NVML_VALUE_NOT_AVAILABLE) is left out,
 // not counted as 16 EB.
 func TestNVMLLeavesOutUnknownFigures(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/trt-action/trt-action/internal/event"
+	"github.com/trt-action/trt-action/internal/matrix"
 	"github.com/trt-action/trt-action/internal/memory"
 	"github.com/trt-action/trt-action/internal/report"
 	"github.com/trt-action/trt-action/internal/text"
@@ -77,6 +78,25 @@ type lazyNVML struct {
 }
 
 func (l *lazyNVML) processes() (map[int]int64, error) {
+	n, err := l.open()
+	if err != nil {
+		return nil, err
+	}
+	return n.Processes()
+}
+
+// totalMemory is the memory of every GPU, summed; only a run with a
+// gpu-memory budget asks, before its first build.
+func (l *lazyNVML) totalMemory() (int64, error) {
+	n, err := l.open()
+	if err != nil {
+		return 0, err
+	}
+	return n.TotalMemory()
+}
+
+// open opens NVML once, whoever asks first.
+func (l *lazyNVML) open() (*native.NVML, error) {
 	l.once.Do(func() {
 		n, err := native.OpenNVML(l.path)
 		l.mu.Lock()
@@ -87,10 +107,7 @@ func (l *lazyNVML) processes() (map[int]int64, error) {
 		}
 		l.n, l.err = n, err
 	})
-	if l.err != nil {
-		return nil, l.err
-	}
-	return l.n.Processes()
+	return l.n, l.err
 }
 
 func (l *lazyNVML) close() {
@@ -133,6 +150,26 @@ func (r *runner) checkMemoryBudgets() {
 	if at > 1 && sum > room.Free {
 		r.emit(runWarning(fmt.Sprintf("the memory budgets of the %d builds that may run at once (--jobs %d) add up to %s, more than the %s free now; a build may be killed for memory before it reaches its budget",
 			at, r.opts.Jobs, text.Bytes(sum), text.Bytes(room.Free))))
+	}
+}
+
+// checkGPUMemoryBudgets warns, before the first build, of a gpu-memory
+// budget above the memory of every GPU NVML sees: a budget no build can
+// reach, so one that guards nothing. Without NVML (no driver) nothing is
+// said here: the builds then say they have no GPU figure.
+func (r *runner) checkGPUMemoryBudgets() {
+	if r.opts.NVMLLibrary == "" || !slices.ContainsFunc(r.builds, func(b matrix.Build) bool { return b.Budgets.GPUMemory > 0 }) {
+		return
+	}
+	total, err := r.mem.nvml.totalMemory()
+	if err != nil {
+		return
+	}
+	for i, b := range r.builds {
+		if limit := b.Budgets.GPUMemory; limit > total {
+			r.warnBeforeStart(i, fmt.Sprintf("gpu-memory budget %s is above the memory of every GPU on this machine together (%s, as NVML reports it): no build can reach it",
+				text.ExactSize(limit), text.Bytes(total)))
+		}
 	}
 }
 

@@ -331,6 +331,36 @@ func TestMemoryBudgetsCheckedAtStart(t *testing.T) {
 	}
 }
 
+// A gpu-memory budget above the memory of every GPU together is warned
+// of before the first build: here two GPUs of 1 GiB each, as NVML (the
+// stand-in) reports them.
+func TestGPUMemoryBudgetAboveEveryGPUIsWarned(t *testing.T) {
+	so := nvmltest.Build(t, nvmltest.Current)
+	t.Setenv("FAKE_NVML_DEVICES", "2")
+	t.Setenv("FAKE_NVML_TOTAL", strconv.Itoa(1<<30))
+	dir := t.TempDir()
+	builds := []matrix.Build{
+		simBuild(dir, "beyond", func(b *matrix.Build) { b.Budgets.GPUMemory = 3 << 30 }),
+		simBuild(dir, "within", func(b *matrix.Build) { b.Budgets.GPUMemory = 3 << 29 }),
+	}
+	opts := memoryOptions(t)
+	opts.NVMLLibrary = so
+	rep, _ := Run(builds, opts, nil)
+	want := "gpu-memory budget 3GiB is above the memory of every GPU on this machine together (2.1 GB, as NVML reports it)"
+	if w := rep.Builds[0].Warnings; len(w) != 1 || !strings.HasPrefix(w[0], want) {
+		t.Errorf("beyond: %q, want one starting %q", w, want)
+	}
+	if w := rep.Builds[1].Warnings; len(w) != 0 {
+		t.Errorf("within: %q", w)
+	}
+	// Without NVML nothing is said: no figure to compare with.
+	opts.NVMLLibrary = filepath.Join(t.TempDir(), "libnvidia-ml.so.1")
+	rep, _ = Run(builds[:1], opts, nil)
+	if w := rep.Builds[0].Warnings; len(w) != 0 {
+		t.Errorf("without NVML: %q", w)
+	}
+}
+
 // A script build's command starts with the reaper's oom_score_adj (+500)
 // and in the build's memory cgroup, both inherited from the reaper, which
 // waits for them before it starts the command.

@@ -196,6 +196,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 	}
 	r.emit(event.Event{Kind: event.RunStarted, Build: -1, Total: len(builds)})
 	r.checkMemoryBudgets()
+	r.checkGPUMemoryBudgets()
 	r.checkpoint(true)
 	select {
 	case sig := <-signals: // it came while the run was being set up: start nothing

@@ -13,6 +13,8 @@
  *   FAKE_NVML_PROCS      device:pid:bytes entries, comma-separated
  *   FAKE_NVML_MATCH      text:bytes: every process whose command line holds
  *                        text is on GPU 0 with bytes
+ *   FAKE_NVML_TOTAL      each GPU's memory in bytes (nvmlDeviceGetMemoryInfo;
+ *                        default 80 GiB)
  */
 #include <ctype.h>
 #include <dirent.h>
@@ -35,6 +37,12 @@ typedef struct {
   unsigned int computeInstanceId;
 #endif
 } nvmlProcessInfo_t;
+
+typedef struct {
+  unsigned long long total;
+  unsigned long long free;
+  unsigned long long used;
+} nvmlMemory_t;
 
 static struct nvmlDevice_st { int index; } devices[16];
 
@@ -75,6 +83,15 @@ nvmlReturn_t HANDLE(unsigned int index, nvmlDevice_t* device) {
   if (index >= 16) return NVML_ERROR_INVALID_ARGUMENT;
   devices[index].index = (int)index;
   *device = &devices[index];
+  return NVML_SUCCESS;
+}
+
+nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t* memory) {
+  (void)device;
+  const char* v = getenv("FAKE_NVML_TOTAL");
+  memory->total = v != NULL && *v != '\0' ? strtoull(v, NULL, 10) : 80ULL << 30;
+  memory->used = 0;
+  memory->free = memory->total;
   return NVML_SUCCESS;
 }
 
