@@ -67,7 +67,9 @@ func (m *runMemory) close() {
 }
 
 // lazyNVML opens NVML on first use, on the sampler's goroutine: with a
-// driver, starting NVML takes a moment no build should wait for.
+// driver, starting NVML takes a moment no build should wait for (only a
+// run with a gpu-memory budget opens it before its first build, for the
+// GPUs' memory).
 type lazyNVML struct {
 	path   string
 	once   sync.Once
