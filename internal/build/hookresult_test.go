@@ -10,6 +10,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/pyhook/pyhooktest"
 )
 
 // TestHookResultsAreTheHooks: the results an end message may carry are
@@ -19,23 +21,8 @@ func TestHookResultsAreTheHooks(t *testing.T) {
 	want := []string{hookResultError, hookResultNone, hookResultOK}
 	slices.Sort(want)
 
-	files, err := filepath.Glob("../pyhook/py/trt_action_hook/*.py")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the hook's Python: %v %v", files, err)
-	}
-	written := regexp.MustCompile(`\["result"\]\s*=\s*"([a-z_]+)"`)
-	var python []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range written.FindAllStringSubmatch(string(b), -1) {
-			python = append(python, m[1])
-		}
-	}
-	slices.Sort(python)
-	if python = slices.Compact(python); !slices.Equal(python, want) {
+	python := pyhooktest.WrittenWords(t, regexp.MustCompile(`\["result"\]\s*=\s*"([a-z_]+)"`))
+	if !slices.Equal(python, want) {
 		t.Errorf("the hook writes the results %q, the supervisor reads %q", python, want)
 	}
 

@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/trt-action/trt-action/internal/pyhook/pyhooktest"
 )
 
 // TestPythonReadsTheVariablesGoSets: the trt-action variables the hook's
@@ -59,24 +61,9 @@ func TestTheRoutesAreNamedAlike(t *testing.T) {
 	want := []string{RouteNative, RoutePython}
 	slices.Sort(want)
 
-	files, err := filepath.Glob("py/trt_action_hook/*.py")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("the hook's Python: %v %v", files, err)
-	}
 	// "route": "python", message["route"] = "native", route = "native"
-	written := regexp.MustCompile(`\broute"?\]?\s*[:=]\s*"([a-z_]+)"`)
-	var python []string
-	for _, f := range files {
-		b, err := os.ReadFile(f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, m := range written.FindAllStringSubmatch(string(b), -1) {
-			python = append(python, m[1])
-		}
-	}
-	slices.Sort(python)
-	if python = slices.Compact(python); !slices.Equal(python, want) {
+	python := pyhooktest.WrittenWords(t, regexp.MustCompile(`\broute"?\]?\s*[:=]\s*"([a-z_]+)"`))
+	if !slices.Equal(python, want) {
 		t.Errorf("the hook's Python names the routes %q; pyhook's are %q", python, want)
 	}
 
