@@ -47,13 +47,7 @@ func TestVersionAdviceFitsTheInstallation(t *testing.T) {
 			[]string{"make", "scripts/", "pip"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			dir, _ = filepath.EvalSymlinks(dir)
-			for name, content := range c.files {
-				writeFile(t, filepath.Join(dir, name), content)
-			}
-			exe := filepath.Join(dir, c.exe)
-			copyFile(t, binary, exe, 0o755)
+			dir, exe := layOutInstall(t, binary, c.exe, c.files)
 			cmd := command(dir, nil, "version")
 			cmd.Path, cmd.Args[0] = exe, exe // the copy, not the binary under test where it was built
 			out, err := cmd.CombinedOutput()
@@ -117,13 +111,7 @@ func TestLibraryAdviceFitsTheInstallation(t *testing.T) {
 			[]string{"trt-action[rtx]"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			dir := t.TempDir()
-			dir, _ = filepath.EvalSymlinks(dir)
-			for name, content := range c.files {
-				writeFile(t, filepath.Join(dir, name), content)
-			}
-			exe := filepath.Join(dir, c.exe)
-			copyFile(t, binary, exe, 0o755)
+			dir, exe := layOutInstall(t, binary, c.exe, c.files)
 			copyFile(t, so, filepath.Join(dir, c.lib, "libtam_rtx.so"), 0o644)
 			writeFile(t, filepath.Join(dir, "work", "m.onnx"), "not a model")
 			writeFile(t, filepath.Join(dir, "work", "trt-builds.yml"), "version: 1\nbuilds:\n  - {name: m, backend: tensorrt-rtx, onnx: m.onnx}\n")
@@ -155,4 +143,17 @@ func TestLibraryAdviceFitsTheInstallation(t *testing.T) {
 			}
 		})
 	}
+}
+
+// layOutInstall copies binary to exe (a path below a new folder, dir)
+// beside files (path below dir: content), as an installation lays it out.
+func layOutInstall(t *testing.T, binary, exe string, files map[string]string) (dir, exePath string) {
+	t.Helper()
+	dir, _ = filepath.EvalSymlinks(t.TempDir())
+	for name, content := range files {
+		writeFile(t, filepath.Join(dir, name), content)
+	}
+	exePath = filepath.Join(dir, exe)
+	copyFile(t, binary, exePath, 0o755)
+	return dir, exePath
 }

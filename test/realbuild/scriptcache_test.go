@@ -226,8 +226,7 @@ func TestAScriptBuildThroughTheSharedStore(t *testing.T) {
 	e := newScriptEnv(t)
 	v := newOwnVenv(t, e.python)
 	remotetest.EachStore(t, func(t *testing.T, st *remotetest.Store) {
-		e := e
-		e.vars = append(append([]string(nil), e.vars...), envPairs(st.Env)...)
+		e := e.with(envPairs(st.Env)...)
 		flags := []string{"--cache-remote", st.URL}
 
 		runner := func(what string) (run, report.Build, string) {

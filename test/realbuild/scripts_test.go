@@ -47,6 +47,12 @@ func newScriptEnv(t *testing.T) scriptEnv {
 	return scriptEnv{env: e, python: py, script: script}
 }
 
+// with is e whose commands also get vars (a copy: e's own are kept).
+func (e scriptEnv) with(vars ...string) scriptEnv {
+	e.vars = append(slices.Clone(e.vars), vars...)
+	return e
+}
+
 // runScript runs trt-action run in dir with flags, then -- and command.
 func (e scriptEnv) runScript(t *testing.T, dir string, flags []string, command ...string) run {
 	t.Helper()
@@ -160,8 +166,7 @@ func TestAScriptOnTheNetworkAPIBuildsTheSameEngineObserved(t *testing.T) {
 // TRT_ACTION_ROUTE=python asks for it) builds the same engine, observed
 // alike.
 func TestThePythonRouteBuildsTheSameEngine(t *testing.T) {
-	e := newScriptEnv(t)
-	e.vars = append(e.vars, "TRT_ACTION_ROUTE=python")
+	e := newScriptEnv(t).with("TRT_ACTION_ROUTE=python")
 	dir := t.TempDir()
 	r := e.runScript(t, dir, []string{"--engine", "with.engine"}, e.python, e.script, "--out", "with.engine", "--monitor")
 	if r.code != 0 {
@@ -219,8 +224,7 @@ func TestACallTheBindingsRefuseIsNoTensorRTBuild(t *testing.T) {
 	e := newScriptEnv(t)
 	for _, route := range []string{"native", "python"} {
 		t.Run(route, func(t *testing.T) {
-			e := e
-			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			e := e.with("TRT_ACTION_ROUTE=" + route)
 			dir := t.TempDir()
 			r := e.runScript(t, dir, []string{"--engine", "te.engine"}, e.python, e.script, "--refused-call", "--out", "te.engine")
 			b := onlyBuild(t, r)
@@ -246,8 +250,7 @@ func TestABuildToAStreamHasItsSize(t *testing.T) {
 	e := newScriptEnv(t)
 	for _, route := range []string{"native", "python"} {
 		t.Run(route, func(t *testing.T) {
-			e := e
-			e.vars = append(append([]string(nil), e.vars...), "TRT_ACTION_ROUTE="+route)
+			e := e.with("TRT_ACTION_ROUTE=" + route)
 			dir := t.TempDir()
 			r := e.runScript(t, dir, []string{"--engine", "s.engine"}, e.python, e.script, "--stream", "--monitor", "--out", "s.engine")
 			b := onlyBuild(t, r)
