@@ -3,6 +3,7 @@ package memory
 import (
 	"regexp"
 	"strconv"
+	"strings"
 )
 
 // TensorRT logs its own view of a build's memory at info level, in lines
@@ -30,6 +31,11 @@ type TensorRTFigures struct {
 
 // Note reads one log line, and reports whether it held figures.
 func (t *TensorRTFigures) Note(line string) bool {
+	// Every log line of a build comes here, thousands with verbose
+	// logging: a substring test turns the others away before a regexp.
+	if !strings.Contains(line, "[MemUsage") {
+		return false
+	}
 	if m := memNow.FindStringSubmatch(line); m != nil {
 		t.CPU = max(t.CPU, mib(m[1]))
 		t.GPU = max(t.GPU, mib(m[2]))
