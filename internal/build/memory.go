@@ -1,6 +1,7 @@
 package build
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"sync"
@@ -41,13 +42,16 @@ type runMemory struct {
 }
 
 func newRunMemory(opts Options) *runMemory {
-	m := &runMemory{machine: memory.NewMachine()}
+	m := &runMemory{machine: opts.machine}
+	if m.machine == nil {
+		m.machine = memory.NewMachine()
+	}
 	m.nvml = &lazyNVML{path: opts.NVMLLibrary}
 	var gpu memory.GPUReader
 	if opts.NVMLLibrary != "" {
 		gpu = m.nvml.processes
 	}
-	m.monitor = memory.NewMonitor(opts.memoryEvery, gpu, m.machine)
+	m.monitor = memory.NewMonitor(opts.memoryEvery, gpu)
 	h := m.machine.Hierarchy()
 	switch {
 	case opts.noCgroups:
@@ -143,7 +147,7 @@ func (r *runner) checkMemoryBudgets() {
 			r.warnBeforeStart(i, w)
 		}
 	}
-	slices.SortFunc(budgets, func(a, b int64) int { return int(min(max(b-a, -1), 1)) })
+	slices.SortFunc(budgets, func(a, b int64) int { return cmp.Compare(b, a) }) // largest first
 	at := min(r.opts.Jobs, len(budgets))
 	var sum int64
 	for _, v := range budgets[:at] {

@@ -331,6 +331,30 @@ func TestMemoryBudgetsCheckedAtStart(t *testing.T) {
 	}
 }
 
+// A build stopped for memory is killed at once, not after its grace,
+// when the machine has less than 2% of its memory left: here a meminfo
+// that says 1 GiB of 100 GiB is available, and a build 7% over its budget.
+func TestMemoryStopKillsAtOnceWhenTheMachineIsAlmostFull(t *testing.T) {
+	meminfo := filepath.Join(t.TempDir(), "meminfo")
+	if err := os.WriteFile(meminfo, []byte("MemTotal: 104857600 kB\nMemAvailable: 1048576 kB\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	build := scriptBuild(t, "grow", "growto:150", func(b *matrix.Build) {
+		b.Budgets.Memory, b.Budgets.Grace = 140*mib, 30*time.Second
+		b.Budgets.Build = 30 * time.Second // a backstop: the program holds until killed
+	})
+	opts := memoryOptions(t)
+	opts.noCgroups, opts.machine = true, memory.MachineReading(meminfo)
+	got, _ := runScripts(t, opts, build)
+	b := got["grow"]
+	if b.Status != report.StatusBudgetExceeded || !strings.Contains(b.Reason, "only 1.1 GB of memory was left free (less than 2%), so it was killed at once") {
+		t.Fatalf("status %s (%s)", b.Status, b.Reason)
+	}
+	if b.StopLatencyMs > 3000 {
+		t.Errorf("killed %d ms after the stop; the rule is at once, the memory grace 5s", b.StopLatencyMs)
+	}
+}
+
 // A gpu-memory budget above the memory of every GPU together is warned
 // of before the first build: here two GPUs of 1 GiB each, as NVML (the
 // stand-in) reports them.

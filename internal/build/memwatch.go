@@ -132,7 +132,7 @@ func (w *watch) noteSample(s memory.Sample, judging bool) {
 			held = s.GPU
 		}
 		hit.PeakBytes = max(hit.PeakBytes, held)
-		w.killIfOverRoom(hit, held, s)
+		w.killIfOverRoom(hit, held)
 	}
 }
 
@@ -165,13 +165,17 @@ func (w *watch) stopForMemory(l memoryLimit) {
 }
 
 // killIfOverRoom kills a build stopped for memory at once when it holds
-// more than 10% over its budget, or memory is all but gone.
-func (w *watch) killIfOverRoom(hit *report.BudgetHit, held int64, s memory.Sample) {
-	switch {
-	case float64(held) > overBudgetKill*float64(hit.LimitBytes):
+// more than 10% over its budget, or memory is all but gone. Only a build
+// stopped for memory asks what the machine has left (a read of
+// /proc/meminfo and of trt-action's cgroup), not every look of the
+// sampler.
+func (w *watch) killIfOverRoom(hit *report.BudgetHit, held int64) {
+	if float64(held) > overBudgetKill*float64(hit.LimitBytes) {
 		w.ctl.killOverBudget(fmt.Sprintf("it went on to %s, more than 10%% over its budget, so it was killed at once", text.Bytes(held)))
-	case s.HasRoom && s.Room.FreePercent() < lowRoomPercent:
-		w.ctl.killOverBudget(fmt.Sprintf("only %s of memory was left free (less than 2%%), so it was killed at once", text.Bytes(s.Room.Free)))
+		return
+	}
+	if room, ok := w.mem.run.machine.Room(); ok && room.FreePercent() < lowRoomPercent {
+		w.ctl.killOverBudget(fmt.Sprintf("only %s of memory was left free (less than 2%%), so it was killed at once", text.Bytes(room.Free)))
 	}
 }
 

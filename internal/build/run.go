@@ -12,6 +12,7 @@ import (
 	"github.com/trt-action/trt-action/internal/event"
 	"github.com/trt-action/trt-action/internal/gpus"
 	"github.com/trt-action/trt-action/internal/matrix"
+	"github.com/trt-action/trt-action/internal/memory"
 	"github.com/trt-action/trt-action/internal/report"
 
 	"github.com/trt-action/trt-action/internal/text"
@@ -58,6 +59,7 @@ type Options struct {
 	// and no memory cgroups.
 	memoryEvery time.Duration
 	noCgroups   bool
+	machine     *memory.Machine // nil: this machine's
 
 	// InterruptGrace bounds how long builds get to stop softly after a
 	// signal before they are killed: the runner sends SIGTERM 7.5 s after

@@ -180,14 +180,19 @@ var errorReport = regexp.MustCompile(`\bError Code \d+: `)
 // its error-severity log lines, or "": the message of the bindings'
 // logger's error and internal-error lines, else a line that holds an
 // error TensorRT reported, whole.
+//
+// Every line a command prints comes here: a substring each pattern needs
+// turns the other lines away before a regexp runs.
 func outputError(line string) string {
-	if m := bindingsLogLine.FindStringSubmatch(line); m != nil {
-		if m[1] == "E" || m[1] == "F" {
-			return strings.TrimSpace(m[2])
+	if strings.Contains(line, "] [TRT] [") {
+		if m := bindingsLogLine.FindStringSubmatch(line); m != nil {
+			if m[1] == "E" || m[1] == "F" {
+				return strings.TrimSpace(m[2])
+			}
+			return ""
 		}
-		return ""
 	}
-	if errorReport.MatchString(line) {
+	if strings.Contains(line, "Error Code ") && errorReport.MatchString(line) {
 		return strings.TrimSpace(line)
 	}
 	return ""

@@ -3,6 +3,8 @@ package cache
 import (
 	"fmt"
 	"strings"
+
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // An entry's files. A build without run: has one, its engine; a build
@@ -89,15 +91,15 @@ func checkFileList(files []File) string {
 	for i, f := range files {
 		switch {
 		case f.Role != RoleEngine && f.Role != RoleOutput:
-			return fmt.Sprintf("its metadata gives file %d the role %s, which is neither %s nor %s", i+1, quoted(f.Role), RoleEngine, RoleOutput)
+			return fmt.Sprintf("its metadata gives file %d the role %s, which is neither %s nor %s", i+1, text.QuotedCut(f.Role), RoleEngine, RoleOutput)
 		case i == 0 && f.Role != RoleEngine:
 			return "its metadata lists an output before any engine"
 		case i > 0 && f.Role == RoleEngine && files[i-1].Role == RoleOutput:
 			return "its metadata lists an engine after an output"
 		case f.Name != names[i]:
-			return fmt.Sprintf("its metadata names file %d %s, not %s", i+1, quoted(f.Name), names[i])
+			return fmt.Sprintf("its metadata names file %d %s, not %s", i+1, text.QuotedCut(f.Name), names[i])
 		case f.Size < 0 || !Key(f.SHA256).Valid(): // a SHA-256 is written as a key is
-			return fmt.Sprintf("its metadata gives file %s %d bytes and SHA-256 %s, which are not a size and a SHA-256", f.Name, f.Size, quoted(f.SHA256))
+			return fmt.Sprintf("its metadata gives file %s %d bytes and SHA-256 %s, which are not a size and a SHA-256", f.Name, f.Size, text.QuotedCut(f.SHA256))
 		}
 	}
 	return ""
@@ -138,7 +140,7 @@ func describeFile(role, path string) string {
 	if path == "" {
 		return role
 	}
-	return role + " " + quoted(path)
+	return role + " " + text.QuotedCut(path)
 }
 
 // Bytes is what the entry's files hold.

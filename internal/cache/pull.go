@@ -12,6 +12,7 @@ import (
 
 	"github.com/trt-action/trt-action/internal/atomicfile"
 	"github.com/trt-action/trt-action/internal/cache/remote"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // Pulled is what Pull did.
@@ -91,7 +92,7 @@ func checkRemote(k Key, found *remote.Entry, want []Decl) (Entry, error) {
 		return Entry{}, &RefusedError{Key: k, Reason: fmt.Sprintf(format, args...)}
 	}
 	if found.Key != string(k) {
-		return refuse("the store answered with the entry of key %s", quoted(found.Key))
+		return refuse("the store answered with the entry of key %s", text.QuotedCut(found.Key))
 	}
 	if len(found.Meta) > remote.MaxMetaBytes {
 		return refuse("its metadata has %d bytes, more than the %d an entry's may have", len(found.Meta), remote.MaxMetaBytes)
@@ -101,7 +102,7 @@ func checkRemote(k Key, found *remote.Entry, want []Decl) (Entry, error) {
 		return refuse("%v", err)
 	}
 	if !m.Key.Valid() {
-		return refuse("its metadata names key %s", quoted(string(m.Key)))
+		return refuse("its metadata names key %s", text.QuotedCut(string(m.Key)))
 	}
 	e, err := checkDecoded(m, found.Uploaded, int64(len(found.Meta)), k)
 	if err != nil {
@@ -126,7 +127,7 @@ func recordsDiffer(files []File, records []remote.File) string {
 		r := records[i]
 		if r.Name != f.Name || r.Size != f.Size || r.SHA256 != f.SHA256 {
 			return fmt.Sprintf("the store's record of file %d (%s, %d bytes, SHA-256 %s) is not what its metadata lists (%s, %d bytes, SHA-256 %s)",
-				i+1, quoted(r.Name), r.Size, quoted(r.SHA256), f.Name, f.Size, f.SHA256)
+				i+1, text.QuotedCut(r.Name), r.Size, text.QuotedCut(r.SHA256), f.Name, f.Size, f.SHA256)
 		}
 	}
 	return ""

@@ -3,14 +3,12 @@ package cache
 import (
 	"context"
 	"errors"
-	"fmt"
 	"io"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/trt-action/trt-action/internal/cache/remote"
-	"github.com/trt-action/trt-action/internal/text"
 )
 
 // The shared tier behind the cache folder (internal/cache/remote): Pull
@@ -136,6 +134,3 @@ func (x meteredReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	x.m.add(int64(n))
 	return n, err
 }
-
-// quoted is untrusted text from a store for a message: quoted, and cut.
-func quoted(s string) string { return fmt.Sprintf("%q", text.CutRunes(s, 80)) }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -91,7 +92,7 @@ func hierarchyFrom(cgroupFile, mountinfo string) (Hierarchy, error) {
 		switch {
 		case parts[0] == "0" && parts[1] == "":
 			v2Path, v2Seen = parts[2], true
-		case hasWord(parts[1], ",", "memory"):
+		case slices.Contains(strings.Split(parts[1], ","), "memory"):
 			v1Path = parts[2]
 		}
 	}
@@ -132,7 +133,7 @@ func parseMount(line string) (mount, bool) {
 	m := mount{root: unescapeMount(f[3]), point: unescapeMount(f[4])}
 	switch g[0] {
 	case "cgroup":
-		m.v1Memory = hasWord(g[2], ",", "memory")
+		m.v1Memory = slices.Contains(strings.Split(g[2], ","), "memory")
 	case "cgroup2":
 		m.v2 = true
 	default:
@@ -171,15 +172,6 @@ func under(m mount, path string) (string, bool) {
 	return filepath.Join(m.point, rel), true
 }
 
-func hasWord(list, sep, word string) bool {
-	for _, w := range strings.Split(list, sep) {
-		if w == word {
-			return true
-		}
-	}
-	return false
-}
-
 // Group is one build's memory cgroup.
 type Group struct {
 	Version int
@@ -216,7 +208,7 @@ func (h Hierarchy) enableMemoryBelow() error {
 	if err != nil {
 		return fmt.Errorf("cannot read %s: %w", ctl, unwrapPath(err))
 	}
-	if hasWord(strings.TrimSpace(string(data)), " ", "memory") {
+	if slices.Contains(strings.Split(strings.TrimSpace(string(data)), " "), "memory") {
 		return nil
 	}
 	if err := writeFile(ctl, "+memory"); err != nil {

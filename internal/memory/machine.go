@@ -40,6 +40,10 @@ func NewMachine() *Machine {
 	return m
 }
 
+// MachineReading is a Machine that reads meminfo (a file laid out as
+// /proc/meminfo) and no cgroup: for tests of what little room does.
+func MachineReading(meminfo string) *Machine { return &Machine{meminfo: meminfo} }
+
 // Hierarchy is the memory cgroup this process runs in; nil when none was
 // found.
 func (m *Machine) Hierarchy() *Hierarchy { return m.cgroups }

@@ -41,8 +41,6 @@ type Sample struct {
 	GPU      int64
 	HasGPU   bool
 	GPUByPID map[int]int64
-	Room     Room // what the machine (or trt-action's cgroup) has left
-	HasRoom  bool
 	// Peak and PeakGPU are the highest Host and GPU of every look at this
 	// tree so far.
 	Peak    int64
@@ -55,11 +53,10 @@ type GPUReader func() (map[int]int64, error)
 
 // Monitor samples the process trees of a run's builds.
 type Monitor struct {
-	proc    procFS
-	read    *reader // the monitor goroutine's
-	gpu     GPUReader
-	machine *Machine
-	base    time.Duration
+	proc procFS
+	read *reader // the monitor goroutine's
+	gpu  GPUReader
+	base time.Duration
 
 	mu       sync.Mutex
 	watches  map[*Watch]bool
@@ -71,12 +68,12 @@ type Monitor struct {
 
 // NewMonitor starts a monitor that looks every base (BaseInterval when 0),
 // or less often when looks cost more. gpu may be nil (no GPU reading).
-func NewMonitor(base time.Duration, gpu GPUReader, machine *Machine) *Monitor {
+func NewMonitor(base time.Duration, gpu GPUReader) *Monitor {
 	if base <= 0 {
 		base = BaseInterval
 	}
 	fs := newProcFS("/proc")
-	m := &Monitor{proc: fs, read: newReader(fs), gpu: gpu, machine: machine, base: base, interval: base,
+	m := &Monitor{proc: fs, read: newReader(fs), gpu: gpu, base: base, interval: base,
 		watches: map[*Watch]bool{}, done: make(chan struct{}), stopped: make(chan struct{})}
 	go m.loop()
 	return m
@@ -221,8 +218,6 @@ type aLook struct {
 	table   table        // read when a tree without a group needs it
 	scanned bool
 	gpu     map[int]int64
-	room    Room
-	hasRoom bool
 }
 
 func (m *Monitor) newLook() *aLook {
@@ -231,9 +226,6 @@ func (m *Monitor) newLook() *aLook {
 		if g, err := m.gpu(); err == nil {
 			l.gpu = g
 		}
-	}
-	if m.machine != nil {
-		l.room, l.hasRoom = m.machine.Room()
 	}
 	return l
 }
@@ -260,7 +252,7 @@ func (l *aLook) pids(w *Watch) []int {
 }
 
 func (l *aLook) sample(w *Watch) Sample {
-	s := Sample{At: l.at, ByPID: map[int]int64{}, Room: l.room, HasRoom: l.hasRoom}
+	s := Sample{At: l.at, ByPID: map[int]int64{}}
 	for _, pid := range l.pids(w) {
 		l.seen[pid] = true
 		rss, ok := l.m.read.rss(pid)

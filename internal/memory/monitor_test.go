@@ -28,7 +28,7 @@ func nextSample(t *testing.T, w *Watch, pass func(Sample) bool) Sample {
 // /proc/PID/status shows it; the root counts or not as asked.
 func TestMonitorSumsTheTree(t *testing.T) {
 	h := startHolder(t, 40, 3) // a root and three children, 40 MiB each
-	m := NewMonitor(10*time.Millisecond, nil, nil)
+	m := NewMonitor(10*time.Millisecond, nil)
 	defer m.Close()
 	for _, includeRoot := range []bool{true, false} {
 		w := m.Watch(h.cmd.Process.Pid, includeRoot, nil)
@@ -68,7 +68,7 @@ func TestMonitorReadsTheGroup(t *testing.T) {
 	for _, pid := range append(descendantsOf(t, holder.cmd.Process.Pid), holder.cmd.Process.Pid) {
 		must(t, g.Add(pid))
 	}
-	m := NewMonitor(10*time.Millisecond, nil, nil)
+	m := NewMonitor(10*time.Millisecond, nil)
 	defer m.Close()
 	w := m.Watch(holder.cmd.Process.Pid, false, g)
 	s := nextSample(t, w, func(s Sample) bool { return s.Procs > 0 })
@@ -93,7 +93,7 @@ func TestMonitorGPU(t *testing.T) {
 	reader := func() (map[int]int64, error) {
 		return map[int]int64{h.cmd.Process.Pid: 100, kids[0]: 20, 1: 999}, nil
 	}
-	m := NewMonitor(10*time.Millisecond, reader, nil)
+	m := NewMonitor(10*time.Millisecond, reader)
 	defer m.Close()
 	w := m.Watch(h.cmd.Process.Pid, true, nil)
 	s := nextSample(t, w, func(Sample) bool { return true })
@@ -101,7 +101,7 @@ func TestMonitorGPU(t *testing.T) {
 		t.Errorf("gpu %d (peak %d, seen %v), want 120", s.GPU, s.PeakGPU, s.HasGPU)
 	}
 	m.Unwatch(w)
-	none := NewMonitor(10*time.Millisecond, func() (map[int]int64, error) { return nil, errors.New("no driver") }, nil)
+	none := NewMonitor(10*time.Millisecond, func() (map[int]int64, error) { return nil, errors.New("no driver") })
 	defer none.Close()
 	w = none.Watch(h.cmd.Process.Pid, true, nil)
 	s = nextSample(t, w, func(Sample) bool { return true })
@@ -114,7 +114,7 @@ func TestMonitorGPU(t *testing.T) {
 // second for the next (a hundredth of a core).
 func TestMonitorStretchesCostlyLooks(t *testing.T) {
 	slow := func() (map[int]int64, error) { time.Sleep(5 * time.Millisecond); return nil, nil }
-	m := NewMonitor(10*time.Millisecond, slow, nil)
+	m := NewMonitor(10*time.Millisecond, slow)
 	defer m.Close()
 	w := m.Watch(os.Getpid(), true, nil)
 	// The first look's cost sets the interval before the second look.

@@ -27,6 +27,7 @@ package pyenv
 
 import (
 	"bufio"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -194,7 +195,7 @@ func envOf(interp string, getenv func(string) string) *Env {
 	root := filepath.Dir(filepath.Dir(interp))
 	if cfg, err := readConfig(filepath.Join(root, venvConfig)); err == nil {
 		e.Root, e.Venv = root, true
-		version := cmpOr(versionOf(cfg["version_info"]), versionOf(cfg["version"]), versionOfName(interp))
+		version := cmp.Or(versionOf(cfg["version_info"]), versionOf(cfg["version"]), versionOfName(interp))
 		e.Sites = sitesOf(root, version, false)
 		if strings.EqualFold(cfg["include-system-site-packages"], "true") && cfg["home"] != "" {
 			e.Sites = append(e.Sites, sitesOf(filepath.Dir(cfg["home"]), version, true)...)
@@ -244,15 +245,6 @@ func versionOfName(interp string) string {
 		interp = real
 	}
 	return versionOf(strings.TrimPrefix(filepath.Base(interp), "python"))
-}
-
-func cmpOr(vs ...string) string {
-	for _, v := range vs {
-		if v != "" {
-			return v
-		}
-	}
-	return ""
 }
 
 // sitesOf lists the package folders of the environment at root for

@@ -1,6 +1,7 @@
 package text
 
 import (
+	"strconv"
 	"strings"
 	"unicode/utf8"
 )
@@ -25,6 +26,13 @@ func CutRunes(s string, n int) string {
 	}
 	return s[:i] + ellipsis
 }
+
+// QuotedCut is text we do not control (a file's name from an entry, a
+// media type a store served) as a message quotes it: cut to 80 runes,
+// then quoted as Go quotes a string, so no control character or line end
+// of it reaches the message. A manifest, a record or an entry's metadata
+// may hold a string of any length in any field.
+func QuotedCut(s string) string { return strconv.Quote(CutRunes(s, 80)) }
 
 // CutAtLine returns the longest prefix of s of at most n bytes that ends at
 // a line end (or s itself when it fits). When not even the first line fits,

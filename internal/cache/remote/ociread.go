@@ -13,6 +13,7 @@ import (
 
 	"github.com/opencontainers/go-digest"
 	ocispec "github.com/opencontainers/image-spec/specs-go/v1"
+	"github.com/trt-action/trt-action/internal/text"
 	"oras.land/oras-go/v2/errdef"
 	orasremote "oras.land/oras-go/v2/registry/remote"
 	"oras.land/oras-go/v2/registry/remote/errcode"
@@ -66,7 +67,7 @@ func (s *ociStore) manifest(ctx context.Context, repo *orasremote.Repository, ke
 	}
 	defer rc.Close()
 	if desc.MediaType != ocispec.MediaTypeImageManifest {
-		return nil, corrupt("tag %s is a %s, not an OCI image manifest", key, quoted(desc.MediaType))
+		return nil, corrupt("tag %s is a %s, not an OCI image manifest", key, text.QuotedCut(desc.MediaType))
 	}
 	b, err := readVerified(rc, "manifest", desc.Size, desc.Digest.Encoded(), maxManifestBytes)
 	if err != nil {
@@ -88,9 +89,9 @@ func parseManifest(b []byte) (*ociManifest, error) {
 	case m.SchemaVersion != 2 || m.MediaType != ocispec.MediaTypeImageManifest:
 		return nil, corrupt("the manifest is not an OCI image manifest (schemaVersion 2)")
 	case m.ArtifactType != ociArtifactType:
-		return nil, corrupt("the manifest's artifactType is %s, not %q", quoted(m.ArtifactType), ociArtifactType)
+		return nil, corrupt("the manifest's artifactType is %s, not %q", text.QuotedCut(m.ArtifactType), ociArtifactType)
 	case m.Config.MediaType != ociMetaType:
-		return nil, corrupt("the manifest's config is a %s, not %q", quoted(m.Config.MediaType), ociMetaType)
+		return nil, corrupt("the manifest's config is a %s, not %q", text.QuotedCut(m.Config.MediaType), ociMetaType)
 	case len(m.Layers) == 0:
 		return nil, corrupt("the manifest has no layers")
 	}
@@ -123,10 +124,10 @@ func parseManifest(b []byte) (*ociManifest, error) {
 			sum += p.Size
 		}
 		if sum != f.Size {
-			return nil, corrupt("file %s: its layers hold %d bytes, not the %d it names", quoted(f.Name), sum, f.Size)
+			return nil, corrupt("file %s: its layers hold %d bytes, not the %d it names", text.QuotedCut(f.Name), sum, f.Size)
 		}
 		if len(out.parts[i]) == 1 && out.parts[i][0].Digest.Encoded() != f.SHA256 {
-			return nil, corrupt("file %s: its layer's digest is not the SHA-256 it names", quoted(f.Name))
+			return nil, corrupt("file %s: its layer's digest is not the SHA-256 it names", text.QuotedCut(f.Name))
 		}
 	}
 	return out, nil
@@ -135,7 +136,7 @@ func parseManifest(b []byte) (*ociManifest, error) {
 // layerFile is the file layer i is (part of), from its annotations.
 func layerFile(l ocispec.Descriptor, i int) (File, error) {
 	if l.MediaType != ociFileType {
-		return File{}, corrupt("layer %d is a %s, not %q", i, quoted(l.MediaType), ociFileType)
+		return File{}, corrupt("layer %d is a %s, not %q", i, text.QuotedCut(l.MediaType), ociFileType)
 	}
 	if err := checkDescriptor(l, fmt.Sprintf("layer %d", i)); err != nil {
 		return File{}, err
@@ -150,7 +151,7 @@ func layerFile(l ocispec.Descriptor, i int) (File, error) {
 // checkDescriptor checks that d names a SHA-256 digest and a size.
 func checkDescriptor(d ocispec.Descriptor, what string) error {
 	if d.Digest.Algorithm() != digest.SHA256 || d.Digest.Validate() != nil || d.Size < 0 {
-		return corrupt("%s: %s of %d bytes is not a SHA-256 digest and a size", what, quoted(string(d.Digest)), d.Size)
+		return corrupt("%s: %s of %d bytes is not a SHA-256 digest and a size", what, text.QuotedCut(string(d.Digest)), d.Size)
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package remote
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -125,7 +126,7 @@ func (s *s3Store) connect(ctx context.Context, o Options, region string) error {
 		return err
 	}
 	if region == "" {
-		region = cmpOr(o.Getenv("AWS_REGION"), o.Getenv("AWS_DEFAULT_REGION"))
+		region = cmp.Or(o.Getenv("AWS_REGION"), o.Getenv("AWS_DEFAULT_REGION"))
 	}
 	opts := []func(*config.LoadOptions) error{
 		config.WithRetryer(func() aws.Retryer {
@@ -185,13 +186,6 @@ func (s *s3Store) connect(ctx context.Context, o Options, region string) error {
 		t.FailTimeout = min(o.Stall, 10*time.Second)
 	})
 	return nil
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 func (s *s3Store) Location() string { return s.location }
@@ -264,7 +258,7 @@ func (s *s3Store) fail(ctx context.Context, doing string, err error) error {
 		return fmt.Errorf("%s: %s: there is no bucket %s%s", s.location, doing, s.bucket, s.at())
 	case status == http.StatusUnauthorized || status == http.StatusForbidden:
 		return fmt.Errorf("%s: %s: %s refused the credentials, or what they may do (%s, HTTP %d): %w",
-			s.location, doing, s.host(), cmpOr(code, "no error code"), status, ErrAuth)
+			s.location, doing, s.host(), cmp.Or(code, "no error code"), status, ErrAuth)
 	}
 	return scrub(fmt.Errorf("%s: %s: %w", s.location, doing, err))
 }

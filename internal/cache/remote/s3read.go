@@ -13,6 +13,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/aws/aws-sdk-go-v2/service/s3"
+	"github.com/trt-action/trt-action/internal/text"
 )
 
 // s3Record is an entry's record: the object entries/KEY.
@@ -120,7 +121,7 @@ func parseRecord(b []byte) (*s3Record, error) {
 	case r.Format != FormatVersion:
 		return nil, corrupt("the record has format %d, not %d", r.Format, FormatVersion)
 	case !validKey(r.Key):
-		return nil, corrupt("the record's key %s is not a key", quoted(r.Key))
+		return nil, corrupt("the record's key %s is not a key", text.QuotedCut(r.Key))
 	case len(r.Meta) > MaxMetaBytes:
 		return nil, corrupt("the record's metadata is %d bytes, more than %d", len(r.Meta), MaxMetaBytes)
 	}

@@ -82,12 +82,6 @@ type readCloser struct {
 	io.Closer
 }
 
-// quoted is text a store served (a media type, a file's name, a key) as a
-// refusal quotes it: quoted, and cut short. A manifest or a record may
-// hold a string of any length in any field, and a refusal becomes a
-// build's warning in every view and the report.
-func quoted(s string) string { return fmt.Sprintf("%q", text.CutRunes(s, 80)) }
-
 // cutError is an error in parsing what a store served, cut short:
 // encoding/json quotes what it did not expect (an unknown field's name).
 func cutError(err error) string { return text.CutRunes(err.Error(), 200) }
@@ -159,9 +153,9 @@ func checkFiles(files []File) error {
 	for _, f := range files {
 		switch {
 		case f.Name == "" || seen[f.Name]:
-			return corrupt("file name %s is empty or repeated", quoted(f.Name))
+			return corrupt("file name %s is empty or repeated", text.QuotedCut(f.Name))
 		case f.Size < 0 || !hexSHA256.MatchString(f.SHA256):
-			return corrupt("file %s: size %d or SHA-256 %s is not one", quoted(f.Name), f.Size, quoted(f.SHA256))
+			return corrupt("file %s: size %d or SHA-256 %s is not one", text.QuotedCut(f.Name), f.Size, text.QuotedCut(f.SHA256))
 		}
 		seen[f.Name] = true
 	}
