@@ -188,7 +188,7 @@ func Run(builds []matrix.Build, opts Options, signals <-chan os.Signal) (*report
 		StartedAt: r.started.UTC(), Builds: make([]report.Build, len(builds))}
 	r.pushJobs, r.awaiting, r.closed = make([]*pushJob, len(builds)), map[int]*report.Build{}, make(chan struct{})
 	if opts.Cache != nil && opts.Cache.Remote != nil {
-		r.shared = newSharedTier(opts.Cache, r.runWarning)
+		r.shared = newSharedTier(opts.Cache, r.storeWarning)
 		defer r.shared.cancel(errors.New("the run ended"))
 		r.rep.Cache = r.shared.runCache()
 	}
@@ -314,7 +314,9 @@ func (r *runner) take(ev event.Event, running *int) (changed bool) {
 		r.rep.Settle(ev.Build, ev.Result)
 		changed = true
 	case ev.Kind == event.Warning && ev.Build == -1 && r.rep.Cache != nil:
-		r.rep.Cache.Warnings = append(r.rep.Cache.Warnings, strings.TrimPrefix(ev.Message, report.CacheWarningPrefix))
+		if msg, ok := strings.CutPrefix(ev.Message, report.CacheWarningPrefix); ok {
+			r.rep.Cache.Warnings = append(r.rep.Cache.Warnings, msg)
+		}
 	}
 	r.emit(ev)
 	return changed

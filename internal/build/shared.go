@@ -293,10 +293,10 @@ func transferProgress(send func(event.Event), direction string) (p cache.Progres
 		}
 }
 
-// runWarning is a run-level warning of the store's (event.Warning with
-// Build -1), which the loop also keeps in the report's Cache.Warnings.
-func (r *runner) runWarning(msg string) {
-	r.send(event.Event{Kind: event.Warning, Build: -1, Message: report.CacheWarningPrefix + msg})
+// storeWarning is a run-level warning of the store's, which the loop
+// also keeps in the report's Cache.Warnings (by its prefix).
+func (r *runner) storeWarning(msg string) {
+	r.send(runWarning(report.CacheWarningPrefix + msg))
 }
 
 // send hands an event of a push (or of the store) to the loop; once the
