@@ -211,6 +211,16 @@ func (p *splitter) dollar(quoted bool) {
 	if p.i+1 < len(p.s) {
 		next = p.s[p.i+1]
 	}
+	// A shell drops a backslash and a line end before it reads what
+	// follows a $ (POSIX's line continuation): "$\<newline>0" is $0 there.
+	after := p.i + 1
+	for after+1 < len(p.s) && p.s[after] == '\\' && p.s[after+1] == '\n' {
+		after += 2
+	}
+	if after > p.i+1 && after < len(p.s) && startsExpansion(p.s[after], quoted) {
+		p.fail(at, `a $ whose line goes on after a backslash (\ and a line end) starts an expansion on the next line in a shell; write the $ and what follows it on one line, or the dollar sign as '$'`)
+		return
+	}
 	switch {
 	case next == '(':
 		p.fail(at, "$(...) is command substitution (and $((...)) arithmetic), which needs a shell ("+inShell+" runs one)")
@@ -254,6 +264,13 @@ func (p *splitter) operator() {
 	}
 	op := p.s[p.i:end]
 	p.fail(p.i, fmt.Sprintf("%s is a shell operator, and run: is not run through a shell; quote it to pass it to the program ('%s'), or run the line in a shell (%s)", op, op, inShell))
+}
+
+// startsExpansion reports whether c, right after a $, makes it more than
+// a dollar sign: an expansion, or (unquoted) a $'...' or $"..." quote.
+func startsExpansion(c byte, quoted bool) bool {
+	return c == '(' || c == '{' || isNameStart(c) || isDigit(c) || strings.IndexByte("@*#?$!-", c) >= 0 ||
+		!quoted && (c == '\'' || c == '"')
 }
 
 func isNameStart(c byte) bool { return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' }

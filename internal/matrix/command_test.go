@@ -28,6 +28,10 @@ var splitCases = []splitCase{
 	{in: `'' "" x`, words: []string{"", "", "x"}, at: -1},
 	{in: "a \\\n  b", words: []string{"a", "b"}, at: -1},
 	{in: "a\\\nb \"c\\\nd\"", words: []string{"ab", "cd"}, at: -1},
+	// A line continuation right after a $: a shell reads what follows it.
+	{in: "a $\\\n0", at: 2, issue: "whose line goes on after a backslash"},
+	{in: "a \"$\\\nHOME\"", at: 3, issue: "whose line goes on after a backslash"},
+	{in: "a $\\\n x", words: []string{"a", "$", "x"}, at: -1},
 	{in: "'multi\nline' x", words: []string{"multi\nline", "x"}, at: -1},
 	{in: `python x.py # a comment`, words: []string{"python", "x.py"}, at: -1},
 	{in: `a#b '#'c`, words: []string{"a#b", "#c"}, at: -1},
